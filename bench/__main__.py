@@ -1,0 +1,41 @@
+"""`make bench`: run every `bench/bench_*.py` module's `run()` and print one JSON document.
+
+Each module returns a dict of figures. Timings are medians, reported next to a baseline measured
+in the same run, because these machines are noisy. `python -m bench NAME...` runs a subset.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import platform
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    here = Path(__file__).resolve().parent
+    names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    wanted = set(argv)
+    if wanted:
+        names = [n for n in names if n in wanted or n.removeprefix("bench_") in wanted]
+    results: dict[str, object] = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    for name in names:
+        module = importlib.import_module(f"bench.{name}")
+        began = time.monotonic()
+        try:
+            results[name.removeprefix("bench_")] = module.run()
+        except Exception as exc:  # one broken benchmark must not hide the others
+            results[name.removeprefix("bench_")] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"bench {name}: {time.monotonic() - began:.1f}s", file=sys.stderr)
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,3 @@
+from xum.cli.entry import main
+
+main()

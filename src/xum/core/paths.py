@@ -1,0 +1,65 @@
+"""Where xum keeps its global state.
+
+`$XUM_ROOT` (default `~/.xum`) holds `config.json`, `providers.jsonc`, `secrets.json`,
+`sessions/`, `src/`, `plans/` and `logs/`. Directories are created 0700 and files 0600: the root
+holds API keys and whole conversations.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def xum_root() -> Path:
+    env = os.environ.get("XUM_ROOT")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".xum"
+
+
+def config_path() -> Path:
+    return xum_root() / "config.json"
+
+
+def providers_path() -> Path:
+    return xum_root() / "providers.jsonc"
+
+
+def secrets_path() -> Path:
+    return xum_root() / "secrets.json"
+
+
+def sessions_dir() -> Path:
+    return xum_root() / "sessions"
+
+
+def session_dir(workspace_id: str) -> Path:
+    return sessions_dir() / workspace_id
+
+
+def src_dir() -> Path:
+    return xum_root() / "src"
+
+
+def plans_dir() -> Path:
+    return xum_root() / "plans"
+
+
+def logs_dir() -> Path:
+    return xum_root() / "logs"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) with mode 0700; tighten it if it already exists."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    if (path.stat().st_mode & 0o777) != DIR_MODE:
+        os.chmod(path, DIR_MODE)
+    return path
+
+
+def ensure_root() -> Path:
+    return ensure_private_dir(xum_root())

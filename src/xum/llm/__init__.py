@@ -1,0 +1,1 @@
+"""L1: providers behind one streaming interface (see `xum.llm.types`)."""
