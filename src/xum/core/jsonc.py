@@ -11,7 +11,7 @@ from typing import Any
 
 from xum.core.errors import ConfigError
 
-_POSITION = re.compile(r"<string>:(\d+) (.*) at column (\d+)")
+_POSITION = re.compile(r"<string>:(\d+) (.*) at column (\d+)", re.DOTALL)
 
 
 def parse_jsonc(text: str, *, path: str) -> Any:
@@ -25,7 +25,7 @@ def parse_jsonc(text: str, *, path: str) -> Any:
         match = _POSITION.search(str(exc))
         if match:
             raise ConfigError(
-                f"cannot parse: {match.group(2)}",
+                f"cannot parse: {match.group(2).replace(chr(10), 'newline')}",
                 path=path,
                 line=int(match.group(1)),
                 column=int(match.group(3)),

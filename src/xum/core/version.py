@@ -6,6 +6,7 @@ such file and reads the commit straight from `.git` (no subprocess, so the fast 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from xum import __version__
@@ -50,10 +51,8 @@ def _resolve_head(git_dir: Path) -> str | None:
 
 
 def git_sha() -> str:
-    try:
-        from xum._build_info import GIT_SHA  # type: ignore[import-not-found, unused-ignore]
-
-        return str(GIT_SHA)
+    try:  # absent in editable checkouts; the wheel build writes it
+        return str(importlib.import_module("xum._build_info").GIT_SHA)
     except ImportError:
         pass
     return _read_git_sha(Path(__file__).resolve().parent) or "unknown"

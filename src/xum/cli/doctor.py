@@ -1,0 +1,189 @@
+"""`xum doctor`: a read-only health report. No network I/O, never repairs, never writes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+import orjson
+
+from xum.core.errors import ConfigError
+from xum.core.paths import DIR_MODE, FILE_MODE, config_path, providers_path, secrets_path, xum_root
+
+Status = Literal["ok", "warn", "fail"]
+
+
+@dataclass
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def check_root(root: Path) -> list[Check]:
+    if not root.exists():
+        return [Check("root", "ok", f"{root} does not exist yet; xum creates it on first use")]
+    if not root.is_dir():
+        return [Check("root", "fail", f"{root} is not a directory; move it away or set XUM_ROOT")]
+    checks = [Check("root", "ok", str(root))]
+    loose = []
+    for path in [root, *root.iterdir()]:
+        try:
+            mode = _mode(path)
+        except OSError:
+            continue
+        wanted = DIR_MODE if path.is_dir() else FILE_MODE
+        if path.is_file() and path.suffix == ".lock":
+            continue
+        if mode & ~wanted & 0o077:
+            loose.append(f"{path.name or path} is {oct(mode)}")
+    if loose:
+        checks.append(
+            Check(
+                "permissions",
+                "warn",
+                "readable by other users: "
+                + ", ".join(loose)
+                + f" (run: chmod 700 {root} and chmod 600 on its files)",
+            )
+        )
+    else:
+        checks.append(Check("permissions", "ok", "directories 0700, files 0600"))
+    return checks
+
+
+def check_config() -> list[Check]:
+    from xum.store.config import load_config
+
+    path = config_path()
+    if not path.exists():
+        return [Check("config", "ok", f"{path} not present (defaults apply)")]
+    try:
+        load_config(path)
+    except ConfigError as exc:
+        return [Check("config", "fail", exc.message)]
+    return [Check("config", "ok", f"{path} parses")]
+
+
+def check_secrets() -> list[Check]:
+    path = secrets_path()
+    if not path.exists():
+        return []
+    try:
+        data = orjson.loads(path.read_bytes() or b"{}")
+    except orjson.JSONDecodeError as exc:
+        return [
+            Check("secrets", "fail", f"{path}:{exc.lineno}:{exc.colno}: cannot parse: {exc.msg}")
+        ]
+    if not isinstance(data, dict):
+        return [Check("secrets", "fail", f"{path}: the top level must be an object")]
+    return [Check("secrets", "ok", f"{path} parses ({len(data)} project entries)")]
+
+
+def check_providers() -> tuple[list[Check], list[dict[str, Any]]]:
+    from xum.llm.resolve import find_credential, missing_key_hint, needs_key
+    from xum.store.providers import load_providers
+
+    path = providers_path()
+    try:
+        config = load_providers(path)
+    except ConfigError as exc:
+        return [Check("providers.jsonc", "fail", exc.message)], []
+    checks = [
+        Check(
+            "providers.jsonc",
+            "ok",
+            f"{path} parses" if path.exists() else f"{path} not present (environment only)",
+        )
+    ]
+    rows: list[dict[str, Any]] = []
+    usable = 0
+    for pid in config.all_ids():
+        entry = config.get(pid)
+        assert entry is not None
+        if entry.unknown_keys:
+            checks.append(
+                Check(
+                    f"provider:{pid}",
+                    "warn",
+                    f"ignored unknown keys: {', '.join(entry.unknown_keys)}",
+                )
+            )
+        row: dict[str, Any] = {"provider": pid, "custom": entry.is_custom}
+        try:
+            credential = find_credential(entry, os.environ)
+        except ConfigError as exc:
+            row.update(usable=False, source=None, problem=exc.message)
+            checks.append(Check(f"provider:{pid}", "fail", exc.message))
+            rows.append(row)
+            continue
+        if credential.value is not None:
+            row.update(usable=True, source=credential.source)
+        elif not needs_key(entry):
+            if pid in config.entries:
+                row.update(usable=True, source="none needed")
+            else:
+                row.update(
+                    usable=False,
+                    source=None,
+                    problem=f'not set up: add "{pid}": {{}} to providers.jsonc (no key needed)',
+                )
+        else:
+            row.update(usable=False, source=None, problem=missing_key_hint(entry))
+        usable += bool(row["usable"])
+        rows.append(row)
+    if usable == 0:
+        checks.append(
+            Check(
+                "credentials",
+                "warn",
+                "no provider has a usable credential: set ANTHROPIC_API_KEY or OPENAI_API_KEY "
+                "(or another provider's key), or add a provider to providers.jsonc",
+            )
+        )
+    else:
+        names = ", ".join(f"{r['provider']} ({r['source']})" for r in rows if r["usable"])
+        checks.append(Check("credentials", "ok", f"usable: {names}"))
+    return checks, rows
+
+
+def run_checks() -> dict[str, Any]:
+    root = xum_root()
+    checks = check_root(root)
+    if root.is_dir():
+        checks += check_config()
+        checks += check_secrets()
+    provider_checks, providers = check_providers()
+    checks += provider_checks
+    return {
+        "ok": not any(c.status == "fail" for c in checks),
+        "root": str(root),
+        "checks": [asdict(c) for c in checks],
+        "providers": providers,
+    }
+
+
+_MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+def doctor(as_json: bool) -> None:
+    """Check xum's home, config files, providers and sessions (read-only, offline)."""
+    report = run_checks()
+    if as_json:
+        sys.stdout.write(orjson.dumps(report).decode() + "\n")
+    else:
+        for check in report["checks"]:
+            click.echo(f"[{_MARK[check['status']]}] {check['name']}: {check['detail']}")
+        click.echo("all good" if report["ok"] else "problems found: see FAIL lines above")
+    sys.exit(0 if report["ok"] else 1)

@@ -1,0 +1,31 @@
+"""Run the real `xum` executable in a subprocess, with the test's private XUM_ROOT and HOME."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+XUM = str(Path(sys.executable).with_name("xum"))
+
+
+def run_xum(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [XUM, *args],
+        env=full_env,
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -1,0 +1,82 @@
+"""`xum doctor`: read-only, offline, names problems precisely, never prints a key."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.e2e.cli import run_xum
+
+
+def tree(root: Path) -> dict[str, tuple[int, float]]:
+    return (
+        {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*")}
+        if root.exists()
+        else {}
+    )
+
+
+def test_doctor_on_a_fresh_machine_writes_nothing(xum_root: Path) -> None:
+    result = run_xum("doctor", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["ok"] is True
+    assert not xum_root.exists()
+
+
+def test_doctor_reports_key_source_never_value(xum_root: Path) -> None:
+    secret = "sk-ant-THIS-MUST-NOT-PRINT"
+    result = run_xum("doctor", "--json", env={"ANTHROPIC_API_KEY": secret})
+    assert secret not in result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    anthropic = next(p for p in report["providers"] if p["provider"] == "anthropic")
+    assert anthropic == {
+        "provider": "anthropic",
+        "custom": False,
+        "usable": True,
+        "source": "env:ANTHROPIC_API_KEY",
+    }
+    human = run_xum("doctor", env={"ANTHROPIC_API_KEY": secret})
+    assert "anthropic (env:ANTHROPIC_API_KEY)" in human.stdout
+    assert secret not in human.stdout
+
+
+def test_doctor_names_file_line_column_of_a_broken_config(xum_root: Path) -> None:
+    xum_root.mkdir(mode=0o700)
+    providers = xum_root / "providers.jsonc"
+    providers.write_text('{\n  "openai": { "apiKey": "k" }\n  "x": 1\n}\n')
+    os.chmod(providers, 0o600)
+    config = xum_root / "config.json"
+    config.write_text('{"a": [1, 2}')
+    os.chmod(config, 0o600)
+    before = tree(xum_root)
+    result = run_xum("doctor", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    failed = {c["name"]: c["detail"] for c in report["checks"] if c["status"] == "fail"}
+    assert f"{providers}:3:" in failed["providers.jsonc"]
+    assert f"{config}:1:" in failed["config"]
+    assert tree(xum_root) == before
+
+
+def test_doctor_warns_about_loose_permissions(xum_root: Path) -> None:
+    xum_root.mkdir(mode=0o755)
+    os.chmod(xum_root, 0o755)
+    (xum_root / "secrets.json").write_text("{}")
+    os.chmod(xum_root / "secrets.json", 0o644)
+    result = run_xum("doctor", "--json")
+    report = json.loads(result.stdout)
+    perms = next(c for c in report["checks"] if c["name"] == "permissions")
+    assert perms["status"] == "warn"
+    assert "secrets.json" in perms["detail"]
+    assert oct(os.stat(xum_root).st_mode & 0o777) == "0o755"  # reported, not repaired
+
+
+def test_doctor_flags_unreadable_key_file(xum_root: Path) -> None:
+    xum_root.mkdir(mode=0o700)
+    (xum_root / "providers.jsonc").write_text('{"deepseek": {"apiKeyFile": "~/nope.key"}}')
+    result = run_xum("doctor", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert any(c["name"] == "provider:deepseek" and c["status"] == "fail" for c in report["checks"])
