@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["xum.testing.pytest_plugin"]
+
 
 @pytest.fixture(autouse=True)
-def xum_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def xum_root(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("home")
     root = home / ".xum"
     monkeypatch.setenv("HOME", str(home))

@@ -12,6 +12,9 @@ from xum.core.version import version_string
 # name -> (module:attribute, one-line help). Only commands that work are listed here; the parity
 # test reconciles this table with PARITY.md.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "session": ("xum.cli.sessions:session", "Replay one recorded session (read-only)."),
+    "sessions": ("xum.cli.sessions:sessions", "List recorded sessions, newest first."),
+    "run": ("xum.cli.run:run", "Run one agent task to completion and exit (scripts and CI)."),
     "doctor": ("xum.cli.doctor:doctor", "Check xum's home, config files, providers and sessions."),
 }
 

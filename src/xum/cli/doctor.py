@@ -13,7 +13,15 @@ import click
 import orjson
 
 from xum.core.errors import ConfigError
-from xum.core.paths import DIR_MODE, FILE_MODE, config_path, providers_path, secrets_path, xum_root
+from xum.core.paths import (
+    DIR_MODE,
+    FILE_MODE,
+    config_path,
+    providers_path,
+    secrets_path,
+    sessions_dir,
+    xum_root,
+)
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -156,6 +164,51 @@ def check_providers() -> tuple[list[Check], list[dict[str, Any]]]:
     return checks, rows
 
 
+def check_sessions() -> tuple[list[Check], dict[str, Any]]:
+    """Count session logs and report damage. Uses the store's read-only inspection."""
+    from xum.store.sessionlog import inspect_dir
+
+    root = sessions_dir()
+    summary: dict[str, Any] = {"count": 0, "damaged_frames": 0, "damaged": []}
+    if not root.is_dir():
+        return [Check("sessions", "ok", "no sessions yet")], summary
+    problems = []
+    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+        report = inspect_dir(directory)
+        if not report.exists:
+            continue
+        summary["count"] += 1
+        if report.damaged or report.missing or report.manifest in ("invalid", "stale"):
+            summary["damaged_frames"] += report.damaged
+            summary["damaged"].append(
+                {
+                    "session": directory.name,
+                    "damaged_seqs": report.damaged_seqs,
+                    "missing": report.missing,
+                    "manifest": report.manifest,
+                }
+            )
+            problems.append(
+                f"{directory.name}: {report.damaged} damaged frame(s)"
+                + (f", missing seqs {report.missing}" if report.missing else "")
+                + (
+                    f", manifest {report.manifest}"
+                    if report.manifest in ("invalid", "stale")
+                    else ""
+                )
+            )
+    if problems:
+        return [
+            Check(
+                "sessions",
+                "warn",
+                f"{summary['count']} sessions; quarantined damage (kept on disk, left out of "
+                "requests, shown in the transcript): " + "; ".join(problems),
+            )
+        ], summary
+    return [Check("sessions", "ok", f"{summary['count']} sessions, no damaged frames")], summary
+
+
 def run_checks() -> dict[str, Any]:
     root = xum_root()
     checks = check_root(root)
@@ -164,11 +217,14 @@ def run_checks() -> dict[str, Any]:
         checks += check_secrets()
     provider_checks, providers = check_providers()
     checks += provider_checks
+    session_checks, sessions = check_sessions()
+    checks += session_checks
     return {
         "ok": not any(c.status == "fail" for c in checks),
         "root": str(root),
         "checks": [asdict(c) for c in checks],
         "providers": providers,
+        "sessions": sessions,
     }
 
 

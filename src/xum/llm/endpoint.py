@@ -16,7 +16,9 @@ class Endpoint:
     wire: Wire
     base_url: str  # normalized; the wire client appends "/messages", "/responses", ...
     api_key: str | None = None
-    key_source: str | None = None  # where the key came from, e.g. "env:OPENAI_API_KEY"; never the value
+    key_source: str | None = (
+        None  # where the key came from, e.g. "env:OPENAI_API_KEY"; never the value
+    )
     auth_style: AuthStyle = "bearer"
     headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     body_options: dict[str, Any] = field(default_factory=dict)  # extra top-level body fields

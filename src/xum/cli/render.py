@@ -1,0 +1,154 @@
+"""How `xum run` shows engine events: streamed text on a terminal, NDJSON, or quiet.
+
+The answer goes to stdout; tool lines and the closing status line go to stderr, so
+`xum run "..." > answer.md` captures just the answer.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+import orjson
+
+from xum.engine import events as E
+from xum.engine.events import Event
+
+_KEY_ARGUMENT = {
+    "bash": "script",
+    "file_read": "path",
+    "file_edit_replace_string": "path",
+    "file_edit_replace_lines": "path",
+    "file_edit_insert": "path",
+    "web_fetch": "url",
+    "set_exit_code": "code",
+}
+
+
+def key_argument(name: str, arguments: Any) -> str:
+    if not isinstance(arguments, dict):
+        return "(arguments are not valid JSON)"
+    if name == "todo_write":
+        todos = arguments.get("todos")
+        return f"{len(todos)} items" if isinstance(todos, list) else ""
+    field = _KEY_ARGUMENT.get(name)
+    value = arguments.get(field) if field else None
+    if value is None:
+        return ""
+    text = " ".join(str(value).split())
+    return text if len(text) <= 72 else text[:69] + "..."
+
+
+def outcome(name: str, is_error: bool, meta: dict[str, Any]) -> str:
+    if name == "bash":
+        if meta.get("timed_out"):
+            return "timed out"
+        if meta.get("signal"):
+            return f"killed by signal {meta['signal']}"
+        if meta.get("exit_code") is not None:
+            return f"exit {meta['exit_code']}"
+    return "error" if is_error else "ok"
+
+
+def usage_line(reason: str, event: Event, elapsed_s: float) -> str:
+    usage = event.get("usage") or {}
+    inp = int(usage.get("input_tokens", 0))
+    cached = int(usage.get("cache_read_tokens", 0))
+    ratio = f"{cached / inp:.0%} cached" if inp else "0% cached"
+    cost = event.get("cost_usd")
+    cost_text = "cost unknown" if cost is None else f"${cost:.4f}"
+    steps = event.get("steps", 0)
+    return (
+        f"{reason} · {steps} step{'s' if steps != 1 else ''} · {inp:,} tokens in ({ratio}) · "
+        f"{int(usage.get('output_tokens', 0)):,} out · {cost_text} · {elapsed_s:.1f}s"
+    )
+
+
+class TextRenderer:
+    """Human-readable streaming for a terminal (or any stream: colours only on a TTY)."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.color = self.err.isatty()
+        self._at_line_start = True
+        self._calls: dict[str, tuple[str, Any]] = {}
+        self._thinking_shown = False
+
+    def _dim(self, text: str) -> str:
+        return f"\x1b[2m{text}\x1b[0m" if self.color else text
+
+    def _newline(self) -> None:
+        if not self._at_line_start:
+            self.out.write("\n")
+            self.out.flush()
+            self._at_line_start = True
+
+    def __call__(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == E.TEXT_DELTA:
+            text = event["text"]
+            self.out.write(text)
+            self.out.flush()
+            if text:
+                self._at_line_start = text.endswith("\n")
+        elif kind == E.REASONING_DELTA and not self._thinking_shown:
+            self._newline()
+            self.err.write(self._dim("(thinking)") + "\n")
+            self._thinking_shown = True
+        elif kind == E.STEP_START:
+            self._thinking_shown = False
+        elif kind == E.TOOL_CALL:
+            self._calls[event["call_id"]] = (event["name"], event["arguments"])
+        elif kind == E.TOOL_RESULT:
+            self._newline()
+            name, arguments = self._calls.pop(event["call_id"], (event["name"], None))
+            mark = "✗" if event["is_error"] else "✓"
+            detail = key_argument(name, arguments)
+            line = f"{mark} {name} {detail} → {outcome(name, event['is_error'], event['meta'])}"
+            self.err.write(self._dim(line) + "\n")
+        elif kind == E.DISCARD_PARTIAL:
+            self._newline()
+            self.err.write(self._dim("(connection lost; the reply restarts)") + "\n")
+        elif kind == E.RETRYING:
+            self._newline()
+            self.err.write(
+                self._dim(f"(retrying in {event['delay_s']:.1f}s: {event['reason']})") + "\n"
+            )
+        elif kind == E.ADVISORY:
+            self._newline()
+            self.err.write(self._dim(f"note: {event['message']}") + "\n")
+        elif kind == E.ERROR:
+            self._newline()
+            self.err.write(f"error: {event['message']}\n")
+            if event.get("hint"):
+                self.err.write(f"  hint: {event['hint']}\n")
+
+    def finish(self, line: str) -> None:
+        self._newline()
+        self.err.write(self._dim(line) + "\n")
+        self.err.flush()
+
+
+class JsonRenderer:
+    """NDJSON: one event per line on stdout, flushed as it happens."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        self.out.write(orjson.dumps(event, default=str).decode() + "\n")
+        self.out.flush()
+
+    def finish(self, line: str) -> None:
+        pass
+
+
+class QuietRenderer:
+    """Nothing while running; the caller prints the final answer."""
+
+    def __call__(self, event: Event) -> None:
+        pass
+
+    def finish(self, line: str) -> None:
+        pass

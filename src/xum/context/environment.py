@@ -1,0 +1,41 @@
+"""The `<environment>` block: where the agent is working, per runtime.
+
+It names environment variables instead of literal paths wherever it can, so sibling and forked
+workspaces of one project get byte-identical prompts (and share a provider prompt cache).
+"""
+
+from __future__ import annotations
+
+from xum.runtime.base import RuntimeKind
+
+_RUNTIME_LINES: dict[str, str] = {
+    "local": (
+        "You are working directly in the project directory ($XUM_PROJECT_PATH). Other "
+        "workspaces and the user may edit the same files at the same time."
+    ),
+    "worktree": (
+        "You are working in a git worktree of the project, on its own branch. Stay inside it: do "
+        "not touch other worktrees or the main checkout at $XUM_PROJECT_PATH. Commits you make "
+        "are visible to the other worktrees at once."
+    ),
+    "ssh": (
+        "You are working in a clone of the project on a remote host reached over SSH. "
+        "$XUM_PROJECT_PATH refers to the user's local machine, not to this host."
+    ),
+}
+
+
+def environment_block(runtime: RuntimeKind, *, is_git: bool) -> str:
+    lines = [
+        "<environment>",
+        _RUNTIME_LINES[runtime],
+        "Tools run in the workspace directory; relative paths are relative to it.",
+    ]
+    if is_git:
+        lines.append("The workspace is a git repository.")
+    lines.append(
+        "Put files that do not belong in the repository under $XUM_SCRATCH_DIR (it survives "
+        "restarts and is removed with the workspace), not in your home directory."
+    )
+    lines.append("</environment>")
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""From a model string the user typed to everything a request needs: endpoint, model id,
+parameters and prices.
+
+Resolution happens before anything is written, so a missing key or an unknown model fails
+cleanly with nothing half-created.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from xum.core.errors import ConfigError
+from xum.llm import catalog
+from xum.llm.endpoint import Endpoint
+from xum.llm.errors import LLMError
+from xum.llm.pricing import Price, parse_user_prices, price_for
+from xum.llm.resolve import configured_provider_ids, resolve_endpoint
+from xum.llm.types import Usage
+from xum.store.config import load_config
+from xum.store.providers import ProvidersConfig, load_providers, model_parameters_for
+
+DOCUMENTED_DEFAULT = "anthropic:claude-opus-5-5"
+
+NO_PROVIDER_HINT = (
+    "set a provider key in the environment (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, "
+    "OPENAI_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, XAI_API_KEY, DEEPSEEK_API_KEY, "
+    'OPENROUTER_API_KEY, MOONSHOT_API_KEY or ZAI_API_KEY), or add a provider with an "apiKey" '
+    '(or a custom "providerType" + "baseUrl" for a local server) to ~/.xum/providers.jsonc; '
+    "`xum doctor` shows what xum can see"
+)
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    provider: str
+    model_id: str
+    endpoint: Endpoint
+    params: dict[str, Any] = field(default_factory=dict)
+    user_prices: Mapping[str, Price] = field(default_factory=dict)
+
+    @property
+    def model_string(self) -> str:
+        return f"{self.provider}:{self.model_id}"
+
+    @property
+    def price(self) -> Price | None:
+        return price_for(self.model_string, self.user_prices)
+
+    def cost(self, usage: Usage) -> float | None:
+        price = self.price
+        return None if price is None else price.cost(usage)
+
+
+def _user_prices(config: Mapping[str, Any]) -> dict[str, Price]:
+    raw = config.get("modelPrices") or {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError('"modelPrices" must be an object', path="config.json")
+    try:
+        return parse_user_prices(raw)
+    except ValueError as exc:
+        raise ConfigError(str(exc), path="config.json") from None
+
+
+def default_model_string(
+    providers: ProvidersConfig, config: Mapping[str, Any], env: Mapping[str, str]
+) -> str:
+    """config.json `defaultModel`, else the documented default when Anthropic is usable, else
+    the first model of the first usable provider. No usable provider is a clear error."""
+    chosen = config.get("defaultModel")
+    if isinstance(chosen, str) and chosen.strip():
+        return chosen.strip()
+    usable = configured_provider_ids(providers, env)
+    if "anthropic" in usable:
+        return DOCUMENTED_DEFAULT
+    for provider in usable:
+        entry = providers.get(provider)
+        if entry is not None and entry.models:
+            return f"{provider}:{entry.models[0]}"
+        known = [m for m in catalog.MODELS if m.provider == provider]
+        if known:
+            return known[0].model_string
+    raise LLMError("config", "no model provider is configured", hint=NO_PROVIDER_HINT)
+
+
+def resolve_route(
+    model_text: str | None,
+    *,
+    providers: ProvidersConfig | None = None,
+    config: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelRoute:
+    env = os.environ if env is None else env
+    providers = providers or load_providers()
+    config = load_config() if config is None else config
+    text = model_text or default_model_string(providers, config, env)
+    provider, model_id = catalog.resolve_model_string(text)
+    endpoint = resolve_endpoint(provider, providers, env)
+    entry = providers.get(provider)
+    params = model_parameters_for(entry, model_id) if entry is not None else {}
+    return ModelRoute(provider, model_id, endpoint, params, _user_prices(config))

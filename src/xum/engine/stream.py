@@ -1,0 +1,144 @@
+"""One model step: stream a reply, forward deltas as events, keep the partial message on disk.
+
+The partial (what has streamed so far) is rewritten at most every `PARTIAL_INTERVAL_S`, without
+fsync: it only serves clients that reconnect mid-stream. The committed message comes from the
+client's `Finish`, which carries the exact replay state the provider needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from xum.engine import events as E
+from xum.engine.events import EventSink
+from xum.llm.client import LLMClient
+from xum.llm.types import (
+    Finish,
+    LLMRequest,
+    ReasoningDelta,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    UsageUpdate,
+)
+
+PARTIAL_INTERVAL_S = 0.2
+
+
+@dataclass
+class StreamState:
+    """What has arrived for the current step (reset when a retry discards it)."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)  # index -> id, name, args
+    last_usage: UsageUpdate | None = None
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "text": "".join(self.text),
+            "reasoning": "".join(self.reasoning),
+            "tool_calls": [dict(c) for _, c in sorted(self.calls.items())],
+        }
+
+    def clear(self) -> None:
+        self.text.clear()
+        self.reasoning.clear()
+        self.calls.clear()
+
+
+async def stream_step(
+    client: LLMClient,
+    request: LLMRequest,
+    state: StreamState,
+    emit: EventSink,
+    write_partial: Callable[[dict[str, Any]], None],
+    on_usage: Callable[[UsageUpdate], None] | None = None,
+) -> Finish:
+    """Stream one reply into `state` and return its `Finish`. Raises LLMError on failure;
+    cancellation propagates (the caller records what `state` holds)."""
+    last_write = time.monotonic()
+    finish: Finish | None = None
+    events = client.stream(request)
+    try:
+        async for event in events:
+            if isinstance(event, Finish):
+                finish = event
+                continue
+            changed = _apply(event, state, emit, on_usage)
+            if changed and time.monotonic() - last_write >= PARTIAL_INTERVAL_S:
+                write_partial(state.snapshot())
+                last_write = time.monotonic()
+    finally:
+        await events.aclose()  # closes the HTTP response at once on any early exit
+    if finish is None:  # a client bug: every stream must end in Finish
+        from xum.llm.errors import LLMError
+
+        raise LLMError("invalid_response", "the reply ended without a finish event")
+    return finish
+
+
+def _apply(
+    event: StreamEvent,
+    state: StreamState,
+    emit: EventSink,
+    on_usage: Callable[[UsageUpdate], None] | None,
+) -> bool:
+    """Fold one event into `state` and forward it; True when the partial message changed."""
+    if isinstance(event, TextDelta):
+        state.text.append(event.text)
+        emit({"type": E.TEXT_DELTA, "text": event.text})
+        return True
+    if isinstance(event, ReasoningDelta):
+        state.reasoning.append(event.text)
+        emit({"type": E.REASONING_DELTA, "text": event.text})
+        return True
+    if isinstance(event, ToolCallStart):
+        state.calls[event.index] = {"id": event.id, "name": event.name, "arguments": ""}
+        emit(
+            {
+                "type": E.TOOL_CALL_START,
+                "index": event.index,
+                "call_id": event.id,
+                "name": event.name,
+            }
+        )
+        return True
+    if isinstance(event, ToolCallDelta):
+        call = state.calls.get(event.index)
+        if call is None:
+            return False
+        call["arguments"] += event.arguments
+        emit(
+            {
+                "type": E.TOOL_CALL_DELTA,
+                "index": event.index,
+                "call_id": call["id"],
+                "arguments": event.arguments,
+            }
+        )
+        return True
+    if isinstance(event, UsageUpdate):
+        state.last_usage = event
+        if on_usage is not None:
+            on_usage(event)
+        return False
+    if isinstance(event, Retrying):
+        emit(
+            {
+                "type": E.RETRYING,
+                "attempt": event.attempt,
+                "delay_s": round(event.delay_s, 3),
+                "reason": event.reason,
+            }
+        )
+        if event.discard_partial:
+            state.clear()
+            emit({"type": E.DISCARD_PARTIAL})
+            return True
+    return False  # ToolCallEnd and anything newer carry nothing to forward

@@ -1,0 +1,88 @@
+"""Running the tool calls of one step.
+
+Consecutive read-only calls run concurrently; anything that writes or runs commands runs alone,
+in the order the model asked. Middleware sees every call before and after it runs. Whatever
+happens (a blocked call, a crash, bad arguments) each call ends with exactly one result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+from xum.engine.middleware import ToolCall, ToolMiddleware
+from xum.tools import registry
+from xum.tools.base import ToolContext, ToolResult
+
+# A last line of defence: tools bound their own output, but a result bigger than this is cut.
+MAX_RESULT_CHARS = 200_000
+
+ResultHandler = Callable[[ToolCall, ToolResult, float], None]
+
+
+def _bounded(result: ToolResult) -> ToolResult:
+    if len(result.output) <= MAX_RESULT_CHARS:
+        return result
+    half = MAX_RESULT_CHARS // 2
+    omitted = len(result.output) - 2 * half
+    result.output = (
+        result.output[:half]
+        + f"\n[... {omitted:,} characters omitted by xum: the result was too long ...]\n"
+        + result.output[-half:]
+    )
+    result.meta["truncated_chars"] = omitted
+    return result
+
+
+def _is_read_only(name: str) -> bool:
+    try:
+        return registry.is_read_only(name)
+    except KeyError:
+        return False
+
+
+async def run_one(
+    call: ToolCall,
+    ctx: ToolContext,
+    offered: Sequence[str],
+    middleware: Sequence[ToolMiddleware],
+) -> ToolResult:
+    for layer in middleware:
+        blocked = await layer.before_tool(call, ctx)
+        if blocked is not None:
+            return _bounded(blocked)
+    result = await registry.validate_and_run(call.name, call.arguments, ctx, available=offered)
+    for layer in middleware:
+        result = await layer.after_tool(call, result, ctx)
+    return _bounded(result)
+
+
+async def run_calls(
+    calls: Sequence[ToolCall],
+    ctx: ToolContext,
+    *,
+    offered: Sequence[str],
+    middleware: Sequence[ToolMiddleware],
+    on_start: Callable[[ToolCall], None],
+    on_result: ResultHandler,
+) -> None:
+    """Run `calls`; `on_result(call, result, seconds)` fires in call order as results settle."""
+    i = 0
+    while i < len(calls):
+        group = [calls[i]]
+        if _is_read_only(calls[i].name):
+            while i + len(group) < len(calls) and _is_read_only(calls[i + len(group)].name):
+                group.append(calls[i + len(group)])
+        i += len(group)
+        for call in group:
+            on_start(call)
+        started = time.monotonic()
+        if len(group) == 1:
+            result = await run_one(group[0], ctx, offered, middleware)
+            on_result(group[0], result, time.monotonic() - started)
+            continue
+        results = await asyncio.gather(*(run_one(c, ctx, offered, middleware) for c in group))
+        elapsed = time.monotonic() - started
+        for call, result in zip(group, results, strict=True):
+            on_result(call, result, elapsed)

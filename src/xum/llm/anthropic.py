@@ -1,0 +1,433 @@
+"""Anthropic Messages API: `POST {base_url}/messages`, streamed as server-sent events."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from xum.llm.catalog import anthropic_thinking_style, default_max_output_tokens, lookup
+from xum.llm.common import (
+    MessageBuilder,
+    apply_params,
+    dumps,
+    finish_reason,
+    loads,
+    max_output,
+    own_state,
+    parse_arguments,
+)
+from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
+from xum.llm.http import WireClient
+from xum.llm.thinking import (
+    ANTHROPIC_ANSWER_ROOM,
+    ANTHROPIC_BUDGETS,
+    ANTHROPIC_MIN_BUDGET,
+    clamp_thinking,
+)
+from xum.llm.types import (
+    Finish,
+    FinishReason,
+    LLMRequest,
+    Message,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    UsageUpdate,
+)
+
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 32_000  # for an Anthropic-wire model the catalog knows nothing about
+_EPHEMERAL = {"type": "ephemeral"}
+_CACHEABLE = frozenset({"text", "tool_use", "tool_result", "image", "document"})
+_SUPPORTED_PARAMS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k"}
+_BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "other",  # a provider-side tool loop paused; the turn is not done
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+}
+
+
+def tool_id(raw: str) -> str:
+    """Anthropic ids must match `[a-zA-Z0-9_-]+`; ids minted by other wires may not."""
+    return _BAD_ID_CHARS.sub("_", raw) or "call"
+
+
+class AnthropicClient(WireClient):
+    wire = "anthropic"
+    path = "messages"
+
+    def wire_headers(self) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION}
+
+    def encode(self, request: LLMRequest, *, stream: bool = True) -> dict[str, Any]:
+        provider = self.endpoint.provider
+        model = request.model
+        style = anthropic_thinking_style(model)
+        level = clamp_thinking(request.thinking, provider, model)
+        messages = encode_messages(request.messages, model)
+        explicit_max = max_output(request.max_output_tokens, request.params)
+        default_max = default_max_output_tokens(provider, model) or DEFAULT_MAX_TOKENS
+        info = lookup(provider, model)
+        can_disable = info is None or info.thinking_min == "off"
+
+        tool_choice = request.tool_choice
+        forced = tool_choice is not None and tool_choice not in ("auto", "none")
+        thinking: dict[str, Any] | None = None
+        effort: str | None = None
+        max_tokens = explicit_max or default_max
+        if style == "adaptive":
+            if level == "off" and can_disable:
+                thinking = {"type": "disabled"}
+            else:
+                # Adaptive models reject a forced tool choice while thinking; keep thinking.
+                thinking = {"type": "adaptive", "display": "summarized"}
+                effort = level if level != "off" else "low"
+                if forced:
+                    tool_choice = "auto"
+        elif level != "off" and not forced and not _mid_loop_without_thinking(messages):
+            # Fixed budgets cannot be combined with a forced tool, and a tool loop whose last
+            # assistant turn has no thinking block (another wire or model produced it) must
+            # continue without thinking.
+            budget = ANTHROPIC_BUDGETS[level]
+            if explicit_max:
+                budget = min(budget, explicit_max - ANTHROPIC_MIN_BUDGET)
+            else:
+                max_tokens = max(default_max, budget + ANTHROPIC_ANSWER_ROOM)
+            if budget >= ANTHROPIC_MIN_BUDGET:
+                thinking = {"type": "enabled", "budget_tokens": budget}
+
+        body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+        if stream:
+            body["stream"] = True
+        if request.system:
+            system: dict[str, Any] = {"type": "text", "text": request.system}
+            if request.cache:
+                system["cache_control"] = _EPHEMERAL
+            body["system"] = [system]
+        if request.cache:
+            _mark_history_tail(messages)
+        body["messages"] = messages
+        if request.tools:
+            tools = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+            if request.cache:
+                tools[-1]["cache_control"] = _EPHEMERAL
+            body["tools"] = tools
+            if tool_choice is not None:
+                body["tool_choice"] = _tool_choice(tool_choice)
+        if thinking is not None:
+            body["thinking"] = thinking
+        if effort is not None:
+            body["output_config"] = {"effort": effort}
+        apply_params(body, request.params, _SUPPORTED_PARAMS, self.endpoint.body_options)
+        return body
+
+    def new_decoder(self, request: LLMRequest) -> AnthropicDecoder:
+        return AnthropicDecoder(self.error_context(request.model), request.model)
+
+    def body_frames(self, obj: Any) -> list[tuple[str, Any]]:
+        if not isinstance(obj, dict):
+            return []
+        head = {k: v for k, v in obj.items() if k != "content"}
+        frames: list[tuple[str, Any]] = [
+            ("message_start", {"type": "message_start", "message": {**head, "content": []}})
+        ]
+        for index, block in enumerate(obj.get("content") or []):
+            frames.append(
+                (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": block},
+                )
+            )
+            frames.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        delta = {"stop_reason": obj.get("stop_reason"), "stop_sequence": obj.get("stop_sequence")}
+        frames.append(
+            ("message_delta", {"type": "message_delta", "delta": delta, "usage": obj.get("usage")})
+        )
+        frames.append(("message_stop", {"type": "message_stop"}))
+        return frames
+
+
+# Encoding ------------------------------------------------------------------------------------
+
+
+def encode_messages(messages: Sequence[Message], model: str) -> list[dict[str, Any]]:
+    """History in Anthropic's shape: alternating user/assistant turns, where all tool results
+    of one step sit together in the user turn right after the assistant's tool calls."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message["role"] == "assistant" else "user"
+        blocks = _assistant_blocks(message, model) if role == "assistant" else _user_blocks(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message["content"]:
+        if part["type"] == "text":
+            if part["text"].strip():
+                blocks.append({"type": "text", "text": part["text"]})
+        elif part["type"] == "tool_call":
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": tool_id(part["id"]),
+                    "name": part["name"],
+                    "input": parse_arguments(part["arguments"]),
+                }
+            )
+        elif part["type"] == "reasoning":
+            state = own_state(part, "anthropic")
+            # Thinking blocks are bound to the model that wrote them; another model rejects
+            # them, so they are dropped when the session switched models.
+            if state is None or state.get("model", model) != model:
+                continue
+            if "redacted" in state:
+                blocks.append({"type": "redacted_thinking", "data": state["redacted"]})
+            elif state.get("signature"):
+                blocks.append(
+                    {"type": "thinking", "thinking": part["text"], "signature": state["signature"]}
+                )
+    return blocks
+
+
+def _user_blocks(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message["content"]:
+        if part["type"] == "text":
+            if part["text"]:
+                blocks.append({"type": "text", "text": part["text"]})
+        elif part["type"] == "tool_result":
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id(part["call_id"])}
+            if part["output"]:
+                block["content"] = part["output"]
+            if part.get("is_error"):
+                block["is_error"] = True
+            blocks.append(block)
+    return blocks
+
+
+def _mark_history_tail(messages: list[dict[str, Any]]) -> None:
+    if not messages:
+        return
+    for block in reversed(messages[-1]["content"]):
+        if block.get("type") in _CACHEABLE:
+            block["cache_control"] = _EPHEMERAL
+            return
+
+
+def _mid_loop_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    if len(messages) < 2 or messages[-1]["role"] != "user":
+        return False
+    if not any(b.get("type") == "tool_result" for b in messages[-1]["content"]):
+        return False
+    first = messages[-2]["content"][0] if messages[-2]["content"] else {}
+    return first.get("type") not in ("thinking", "redacted_thinking")
+
+
+def _tool_choice(choice: Any) -> dict[str, Any]:
+    if choice == "required":
+        return {"type": "any"}
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    return {"type": "tool", "name": choice["name"]}
+
+
+# Decoding ------------------------------------------------------------------------------------
+
+_NO_EVENTS: tuple[StreamEvent, ...] = ()
+
+
+class AnthropicDecoder:
+    """Messages stream events -> normalized events and the assembled reply."""
+
+    __slots__ = (
+        "_blocks",
+        "_builder",
+        "_ctx",
+        "_model",
+        "_response_id",
+        "_stop_reason",
+        "_tools",
+        "_usage",
+        "complete",
+    )
+
+    def __init__(self, ctx: ErrorContext, model: str) -> None:
+        self._ctx = ctx
+        self._model = model
+        self._builder = MessageBuilder("anthropic")
+        self._blocks: dict[int, str] = {}  # block index -> text | reasoning | tool | ignored
+        self._tools: dict[int, int] = {}  # block index -> tool call ordinal
+        self._usage: dict[str, int] = {}
+        self._stop_reason: str | None = None
+        self._response_id: str | None = None
+        self.complete = False
+
+    def feed(self, event: str, data: bytes) -> Sequence[StreamEvent]:
+        try:
+            obj = loads(data)
+        except ValueError as exc:
+            raise invalid_response(self._ctx, f"bad JSON in a `{event}` event ({exc})") from exc
+        return self.feed_obj(event, obj)
+
+    def feed_obj(self, event: str, obj: Any) -> Sequence[StreamEvent]:
+        if not isinstance(obj, dict):
+            raise invalid_response(self._ctx, f"a `{event}` event is not a JSON object")
+        kind = obj.get("type") or event
+        if kind == "content_block_delta":
+            return self._delta(obj)
+        if kind == "content_block_start":
+            return self._start(obj)
+        if kind == "content_block_stop":
+            ordinal = self._tools.get(obj.get("index", -1))
+            return (ToolCallEnd(ordinal),) if ordinal is not None else _NO_EVENTS
+        if kind == "message_start":
+            message = obj.get("message") or {}
+            self._response_id = message.get("id")
+            return self._update_usage(message.get("usage"))
+        if kind == "message_delta":
+            delta = obj.get("delta") or {}
+            if delta.get("stop_reason"):
+                self._stop_reason = delta["stop_reason"]
+            return self._update_usage(obj.get("usage"))
+        if kind == "message_stop":
+            self.complete = True
+            return _NO_EVENTS
+        if kind == "error":
+            codes, message = payload_fields(obj)
+            raise classify(self._ctx, status=None, codes=codes, detail=message)
+        return _NO_EVENTS  # ping and event types newer than this code
+
+    def _delta(self, obj: dict[str, Any]) -> Sequence[StreamEvent]:
+        index = obj.get("index", 0)
+        delta = obj.get("delta") or {}
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            text = delta.get("text", "")
+            if self._blocks.get(index, "text") != "text" or not text:
+                return _NO_EVENTS
+            self._blocks[index] = "text"
+            self._builder.text(index, text)
+            return (TextDelta(text),)
+        if dtype == "input_json_delta":
+            ordinal = self._tools.get(index)
+            fragment = delta.get("partial_json", "")
+            if ordinal is None or not fragment:
+                return _NO_EVENTS  # a provider-side tool's input, or an empty fragment
+            self._builder.tool_args(index, fragment)
+            return (ToolCallDelta(ordinal, fragment),)
+        if dtype == "thinking_delta":
+            text = delta.get("thinking", "")
+            if not text:
+                return _NO_EVENTS
+            self._builder.reasoning(index, text)
+            return (ReasoningDelta(text),)
+        if dtype == "signature_delta":
+            self._builder.state(index, "reasoning", signature=delta.get("signature", ""))
+        return _NO_EVENTS
+
+    def _start(self, obj: dict[str, Any]) -> Sequence[StreamEvent]:
+        index = obj.get("index", 0)
+        block = obj.get("content_block") or {}
+        btype = block.get("type")
+        builder = self._builder
+        if btype == "text":
+            self._blocks[index] = "text"
+            text = block.get("text") or ""
+            if text:
+                builder.text(index, text)
+                return (TextDelta(text),)
+            return _NO_EVENTS
+        if btype == "thinking":
+            self._blocks[index] = "reasoning"
+            builder.state(index, "reasoning", model=self._model)
+            if block.get("signature"):
+                builder.state(index, "reasoning", signature=block["signature"])
+            text = block.get("thinking") or ""
+            if text:
+                builder.reasoning(index, text)
+                return (ReasoningDelta(text),)
+            return _NO_EVENTS
+        if btype == "redacted_thinking":
+            self._blocks[index] = "reasoning"
+            builder.state(index, "reasoning", model=self._model, redacted=block.get("data", ""))
+            return _NO_EVENTS
+        if btype == "tool_use":
+            self._blocks[index] = "tool"
+            ordinal = len(self._tools)
+            self._tools[index] = ordinal
+            call_id = block.get("id", "")
+            name = block.get("name", "")
+            builder.tool_call(index, call_id, name)
+            events: list[StreamEvent] = [ToolCallStart(ordinal, call_id, name)]
+            initial = block.get("input")
+            if initial:  # a whole (non-streamed) reply carries the input here
+                raw = dumps(initial).decode()
+                builder.tool_args(index, raw)
+                events.append(ToolCallDelta(ordinal, raw))
+            return events
+        # server_tool_use, web_search_tool_result and other provider-side blocks: the provider
+        # ran them itself; they are not calls for xum to make, and are not replayed.
+        self._blocks[index] = "ignored"
+        return _NO_EVENTS
+
+    def _update_usage(self, raw: Any) -> Sequence[StreamEvent]:
+        if not isinstance(raw, dict):
+            return _NO_EVENTS
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
+            value = raw.get(key)
+            if isinstance(value, int):
+                self._usage[key] = value  # later events repeat running totals
+        details = raw.get("output_tokens_details")
+        if isinstance(details, dict) and isinstance(details.get("thinking_tokens"), int):
+            self._usage["thinking_tokens"] = details["thinking_tokens"]
+        return (UsageUpdate(self.usage()),)
+
+    def usage(self) -> Usage:
+        u = self._usage
+        read = u.get("cache_read_input_tokens", 0)
+        write = u.get("cache_creation_input_tokens", 0)
+        return Usage(
+            input_tokens=u.get("input_tokens", 0) + read + write,
+            output_tokens=u.get("output_tokens", 0),
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            reasoning_tokens=u.get("thinking_tokens", 0),
+        )
+
+    def finish(self) -> Finish:
+        if not self.complete:
+            raise network_error(self._ctx, "the stream ended before the reply was complete")
+        message = self._builder.build()
+        return Finish(
+            reason=finish_reason(self._stop_reason, message, FINISH_REASONS),
+            message=message,
+            usage=self.usage(),
+            raw_reason=self._stop_reason or "",
+            response_id=self._response_id,
+        )

@@ -1,0 +1,236 @@
+"""Pieces the three wire formats share: assembling the reply, replay state, parameters, JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from xum.llm.types import (
+    FinishReason,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    Wire,
+)
+
+
+def dumps(obj: Any) -> bytes:
+    """The request body. orjson keeps insertion order and has one spelling per value, so the
+    same request always gives the same bytes (prompt caching needs byte-identical prefixes)."""
+    return orjson.dumps(obj)
+
+
+def loads(data: bytes | str) -> Any:
+    return orjson.loads(data)
+
+
+# Replay state --------------------------------------------------------------------------------
+
+
+def own_state(part: Part, wire: Wire) -> dict[str, Any] | None:
+    """The part's replay state if it was produced by `wire`, else None (foreign state is
+    dropped: a signature or encrypted blob from one provider means nothing to another)."""
+    if part.get("wire") != wire:
+        return None
+    state = part.get("state")
+    return state if isinstance(state, dict) else None
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Tool arguments as an object for wires that want one. Invalid or non-object JSON becomes
+    `{}`: the engine has already told the model its call was malformed, and the wire needs an
+    object to accept the history at all."""
+    if not raw:
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# Parameters ----------------------------------------------------------------------------------
+
+# Keys of `modelParameters` with a meaning xum knows. Unknown keys pass through untouched.
+KNOWN_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_output_tokens",
+        "seed",
+        "frequency_penalty",
+        "presence_penalty",
+    }
+)
+# Body keys the encoder owns: neither params nor provider options may replace them, or a
+# config typo could send a different conversation than the one the engine built.
+PROTECTED_KEYS = frozenset(
+    {"model", "messages", "input", "system", "instructions", "tools", "stream", "stream_options"}
+)
+
+
+def apply_params(
+    body: dict[str, Any],
+    params: Mapping[str, Any],
+    supported: Mapping[str, str],
+    options: Mapping[str, Any],
+) -> None:
+    """Add `modelParameters` and the endpoint's extra body options to `body`.
+
+    `supported` maps each known parameter this wire accepts to its body key; known parameters
+    the wire has no equivalent for are dropped (so a `"*"` wildcard never breaks a provider),
+    unknown ones pass through. `max_output_tokens` is handled by the encoder (it needs to
+    interact with thinking) and skipped here. Provider options go last and win.
+    """
+    for key, value in params.items():
+        if key == "max_output_tokens" or key in PROTECTED_KEYS or value is None:
+            continue
+        if key in KNOWN_PARAMS:
+            target = supported.get(key)
+            if target is not None:
+                body[target] = value
+        else:
+            body[key] = value
+    for key, value in options.items():
+        if key not in PROTECTED_KEYS:
+            body[key] = value
+
+
+def max_output(request_max: int | None, params: Mapping[str, Any]) -> int | None:
+    """The explicit output limit: the request's own (thinking level, UI) before
+    `modelParameters.max_output_tokens`."""
+    if request_max:
+        return request_max
+    value = params.get("max_output_tokens")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+# Reply assembly ------------------------------------------------------------------------------
+
+
+class _Slot:
+    __slots__ = ("call_id", "chunks", "kind", "name", "state")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind  # "text" | "reasoning" | "tool_call"
+        self.chunks: list[str] = []
+        self.state: dict[str, Any] | None = None
+        self.call_id = ""
+        self.name = ""
+
+
+class MessageBuilder:
+    """Collects streamed pieces by position and builds the final assistant message.
+
+    Keys order the parts (block index, output index, ...); they need only be comparable with
+    each other. Text arrives as many small chunks, joined once at the end.
+    """
+
+    __slots__ = ("_slots", "_wire")
+
+    def __init__(self, wire: Wire) -> None:
+        self._wire = wire
+        self._slots: dict[Any, _Slot] = {}
+
+    def _slot(self, key: Any, kind: str) -> _Slot:
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = _Slot(kind)
+        return slot
+
+    def text(self, key: Any, delta: str) -> None:
+        self._slot(key, "text").chunks.append(delta)
+
+    def reasoning(self, key: Any, delta: str) -> None:
+        self._slot(key, "reasoning").chunks.append(delta)
+
+    def state(self, key: Any, kind: str, **values: Any) -> None:
+        slot = self._slot(key, kind)
+        if slot.state is None:
+            slot.state = {}
+        slot.state.update(values)
+
+    def replace_text(self, key: Any, kind: str, text: str) -> None:
+        slot = self._slot(key, kind)
+        slot.chunks = [text]
+
+    def tool_call(self, key: Any, call_id: str, name: str) -> None:
+        slot = self._slot(key, "tool_call")
+        slot.call_id = call_id or slot.call_id
+        slot.name = name or slot.name
+
+    def tool_args(self, key: Any, delta: str) -> None:
+        self._slot(key, "tool_call").chunks.append(delta)
+
+    def has(self, key: Any) -> bool:
+        return key in self._slots
+
+    def tool_count(self) -> int:
+        return sum(1 for slot in self._slots.values() if slot.kind == "tool_call")
+
+    def build(self) -> Message:
+        parts: list[Part] = []
+        for key in sorted(self._slots):
+            part = self._part(self._slots[key])
+            if part is not None:
+                parts.append(part)
+        return {"role": "assistant", "content": parts}
+
+    def _part(self, slot: _Slot) -> Part | None:
+        text = "".join(slot.chunks)
+        if slot.kind == "tool_call":
+            call: ToolCallPart = {
+                "type": "tool_call",
+                "id": slot.call_id,
+                "name": slot.name,
+                "arguments": text or "{}",
+            }
+            if slot.state:
+                call["wire"] = self._wire
+                call["state"] = slot.state
+            return call
+        if slot.kind == "reasoning":
+            if not text and not slot.state:
+                return None
+            reasoning: ReasoningPart = {"type": "reasoning", "text": text}
+            if slot.state:
+                reasoning["wire"] = self._wire
+                reasoning["state"] = slot.state
+            return reasoning
+        if not text and not slot.state:
+            return None  # empty text blocks (a refusal's, say) carry nothing
+        part: TextPart = {"type": "text", "text": text}
+        if slot.state:
+            part["wire"] = self._wire
+            part["state"] = slot.state
+        return part
+
+
+def tool_calls_in(message: Message) -> int:
+    return sum(1 for part in message["content"] if part["type"] == "tool_call")
+
+
+def finish_reason(
+    raw: str | None, message: Message, table: Mapping[str, FinishReason]
+) -> FinishReason:
+    """Normalize a stop reason. A reply with tool calls is `tool_calls` whatever the server
+    said (several compatible servers send "stop" there); a missing reason is a plain stop."""
+    if raw and raw in table:
+        reason = table[raw]
+        if reason == "stop" and tool_calls_in(message):
+            return "tool_calls"
+        return reason
+    if tool_calls_in(message):
+        return "tool_calls"
+    return "stop" if not raw else "other"
+
+
+def merge_text(parts: Iterable[Part]) -> str:
+    return "".join(p["text"] for p in parts if p["type"] == "text")

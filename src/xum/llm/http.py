@@ -1,0 +1,328 @@
+"""One POST per attempt, retries around it, and the stream decoding loop the wires share.
+
+Each wire client subclasses `WireClient` and supplies four things: the request body
+(`encode`), its headers, a decoder for the event stream (`new_decoder`) and the frames that a
+non-streamed JSON reply stands for (`body_frames`). Everything else lives here once: the
+shared `httpx.AsyncClient`, error translation, retries with backoff, cut-off detection and
+cancellation.
+
+httpx is imported lazily (about 0.1 s): importing a wire module costs nothing until the first
+request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from xum import __version__
+from xum.llm.common import dumps, loads
+from xum.llm.endpoint import Endpoint
+from xum.llm.errors import (
+    ErrorContext,
+    LLMError,
+    classify,
+    invalid_response,
+    network_error,
+    payload_fields,
+)
+from xum.llm.retry import RetryPolicy, parse_retry_after
+from xum.llm.sse import SSEParser
+from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate, Wire
+
+if TYPE_CHECKING:
+    import httpx
+
+MAX_ERROR_BODY = 64 * 1024  # enough for any error JSON; the rest is not read
+MAX_JSON_BODY = 64 * 1024 * 1024
+DRAIN_S = 2.0  # after the final event, wait this long for the server to end the body
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect: float = 10.0
+    read: float = 300.0  # idle time between two chunks of a stream (long thinking pauses)
+    write: float = 60.0
+    pool: float = 60.0
+
+
+class StreamDecoder(Protocol):
+    """Turns one reply's frames into normalized events; one instance per attempt."""
+
+    @property
+    def complete(self) -> bool:
+        """The final frame arrived (message_stop, response.completed, [DONE])."""
+        ...
+
+    def feed(self, event: str, data: bytes) -> Sequence[StreamEvent]: ...
+
+    def feed_obj(self, event: str, obj: Any) -> Sequence[StreamEvent]: ...
+
+    def finish(self) -> Finish:
+        """The Finish event; raises a retryable LLMError when the reply was cut off."""
+        ...
+
+
+class WireClient:
+    """Base of the three wire clients (see the module docstring)."""
+
+    wire: ClassVar[Wire]
+    path: ClassVar[str]
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        retry: RetryPolicy | None = None,
+        timeouts: Timeouts | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.retry = retry or RetryPolicy()
+        self.timeouts = timeouts or Timeouts()
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
+        self.url = endpoint.base_url.rstrip("/") + "/" + self.path
+
+    # Hooks for the wire modules -------------------------------------------------------------
+
+    def encode(self, request: LLMRequest, *, stream: bool = True) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def wire_headers(self) -> dict[str, str]:
+        return {}
+
+    def new_decoder(self, request: LLMRequest) -> StreamDecoder:
+        raise NotImplementedError
+
+    def body_frames(self, obj: Any) -> list[tuple[str, Any]]:
+        """The stream frames a complete (non-streamed) JSON reply is equivalent to."""
+        raise NotImplementedError
+
+    # Public API -----------------------------------------------------------------------------
+
+    def request_body(self, request: LLMRequest, *, stream: bool = True) -> bytes:
+        return dumps(self.encode(request, stream=stream))
+
+    async def stream(
+        self, request: LLMRequest, *, stream: bool = True
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Normalized events for one reply, ending with `Finish`. Failures that a retry can fix
+        are retried (each announced with `Retrying`); anything else raises `LLMError`.
+        With `stream=False` the reply is requested whole and replayed as the same events."""
+        body = self.request_body(request, stream=stream)
+        ctx = self.error_context(request.model)
+        policy = self.retry
+        attempt = 0
+        while True:
+            emitted = False
+            try:
+                async with aclosing(self._attempt(request, body, ctx, stream)) as events:
+                    async for event in events:
+                        # Usage updates are snapshots that the next attempt replaces; only
+                        # content deltas leave something for the consumer to throw away.
+                        if not isinstance(event, UsageUpdate):
+                            emitted = True
+                        yield event
+                return
+            except LLMError as err:
+                failure = err
+            retry_after = failure.retry_after
+            too_long = retry_after is not None and retry_after > policy.max_retry_after_s
+            if not failure.retryable or attempt >= policy.max_retries or too_long:
+                raise _final(failure, attempt + 1, retry_after if too_long else None)
+            attempt += 1
+            delay = policy.delay(attempt, retry_after)
+            yield Retrying(
+                attempt=attempt, delay_s=delay, reason=_reason(failure), discard_partial=emitted
+            )
+            await policy.sleep(delay)
+
+    async def complete(self, request: LLMRequest, *, stream: bool = True) -> Finish:
+        """Run a request to the end and return its `Finish` (retries included)."""
+        finish: Finish | None = None
+        async with aclosing(self.stream(request, stream=stream)) as events:
+            async for event in events:
+                if isinstance(event, Finish):
+                    finish = event
+        if finish is None:  # pragma: no cover - stream() always ends with Finish or raises
+            raise invalid_response(self.error_context(request.model), "the reply had no end")
+        return finish
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            client, self._http = self._http, None
+            await client.aclose()
+
+    def error_context(self, model: str) -> ErrorContext:
+        ep = self.endpoint
+        return ErrorContext(ep.provider, model, ep.base_url, ep.key_source, ep.api_key)
+
+    # Internals ------------------------------------------------------------------------------
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            import httpx
+
+            t = self.timeouts
+            self._http = httpx.AsyncClient(
+                timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
+                limits=httpx.Limits(max_keepalive_connections=16, keepalive_expiry=120.0),
+                transport=self._transport,
+                http1=True,
+                http2=False,
+            )
+        return self._http
+
+    def _headers(self, stream: bool) -> dict[str, str]:
+        ep = self.endpoint
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
+            "user-agent": f"xum/{__version__}",
+        }
+        if stream:
+            headers["accept-encoding"] = "identity"  # compressed SSE arrives in bursts
+        if ep.api_key and ep.auth_style == "x-api-key":
+            headers["x-api-key"] = ep.api_key
+        elif ep.api_key and ep.auth_style == "bearer":
+            headers["authorization"] = f"Bearer {ep.api_key}"
+        headers.update(self.wire_headers())
+        headers.update(ep.headers)
+        return headers
+
+    async def _attempt(
+        self, request: LLMRequest, body: bytes, ctx: ErrorContext, stream: bool
+    ) -> AsyncGenerator[StreamEvent, None]:
+        import httpx
+
+        client = self._client()
+        try:
+            async with client.stream(
+                "POST", self.url, content=body, headers=self._headers(stream)
+            ) as resp:
+                if resp.status_code >= 300:
+                    raw = await _read_some(resp, MAX_ERROR_BODY)
+                    raise _http_error(ctx, resp.status_code, resp.headers, raw)
+                decoder = self.new_decoder(request)
+                if "json" in resp.headers.get("content-type", ""):
+                    # Asked for a stream and got a whole reply (or asked for one): same events.
+                    raw = await _read_some(resp, MAX_JSON_BODY)
+                    for name, obj in self.body_frames(_json_body(ctx, raw)):
+                        for event in decoder.feed_obj(name, obj):
+                            yield event
+                    yield decoder.finish()
+                    return
+                parser = SSEParser()
+                chunks = resp.aiter_bytes()
+                async for chunk in chunks:
+                    for name, data in parser.feed(chunk):
+                        for event in decoder.feed(name, data):
+                            yield event
+                        if decoder.complete:
+                            break
+                    if decoder.complete:
+                        break
+                if decoder.complete:
+                    await _drain(chunks)
+                else:
+                    for event in _flush(parser, decoder, ctx):
+                        yield event
+                yield decoder.finish()
+        except httpx.TransportError as exc:
+            raise network_error(ctx, _describe(exc)) from exc
+
+
+def _flush(parser: SSEParser, decoder: StreamDecoder, ctx: ErrorContext) -> list[StreamEvent]:
+    """Frames left when the body ended without a closing blank line. A last frame that does
+    not parse was cut off in transit: a dropped stream (retried), not a malformed one."""
+    out: list[StreamEvent] = []
+    for name, data in parser.finish():
+        try:
+            out.extend(decoder.feed(name, data))
+        except LLMError as err:
+            if err.kind != "invalid_response":
+                raise
+            raise network_error(ctx, "the stream was cut off in the middle of a frame") from err
+    return out
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read to the end of the body so the connection goes back to the pool for reuse."""
+    import httpx
+
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, httpx.TransportError):
+        pass  # the reply is complete; losing keep-alive on this connection is harmless
+
+
+async def _read_some(resp: httpx.Response, limit: int) -> bytes:
+    buf = bytearray()
+    async for chunk in resp.aiter_bytes():
+        buf += chunk
+        if len(buf) >= limit:
+            break
+    return bytes(buf[:limit])
+
+
+def _json_body(ctx: ErrorContext, raw: bytes) -> Any:
+    try:
+        obj = loads(raw)
+    except ValueError as exc:
+        raise invalid_response(ctx, f"the reply body is not JSON ({exc})") from exc
+    if isinstance(obj, dict) and obj.get("error") and not obj.get("choices"):
+        codes, message = payload_fields(obj)
+        raise classify(ctx, status=None, codes=codes, detail=message)
+    return obj
+
+
+def _http_error(ctx: ErrorContext, status: int, headers: Mapping[str, str], raw: bytes) -> LLMError:
+    codes: set[str] = set()
+    detail = ""
+    try:
+        codes, detail = payload_fields(loads(raw))
+    except ValueError:
+        detail = raw.decode("utf-8", "replace").strip()
+        if detail.lstrip().startswith("<"):  # an HTML error page from a proxy says nothing useful
+            detail = ""
+    should = headers.get("x-should-retry")
+    should_retry = True if should == "true" else False if should == "false" else None
+    return classify(
+        ctx,
+        status=status,
+        codes=codes,
+        detail=detail,
+        retry_after=parse_retry_after(headers),
+        should_retry=should_retry,
+    )
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def _reason(err: LLMError) -> str:
+    if err.status:
+        return f"{err.kind} (HTTP {err.status})"
+    return err.kind
+
+
+def _final(err: LLMError, attempts: int, asked_wait: float | None) -> LLMError:
+    err.attempts = attempts
+    notes = []
+    if asked_wait is not None:
+        notes.append(f"the provider asked to wait {asked_wait:.0f} s before retrying")
+    if attempts > 1:
+        notes.append(f"gave up after {attempts} attempts")
+    if notes:
+        err.message = f"{err.message} ({'; '.join(notes)})"
+        err.args = (err.message,)
+    return err

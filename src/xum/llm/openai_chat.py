@@ -1,0 +1,372 @@
+"""OpenAI Chat Completions: `POST {base_url}/chat/completions`.
+
+The lingua franca of OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
+DeepSeek, xAI, Gemini's compatible endpoint, ...), so the decoder is forgiving about the small
+ways they differ: reasoning under `reasoning_content` or `reasoning`, tool calls with or without
+an `index`, usage in the last chunk or nowhere, a missing `[DONE]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from xum.llm.catalog import lookup
+from xum.llm.common import (
+    MessageBuilder,
+    apply_params,
+    dumps,
+    finish_reason,
+    loads,
+    max_output,
+    own_state,
+)
+from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
+from xum.llm.http import WireClient
+from xum.llm.thinking import chat_effort, clamp_thinking
+from xum.llm.types import (
+    Finish,
+    FinishReason,
+    LLMRequest,
+    Message,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    UsageUpdate,
+)
+
+WIRE: Final = "openai-chat"
+_SUPPORTED_PARAMS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",  # not OpenAI's own, but vLLM, llama.cpp, Ollama and OpenRouter take it
+    "seed": "seed",
+    "frequency_penalty": "frequency_penalty",
+    "presence_penalty": "presence_penalty",
+}
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "eos": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+    "refusal": "refusal",
+}
+
+# Builder keys: reasoning first, then text, then tool calls in order.
+_REASONING_KEY = (0, 0)
+_TEXT_KEY = (1, 0)
+
+
+class OpenAIChatClient(WireClient):
+    wire = "openai-chat"
+    path = "chat/completions"
+
+    def encode(self, request: LLMRequest, *, stream: bool = True) -> dict[str, Any]:
+        provider = self.endpoint.provider
+        model = request.model
+        info = lookup(provider, model)
+        is_openai = provider == "openai"
+        body: dict[str, Any] = {"model": model}
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend(encode_messages(request.messages))
+        body["messages"] = messages
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+            if request.tool_choice is not None:
+                body["tool_choice"] = _tool_choice(request.tool_choice)
+        # Only models known to take `reasoning_effort` get it: many compatible servers reject
+        # the field for models that cannot think. Others can set it via modelParameters.
+        if info is not None:
+            effort = chat_effort(
+                clamp_thinking(request.thinking, provider, model), info.chat_reasoning
+            )
+            if effort is not None:
+                body["reasoning_effort"] = effort
+        limit = max_output(request.max_output_tokens, request.params)
+        if limit:
+            # OpenAI replaced max_tokens with max_completion_tokens; compatible servers still
+            # read max_tokens.
+            body["max_completion_tokens" if is_openai else "max_tokens"] = limit
+        if request.cache_key and is_openai:
+            body["prompt_cache_key"] = request.cache_key
+        apply_params(body, request.params, _SUPPORTED_PARAMS, self.endpoint.body_options)
+        return body
+
+    def new_decoder(self, request: LLMRequest) -> ChatDecoder:
+        return ChatDecoder(self.error_context(request.model))
+
+    def body_frames(self, obj: Any) -> list[tuple[str, Any]]:
+        if not isinstance(obj, dict):
+            return []
+        choices = []
+        for choice in obj.get("choices") or []:
+            message = dict(choice.get("message") or {})
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):
+                message["tool_calls"] = [
+                    {**call, "index": i} for i, call in enumerate(calls) if isinstance(call, dict)
+                ]
+            choices.append(
+                {
+                    "index": choice.get("index", 0),
+                    "delta": message,
+                    "finish_reason": choice.get("finish_reason"),
+                }
+            )
+        chunk = {"id": obj.get("id"), "choices": choices, "usage": obj.get("usage")}
+        return [("", chunk), ("", "[DONE]")]
+
+
+# Encoding ------------------------------------------------------------------------------------
+
+
+def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role == "user":
+            text = "\n\n".join(
+                p["text"] for p in message["content"] if p["type"] == "text" and p["text"]
+            )
+            if text:
+                out.append({"role": "user", "content": text})
+        elif role == "tool":
+            for part in message["content"]:
+                if part["type"] == "tool_result":
+                    out.append(
+                        {"role": "tool", "tool_call_id": part["call_id"], "content": part["output"]}
+                    )
+        else:
+            encoded = _assistant(message)
+            if encoded is not None:
+                out.append(encoded)
+    return out
+
+
+def _assistant(message: Message) -> dict[str, Any] | None:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    reasoning: list[str] = []
+    field = "reasoning_content"
+    for part in message["content"]:
+        if part["type"] == "text":
+            texts.append(part["text"])
+        elif part["type"] == "tool_call":
+            calls.append(
+                {
+                    "id": part["id"],
+                    "type": "function",
+                    "function": {"name": part["name"], "arguments": part["arguments"]},
+                }
+            )
+        elif part["type"] == "reasoning":
+            # Servers that show their reasoning (DeepSeek, Kimi, ...) want it back in the
+            # field it came from; reasoning from other wires is not theirs to read.
+            state = own_state(part, WIRE)
+            if state is not None and part["text"]:
+                reasoning.append(part["text"])
+                field = state.get("field", field)
+    text = "".join(texts)
+    if not text and not calls:
+        return None
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if reasoning:
+        out[field] = "".join(reasoning)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, dict):
+        return {"type": "function", "function": {"name": choice["name"]}}
+    return choice
+
+
+# Decoding ------------------------------------------------------------------------------------
+
+_NO_EVENTS: tuple[StreamEvent, ...] = ()
+
+
+class ChatDecoder:
+    __slots__ = (
+        "_builder",
+        "_ctx",
+        "_done",
+        "_ended",
+        "_finish_reason",
+        "_last_ordinal",
+        "_refused",
+        "_response_id",
+        "_tools",
+        "_usage",
+    )
+
+    def __init__(self, ctx: ErrorContext) -> None:
+        self._ctx = ctx
+        self._builder = MessageBuilder(WIRE)
+        self._tools: dict[Any, int] = {}  # the server's tool index (or id) -> ordinal
+        self._last_ordinal: int | None = None
+        self._ended = False
+        self._done = False
+        self._finish_reason: str | None = None
+        self._refused = False
+        self._usage = Usage()
+        self._response_id: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self._done
+
+    def feed(self, event: str, data: bytes) -> Sequence[StreamEvent]:
+        if data[:6] == b"[DONE]":
+            return self.feed_obj(event, "[DONE]")
+        try:
+            obj = loads(data)
+        except ValueError as exc:
+            raise invalid_response(self._ctx, f"bad JSON in a stream chunk ({exc})") from exc
+        return self.feed_obj(event, obj)
+
+    def feed_obj(self, event: str, obj: Any) -> Sequence[StreamEvent]:
+        if obj == "[DONE]":
+            self._done = True
+            return self._end_calls()
+        if not isinstance(obj, dict):
+            raise invalid_response(self._ctx, "a stream chunk is not a JSON object")
+        if obj.get("error"):
+            codes, message = payload_fields(obj)
+            raise classify(self._ctx, status=None, codes=codes, detail=message)
+        if self._response_id is None and obj.get("id"):
+            self._response_id = obj["id"]
+        choices = obj.get("choices")
+        events: list[StreamEvent] = []
+        if choices:
+            choice = choices[0]
+            delta = choice.get("delta")
+            if delta:
+                self._delta(delta, events)
+            reason = choice.get("finish_reason")
+            if reason:
+                self._finish_reason = reason
+                events.extend(self._end_calls())
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self._usage = chat_usage(usage)
+            events.append(UsageUpdate(self._usage))
+        return events
+
+    def _delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> None:
+        builder = self._builder
+        for field in _REASONING_FIELDS:
+            value = delta.get(field)
+            if isinstance(value, str) and value:
+                builder.reasoning(_REASONING_KEY, value)
+                builder.state(_REASONING_KEY, "reasoning", field=field)
+                events.append(ReasoningDelta(value))
+                break
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            builder.text(_TEXT_KEY, content)
+            events.append(TextDelta(content))
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self._refused = True
+            builder.text(_TEXT_KEY, refusal)
+            events.append(TextDelta(refusal))
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                if isinstance(call, dict):
+                    self._call(call, events)
+
+    def _call(self, call: dict[str, Any], events: list[StreamEvent]) -> None:
+        function = call.get("function") or {}
+        call_id = call.get("id") or ""
+        key: Any = call.get("index")
+        if key is not None:
+            ordinal = self._tools.get(key)
+        elif call_id:  # no index (a few servers): a new id starts a new call
+            key = call_id
+            ordinal = self._tools.get(key)
+        else:  # neither: a continuation of the last call
+            key = f"#{len(self._tools)}"
+            ordinal = self._last_ordinal
+        builder = self._builder
+        if ordinal is None:
+            ordinal = len(self._tools)
+            self._tools[key] = ordinal
+            name = function.get("name") or ""
+            call_id = call_id or f"call_{ordinal}"
+            builder.tool_call((2, ordinal), call_id, name)
+            events.append(ToolCallStart(ordinal, call_id, name))
+        self._last_ordinal = ordinal
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a few servers send an object, not JSON text
+            arguments = dumps(arguments).decode()
+        if isinstance(arguments, str) and arguments:
+            builder.tool_args((2, ordinal), arguments)
+            events.append(ToolCallDelta(ordinal, arguments))
+
+    def _end_calls(self) -> list[StreamEvent]:
+        if self._ended:
+            return []
+        self._ended = True
+        return [ToolCallEnd(o) for o in sorted(self._tools.values())]
+
+    def finish(self) -> Finish:
+        # Some servers end the body after the finish_reason chunk without `[DONE]`.
+        if not self._done and self._finish_reason is None:
+            raise network_error(self._ctx, "the stream ended before the reply was complete")
+        message = self._builder.build()
+        raw = "refusal" if self._refused else self._finish_reason
+        return Finish(
+            reason=finish_reason(raw, message, FINISH_REASONS),
+            message=message,
+            usage=self._usage,
+            raw_reason=self._finish_reason or "",
+            response_id=self._response_id,
+        )
+
+
+def chat_usage(raw: dict[str, Any]) -> Usage:
+    details = raw.get("prompt_tokens_details") or {}
+    out_details = raw.get("completion_tokens_details") or {}
+    cached = (
+        _int(details.get("cached_tokens"))
+        or _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+        or _int(raw.get("cached_tokens"))  # Moonshot
+    )
+    return Usage(
+        input_tokens=_int(raw.get("prompt_tokens")),
+        output_tokens=_int(raw.get("completion_tokens")),
+        cache_read_tokens=cached,
+        cache_write_tokens=_int(details.get("cache_write_tokens")),
+        reasoning_tokens=_int(out_details.get("reasoning_tokens")),
+    )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

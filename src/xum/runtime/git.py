@@ -1,0 +1,93 @@
+"""Small helpers over the system `git` binary (it honours the user's own git config).
+
+These are lifecycle operations, not hot paths: they are synchronous (callers in async code wrap
+them in `asyncio.to_thread`). Messages from git are passed through: they are the best
+explanation of what went wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from xum.core.errors import XumError
+
+GIT_TIMEOUT_S = 60.0
+
+
+class GitError(XumError):
+    code = "git_error"
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_TERMINAL_PROMPT"] = "0"  # never wait for credentials nobody will type
+    env["LC_ALL"] = "C"  # stable messages
+    return env
+
+
+def run_git(
+    args: list[str], cwd: str | Path, *, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run `git <args>` in `cwd`; raise GitError with git's own message when it fails."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=_git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        if exc.filename == "git":
+            raise GitError("git is not installed", hint="install git and try again") from None
+        raise GitError(f"{cwd}: no such directory") from None
+    except NotADirectoryError:
+        raise GitError(f"{cwd}: not a directory") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"`git {' '.join(args)}` took longer than {GIT_TIMEOUT_S:.0f} s") from None
+    if check and done.returncode != 0:
+        message = (done.stderr or done.stdout).strip() or f"exit code {done.returncode}"
+        raise GitError(f"`git {' '.join(args)}` failed in {cwd}: {message}")
+    return done
+
+
+def toplevel(path: str | Path) -> Path | None:
+    """The working tree root containing `path`, or None when it is not inside a git work tree."""
+    done = run_git(["rev-parse", "--show-toplevel"], path, check=False)
+    if done.returncode != 0:
+        return None
+    return Path(done.stdout.strip())
+
+
+def head_commit(repo: str | Path) -> str | None:
+    """The commit HEAD points at, or None in a repository without commits."""
+    done = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], repo, check=False)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def current_branch(repo: str | Path) -> str | None:
+    """The checked-out branch name, or None when HEAD is detached."""
+    done = run_git(["symbolic-ref", "--quiet", "--short", "HEAD"], repo, check=False)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def branch_exists(repo: str | Path, branch: str) -> bool:
+    done = run_git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], repo, check=False)
+    return done.returncode == 0
+
+
+def is_valid_branch_name(repo: str | Path, branch: str) -> bool:
+    if not branch or branch.startswith("-"):
+        return False
+    done = run_git(["check-ref-format", f"refs/heads/{branch}"], repo, check=False)
+    return done.returncode == 0
+
+
+def delete_branch(repo: str | Path, branch: str, *, force: bool = False) -> None:
+    run_git(["branch", "-D" if force else "-d", "--", branch], repo)

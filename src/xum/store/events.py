@@ -1,0 +1,120 @@
+"""The event vocabulary of the session log: frame types and the shape of their `data`.
+
+Three families:
+
+* Messages that go into the provider history; `data["message"]` is an `xum.llm.types.Message`:
+  `user_message` (role user), `assistant_message` (role assistant, plus `usage`,
+  `finish_reason`, `model`), `tool_result` (role tool, exactly one `tool_result` part) and
+  `synthetic_message` (role user: notes xum itself adds, such as "AGENTS.md changed").
+* Context boundaries: `compaction` (the history restarts as one user message carrying
+  `data["summary"]`) and `context_reset` (the history restarts empty). The transcript still
+  shows everything above a boundary; only the provider history forgets it.
+* Lifecycle frames the provider never sees: `turn_start`, `step_start`, `request_header`,
+  `turn_end`. The engine may add more types; projections keep and ignore types they do not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+from xum.llm.types import Message
+
+USER_MESSAGE: Final = "user_message"
+ASSISTANT_MESSAGE: Final = "assistant_message"
+TOOL_RESULT: Final = "tool_result"
+SYNTHETIC_MESSAGE: Final = "synthetic_message"
+COMPACTION: Final = "compaction"
+CONTEXT_RESET: Final = "context_reset"
+TURN_START: Final = "turn_start"
+STEP_START: Final = "step_start"
+REQUEST_HEADER: Final = "request_header"
+TURN_END: Final = "turn_end"
+
+# The role `data["message"]` must have for each message type.
+MESSAGE_ROLES: Final[dict[str, str]] = {
+    USER_MESSAGE: "user",
+    ASSISTANT_MESSAGE: "assistant",
+    TOOL_RESULT: "tool",
+    SYNTHETIC_MESSAGE: "user",
+}
+BOUNDARY_TYPES: Final = frozenset({COMPACTION, CONTEXT_RESET})
+
+TurnEndReason = Literal["completed", "interrupted", "error", "budget", "max_steps"]
+
+# What crash recovery writes for a tool call whose turn died under it.
+INTERRUPTED_OUTPUT: Final = "interrupted: the session ended before this tool finished"
+CRASH_CAUSE: Final = "crash"
+
+
+class UserMessageData(TypedDict):
+    message: Message
+
+
+class AssistantMessageData(TypedDict):
+    message: Message
+    usage: dict[str, int]  # `xum.llm.types.Usage.to_dict()`
+    finish_reason: str
+    model: str
+
+
+class ToolResultData(TypedDict):
+    message: Message  # role tool, exactly one tool_result part
+    synthetic: NotRequired[bool]  # written by xum (crash recovery), not by the tool
+
+
+class SyntheticMessageData(TypedDict):
+    message: Message  # role user
+    kind: NotRequired[str]  # what prompted it, e.g. "agents_md_changed"
+
+
+class CompactionData(TypedDict):
+    summary: str
+    through_seq: NotRequired[int]  # the last frame the summary covers
+
+
+class ContextResetData(TypedDict):
+    reason: NotRequired[str]
+
+
+class TurnStartData(TypedDict):
+    turn_id: str
+
+
+class StepStartData(TypedDict):
+    turn_id: str
+    step: int
+
+
+class RequestHeaderData(TypedDict):
+    """Recorded when the system prompt or the tool set changes, so a restart replays them."""
+
+    system_sha256: str
+    tools_sha256: str
+    system: NotRequired[str]
+    tools: NotRequired[list[dict[str, Any]]]
+
+
+class TurnEndData(TypedDict):
+    turn_id: str
+    reason: TurnEndReason
+    cause: NotRequired[str]
+
+
+def tool_result_message(call_id: str, name: str, output: str, *, is_error: bool) -> Message:
+    return {
+        "role": "tool",
+        "content": [
+            {
+                "type": "tool_result",
+                "call_id": call_id,
+                "name": name,
+                "output": output,
+                "is_error": is_error,
+            }
+        ],
+    }
+
+
+def summary_message(summary: str) -> Message:
+    """The one user message a compaction leaves at the start of the provider history."""
+    return {"role": "user", "content": [{"type": "text", "text": summary}]}

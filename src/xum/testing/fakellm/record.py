@@ -1,0 +1,39 @@
+"""What the server remembers about each request, for tests to assert on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from xum.testing.fakellm.cache import CacheUsage
+from xum.testing.fakellm.script import Reply, Wire
+
+ReplySource = Literal["queue", "responder", "default", "none"]
+
+
+@dataclass(slots=True)
+class RecordedRequest:
+    index: int  # 0-based arrival order on this server (since the last reset)
+    method: str
+    path: str  # without the query string
+    query: str
+    headers: dict[str, str]  # lowercased names; repeated headers joined with ", "
+    body: bytes
+    json: Any  # the parsed body, or None when it is not JSON
+    wire: Wire | None  # None for paths that are not a model endpoint
+    arrived: float  # time.monotonic() when the request was fully read
+    status: int = 0  # the status the server answered (0: connection closed before headers)
+    reply: Reply | None = None
+    reply_source: ReplySource = "none"
+    cache: CacheUsage | None = None  # None when no prompt was processed (errors, GET)
+    error: str | None = None  # the server's own complaint (no reply left, wire mismatch, 400)
+    notes: list[str] = field(default_factory=list)  # e.g. content the request did not enable
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.json, dict) and self.json.get("stream") is True
+
+    @property
+    def model(self) -> str | None:
+        m = self.json.get("model") if isinstance(self.json, dict) else None
+        return m if isinstance(m, str) else None

@@ -1,0 +1,95 @@
+"""Where the edit tools may write: canonicalize first, then check containment.
+
+A path the model gives is joined to the workspace and resolved the way the kernel would walk
+it (every symlink followed, `..` folded after each link). Only then is it checked, before any
+I/O: it must lie inside the workspace, the scratch dir, the runtime's temp dir or an extra root
+the engine granted, and no component may be `.git` (git's internals: hooks there run code, and
+a worktree's `.git` file points at the shared repository). In plan mode the single plan file is
+the only writable path. Reads are not fenced: like the reference product, file_read reads
+anything the OS lets xum read.
+
+The check and the write are separate steps, so a process racing to swap a directory for a
+symlink in between could still redirect a write; the agent's own bash can do anything the user
+can anyway, so this fence is against mistakes and injected paths, not against local code.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xum.tools.base import ToolContext
+
+
+@dataclass(frozen=True, slots=True)
+class WriteTarget:
+    requested: str  # as the model wrote it
+    path: str  # canonical: symlinks resolved; the file to read and replace
+
+
+class PathRefused(Exception):
+    """A write the fence refuses; the message is meant for the model."""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _has_git_component(path: str) -> bool:
+    # Case-insensitive: on a case-insensitive file system `.GIT/config` is `.git/config`.
+    return any(part.lower() == ".git" for part in path.split("/"))
+
+
+async def resolve_read_path(ctx: ToolContext, path: str) -> str:
+    if not path.strip():
+        raise PathRefused("the path is empty")
+    return await ctx.runtime.realpath(path)
+
+
+async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
+    """The canonical file an edit of `path` would change, or PathRefused saying why not."""
+    if not path.strip():
+        raise PathRefused("the path is empty")
+    if "\0" in path:
+        raise PathRefused("the path contains a NUL character")
+    runtime = ctx.runtime
+    lexical = runtime.resolve(path)
+    canonical = await runtime.realpath(path)
+    if _has_git_component(lexical) or _has_git_component(canonical):
+        raise PathRefused(
+            f"refused: {path} is inside git's internals (.git); xum never edits them. "
+            "Use git commands through bash instead."
+        )
+    if ctx.plan_file is not None:
+        plan = await runtime.realpath(ctx.plan_file)
+        if canonical != plan:
+            raise PathRefused(
+                f"refused: plan mode allows file edits only to the plan file {ctx.plan_file}; "
+                f"{path} is not it. Write the plan there, or ask the user to switch to exec mode."
+            )
+        return WriteTarget(requested=path, path=canonical)
+
+    roots = await _write_roots(ctx)
+    if any(_inside(canonical, root) for root in roots):
+        return WriteTarget(requested=path, path=canonical)
+    if canonical != lexical and any(_inside(lexical, root) for root in roots):
+        raise PathRefused(
+            f"refused: {path} goes through a symlink that points outside the workspace "
+            f"(it resolves to {canonical}); edits stay inside the workspace."
+        )
+    raise PathRefused(
+        f"refused: {path} (resolved: {canonical}) is outside the workspace "
+        f"{runtime.workspace_path}; edits may only touch files inside it or the scratch dir "
+        f"{ctx.scratch_dir}."
+    )
+
+
+async def _write_roots(ctx: ToolContext) -> list[str]:
+    runtime = ctx.runtime
+    candidates = [runtime.workspace_path, ctx.scratch_dir, runtime.temp_dir]
+    candidates.extend(ctx.extra_write_roots)
+    roots: list[str] = []
+    for root in candidates:
+        if root:
+            roots.append(await runtime.realpath(os.path.abspath(root)))
+    return roots

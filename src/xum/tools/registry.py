@@ -1,0 +1,210 @@
+"""The tool registry: names, precomputed schemas, lazy dispatch, and safe validation.
+
+Listing tools and their schemas costs one small orjson read of `schemas.json`; no tool module
+(and no pydantic) is imported until a tool is actually called. `validate_and_run` is the one
+door the engine uses: whatever the model sends (bad JSON, wrong types, an unknown tool) and
+whatever the tool does (even crash), the answer is a ToolResult and the turn goes on.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:
+    from xum.tools.base import Tool, ToolContext, ToolResult
+
+SCHEMAS_PATH = Path(__file__).with_name("schemas.json")
+
+# Name -> "module:Class", in the order tools are offered to a model.
+_TOOLS: dict[str, str] = {
+    "bash": "xum.tools.bash:BashTool",
+    "file_read": "xum.tools.file_read:FileReadTool",
+    "file_edit_replace_string": "xum.tools.file_edit_replace_string:FileEditReplaceStringTool",
+    "file_edit_replace_lines": "xum.tools.file_edit_replace_lines:FileEditReplaceLinesTool",
+    "file_edit_insert": "xum.tools.file_edit_insert:FileEditInsertTool",
+    "todo_write": "xum.tools.todo_write:TodoWriteTool",
+    "todo_read": "xum.tools.todo_read:TodoReadTool",
+    "web_fetch": "xum.tools.web_fetch:WebFetchTool",
+    # Offered only in `xum run` sessions (the engine adds it when ctx.set_exit_code is set).
+    "set_exit_code": "xum.tools.set_exit_code:SetExitCodeTool",
+}
+
+_MAX_ERRORS_LISTED = 20
+
+
+def tool_names() -> list[str]:
+    return list(_TOOLS)
+
+
+def advertised_tool_names() -> list[str]:
+    """Every tool some session can be offered (the parity ledger reconciles against this)."""
+    return list(_TOOLS)
+
+
+@cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    entries = orjson.loads(SCHEMAS_PATH.read_bytes())
+    return {entry["name"]: entry for entry in entries}
+
+
+def tool_schema(name: str) -> dict[str, Any]:
+    """{"name", "description", "parameters"} for a provider request. KeyError when unknown."""
+    entry = _schemas()[name]
+    return {
+        "name": entry["name"],
+        "description": entry["description"],
+        "parameters": entry["parameters"],
+    }
+
+
+def is_read_only(name: str) -> bool:
+    """Read-only tools called in one step may run concurrently."""
+    return bool(_schemas()[name]["read_only"])
+
+
+def tool_class(name: str) -> type[Tool]:
+    """The tool's class; imports its module (and pydantic) on first use. KeyError when unknown."""
+    module_name, _, class_name = _TOOLS[name].partition(":")
+    cls: type[Tool] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+@cache
+def get_tool(name: str) -> Tool:
+    """A shared instance (tools keep no per-call state)."""
+    return tool_class(name)()
+
+
+async def validate_and_run(
+    name: str,
+    raw_arguments_json: str,
+    ctx: ToolContext,
+    *,
+    available: Sequence[str] | None = None,
+    tool: Tool | None = None,
+) -> ToolResult:
+    """Parse, validate and run one tool call; every failure becomes an error result.
+
+    `available` is the set of tools this session offers (default: all); `tool` overrides the
+    registry's instance (a tool configured by the caller).
+    """
+    from xum.tools.base import ToolResult, error
+
+    offered = list(available) if available is not None else tool_names()
+    if tool is None:
+        if name not in offered or name not in _TOOLS:
+            return error(
+                f"Unknown tool {name!r}. Available tools: {', '.join(offered) or '(none)'}.",
+                unknown_tool=name,
+            )
+        tool = get_tool(name)
+    arguments = _parse_arguments(name, raw_arguments_json)
+    if isinstance(arguments, ToolResult):
+        return arguments
+    args = _validate(tool, arguments)
+    if isinstance(args, ToolResult):
+        return args
+    try:
+        return await tool.run(args, ctx)
+    except Exception as exc:  # a bug in the tool; the turn must go on (CancelledError passes)
+        return error(
+            f"the tool crashed: {type(exc).__name__}: {exc}",
+            crashed=True,
+            exception=type(exc).__name__,
+        )
+
+
+def _parse_arguments(name: str, raw: str) -> dict[str, Any] | ToolResult:
+    from xum.tools.base import error
+
+    if not raw.strip():
+        return {}  # some providers send "" for a call without arguments
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        snippet = raw if len(raw) <= 200 else raw[:200] + "..."
+        return error(
+            f"The arguments for {name} are not valid JSON ({exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}): {snippet}\nSend one JSON object with the parameters.",
+            bad_json=True,
+        )
+    if not isinstance(value, dict):
+        return error(
+            f"The arguments for {name} must be a JSON object, not {_json_type(value)}.",
+            bad_json=True,
+        )
+    return value
+
+
+def _validate(tool: Tool, arguments: dict[str, Any]) -> Any:
+    from pydantic import ValidationError
+
+    from xum.tools.base import error
+
+    try:
+        return tool.Input.model_validate(arguments)
+    except ValidationError as exc:
+        problems = [_describe(err) for err in exc.errors(include_url=False)]
+        listed = problems[:_MAX_ERRORS_LISTED]
+        if len(problems) > len(listed):
+            listed.append(f"... and {len(problems) - len(listed)} more")
+        return error(
+            f"Invalid arguments for {tool.name}:\n"
+            + "\n".join(f"- {line}" for line in listed)
+            + f"\nExpected parameters: {_parameter_summary(tool)}",
+            invalid_arguments=True,
+        )
+
+
+def _describe(err: Any) -> str:
+    where = _location(err.get("loc", ()))
+    kind = err.get("type", "")
+    if kind == "missing":
+        return f"{where}: missing (required)"
+    if kind == "extra_forbidden":
+        return f"{where}: unknown parameter"
+    message = str(err.get("msg", "invalid"))
+    message = message.removeprefix("Value error, ")
+    got = err.get("input")
+    shown = orjson.dumps(got, default=str).decode()
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f"{where}: {message} (got {shown})"
+
+
+def _location(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(arguments)"
+
+
+def _parameter_summary(tool: Tool) -> str:
+    schema = tool.Input.model_json_schema()
+    required = set(schema.get("required", []))
+    parts = []
+    for prop_name, prop in schema.get("properties", {}).items():
+        types = [
+            b.get("type", "object") for b in prop.get("anyOf", [prop]) if b.get("type") != "null"
+        ]
+        kind = " or ".join(str(t) for t in types) or "value"
+        parts.append(f"{prop_name} ({kind}, {'required' if prop_name in required else 'optional'})")
+    return ", ".join(parts) or "(none)"
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__

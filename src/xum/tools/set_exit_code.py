@@ -1,0 +1,37 @@
+"""set_exit_code: choose the exit code of a `xum run` (offered only there)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult, error
+
+
+class SetExitCodeInput(ToolInput):
+    code: int = Field(ge=0, le=255, description="The exit code, 0 to 255; 0 means success.")
+    reason: str = Field(description="One sentence on why, shown in the run's output.")
+
+
+class SetExitCodeTool(Tool):
+    name = "set_exit_code"
+    description = (
+        "Set the exit code this `xum run` ends with, for scripts and CI: for example 1 to fail "
+        "the step (block a merge) when a review finds problems, 0 when all is well. Calling it "
+        "again replaces the earlier code. It does not end the run."
+    )
+    Input: ClassVar[type[ToolInput]] = SetExitCodeInput
+    read_only = False
+
+    def summary(self, args: SetExitCodeInput) -> str:
+        return str(args.code)
+
+    async def run(self, args: SetExitCodeInput, ctx: ToolContext) -> ToolResult:
+        if ctx.set_exit_code is None:
+            return error("set_exit_code is only available in `xum run` sessions.")
+        ctx.set_exit_code(args.code, args.reason)
+        return ToolResult(
+            output=f"The run will exit with code {args.code}.",
+            meta={"code": args.code, "reason": args.reason},
+        )

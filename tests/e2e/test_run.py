@@ -1,0 +1,307 @@
+"""`xum run` end to end: the real CLI in a subprocess, the fake LLM server over HTTP, real git
+repositories. Each test is one of the engine issue's acceptance cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cli import XUM, run_xum
+from xum.testing import fakellm
+from xum.testing.fakellm import FakeLLM
+
+GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
+
+WIRES = {
+    "anthropic": ("anthropic:claude-sonnet-5-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "openai-responses": ("openai:gpt-6.1-sol", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+}
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
+    (path / "app.py").write_text("def greet():\n    return 'hi'\n")
+    (path / "logo.bin").write_bytes(b"\x89PNG\x00\x01\x02binary\x00data")
+    subprocess.run([*GIT, "add", "."], cwd=path, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=path, check=True)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def env_for(server: FakeLLM, wire: str = "anthropic") -> dict[str, str]:
+    _, key_var, url_var = WIRES[wire]
+    return {key_var: "test-key", url_var: server.url}
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def committed(evts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in evts if "seq" in e]
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+def test_multi_step_run_reads_edits_runs_and_answers(
+    fake_llm: FakeLLM, repo: Path, wire: str
+) -> None:
+    fake_llm.script(
+        fakellm.reply("Reading first.", fakellm.ToolCall("file_read", {"path": "app.py"})),
+        fakellm.tool_call(
+            "file_edit_replace_string",
+            {"path": "app.py", "old_string": "'hi'", "new_string": "'hello'"},
+        ),
+        fakellm.tool_call(
+            "bash",
+            {"script": "python3 -c 'import app; print(app.greet())'", "display_name": "check"},
+        ),
+        fakellm.text("greet() now returns hello."),
+    )
+    model = WIRES[wire][0]
+    result = run_xum(
+        "run", "--json", "-m", model, "Make greet say hello", cwd=repo, env=env_for(fake_llm, wire)
+    )
+    assert result.returncode == 0, result.stderr
+    assert (repo / "app.py").read_text() == "def greet():\n    return 'hello'\n"
+
+    evts = events(result.stdout)
+    kinds = [e["type"] for e in evts]
+    assert kinds[-1] == "final" and kinds.count("final") + kinds.count("error") == 1
+    final = evts[-1]
+    assert final["reason"] == "completed" and final["exit_code"] == 0
+    assert final["text"] == "greet() now returns hello."
+    assert final["steps"] == 4
+    assert final["usage"]["input_tokens"] > 0
+    results = [e for e in evts if e["type"] == "tool-result"]
+    assert [r["name"] for r in results] == ["file_read", "file_edit_replace_string", "bash"]
+    assert not any(r["is_error"] for r in results)
+    assert "hello" in results[2]["output"]
+    seqs = [e["seq"] for e in committed(evts)]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert kinds.index("turn-start") < kinds.index("user-message") < kinds.index("turn-end")
+    assert len(fake_llm.requests) == 4
+    assert all(r.wire == wire for r in fake_llm.requests)
+
+    replay = run_xum("session", final["workspace_id"], "--json", cwd=repo)
+    assert replay.returncode == 0, replay.stderr
+    replayed = events(replay.stdout)
+    live = {e["seq"]: e["type"] for e in committed(evts)}
+    assert {e["seq"]: e["type"] for e in replayed if e["seq"] in live} == live
+    assert replayed[-1]["type"] == "turn-end" and replayed[-1]["reason"] == "completed"
+
+
+def test_message_from_stdin_and_quiet_output(fake_llm: FakeLLM, repo: Path) -> None:
+    fake_llm.script(fakellm.text("The answer is 42."))
+    result = run_xum("run", "-q", cwd=repo, env=env_for(fake_llm), input="What is the answer?\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "The answer is 42.\n"
+    sent = fake_llm.requests[0].json
+    assert sent["messages"][0]["content"][0]["text"] == "What is the answer?"
+
+
+def test_tool_failures_are_reported_and_the_turn_continues(
+    fake_llm: FakeLLM, repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (repo / "escape").symlink_to(outside)
+    fake_llm.script(
+        fakellm.tool_call("bash", "{not json"),
+        fakellm.tool_call("file_read", {"path": 42, "offset": "first"}),
+        fakellm.tool_call("no_such_tool", {}),
+        fakellm.tool_call("file_read", {"path": "logo.bin"}),
+        fakellm.tool_call(
+            "file_edit_replace_string",
+            {"path": "escape", "old_string": "secret", "new_string": "pwned"},
+        ),
+        fakellm.text("Handled every failure."),
+    )
+    # The temp dir is writable by design; give the run its own so `outside` is really outside.
+    systmp = tmp_path / "systmp"
+    systmp.mkdir()
+    env = {**env_for(fake_llm), "TMPDIR": str(systmp)}
+    result = run_xum("run", "--json", "Try things", cwd=repo, env=env)
+    assert result.returncode == 0, result.stderr
+    evts = events(result.stdout)
+    results = [e for e in evts if e["type"] == "tool-result"]
+    assert len(results) == 5 and all(r["is_error"] for r in results)
+    bad_json, bad_types, unknown, binary, escape = (r["output"] for r in results)
+    assert "JSON" in bad_json
+    assert "path" in bad_types and "offset" in bad_types
+    assert "no_such_tool" in unknown and "file_read" in unknown
+    assert "binary" in binary.lower()
+    assert "outside" in escape.lower()
+    assert outside.read_text() == "secret\n"
+    assert evts[-1]["type"] == "final" and evts[-1]["text"] == "Handled every failure."
+
+
+def test_budget_exceeded_mid_run_exits_2_and_names_the_limit(fake_llm: FakeLLM, repo: Path) -> None:
+    big = fakellm.Usage(input_tokens=400_000, output_tokens=1000)
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": "true", "display_name": "t"}, usage=big),
+        fakellm.tool_call("bash", {"script": "true", "display_name": "t"}, usage=big),
+        fakellm.text("never reached"),
+    )
+    result = run_xum("run", "--json", "-b", "1.00", "spend", cwd=repo, env=env_for(fake_llm))
+    assert result.returncode == 2, result.stderr
+    final = events(result.stdout)[-1]
+    assert final["type"] == "final"
+    assert final["reason"] == "budget"
+    assert final["limit"] == {"kind": "session_budget", "budget_usd": 1.0}
+    assert final["cost_usd"] > 1.0
+    assert len(fake_llm.requests) < 3
+
+
+def test_budget_on_an_unpriced_model_is_refused_up_front(
+    fake_llm: FakeLLM, repo: Path, xum_root: Path
+) -> None:
+    env = {"OPENROUTER_API_KEY": "k"}
+    result = run_xum(
+        "run", "-m", "openrouter:some/unpriced-model", "-b", "1", "hi", cwd=repo, env=env
+    )
+    assert result.returncode == 1
+    assert "no known price" in result.stderr
+    assert "modelPrices" in result.stderr
+    assert not (xum_root / "sessions").exists()
+    assert not fake_llm.requests
+
+
+def test_no_provider_is_a_clear_error_and_writes_nothing(repo: Path, xum_root: Path) -> None:
+    result = run_xum("run", "--json", "hello", cwd=repo)
+    assert result.returncode == 1
+    evts = events(result.stdout)
+    assert len(evts) == 1 and evts[0]["type"] == "error"
+    assert "ANTHROPIC_API_KEY" in evts[0]["hint"] and "providers.jsonc" in evts[0]["hint"]
+    assert not xum_root.exists() or not any(xum_root.iterdir())
+
+
+def test_agent_chosen_exit_code(fake_llm: FakeLLM, repo: Path) -> None:
+    fake_llm.script(
+        fakellm.tool_call("set_exit_code", {"code": 1, "reason": "tests fail: block the merge"}),
+        fakellm.text("Blocking the merge."),
+    )
+    result = run_xum("run", "--json", "review", cwd=repo, env=env_for(fake_llm))
+    assert result.returncode == 1
+    final = events(result.stdout)[-1]
+    assert final["reason"] == "completed"
+    assert final["agent_exit_code"]["code"] == 1
+
+
+def test_doom_loop_advises_then_stops(fake_llm: FakeLLM, repo: Path) -> None:
+    same = {"path": "app.py"}
+    fake_llm.set_default(fakellm.tool_call("file_read", same))
+    result = run_xum("run", "--json", "loop", cwd=repo, env=env_for(fake_llm))
+    assert result.returncode == 1
+    evts = events(result.stdout)
+    advisories = [e for e in evts if e["type"] == "advisory"]
+    assert [a["kind"] for a in advisories][:1] == ["doom-loop"]
+    assert advisories[-1]["kind"] == "doom-loop-stop"
+    assert evts[-1]["reason"] == "doom_loop"
+    assert len(fake_llm.requests) == 6
+
+
+def test_worktree_runtime_leaves_the_main_checkout_untouched(
+    fake_llm: FakeLLM, repo: Path, xum_root: Path
+) -> None:
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout
+    fake_llm.script(
+        fakellm.tool_call(
+            "file_edit_replace_string",
+            {"path": "app.py", "old_string": "'hi'", "new_string": "'worktree'"},
+        ),
+        fakellm.text("done"),
+    )
+    result = run_xum(
+        "run", "--json", "-r", "worktree", "edit in a worktree", cwd=repo, env=env_for(fake_llm)
+    )
+    assert result.returncode == 0, result.stderr
+    final = events(result.stdout)[-1]
+    wt = Path(final["workspace_path"])
+    assert wt == xum_root / "src" / "repo" / final["workspace_name"]
+    assert (wt / "app.py").read_text().endswith("'worktree'\n")
+    assert (repo / "app.py").read_text().endswith("'hi'\n")
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True
+    )
+    assert status.stdout == ""
+    assert (
+        subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
+        ).stdout
+        == head
+    )
+    branches = subprocess.run(
+        ["git", "branch", "--list", final["workspace_name"]],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert final["workspace_name"] in branches.stdout
+
+
+@pytest.fixture
+def sleeping_run(
+    fake_llm: FakeLLM, repo: Path, tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    marker = tmp_path / "started"
+    script = f"touch {marker}; sleep 300 & sleep 300; wait"
+    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "sleep"}))
+    env = dict(os.environ, **env_for(fake_llm))
+    proc = subprocess.Popen(
+        [XUM, "run", "--json", "sleep for a while"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc, marker
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _sleepers_with_marker(marker: Path) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True).stdout
+    return [int(pid) for pid in out.split()]
+
+
+def test_ctrl_c_kills_the_command_and_closes_the_turn_durably(
+    fake_llm: FakeLLM, sleeping_run: tuple[subprocess.Popen[str], Path]
+) -> None:
+    proc, marker = sleeping_run
+    deadline = time.monotonic() + 20
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the bash tool never started"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130, stderr
+    evts = events(stdout)
+    result = next(e for e in evts if e["type"] == "tool-result")
+    assert result["is_error"]
+    assert evts[-1]["type"] == "final" and evts[-1]["reason"] == "interrupted"
+    turn_end = next(e for e in evts if e["type"] == "turn-end")
+    assert turn_end["reason"] == "interrupted"
+    # The whole process group is gone: no `sleep` of this run survives.
+    deadline = time.monotonic() + 5
+    while _sleepers_with_marker(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sleepers_with_marker(marker) == []

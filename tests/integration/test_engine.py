@@ -1,0 +1,317 @@
+"""The engine's turn loop against the fake LLM server: interrupts, crashes, errors, queues,
+concurrency and request stability. Real session logs in a temp $XUM_ROOT, real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xum.engine.route import resolve_route
+from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.llm.client import open_client
+from xum.llm.retry import RetryPolicy
+from xum.runtime.local import LocalRuntime
+from xum.store import events as ev
+from xum.store.config import update_config
+from xum.store.projection import rebuild_history
+from xum.store.sessionlog import SessionLog
+from xum.testing import fakellm
+from xum.testing.fakellm import FakeLLM
+
+TOOLS = ["bash", "file_read", "file_edit_replace_string", "todo_write", "todo_read", "web_fetch"]
+
+
+class Harness:
+    def __init__(self, server: FakeLLM, workdir: Path, ws_id: str = "ws-test") -> None:
+        env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url}
+        self.route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
+        self.workdir = workdir
+        self.ws_id = ws_id
+        self.events: list[dict[str, Any]] = []
+        self.clients: list[Any] = []
+
+    def session(self, **settings: Any) -> AgentSession:
+        client = open_client(self.route.endpoint, retry=RetryPolicy(max_retries=0))
+        self.clients.append(client)
+        return AgentSession(
+            workspace=WorkspaceInfo(
+                self.ws_id, "test-ws", str(self.workdir), str(self.workdir), "local"
+            ),
+            log=SessionLog.open(self.ws_id),
+            runtime=LocalRuntime(str(self.workdir), str(self.workdir)),
+            route=self.route,
+            client=client,
+            settings=SessionSettings(system_prompt="You are a test.", tools=TOOLS, **settings),
+            scratch_dir=self.workdir / ".scratch",
+            emit=self.events.append,
+        )
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+
+@pytest.fixture
+async def harness(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[Harness]:
+    h = Harness(fake_llm, tmp_path)
+    yield h
+    await h.close()
+
+
+def valid_history(ws_id: str) -> list[Any]:
+    """The provider history from a fresh read of the log; asserts every call has its result."""
+    messages = rebuild_history(SessionLog.open(ws_id).frames)
+    pending: set[str] = set()
+    for message in messages:
+        for part in message["content"]:
+            if part["type"] == "tool_call":
+                pending.add(part["id"])
+            elif part["type"] == "tool_result":
+                pending.discard(part["call_id"])
+    assert not pending
+    return messages
+
+
+async def test_interrupt_mid_stream_keeps_the_text_and_the_next_turn_works(
+    fake_llm: FakeLLM, harness: Harness
+) -> None:
+    fake_llm.script(
+        fakellm.text("word " * 200, chunk_size=5, delay=0.01),
+        fakellm.text("Continuing after the interrupt."),
+    )
+    session = harness.session()
+    task = asyncio.create_task(session.run_turn("write a lot"))
+    while not any(e["type"] == "text-delta" for e in harness.events):
+        await asyncio.sleep(0.01)
+    session.interrupt()
+    result = await task
+    assert result.reason == "interrupted"
+    assert result.text.startswith("word")
+    assert len(result.text) < len("word " * 200)
+    frames = SessionLog.open(harness.ws_id).frames
+    assert frames[-1].type == ev.TURN_END and frames[-1].data["reason"] == "interrupted"
+
+    second = await session.run_turn("go on")
+    assert second.reason == "completed"
+    assert second.text == "Continuing after the interrupt."
+    sent = fake_llm.requests[-1].json["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"][0]["text"].startswith("word")
+
+
+async def test_interrupt_during_a_command_kills_it_and_history_stays_valid(
+    fake_llm: FakeLLM, harness: Harness, tmp_path: Path
+) -> None:
+    marker = tmp_path / "running"
+    fake_llm.script(
+        fakellm.tool_call(
+            "bash", {"script": f"touch {marker}; exec sleep 300", "display_name": "s"}
+        ),
+        fakellm.text("Resumed fine."),
+    )
+    session = harness.session()
+    task = asyncio.create_task(session.run_turn("sleep"))
+    while not marker.exists():
+        await asyncio.sleep(0.01)
+    session.interrupt()
+    result = await task
+    assert result.reason == "interrupted"
+    out = subprocess.run(["pgrep", "-f", "exec sleep 300"], capture_output=True, text=True).stdout
+    assert out.strip() == "" or all(not _alive(int(p)) for p in out.split())
+    valid_history(harness.ws_id)
+
+    reopened = harness.session()  # a new engine object over the same log, as after a restart
+    again = await reopened.run_turn("continue")
+    assert again.reason == "completed" and again.text == "Resumed fine."
+    assert not fake_llm.errors
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+CHILD = """
+import asyncio, sys
+sys.path.insert(0, {repo!r})
+from tests.integration.test_engine import Harness
+from xum.testing.fakellm import FakeLLM
+
+class Remote:
+    url = {url!r}
+
+async def main():
+    h = Harness(Remote(), __import__("pathlib").Path({workdir!r}))
+    await h.session().run_turn("sleep then crash")
+
+asyncio.run(main())
+"""
+
+
+async def test_kill_9_mid_turn_is_recovered_on_the_next_open(
+    fake_llm: FakeLLM, harness: Harness, tmp_path: Path
+) -> None:
+    marker = tmp_path / "child-running"
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": f"touch {marker}; sleep 300", "display_name": "s"}),
+        fakellm.text("Recovered."),
+    )
+    repo = str(Path(__file__).resolve().parents[2])
+    code = CHILD.format(repo=repo, url=fake_llm.url, workdir=str(tmp_path))
+    child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        assert child.poll() is None and time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+    session = harness.session()  # opening for writing heals the log and closes the turn
+    result = await session.run_turn("are you there?")
+    assert result.reason == "completed" and result.text == "Recovered."
+    frames = SessionLog.open(harness.ws_id).frames
+    crash_end = next(f for f in frames if f.type == ev.TURN_END)
+    assert crash_end.data == {
+        "turn_id": crash_end.data["turn_id"],
+        "reason": "interrupted",
+        "cause": "crash",
+    }
+    valid_history(harness.ws_id)
+    assert not fake_llm.errors
+
+
+async def test_provider_error_ends_the_turn_cleanly(fake_llm: FakeLLM, harness: Harness) -> None:
+    fake_llm.script(
+        fakellm.error(
+            401, {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
+        ),
+        fakellm.text("ok now"),
+    )
+    session = harness.session()
+    result = await session.run_turn("hi")
+    assert result.reason == "error"
+    assert result.error is not None and result.error["kind"] == "auth"
+    assert any(e["type"] == "error" for e in harness.events)
+    assert (await session.run_turn("again")).text == "ok now"
+    valid_history(harness.ws_id)
+
+
+async def test_message_queued_after_the_step_arrives_after_the_tool_results(
+    fake_llm: FakeLLM, harness: Harness
+) -> None:
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": "sleep 0.3", "display_name": "s"}),
+        fakellm.text("saw it"),
+    )
+    session = harness.session()
+    task = asyncio.create_task(session.run_turn("start"))
+    while not any(e["type"] == "tool-call" for e in harness.events):
+        await asyncio.sleep(0.01)
+    session.queue_message("also do this", "step")
+    session.queue_message("and later this", "turn")
+    result = await task
+    assert result.text == "saw it"
+    last = fake_llm.requests[1].json["messages"][-1]
+    # Anthropic's wire carries tool results in a user message; the queued text follows them.
+    assert last["role"] == "user"
+    assert [b["type"] for b in last["content"]] == ["tool_result", "text"]
+    assert last["content"][1]["text"] == "also do this"
+    assert session.take_turn_queue() == ["and later this"]
+
+
+async def test_step_limit_is_the_backstop(fake_llm: FakeLLM, harness: Harness) -> None:
+    fake_llm.set_default(fakellm.tool_call("todo_read", {}))
+    fake_llm.script(
+        *(fakellm.tool_call("bash", {"script": f"echo {i}", "display_name": "e"}) for i in range(3))
+    )
+    result = await harness.session(max_steps=3).run_turn("loop")
+    assert result.reason == "max_steps"
+    assert result.steps == 3
+    valid_history(harness.ws_id)
+
+
+class _Barrier(BaseHTTPRequestHandler):
+    barrier = threading.Barrier(2)
+
+    def do_GET(self) -> None:
+        try:
+            self.barrier.wait(timeout=5)
+            body, status = b"<html><body><p>both arrived</p></body></html>", 200
+        except threading.BrokenBarrierError:
+            body, status = b"alone", 504
+        self.send_response(status)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+async def test_read_only_calls_in_one_step_run_concurrently(
+    fake_llm: FakeLLM, harness: Harness
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Barrier)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        host = f"127.0.0.1:{server.server_address[1]}"
+        update_config(lambda c: c.update(webFetch={"allowHosts": [host]}))
+        fake_llm.script(
+            fakellm.reply(
+                fakellm.ToolCall("web_fetch", {"url": f"http://{host}/a"}),
+                fakellm.ToolCall("web_fetch", {"url": f"http://{host}/b"}),
+            ),
+            fakellm.text("done"),
+        )
+        result = await harness.session().run_turn("fetch both")
+    finally:
+        server.shutdown()
+    outputs = [e["output"] for e in harness.events if e["type"] == "tool-result"]
+    assert len(outputs) == 2
+    assert all("both arrived" in o for o in outputs), outputs
+    assert result.reason == "completed"
+
+
+async def test_each_request_is_a_byte_prefix_of_the_next(
+    fake_llm: FakeLLM, harness: Harness
+) -> None:
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": "echo one", "display_name": "a"}),
+        fakellm.tool_call("bash", {"script": "echo two", "display_name": "b"}),
+        fakellm.text("done"),
+    )
+    session = harness.session()
+    await session.run_turn("go")
+    fake_llm.script(fakellm.text("second turn"))
+    await session.run_turn("again")
+
+    def without_breakpoints(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+        if isinstance(value, list):
+            return [without_breakpoints(v) for v in value]
+        return value
+
+    bodies = [without_breakpoints(r.json) for r in fake_llm.requests]
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        assert json.dumps(after["system"]) == json.dumps(before["system"])
+        assert json.dumps(after["tools"]) == json.dumps(before["tools"])
+        n = len(before["messages"])
+        assert json.dumps(after["messages"][:n]) == json.dumps(before["messages"])
+    assert fake_llm.requests[-1].cache.read_tokens > 0
