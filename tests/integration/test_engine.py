@@ -4,6 +4,7 @@ concurrency and request stability. Real session logs in a temp $XUM_ROOT, real p
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -309,7 +310,7 @@ async def test_each_request_is_a_byte_prefix_of_the_next(
         return value
 
     bodies = [without_breakpoints(r.json) for r in fake_llm.requests]
-    for before, after in zip(bodies, bodies[1:], strict=False):
+    for before, after in itertools.pairwise(bodies):
         assert json.dumps(after["system"]) == json.dumps(before["system"])
         assert json.dumps(after["tools"]) == json.dumps(before["tools"])
         n = len(before["messages"])

@@ -91,6 +91,7 @@ async def test_directory_device_missing_and_empty(tmp_path: Path) -> None:
     assert missing.is_error and "no such file" in missing.output
     Path(ctx.runtime.workspace_path, "empty").write_text("")
     assert (await read(ctx, "empty")).output == "(empty file)"
+    assert "NUL" in (await read(ctx, "a\0b")).output
 
 
 async def test_reads_outside_the_workspace_are_allowed(tmp_path: Path) -> None:

@@ -145,10 +145,16 @@ class JsonRenderer:
 
 
 class QuietRenderer:
-    """Nothing while running; the caller prints the final answer."""
+    """Nothing while running but errors (on stderr); the caller prints the final answer."""
+
+    def __init__(self, err: TextIO | None = None) -> None:
+        self.err = err or sys.stderr
 
     def __call__(self, event: Event) -> None:
-        pass
+        if event["type"] == E.ERROR:
+            self.err.write(f"error: {event['message']}\n")
+            if event.get("hint"):
+                self.err.write(f"  hint: {event['hint']}\n")
 
     def finish(self, line: str) -> None:
         pass

@@ -155,6 +155,8 @@ def run(
     elapsed = time.monotonic() - started
     if "usage" in outcome.extra:
         renderer.finish(usage_line(outcome.reason, outcome.extra, elapsed))
+    if quiet and outcome.exit_code not in (EXIT_OK, EXIT_INTERRUPTED) and outcome.reason != "error":
+        click.echo(f"stopped: {outcome.reason}", err=True)
     if quiet and outcome.extra.get("text"):
         sys.stdout.write(outcome.extra["text"].rstrip("\n") + "\n")
     if as_json and outcome.reason != "error":
@@ -195,6 +197,7 @@ async def _run(
     from xum.engine.route import resolve_route
     from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
     from xum.llm.client import open_client
+    from xum.llm.http import prewarm
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
     from xum.runtime import git
     from xum.store.sessionlog import SessionLog
@@ -202,6 +205,7 @@ async def _run(
 
     # Everything that can fail on configuration is resolved before anything is written.
     route = resolve_route(model)
+    prewarm(route.endpoint.base_url.startswith("https://"))  # overlaps the setup below
     thinking = parse_thinking(
         thinking_text or os.environ.get("XUM_THINKING_LEVEL") or DEFAULT_THINKING,
         route.provider,

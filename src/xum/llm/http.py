@@ -13,6 +13,7 @@ request.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -35,6 +36,37 @@ from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate
 
 if TYPE_CHECKING:
     import httpx
+
+# Cold start: `prewarm` imports httpx (and builds the TLS context for https endpoints) on a
+# background thread while the caller does its own I/O (git, config, the session log).
+_warm_thread: threading.Thread | None = None
+_warm_tls: dict[str, Any] = {}  # "default" -> ssl.SSLContext
+
+
+def prewarm(https: bool) -> None:
+    """Start loading what the first request needs; `_client()` waits for it. Idempotent."""
+    global _warm_thread
+    if _warm_thread is not None:
+        return
+
+    def work() -> None:
+        import httpx
+
+        if https:
+            _warm_tls["default"] = httpx.create_ssl_context()
+
+    _warm_thread = threading.Thread(target=work, name="xum-prewarm", daemon=True)
+    _warm_thread.start()
+
+
+def _tls_for(url: str) -> Any:
+    """Plain-http endpoints (local servers) need no TLS context; building one costs ~30 ms."""
+    if not url.startswith("https://"):
+        return False
+    if _warm_thread is not None:
+        _warm_thread.join()
+    return _warm_tls.get("default", True)
+
 
 MAX_ERROR_BODY = 64 * 1024  # enough for any error JSON; the rest is not read
 MAX_JSON_BODY = 64 * 1024 * 1024
@@ -165,10 +197,13 @@ class WireClient:
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
+            if _warm_thread is not None:
+                _warm_thread.join()
             import httpx
 
             t = self.timeouts
             self._http = httpx.AsyncClient(
+                verify=_tls_for(self.url),
                 timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
                 limits=httpx.Limits(max_keepalive_connections=16, keepalive_expiry=120.0),
                 transport=self._transport,

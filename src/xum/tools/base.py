@@ -12,19 +12,24 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from xum.runtime.base import Runtime
+
+if TYPE_CHECKING:
+    from xum.tools.input import ToolInput
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
 
-class ToolInput(BaseModel):
-    """Base of every tool input model: unknown fields are refused, names stay as written."""
+def __getattr__(name: str) -> Any:
+    # `from xum.tools.base import ToolInput` keeps working for tool modules, while importing
+    # this module (the engine does, on every start) stays free of pydantic.
+    if name == "ToolInput":
+        from xum.tools.input import ToolInput
 
-    model_config = ConfigDict(extra="forbid")
+        return ToolInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(slots=True)

@@ -7,8 +7,9 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error
 from xum.tools.bounds import HeadTailCapture, new_spill_path
+from xum.tools.input import ToolInput
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0

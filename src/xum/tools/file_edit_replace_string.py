@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
-from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error
 from xum.tools.editing import (
     EditRefused,
     edit_result,
@@ -16,6 +16,7 @@ from xum.tools.editing import (
     refused,
     save_text_file,
 )
+from xum.tools.input import ToolInput
 
 
 class ReplaceStringInput(ToolInput):

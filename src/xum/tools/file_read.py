@@ -9,7 +9,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from xum.runtime.base import NotRegularFileError
-from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error
+from xum.tools.input import ToolInput
 from xum.tools.paths import PathRefused, resolve_read_path
 
 MAX_LINES = 2000

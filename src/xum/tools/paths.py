@@ -43,6 +43,8 @@ def _has_git_component(path: str) -> bool:
 async def resolve_read_path(ctx: ToolContext, path: str) -> str:
     if not path.strip():
         raise PathRefused("the path is empty")
+    if "\0" in path:
+        raise PathRefused("the path contains a NUL character")
     return await ctx.runtime.realpath(path)
 
 

@@ -23,7 +23,8 @@ from typing import Any
 
 import orjson
 
-from xum.tools.base import Tool, ToolInput
+from xum.tools.base import Tool
+from xum.tools.input import ToolInput
 from xum.tools.registry import SCHEMAS_PATH, tool_class, tool_names
 
 _KEEP = ("type", "description", "enum", "const", "properties", "items", "anyOf")

@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error
+from xum.tools.input import ToolInput
 
 
 class SetExitCodeInput(ToolInput):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xum.tools.base import TodoItem, Tool, ToolContext, ToolInput, ToolResult
+from xum.tools.base import TodoItem, Tool, ToolContext, ToolResult
+from xum.tools.input import ToolInput
 
 _MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 

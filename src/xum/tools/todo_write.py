@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from xum.tools.base import TodoItem, TodoStatus, Tool, ToolContext, ToolInput, ToolResult, error
+from xum.tools.base import TodoItem, TodoStatus, Tool, ToolContext, ToolResult, error
+from xum.tools.input import ToolInput
 from xum.tools.todo_read import render_todos
 
 MAX_TODOS = 100

@@ -15,9 +15,10 @@ from pydantic import Field
 
 from xum import __version__
 from xum.core.errors import ConfigError
-from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error
 from xum.tools.bounds import bound_text
 from xum.tools.html_text import html_to_text
+from xum.tools.input import ToolInput
 from xum.tools.ssrf import (
     AllowRule,
     Refused,

@@ -22,6 +22,7 @@ class RecordedRequest:
     json: Any  # the parsed body, or None when it is not JSON
     wire: Wire | None  # None for paths that are not a model endpoint
     arrived: float  # time.monotonic() when the request was fully read
+    finished: float | None = None  # time.monotonic() when the whole reply was written
     status: int = 0  # the status the server answered (0: connection closed before headers)
     reply: Reply | None = None
     reply_source: ReplySource = "none"

@@ -445,6 +445,7 @@ class FakeLLM:
             resp.cut_after(reply.disconnect.after_bytes, reset=reply.disconnect.reset)
         try:
             await self._write(rec, codec, reply, ctx, resp, headers, request_id)
+            rec.finished = time.monotonic()
         except (Cut, ConnectionError):
             raise Cut from None  # the connection is gone: never reuse it
 
