@@ -8,10 +8,18 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-# Debian packages the tests need (installed only when missing).
-SYSTEM_PACKAGES := git
+# Debian packages the tests need (installed only when missing). chromium: the browser tests
+# drive Debian's /usr/bin/chromium (Playwright never downloads a browser).
+SYSTEM_PACKAGES := git chromium openssh-server
 
-.PHONY: help run test lint fmt typecheck bench clean venv deps-system check
+# The web UI (web/, React + TypeScript + Vite) is built into the Python package.
+WEB := web
+WEB_STAMP := $(WEB)/node_modules/.installed
+WEB_OUT := src/xum/server/static/index.html
+WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f 2>/dev/null) $(WEB)/index.html \
+	$(WEB)/vite.config.ts $(WEB)/tsconfig.json $(WEB)/package.json
+
+.PHONY: help run test lint fmt typecheck bench clean venv deps-system check build-web test-web
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -32,12 +40,23 @@ deps-system: ## Install the Debian packages the tests need (only those missing)
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-run: venv ## Set up everything and start xum on this directory
-	@echo "xum is not serving a UI yet; running 'xum doctor' to check this machine's setup."
-	@echo "Then try: $(BIN)/xum --help"
-	$(BIN)/xum doctor
+$(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to build the web UI (Node.js 20+)"; exit 1; }
+	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(WEB_STAMP)
 
-test: venv deps-system ## Install what tests need and run them all
+$(WEB_OUT): $(WEB_STAMP) $(WEB_SOURCES)
+	cd $(WEB) && npm run --silent build
+
+build-web: $(WEB_OUT) ## Build the web UI into src/xum/server/static (typechecks it first)
+
+test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
+	cd $(WEB) && npx vitest run
+
+run: venv build-web ## Start xum server with this directory as a project; prints a sign-in link
+	$(BIN)/xum server --add-project . $(SERVER_ARGS)
+
+test: venv deps-system build-web test-web ## Install what tests need and run them all
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 lint: venv ## ruff lint and format check
@@ -58,4 +77,5 @@ bench: venv ## Run the benchmarks; prints one JSON document
 
 clean: ## Remove the environment and build output
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache .bench src/xum/_build_info.py
+	rm -rf $(WEB)/node_modules src/xum/server/static test-artifacts
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -74,4 +74,13 @@ def test_built_wheel_bakes_in_the_commit(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("xum-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
         info = zf.read("xum/_build_info.py").decode()
+        names = set(zf.namelist())
     assert info == f'GIT_SHA = "{git_short_sha()}"\n'
+    # Package data the context layer reads at run time: built-in agents and skills.
+    assert {
+        "xum/context/builtin_index.json",
+        "xum/context/builtin_agents/exec.md",
+        "xum/context/builtin_agents/plan.md",
+        "xum/context/builtin_skills/xum-customize/SKILL.md",
+        "xum/context/builtin_skills/xum-customize/references/frontmatter.md",
+    } <= names

@@ -21,7 +21,7 @@ from xum.tools.registry import (
 from xum.tools.schemas import build_schemas, render
 
 DOCUMENTED_PARAMETERS = {
-    "bash": ["script", "display_name", "timeout_secs"],
+    "bash": ["script", "display_name", "timeout_secs", "run_in_background"],
     "file_read": ["path", "offset", "limit"],
     "file_edit_replace_string": ["path", "old_string", "new_string", "replace_count"],
     "file_edit_replace_lines": ["path", "start_line", "end_line", "new_lines", "expected_lines"],
@@ -29,6 +29,28 @@ DOCUMENTED_PARAMETERS = {
     "todo_write": ["todos"],
     "todo_read": [],
     "web_fetch": ["url"],
+    "agent_skill_read": ["name"],
+    "agent_skill_read_file": ["name", "filePath", "offset", "limit"],
+    "propose_plan": [],
+    "ask_user_question": ["questions"],
+    "task": [
+        "agentId",
+        "title",
+        "prompt",
+        "model",
+        "thinking",
+        "n",
+        "run_in_background",
+        "isolation",
+    ],
+    "task_await": ["task_ids", "min_completed", "timeout_secs"],
+    "task_list": ["statuses"],
+    "task_send_message": ["task_id", "message", "queue_dispatch_mode"],
+    "task_stop": ["task_ids"],
+    "task_remove": ["task_ids"],
+    "task_retitle": ["task_id", "title"],
+    "task_apply_git_patch": ["task_id", "dry_run", "expected_head_sha", "three_way", "force"],
+    "agent_report": ["reportMarkdown", "title"],
     "set_exit_code": ["code", "reason"],
 }
 
@@ -73,6 +95,12 @@ def _walk(node: Any, path: str = "$") -> list[str]:
             if node.get("required") != list(node.get("properties", {})):
                 problems.append(f"{path}: required does not list every property")
         for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                # Property names (a tool may well have a parameter called `title`) are not
+                # schema keywords: check each property's schema, not the mapping itself.
+                for name, prop in value.items():
+                    problems.extend(_walk(prop, f"{path}.properties.{name}"))
+                continue
             problems.extend(_walk(value, f"{path}.{key}"))
     elif isinstance(node, list):
         for index, value in enumerate(node):

@@ -16,6 +16,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("xum.cli.sessions:sessions", "List recorded sessions, newest first."),
     "run": ("xum.cli.run:run", "Run one agent task to completion and exit (scripts and CI)."),
     "doctor": ("xum.cli.doctor:doctor", "Check xum's home, config files, providers and sessions."),
+    "trust": ("xum.cli.trust:trust", "Trust a project so its hooks may run (or --revoke)."),
+    "server": ("xum.cli.server:server", "Start the HTTP/WebSocket server for the browser UI."),
 }
 
 

@@ -23,23 +23,6 @@ from xum.core.errors import XumError
 
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-READ_ONLY_TOOLS = ["file_read", "todo_write", "todo_read", "web_fetch"]
-EXEC_TOOLS = [
-    "bash",
-    "file_read",
-    "file_edit_replace_string",
-    "file_edit_replace_lines",
-    "file_edit_insert",
-    "todo_write",
-    "todo_read",
-    "web_fetch",
-    "set_exit_code",
-]
-PLAN_MODE_NOTICE = (
-    "plan mode is limited for now: the agent gets read-only tools (file_read, todo_*, web_fetch) "
-    "and answers with a plan; plan files and propose_plan are not implemented yet"
-)
-
 
 class RunCommand(click.Command):
     """Usage errors exit 1 (not click's 2): for `xum run`, 2 means the budget was exceeded."""
@@ -50,6 +33,21 @@ class RunCommand(click.Command):
         except click.UsageError as exc:
             exc.show()
             ctx.exit(EXIT_ERROR)
+
+
+class RuntimeSpec(click.ParamType[str]):
+    """`local`, `worktree` or `ssh <host>` (one argument: quote it)."""
+
+    name = "local|worktree|ssh <host>"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from xum.workspaces.lifecycle import parse_runtime
+
+        try:
+            kind, host = parse_runtime(str(value))
+        except XumError as exc:
+            self.fail(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, param, ctx)
+        return kind if host is None else f"ssh {host}"
 
 
 @dataclass
@@ -96,17 +94,19 @@ def _budget(value: str | None) -> float | None:
 @click.option(
     "--runtime",
     "-r",
-    type=click.Choice(["local", "worktree"]),
+    type=RuntimeSpec(),
     default="local",
     show_default=True,
-    help="local runs in the directory; worktree in a new git worktree and branch under $XUM_ROOT/src.",
+    help="local runs in the directory; worktree in a new git worktree and branch under "
+    '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there).',
 )
 @click.option(
     "--mode",
     type=click.Choice(["exec", "plan"]),
     default="exec",
     show_default=True,
-    help="exec does the work; plan only investigates and answers with a plan.",
+    help="exec does the work; plan investigates and writes a plan file for review (its path "
+    "is in the final event).",
 )
 @click.option(
     "--thinking",
@@ -157,6 +157,8 @@ def run(
         renderer.finish(usage_line(outcome.reason, outcome.extra, elapsed))
     if quiet and outcome.exit_code not in (EXIT_OK, EXIT_INTERRUPTED) and outcome.reason != "error":
         click.echo(f"stopped: {outcome.reason}", err=True)
+    if not as_json and outcome.extra.get("plan_path"):
+        click.echo(f"plan: {outcome.extra['plan_path']}", err=True)
     if quiet and outcome.extra.get("text"):
         sys.stdout.write(outcome.extra["text"].rstrip("\n") + "\n")
     if as_json and outcome.reason != "error":
@@ -193,21 +195,31 @@ async def _run(
     budget: float | None,
     renderer: Any,
 ) -> RunOutcome:
-    from xum.context.system_prompt import build_system_prompt
     from xum.engine.route import resolve_route
-    from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+    from xum.engine.session import WorkspaceInfo
     from xum.llm.client import open_client
     from xum.llm.http import prewarm
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-    from xum.runtime import git
     from xum.store.sessionlog import SessionLog
-    from xum.workspaces.service import create_workspace, scratch_dir
+    from xum.workspaces.lifecycle import create_workspace
+    from xum.workspaces.service import scratch_dir
+    from xum.workspaces.sessions import open_agent_session
+    from xum.workspaces.subagents import SubAgentManager
+    from xum.workspaces.wiring import wire_session
 
+    # A one-shot `/<alias>+<level> message` picks the model and thinking of this run.
+    text, model, thinking_text = _one_shot_override(text, model, thinking_text)
+    # The agent's own defaults (frontmatter `ai:`) come after the flags and the environment.
+    agent_model, agent_thinking = None, None
+    if model is None or (thinking_text is None and not os.environ.get("XUM_THINKING_LEVEL")):
+        from xum.context.workspace import agent_ai_defaults
+
+        agent_model, agent_thinking = await agent_ai_defaults(str(directory), mode)
     # Everything that can fail on configuration is resolved before anything is written.
-    route = resolve_route(model)
+    route = resolve_route(model or agent_model)
     prewarm(route.endpoint.base_url.startswith("https://"))  # overlaps the setup below
     thinking = parse_thinking(
-        thinking_text or os.environ.get("XUM_THINKING_LEVEL") or DEFAULT_THINKING,
+        thinking_text or os.environ.get("XUM_THINKING_LEVEL") or agent_thinking or DEFAULT_THINKING,
         route.provider,
         route.model_id,
     )
@@ -218,17 +230,21 @@ async def _run(
             '(e.g. {"modelPrices": {"' + route.model_string + '": {"input": 3, "output": 15}}}, '
             "USD per million tokens)",
         )
-    if mode == "plan":
-        renderer({"type": "advisory", "kind": "plan-mode-limited", "message": PLAN_MODE_NOTICE})
 
-    record, runtime = create_workspace(
+    created = await create_workspace(
         directory,
-        "worktree" if runtime_name == "worktree" else "local",
+        runtime_name,
         name_hint=" ".join(text.split()[:4]),
         title=" ".join(text.split())[:80],
+        on_init_line=_init_line_sink(renderer),
         model=route.model_string,
         thinking=thinking,
         agent=mode,
+    )
+    record, runtime = created.record, created.runtime
+    # Secrets, hooks (trusted projects only), masking; notices go to the renderer.
+    wiring = await wire_session(
+        record, runtime, scratch_dir=scratch_dir(record.id), emit=renderer, init=created.init
     )
     exit_choice: dict[str, Any] = {}
 
@@ -237,26 +253,31 @@ async def _run(
 
     client = open_client(route.endpoint)
     log = SessionLog.open(record.id, purpose="xum run")
-    session = AgentSession(
-        workspace=WorkspaceInfo(
-            record.id, record.name, record.project_path, record.path, runtime.kind
-        ),
-        log=log,
+    # Sub-agents run in this process; their events are not rendered (their logs keep them).
+    subagents = SubAgentManager()
+    host = subagents.host_for(
+        WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind),
         runtime=runtime,
         route=route,
         client=client,
-        settings=SessionSettings(
-            system_prompt=build_system_prompt(
-                runtime.kind, is_git=git.toplevel(Path(record.path)) is not None, mode=mode
-            ),
-            tools=READ_ONLY_TOOLS if mode == "plan" else EXEC_TOOLS,
-            thinking=thinking,
-            budget_usd=budget,
-            mode=mode,
-        ),
-        scratch_dir=scratch_dir(record.id),
+        thinking=thinking,
+        budget_usd=budget,
+        base_env=wiring.base_env,
+    )
+    session = open_agent_session(
+        record,
+        runtime,
+        log=log,
+        route=route,
+        client=client,
+        thinking=thinking,
+        mode=mode,
+        budget_usd=budget,
         emit=renderer,
         set_exit_code=set_exit_code,
+        subagents=host,
+        middleware=wiring.middleware,
+        base_env=wiring.base_env,
     )
 
     loop = asyncio.get_running_loop()
@@ -272,8 +293,15 @@ async def _run(
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         result = await session.run_turn(text)
+        if created.init is not None and result.reason != "interrupted":
+            await _finish_init(created.init, renderer)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        if created.init is not None:
+            created.init.cancel()  # a no-op unless the run failed or was interrupted
+        # Children and background processes end with the run: nothing outlives it.
+        await session.aclose()
+        await subagents.aclose()
         await client.aclose()
         await runtime.close()
         log.close()
@@ -287,7 +315,11 @@ async def _run(
         "steps": result.steps,
         "usage": result.usage.to_dict(),
         "cost_usd": result.cost_usd,
+        "agent": result.agent,
     }
+    if result.plan_file is not None:
+        extra["plan_path"] = result.plan_file
+        extra["plan_proposed"] = result.plan_proposed
     if result.reason == "budget":
         extra["limit"] = {"kind": "session_budget", "budget_usd": budget}
     if result.error:
@@ -302,3 +334,48 @@ async def _run(
     if code == EXIT_OK and exit_choice:
         code = int(exit_choice["code"])
     return RunOutcome(code, result.reason, extra)
+
+
+def _one_shot_override(
+    text: str, model: str | None, thinking: str | None
+) -> tuple[str, str | None, str | None]:
+    """`/sonnet+high fix it` -> ("fix it", "sonnet", "high"); the flags are the fallback."""
+    if not text.startswith("/"):
+        return text, model, thinking
+    from xum.context.slash import SlashError, parse_override
+    from xum.core.errors import UsageError
+    from xum.llm.catalog import aliases
+
+    try:
+        override = parse_override(text, set(aliases()))
+    except SlashError as exc:
+        raise UsageError(str(exc)) from None
+    if override is None:
+        return text, model, thinking
+    return override.text, override.model or model, override.thinking or thinking
+
+
+def _init_line_sink(renderer: Any) -> Any:
+    """How `.xum/init` output is shown: an `init-output` event per line with --json, dimmed
+    lines on stderr in text mode, nothing with --quiet."""
+    from xum.cli.render import JsonRenderer, TextRenderer
+
+    if isinstance(renderer, JsonRenderer):
+        return lambda line: renderer({"type": "init-output", "line": line})
+    if isinstance(renderer, TextRenderer):
+        return lambda line: renderer.err.write(renderer._dim(f"init: {line}") + "\n")
+    return None
+
+
+async def _finish_init(init: Any, renderer: Any) -> None:
+    """A one-shot run ends with its workspace set up: wait for the init hook if it still runs."""
+    if not init.done:
+        renderer(
+            {
+                "type": "advisory",
+                "kind": "init-hook-wait",
+                "message": f"waiting for {init.hook.display} to finish",
+            }
+        )
+    status = await init.wait()
+    renderer({"type": "init-end", "status": status, "exit_code": init.exit_code})

@@ -30,6 +30,11 @@ TOOL_CALL = "tool-call"
 RETRYING = "retrying"
 DISCARD_PARTIAL = "discard-partial"
 ADVISORY = "advisory"
+# Context (agents, plan mode): `context-frozen` is durable (a context_frozen frame),
+# `agent-changed` and `plan-proposed` are informational.
+CONTEXT_FROZEN = "context-frozen"
+AGENT_CHANGED = "agent-changed"
+PLAN_PROPOSED = "plan-proposed"
 USAGE = "usage"
 ERROR = "error"
 FINAL = "final"
@@ -49,6 +54,9 @@ EVENT_TYPES = (
     RETRYING,
     DISCARD_PARTIAL,
     ADVISORY,
+    CONTEXT_FROZEN,
+    AGENT_CHANGED,
+    PLAN_PROPOSED,
     USAGE,
     ERROR,
     FINAL,

@@ -8,9 +8,10 @@ and the sub-agent host (the workspaces layer makes each child a workspace).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from xum.tools.base import ToolContext, ToolResult
+from xum.tools.tasking import PatchOutcome, SubAgentError, SubAgentHost, TaskSpec, TaskView
 
 
 @dataclass(slots=True)
@@ -30,34 +31,15 @@ class ToolMiddleware(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class SubAgentSpec:
-    agent_id: str
-    title: str
-    prompt: str
-    model: str | None = None
-    thinking: str | None = None
-    run_in_background: bool = False
-    options: dict[str, Any] | None = None
-
-
-@dataclass(slots=True)
-class SubAgentStatus:
-    task_id: str
-    status: str  # queued | running | awaiting_report | reported | interrupted | failed
-    report: str | None = None
-    header: dict[str, Any] | None = None  # status, end reason, turns, tokens, cost, elapsed
-
-
-class SubAgentHost(Protocol):
-    """Spawns and manages child agents. Implemented by the workspaces layer."""
-
-    async def spawn(self, parent_workspace_id: str, spec: SubAgentSpec) -> str: ...
-
-    async def wait(
-        self, task_ids: list[str], *, min_completed: int, timeout_s: float
-    ) -> list[SubAgentStatus]: ...
-
-    async def send_message(self, task_id: str, message: str) -> None: ...
-
-    async def stop(self, task_ids: list[str]) -> list[SubAgentStatus]: ...
+# The sub-agent host is defined where the task tools can see it (tools, L2) and re-exported
+# here: the engine hands it to tools through ToolContext.subagents, and the workspaces layer
+# implements it (xum.workspaces.subagents), one host per session, scoped to its nesting depth.
+__all__ = [
+    "PatchOutcome",
+    "SubAgentError",
+    "SubAgentHost",
+    "TaskSpec",
+    "TaskView",
+    "ToolCall",
+    "ToolMiddleware",
+]

@@ -36,7 +36,21 @@ def frame_event(frame: Frame) -> Event | None:
         if frame.type == ev.SYNTHETIC_MESSAGE:
             event["synthetic"] = True
             event["kind"] = data.get("kind")
+            if "changed" in data:
+                event["changed"] = data["changed"]
+        elif "typed" in data:  # a slash command: what the user typed, and what it was
+            event["typed"] = data["typed"]
+            event["slash"] = data.get("slash")
         return event
+    if frame.type == ev.CONTEXT_FROZEN:
+        return {
+            **base,
+            "type": E.CONTEXT_FROZEN,
+            "reason": data.get("reason"),
+            "agent": data.get("agent"),
+            "mode": data.get("mode"),
+            "tools": [t.get("name") for t in data.get("tools", []) if isinstance(t, dict)],
+        }
     if frame.type == ev.ASSISTANT_MESSAGE:
         message = data["message"]
         return {

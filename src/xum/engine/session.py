@@ -11,31 +11,44 @@ every tool call in the log has a result: the provider history stays valid.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
-from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import orjson
 
+from xum.context.files import RuntimeFiles
+from xum.context.plan import read_snapshot
+from xum.context.workspace import (
+    AgentSelection,
+    ContextProvider,
+    StaticContext,
+    WorkspaceContext,
+)
 from xum.core.ids import sortable_id
 from xum.core.paths import ensure_private_dir, logs_dir
 from xum.engine import events as E
+from xum.engine.contextsync import ContextSync
 from xum.engine.doomloop import DoomLoopGuard
 from xum.engine.events import Event, EventSink, null_sink
 from xum.engine.middleware import ToolCall, ToolMiddleware
-from xum.engine.route import ModelRoute
+from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
 from xum.engine.toolrun import run_calls
-from xum.llm.client import LLMClient
+from xum.engine.userinput import PreparedMessage, TurnOverride
+from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
 from xum.llm.types import (
     Finish,
     LLMRequest,
     Message,
     ThinkingLevel,
+    ToolChoice,
     ToolSpec,
     Usage,
     UsageUpdate,
@@ -47,7 +60,9 @@ from xum.store.frames import Frame
 from xum.store.projection import HistoryProjection
 from xum.store.sessionlog import SessionLog
 from xum.tools import registry
-from xum.tools.base import TodoItem, ToolContext, ToolResult
+from xum.tools.background import BackgroundProcesses
+from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
+from xum.tools.tasking import CHILD_TOOLS, HOST_TOOLS, SubAgentHost
 
 T = TypeVar("T")
 
@@ -55,7 +70,25 @@ TurnReason = Literal["completed", "interrupted", "error", "budget", "max_steps",
 QueueMode = Literal["step", "turn"]
 
 INTERRUPTED_TOOL_OUTPUT = "interrupted: the user stopped the turn before this tool finished"
+# A turn whose agent requires a tool (`tools.require`) and ends without calling it gets up to
+# this many extra steps that force the call through the request's tool_choice.
+MAX_FORCED_STEPS = 2
+PLAN_EDIT_TOOLS = frozenset(
+    {"file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"}
+)
 BUDGET_TOOL_OUTPUT = "not run: the session budget was exceeded, so the turn stopped"
+
+
+_LOG_EXECUTOR: ThreadPoolExecutor | None = None
+
+
+def _log_executor() -> ThreadPoolExecutor:
+    """Threads for durable log appends, shared by every session of the process (fsync releases
+    the GIL, and parallel syncs let the filesystem commit them together)."""
+    global _LOG_EXECUTOR
+    if _LOG_EXECUTOR is None:
+        _LOG_EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="xum-log")
+    return _LOG_EXECUTOR
 
 
 class _Interrupted(Exception):
@@ -77,8 +110,10 @@ class WorkspaceInfo:
 
 @dataclass
 class SessionSettings:
-    system_prompt: str
-    tools: list[str]  # the tool names offered to the model
+    # A fixed prompt and tool list, used when the session has no context provider (tests and
+    # embedded uses); with one, the agent definition and the workspace decide both.
+    system_prompt: str = ""
+    tools: list[str] = field(default_factory=list)  # the tool names offered to the model
     thinking: ThinkingLevel = "medium"
     budget_usd: float | None = None
     max_steps: int = 200
@@ -95,6 +130,9 @@ class TurnResult:
     cost_usd: float | None = 0.0  # None: some reply had no known price
     steps: int = 0
     error: dict[str, str] | None = None
+    agent: str = ""  # the agent that ran the turn
+    plan_file: str | None = None  # plan mode: where the plan is
+    plan_proposed: bool = False  # plan mode: propose_plan presented it during the turn
 
 
 def _sha256(data: bytes) -> str:
@@ -139,6 +177,12 @@ class AgentSession:
         middleware: Sequence[ToolMiddleware] = (),
         set_exit_code: Callable[[int, str], None] | None = None,
         base_env: dict[str, str] | None = None,
+        subagents: SubAgentHost | None = None,
+        context: ContextProvider | None = None,
+        agent: AgentSelection | None = None,
+        ask_user: AskUser | None = None,
+        skills: SkillAccess | None = None,
+        resolve_model: Callable[[str], ModelRoute] | None = None,
     ) -> None:
         self.workspace = workspace
         self.log = log
@@ -151,6 +195,10 @@ class AgentSession:
         self.middleware = list(middleware)
         self.set_exit_code = set_exit_code
         self.base_env = dict(base_env or {})
+        # Children (the task tools) when a higher layer hosts them; background bash processes,
+        # which live as long as this session (aclose() kills them).
+        self.subagents = subagents
+        self.background = BackgroundProcesses(str(scratch_dir))
         self.todos: list[TodoItem] = []
         self.projection = HistoryProjection()
         self.doom = DoomLoopGuard()
@@ -165,6 +213,23 @@ class AgentSession:
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
         self._set_tools(settings.tools)
+        # What the model is told: the agent, the workspace's instructions and skills, frozen
+        # per context segment (see xum.engine.contextsync and xum.context.frozen).
+        self.context = ContextSync(
+            context or StaticContext(settings.system_prompt, settings.tools),
+            agent or AgentSelection(),
+        )
+        self.ask_user = ask_user
+        if skills is None and isinstance(context, WorkspaceContext):
+            skills = context.skill_access()
+        self.skills = skills
+        self.resolve_model = resolve_model or resolve_route
+        self._plan_view = RuntimeFiles(runtime)
+        self._required_done = False
+        self._forced_steps = 0
+        self._force_next = False
+        self._plan_edits: list[str | None] = []  # plan-file paths touched this step
+        self._plan_proposed = False
 
     # Public API ------------------------------------------------------------------------------
 
@@ -189,23 +254,103 @@ class AgentSession:
         queued, self._turn_queue = self._turn_queue, []
         return queued
 
+    def take_step_queue(self) -> list[str]:
+        """Messages queued for "after the step" that a turn ended before delivering."""
+        queued, self._step_queue = self._step_queue, []
+        return queued
+
+    async def aclose(self) -> None:
+        """Release what outlives a turn: background processes are killed. The log, client and
+        runtime belong to the caller."""
+        await self.background.close()
+
+    @property
+    def agent_id(self) -> str:
+        return self.context.selection.agent_id
+
+    def set_agent(self, agent_id: str) -> None:
+        """Switch the agent from the next request on (also mid-turn). With the same tool set the
+        new instructions arrive as a change row in the history; with a different one (plan vs
+        exec) a new context segment starts, which costs one prompt-cache prefix break."""
+        self.context.selection = replace(self.context.selection, agent_id=agent_id)
+        self.emit({"type": E.AGENT_CHANGED, "agent": agent_id})
+
+    def set_mode(self, mode: Literal["exec", "plan"]) -> None:
+        """Plan or exec: the built-in agents of those names (or the project's versions)."""
+        self.set_agent(mode)
+
+    async def next_request(self) -> LLMRequest:
+        """The request the next step would send, with the context frames a step would append
+        first (a new segment, a change row). For benchmarks and debugging; not during a turn."""
+        frames = await self._context_frames()
+        if frames:
+            self._context_events(frames, self.log.append_many(frames))
+        return self._build_request()
+
     async def run_turn(self, text: str) -> TurnResult:
+        """One turn. A leading slash command is carried out first (`/<skill> args`, a one-shot
+        `/<alias>+<level>` override); a command that cannot be carried out raises UsageError
+        before anything is written."""
+        if not text.lstrip().startswith("/"):
+            return await self._run_turn(PreparedMessage(text, text))
+        from xum.engine.userinput import prepare_message  # slash commands only: off start-up
+
+        prepared = prepare_message(
+            text,
+            skills=await self.context.provider.skill_catalog(),
+            route=self.route,
+            thinking=self.settings.thinking,
+            resolve_model=self.resolve_model,
+        )
+        if prepared.override is None:
+            return await self._run_turn(prepared)
+        return await self._with_override(prepared.override, self._run_turn(prepared))
+
+    async def _with_override(
+        self, override: TurnOverride, turn: Coroutine[Any, Any, TurnResult]
+    ) -> TurnResult:
+        saved = (self.route, self.client, self.settings.thinking)
+        own_client = override.route.endpoint != self.route.endpoint
+        client = open_client(override.route.endpoint) if own_client else self.client
+        self.route, self.client, self.settings.thinking = override.route, client, override.thinking
+        try:
+            return await turn
+        finally:
+            self.route, self.client, self.settings.thinking = saved
+            if own_client:
+                await client.aclose()
+
+    async def _run_turn(self, prepared: PreparedMessage) -> TurnResult:
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
+        self._required_done = False
+        self._forced_steps = 0
+        self._force_next = False
+        self._plan_proposed = False
         self.doom.reset()
         self.log.begin_write(purpose=f"turn {result.turn_id}")
         try:
-            frames = self.log.append_many(
+            # Context changes noticed now go before the user's message.
+            context_frames = await self._context_frames()
+            user: dict[str, Any] = {"message": text_message("user", prepared.text)}
+            if prepared.slash is not None:
+                user.update(typed=prepared.typed, slash=prepared.slash)
+            frames = await self._append(
                 [
                     (ev.TURN_START, {"turn_id": result.turn_id}),
-                    (ev.USER_MESSAGE, {"message": text_message("user", text)}),
+                    *context_frames,
+                    (ev.USER_MESSAGE, user),
                 ]
             )
             self._emit(
                 E.TURN_START, frames[0], turn_id=result.turn_id, model=self.route.model_string
             )
-            self._emit(E.USER_MESSAGE, frames[1], text=text)
+            self._context_events(context_frames, frames[1:-1])
+            fields: dict[str, Any] = {"text": prepared.text}
+            if prepared.slash is not None:
+                fields.update(typed=prepared.typed, slash=prepared.slash)
+            self._emit(E.USER_MESSAGE, frames[-1], **fields)
             try:
                 await self._steps(result)
             except _Interrupted:
@@ -221,6 +366,10 @@ class AgentSession:
             self._end_turn(result, result.reason)
             return result
         finally:
+            live = self.context.live
+            result.agent = live.agent.id if live else self.agent_id
+            result.plan_file = live.plan_file if live else None
+            result.plan_proposed = self._plan_proposed
             self._running = False
             self._task = None
             self.log.end_write()
@@ -231,8 +380,12 @@ class AgentSession:
         for step in range(1, self.settings.max_steps + 1):
             result.steps = step
             self._check_interrupt()
+            if step > 1:
+                frames = await self._context_frames()
+                if frames:
+                    self._context_events(frames, self.log.append_many(frames))
             self.emit({"type": E.STEP_START, "step": step, "turn_id": result.turn_id})
-            request = self._build_request()
+            request = self._build_request(self._tool_choice())
             header = self._header_frame(request)
             state = StreamState()
             try:
@@ -253,13 +406,15 @@ class AgentSession:
                 self._commit_partial(result, step, state, header, reason="budget")
                 result.reason = "budget"
                 return
-            calls = self._commit_reply(result, step, finish, header)
+            calls = await self._commit_reply(result, step, finish, header)
             if self._over_budget():
                 self._close_calls(calls, BUDGET_TOOL_OUTPUT)
                 result.reason = "budget"
                 return
             if not calls:
                 if self._deliver_step_queue():
+                    continue
+                if self._force_required_tool():
                     continue
                 return
             stop = self._doom_check(calls)
@@ -268,6 +423,7 @@ class AgentSession:
                 result.reason = "doom_loop"
                 return
             await self._run_tools(calls)
+            await self._snapshot_plan()
             self._deliver_step_queue()
         result.reason = "max_steps"
         self.emit(
@@ -297,22 +453,105 @@ class AgentSession:
     # Requests --------------------------------------------------------------------------------
 
     def _set_tools(self, names: Sequence[str]) -> None:
-        offered = [n for n in names if n != "set_exit_code" or self.set_exit_code is not None]
+        offered = [n for n in names if self._can_offer(n)]
         self._offered = offered
         self._tool_specs = [ToolSpec(**registry.tool_schema(n)) for n in offered]
         self._tools_hash = _sha256(
             orjson.dumps([(t.name, t.description, t.parameters) for t in self._tool_specs])
         )
 
-    def _build_request(self) -> LLMRequest:
+    def _can_offer(self, name: str) -> bool:
+        """Tools that need something this session lacks are left out of the request."""
+        if name == "set_exit_code":
+            return self.set_exit_code is not None
+        if name in HOST_TOOLS or name in CHILD_TOOLS:
+            return self.subagents is not None and self.subagents.offers(name)
+        if name.startswith("task_"):  # task_await/list/stop also serve background bash
+            return self.subagents is None or self.subagents.offers(name)
+        return True
+
+    async def _context_frames(self) -> list[tuple[str, dict[str, Any]]]:
+        """The frames to append before the next request (a new segment's frozen sections, or a
+        change row); see xum.engine.contextsync."""
+        frames = await self.context.prepare(
+            self.log, self.route.model_string, self._can_offer, self._plan_view
+        )
+        for message in self.context.new_diagnostics():
+            self.emit({"type": E.ADVISORY, "kind": "context", "message": message})
+        live = self.context.live
+        if live is not None and live.plan_file and self.runtime.kind in ("local", "worktree"):
+            # The plan lives under $XUM_ROOT, which stays private (0700).
+            parent = Path(live.plan_file).parent
+            if not parent.is_dir():
+                ensure_private_dir(parent.parent)
+                ensure_private_dir(parent)
+        return frames
+
+    def _context_events(
+        self, specs: Sequence[tuple[str, dict[str, Any]]], frames: Sequence[Frame]
+    ) -> None:
+        for (kind, data), frame in zip(specs, frames, strict=True):
+            if kind == ev.CONTEXT_FROZEN:
+                self._emit(
+                    E.CONTEXT_FROZEN,
+                    frame,
+                    reason=data["reason"],
+                    agent=data["agent"],
+                    mode=data["mode"],
+                    tools=[t["name"] for t in data["tools"]],
+                )
+            elif kind == ev.SYNTHETIC_MESSAGE:
+                self._emit(
+                    E.USER_MESSAGE,
+                    frame,
+                    text=data["message"]["content"][0]["text"],
+                    synthetic=True,
+                    kind=data.get("kind"),
+                    changed=data.get("changed", []),
+                )
+
+    def _use_frozen(self) -> tuple[str, list[ToolSpec]]:
+        """The segment's recorded system prompt and tools; the session offers exactly these."""
+        self.context.tracker.update(self.log)  # picks up the frames just appended
+        frozen = self.context.frozen
+        if frozen.tools is not self._tool_specs:
+            self._tool_specs = frozen.tools
+            self._offered = [t.name for t in frozen.tools]
+            self._tools_hash = frozen.tools_sha256
+        return frozen.system, frozen.tools
+
+    def _tool_choice(self) -> ToolChoice | None:
+        """Force the agent's required tool on a step added because the turn was about to end
+        without it (see _force_required_tool)."""
+        live = self.context.live
+        force, self._force_next = self._force_next, False
+        if force and not self._required_done and live and live.required_tool:
+            return {"name": live.required_tool}
+        return None
+
+    def _force_required_tool(self) -> bool:
+        """The model stopped without calling the agent's required tool: add a forced step."""
+        live = self.context.live
+        required = live.required_tool if live else None
+        if required is None or self._required_done or required not in self._offered:
+            return False
+        if self._forced_steps >= MAX_FORCED_STEPS:
+            return False
+        self._forced_steps += 1
+        self._force_next = True
+        return True
+
+    def _build_request(self, tool_choice: ToolChoice | None = None) -> LLMRequest:
         messages = self.projection.update(self.log)
+        system, tools = self._use_frozen()
         request = LLMRequest(
             model=self.route.model_id,
-            system=self.settings.system_prompt,
+            system=system,
             messages=messages,
-            tools=self._tool_specs,
+            tools=tools,
             thinking=self.settings.thinking,
             max_output_tokens=self.settings.max_output_tokens,
+            tool_choice=tool_choice,
             cache_key=f"xum-{self.workspace.id}",
             params=self.route.params,
         )
@@ -326,16 +565,24 @@ class AgentSession:
         system_hash = _sha256(request.system.encode())
         if self._header_hashes == (system_hash, self._tools_hash):
             return None
-        return (
-            ev.REQUEST_HEADER,
-            {
-                "system_sha256": system_hash,
-                "tools_sha256": self._tools_hash,
+        frozen = self.context.frozen
+        if (frozen.system_sha256, frozen.tools_sha256) == (system_hash, self._tools_hash):
+            # The texts are in the segment's context_frozen frame already; point at it.
+            body: dict[str, Any] = {"frozen_seq": frozen.seq}
+        else:
+            body = {
                 "system": request.system,
                 "tools": [
                     {"name": t.name, "description": t.description, "parameters": t.parameters}
                     for t in request.tools
                 ],
+            }
+        return (
+            ev.REQUEST_HEADER,
+            {
+                "system_sha256": system_hash,
+                "tools_sha256": self._tools_hash,
+                **body,
                 "model": self.route.model_string,
                 "thinking": request.thinking,
             },
@@ -354,7 +601,9 @@ class AgentSession:
                 for t in request.tools
             ],
             "providerOptions": {"thinking": request.thinking, "params": request.params},
-            "mode": self.settings.mode,
+            "mode": self.context.live.mode if self.context.live else self.settings.mode,
+            "agent": self.agent_id,
+            "toolChoice": request.tool_choice,
             "thinkingLevel": request.thinking,
             "maxOutputTokens": request.max_output_tokens,
             "toolPolicy": self._offered,
@@ -367,7 +616,23 @@ class AgentSession:
 
     # Committing ------------------------------------------------------------------------------
 
-    def _commit_reply(
+    async def _append(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> list[Frame]:
+        """A durable append (write, fdatasync, manifest) on a worker thread, so that one
+        session's disk syncs do not stall every other session sharing the event loop. This
+        session still waits for it; a cancellation takes effect once the write is done (it cannot
+        be abandoned half-way, and the log has one writer at a time)."""
+        future = asyncio.get_running_loop().run_in_executor(
+            _log_executor(), self.log.append_many, batch
+        )
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            while not future.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(future)
+            raise
+
+    async def _commit_reply(
         self,
         result: TurnResult,
         step: int,
@@ -389,7 +654,7 @@ class AgentSession:
         if header is not None:
             batch.append(header)
         batch.append((ev.ASSISTANT_MESSAGE, data))
-        frames = self.log.append_many(batch)
+        frames = await self._append(batch)
         self.log.delete_partial()
         if header is not None:
             self._header_hashes = (header[1]["system_sha256"], header[1]["tools_sha256"])
@@ -469,6 +734,8 @@ class AgentSession:
             if result.cost_usd is not None:
                 result.cost_usd += cost
             self.session_cost += cost
+        if self.subagents is not None:
+            self.subagents.note_cost(self.session_cost)
         self.emit(
             {
                 "type": E.USAGE,
@@ -478,11 +745,24 @@ class AgentSession:
             }
         )
 
-    def _record_result(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+    def _result_frame(self, call: ToolCall, result: ToolResult) -> tuple[str, dict[str, Any]]:
         message = ev.tool_result_message(
             call.id, call.name, result.output, is_error=result.is_error
         )
-        frame = self.log.append(ev.TOOL_RESULT, {"message": message, "meta": result.meta})
+        return ev.TOOL_RESULT, {"message": message, "meta": result.meta}
+
+    async def _record_result(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        (frame,) = await self._append([self._result_frame(call, result)])
+        self._emit_result(frame, call, result, seconds)
+
+    def _record_result_now(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        """The synchronous form, for the rare paths that close calls that never ran."""
+        frame = self.log.append(*self._result_frame(call, result))
+        self._emit_result(frame, call, result, seconds)
+
+    def _emit_result(
+        self, frame: Frame, call: ToolCall, result: ToolResult, seconds: float
+    ) -> None:
         self._emit(
             E.TOOL_RESULT,
             frame,
@@ -499,7 +779,7 @@ class AgentSession:
         done = self._answered_call_ids()
         for call in calls:
             if call.id not in done:
-                self._record_result(call, ToolResult(output=output, is_error=True), 0.0)
+                self._record_result_now(call, ToolResult(output=output, is_error=True), 0.0)
 
     def _answered_call_ids(self) -> set[str]:
         answered: set[str] = set()
@@ -536,6 +816,7 @@ class AgentSession:
     # Tools -----------------------------------------------------------------------------------
 
     def tool_context(self) -> ToolContext:
+        live = self.context.live
         env = dict(self.base_env)
         env.update(
             {
@@ -545,7 +826,7 @@ class AgentSession:
                 "XUM_WORKSPACE_ID": self.workspace.id,
                 "XUM_MODEL_STRING": self.route.model_string,
                 "XUM_THINKING_LEVEL": self.settings.thinking,
-                "XUM_COSTS_USD": f"{self.session_cost:.2f}",
+                "XUM_COSTS_USD": f"{self.session_cost + self._tree_cost():.2f}",
                 "XUM_SCRATCH_DIR": str(self.scratch_dir),
             }
         )
@@ -558,6 +839,13 @@ class AgentSession:
             env=env,
             todos=self.todos,
             set_exit_code=self.set_exit_code,
+            subagents=self.subagents,
+            # Background bash needs task_await to be read; without it, it is not offered.
+            background=self.background if "task_await" in self._offered else None,
+            plan_file=live.plan_file if live else None,
+            ask_user=self.ask_user,
+            skills=self.skills,
+            spawnable_agents=live.policy.spawnable_agents if live else None,
         )
 
     async def _run_tools(self, calls: list[ToolCall]) -> None:
@@ -588,19 +876,61 @@ class AgentSession:
             self._close_calls(calls, INTERRUPTED_TOOL_OUTPUT)
             raise
 
-    def _with_advisories(self) -> Callable[[ToolCall, ToolResult, float], None]:
+    def _with_advisories(self) -> Callable[[ToolCall, ToolResult, float], Awaitable[None]]:
         advisories = self._pending_advisories
 
-        def record(call: ToolCall, result: ToolResult, seconds: float) -> None:
+        async def record(call: ToolCall, result: ToolResult, seconds: float) -> None:
             note = advisories.pop(call.id, None)
             if note is not None:
                 result.output = f"{result.output}\n\n{note}"
                 self.emit(
                     {"type": E.ADVISORY, "kind": "doom-loop", "call_id": call.id, "message": note}
                 )
-            self._record_result(call, result, seconds)
+            await self._record_result(call, result, seconds)
+            self._note_result(call, result)
 
         return record
+
+    def _note_result(self, call: ToolCall, result: ToolResult) -> None:
+        """Bookkeeping for plan mode and required tools after each tool result."""
+        if result.is_error:
+            return
+        live = self.context.live
+        if live is not None and call.name == live.required_tool:
+            self._required_done = True
+        if call.name in PLAN_EDIT_TOOLS and isinstance(result.meta.get("path"), str):
+            self._plan_edits.append(result.meta["path"])
+        elif call.name == "propose_plan" and isinstance(result.meta.get("plan"), dict):
+            self._plan_proposed = True
+            self._plan_edits.append(None)
+            plan = result.meta["plan"]
+            self.emit(
+                {
+                    "type": E.PLAN_PROPOSED,
+                    "call_id": call.id,
+                    "path": plan.get("path"),
+                    "content": plan.get("content"),
+                    "mtime_ns": plan.get("mtime_ns"),
+                }
+            )
+
+    async def _snapshot_plan(self) -> None:
+        """After a step that edited or proposed the plan: record the plan as the model now knows
+        it, so the next request does not mistake the model's own edit for an outside one."""
+        touched, self._plan_edits = self._plan_edits, []
+        if not touched:
+            return
+        live = self.context.live
+        known = self.context.tracker.plan
+        target = live.plan_file if live and live.plan_file else known.path if known else None
+        if target is None:
+            return
+        real = await self.runtime.realpath(target)
+        if not any(path is None or path == real for path in touched):
+            return
+        snapshot = await read_snapshot(self._plan_view, target)
+        if self.context.snapshot_due(snapshot):
+            self.log.append(ev.PLAN_SNAPSHOT, snapshot.to_dict())
 
     def _doom_check(self, calls: Sequence[ToolCall]) -> str | None:
         """Advisories for repeated identical calls; the stop message when the guard trips."""
@@ -628,9 +958,14 @@ class AgentSession:
 
     # Budget ----------------------------------------------------------------------------------
 
+    def _tree_cost(self) -> float:
+        """What the rest of this session's task tree (its sub-agents, and for a sub-agent its
+        ancestors and their other sub-agents) has cost: the budget covers the whole tree."""
+        return self.subagents.external_cost_usd() if self.subagents is not None else 0.0
+
     def _over_budget(self) -> bool:
         budget = self.settings.budget_usd
-        return budget is not None and self.session_cost > budget
+        return budget is not None and self.session_cost + self._tree_cost() > budget
 
     def _budget_watch(self, result: TurnResult) -> Callable[[UsageUpdate], None] | None:
         """Mid-stream: once the usage so far already costs more than the budget allows, stop the
@@ -641,7 +976,7 @@ class AgentSession:
 
         def watch(update: UsageUpdate) -> None:
             cost = self.route.cost(update.usage)
-            if cost is not None and self.session_cost + cost > budget:
+            if cost is not None and self.session_cost + self._tree_cost() + cost > budget:
                 raise _BudgetExceeded()
 
         return watch

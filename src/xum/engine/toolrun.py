@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.tools import registry
@@ -18,7 +18,8 @@ from xum.tools.base import ToolContext, ToolResult
 # A last line of defence: tools bound their own output, but a result bigger than this is cut.
 MAX_RESULT_CHARS = 200_000
 
-ResultHandler = Callable[[ToolCall, ToolResult, float], None]
+# Awaited in call order; the engine records each result durably before the next one.
+ResultHandler = Callable[[ToolCall, ToolResult, float], Awaitable[None]]
 
 
 def _bounded(result: ToolResult) -> ToolResult:
@@ -80,9 +81,9 @@ async def run_calls(
         started = time.monotonic()
         if len(group) == 1:
             result = await run_one(group[0], ctx, offered, middleware)
-            on_result(group[0], result, time.monotonic() - started)
+            await on_result(group[0], result, time.monotonic() - started)
             continue
         results = await asyncio.gather(*(run_one(c, ctx, offered, middleware) for c in group))
         elapsed = time.monotonic() - started
         for call, result in zip(group, results, strict=True):
-            on_result(call, result, elapsed)
+            await on_result(call, result, elapsed)

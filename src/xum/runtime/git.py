@@ -91,3 +91,26 @@ def is_valid_branch_name(repo: str | Path, branch: str) -> bool:
 
 def delete_branch(repo: str | Path, branch: str, *, force: bool = False) -> None:
     run_git(["branch", "-D" if force else "-d", "--", branch], repo)
+
+
+def parse_porcelain_z(text: str) -> list[str]:
+    """The paths of `git status --porcelain=v1 -z` output (a rename gives its new path)."""
+    entries = text.split("\0")
+    paths: list[str] = []
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            i += 1  # the original path follows a rename or copy
+    return paths
+
+
+def dirty_files(repo: str | Path) -> list[str]:
+    """Files with uncommitted changes in the work tree: modified, staged, deleted and untracked
+    (ignored files are not listed)."""
+    done = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=all"], repo)
+    return parse_porcelain_z(done.stdout)

@@ -10,7 +10,9 @@ Three families:
   `data["summary"]`) and `context_reset` (the history restarts empty). The transcript still
   shows everything above a boundary; only the provider history forgets it.
 * Lifecycle frames the provider never sees: `turn_start`, `step_start`, `request_header`,
-  `turn_end`. The engine may add more types; projections keep and ignore types they do not know.
+  `turn_end`, `context_frozen` (the exact system prompt and tools of a context segment, see
+  `xum.context.frozen`) and `plan_snapshot` (the plan file as the model last knew it). The
+  engine may add more types; projections keep and ignore types they do not know.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ TURN_START: Final = "turn_start"
 STEP_START: Final = "step_start"
 REQUEST_HEADER: Final = "request_header"
 TURN_END: Final = "turn_end"
+CONTEXT_FROZEN: Final = "context_frozen"
+PLAN_SNAPSHOT: Final = "plan_snapshot"
 
 # The role `data["message"]` must have for each message type.
 MESSAGE_ROLES: Final[dict[str, str]] = {
@@ -92,6 +96,29 @@ class RequestHeaderData(TypedDict):
     tools_sha256: str
     system: NotRequired[str]
     tools: NotRequired[list[dict[str, Any]]]
+
+
+class ContextFrozenData(TypedDict):
+    """The frozen sections of a context segment (`xum.context.frozen.frozen_frame_data`)."""
+
+    reason: str  # "start", "compaction", "context_reset" or "tool_set_changed"
+    agent: str
+    mode: str
+    model: str
+    system: str
+    tools: list[dict[str, Any]]  # name, description, parameters: exactly as sent
+    tool_identity: str
+    digests: dict[str, str]  # section or "tool:<name>" -> digest of its text
+    system_sha256: str
+    tools_sha256: str
+
+
+class PlanSnapshotData(TypedDict):
+    path: str
+    exists: bool
+    mtime_ns: int
+    sha256: str
+    content: str | None  # None when the plan is too large to keep
 
 
 class TurnEndData(TypedDict):

@@ -29,6 +29,11 @@ class ProjectRecord:
     name: str
     added_at: int = 0
     trusted: bool = False
+    trusted_at: int | None = None  # when `xum trust` (or the UI) last granted trust
+
+
+class NameTakenError(RegistryError):
+    code = "name_taken"
 
 
 @dataclass
@@ -47,6 +52,10 @@ class WorkspaceRecord:
     parent_id: str | None = None
     created_at: int = 0
     archived_at: int | None = None
+    # The `.xum/init` hook: None (none ran), "running", "succeeded", "failed", "timed_out",
+    # "cancelled"; and its exit code once it ended.
+    init_status: str | None = None
+    init_exit_code: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -81,35 +90,60 @@ def _workspaces(config: dict[str, Any]) -> dict[str, Any]:
     return workspaces
 
 
+def _project_record(path: str, entry: dict[str, Any]) -> ProjectRecord:
+    trusted_at = entry.get("trustedAt")
+    return ProjectRecord(
+        path=path,
+        name=str(entry.get("name") or project_name(path)),
+        added_at=int(entry.get("addedAt", 0)),
+        trusted=entry.get("trusted") is True,
+        trusted_at=int(trusted_at) if isinstance(trusted_at, int) else None,
+    )
+
+
+def _ensure_entry(config: dict[str, Any], path: str) -> dict[str, Any]:
+    projects = _projects(config)
+    entry = projects.get(path)
+    if not isinstance(entry, dict):
+        entry = {"name": project_name(path), "addedAt": now_ms(), "trusted": False}
+        projects[path] = entry
+    return entry
+
+
 def ensure_project(path: str) -> ProjectRecord:
     """Register `path` as a project if it is not one yet; return its record."""
-
-    def mutate(config: dict[str, Any]) -> ProjectRecord:
-        projects = _projects(config)
-        entry = projects.get(path)
-        if not isinstance(entry, dict):
-            entry = {"name": project_name(path), "addedAt": now_ms(), "trusted": False}
-            projects[path] = entry
-        return ProjectRecord(
-            path=path,
-            name=str(entry.get("name") or project_name(path)),
-            added_at=int(entry.get("addedAt", 0)),
-            trusted=bool(entry.get("trusted", False)),
-        )
-
-    return update_config(mutate)
+    return update_config(lambda config: _project_record(path, _ensure_entry(config, path)))
 
 
 def get_project(path: str) -> ProjectRecord | None:
     entry = load_config().get("projects", {}).get(path)
     if not isinstance(entry, dict):
         return None
-    return ProjectRecord(
-        path=path,
-        name=str(entry.get("name") or project_name(path)),
-        added_at=int(entry.get("addedAt", 0)),
-        trusted=bool(entry.get("trusted", False)),
-    )
+    return _project_record(path, entry)
+
+
+def list_projects() -> list[ProjectRecord]:
+    projects = load_config().get("projects", {})
+    if not isinstance(projects, dict):
+        return []
+    return [_project_record(p, e) for p, e in sorted(projects.items()) if isinstance(e, dict)]
+
+
+def set_project_trust(path: str, trusted: bool) -> tuple[ProjectRecord, bool]:
+    """Record (or revoke) trust for a project, registering it if new. Returns the record and
+    whether the project was registered by this call."""
+
+    def mutate(config: dict[str, Any]) -> tuple[ProjectRecord, bool]:
+        new = not isinstance(_projects(config).get(path), dict)
+        entry = _ensure_entry(config, path)
+        entry["trusted"] = trusted
+        if trusted:
+            entry["trustedAt"] = now_ms()
+        else:
+            entry.pop("trustedAt", None)
+        return _project_record(path, entry), new
+
+    return update_config(mutate)
 
 
 def create_workspace(
@@ -119,27 +153,31 @@ def create_workspace(
     name_hint: str,
     path_for: Any = None,
     title: str = "",
+    exact_name: str | None = None,
     **fields: Any,
 ) -> WorkspaceRecord:
     """Mint an id and a unique `<slug>-<suffix>` name, record the workspace, return the record.
 
     `path_for(name)` gives the workspace directory for a name (worktrees live under
     `$XUM_ROOT/src/<project>/<name>`); without it the workspace runs in the project directory.
+    `exact_name` (a name the user chose, as in `/fork <name>`) is used as given, and refused with
+    NameTakenError when another workspace of the project already has it.
     """
 
     def mutate(config: dict[str, Any]) -> WorkspaceRecord:
         workspaces = _workspaces(config)
-        taken = {
-            (w.get("projectPath"), w.get("name"))
-            for w in workspaces.values()
-            if isinstance(w, dict)
-        }
-        for _ in range(100):
-            name = workspace_name(name_hint, random_suffix())
-            if (project_path, name) not in taken:
-                break
-        else:  # pragma: no cover - 32^4 suffixes
-            raise RegistryError(f"could not find a free workspace name for '{name_hint}'")
+        taken = _taken_names(workspaces)
+        if exact_name is not None:
+            if (project_path, exact_name) in taken:
+                raise _name_taken(exact_name)
+            name = exact_name
+        else:
+            for _ in range(100):
+                name = workspace_name(name_hint, random_suffix())
+                if (project_path, name) not in taken:
+                    break
+            else:  # pragma: no cover - 32^4 suffixes
+                raise RegistryError(f"could not find a free workspace name for '{name_hint}'")
         new_id = workspace_id()
         while new_id in workspaces:  # pragma: no cover - 40 random bits
             new_id = workspace_id()
@@ -157,6 +195,21 @@ def create_workspace(
         return record
 
     return update_config(mutate)
+
+
+def _taken_names(workspaces: dict[str, Any], *, but: str | None = None) -> set[tuple[Any, Any]]:
+    return {
+        (w.get("projectPath"), w.get("name"))
+        for ws_id, w in workspaces.items()
+        if isinstance(w, dict) and ws_id != but
+    }
+
+
+def _name_taken(name: str) -> NameTakenError:
+    return NameTakenError(
+        f"this project already has a workspace named '{name}'",
+        hint="pick another name (`xum sessions` lists the workspaces)",
+    )
 
 
 def _to_config(record: WorkspaceRecord) -> dict[str, Any]:
@@ -203,6 +256,29 @@ def update_workspace(ws_id: str, **changes: Any) -> WorkspaceRecord:
                 f"no workspace with id '{ws_id}'", hint="`xum sessions --all` lists them"
             )
         record = _from_config(data)
+        for key, value in changes.items():
+            if not hasattr(record, key):
+                raise RegistryError(f"unknown workspace field '{key}'")
+            setattr(record, key, value)
+        workspaces[ws_id] = _to_config(record)
+        return record
+
+    return update_config(mutate)
+
+
+def rename_workspace(ws_id: str, new_name: str, **changes: Any) -> WorkspaceRecord:
+    """Give a workspace a new name (and any other changed fields) in one locked update, refused
+    with NameTakenError when another workspace of the same project holds the name."""
+
+    def mutate(config: dict[str, Any]) -> WorkspaceRecord:
+        workspaces = _workspaces(config)
+        data = workspaces.get(ws_id)
+        if not isinstance(data, dict):
+            raise RegistryError(f"no workspace with id '{ws_id}'")
+        record = _from_config(data)
+        if (record.project_path, new_name) in _taken_names(workspaces, but=ws_id):
+            raise _name_taken(new_name)
+        record.name = new_name
         for key, value in changes.items():
             if not hasattr(record, key):
                 raise RegistryError(f"unknown workspace field '{key}'")

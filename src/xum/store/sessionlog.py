@@ -571,7 +571,8 @@ def inspect_dir(directory: Path) -> LogReport:
     exists = loaded.log_sig is not None or mread.sig is not None
     status: Literal["ok", "missing", "invalid", "stale", "none"]
     if mread.sig is None:
-        status = "missing" if loaded.log_sig is not None else "none"
+        # An empty log without a manifest is a writer that died before its first publish.
+        status = "missing" if loaded.log_sig is not None and loaded.file_size else "none"
     elif mread.manifest is None:
         status = "invalid"
     else:

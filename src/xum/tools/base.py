@@ -10,14 +10,16 @@ concurrently), and an async `run`. Tools never raise for expected failures: they
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from xum.runtime.base import Runtime
 
 if TYPE_CHECKING:
+    from xum.tools.background import BackgroundProcesses
     from xum.tools.input import ToolInput
+    from xum.tools.tasking import SubAgentHost
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 
@@ -49,6 +51,43 @@ class TodoItem:
     status: TodoStatus
 
 
+@dataclass(frozen=True, slots=True)
+class QuestionOption:
+    label: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One `ask_user_question` question. The user may always answer in their own words too."""
+
+    question: str
+    header: str  # a short label for the UI
+    multi_select: bool
+    options: tuple[QuestionOption, ...]
+
+
+# Put questions to the user and wait: answers keyed by question text (for a multi-select, the
+# chosen labels joined with ", "; free-form "Other" text as typed). None: the user dismissed the
+# questions (for instance by sending a chat message instead).
+AskUser = Callable[[Sequence[Question]], Awaitable[Mapping[str, str] | None]]
+
+
+class SkillAccess(Protocol):
+    """The workspace's skills, as the skill tools see them (implemented by the context layer)."""
+
+    async def skill_names(self) -> list[str]: ...
+
+    async def skill_body(self, name: str) -> str:
+        """The body without frontmatter; LookupError when there is no such skill."""
+        ...
+
+    async def skill_file(self, name: str, file_path: str, limit: int) -> bytes:
+        """A file inside the skill's directory. LookupError (no skill), FileNotFoundError,
+        ValueError (the path leaves the directory or is not a regular file)."""
+        ...
+
+
 @dataclass(slots=True)
 class ToolContext:
     """Everything a tool may use. Built by the engine per call; tools must not keep it."""
@@ -69,6 +108,20 @@ class ToolContext:
     # Live output for UIs: bash feeds its merged stdout/stderr here as it arrives (unbounded;
     # the sink decides what to keep). The result still carries the bounded text.
     on_output: Callable[[bytes], None] | None = None
+    # The session's children (the task tools); None where sub-agents are not available.
+    subagents: SubAgentHost | None = None
+    # The session's background bash processes; None where they are not available.
+    background: BackgroundProcesses | None = None
+    # A file bash sources before each script, in the same shell (`.xum/tool_env`); set by
+    # the workspace's hook middleware, in the runtime's namespace.
+    env_source: str | None = None
+    # ask_user_question: reaches the user (the server provides it); None when nobody is there.
+    ask_user: AskUser | None = None
+    # The skill tools' access to the workspace's skills; None when skills are not available.
+    skills: SkillAccess | None = None
+    # Agent ids the task tool may start from this session (plan mode: only "explore"); None:
+    # any agent whose definition allows it.
+    spawnable_agents: frozenset[str] | None = None
 
 
 class Tool(ABC):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal as signals
 from typing import ClassVar
 
@@ -13,6 +14,8 @@ from xum.tools.input import ToolInput
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0
+BACKGROUND_DEFAULT_LIFETIME_S = 3600.0
+BACKGROUND_MAX_LIFETIME_S = 86400.0
 
 
 class BashInput(ToolInput):
@@ -26,7 +29,20 @@ class BashInput(ToolInput):
         description=(
             f"Seconds before the command and everything it started are killed. "
             f"Default {DEFAULT_TIMEOUT_S:.0f}, at most {MAX_TIMEOUT_S:.0f}. Start small; raise "
-            "it on a retry."
+            "it on a retry. In the background it is the process's lifetime (default "
+            f"{BACKGROUND_DEFAULT_LIFETIME_S:.0f}, at most {BACKGROUND_MAX_LIFETIME_S:.0f})."
+        ),
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description=(
+            "Start the command and return at once with a taskId (`bash:<id>`), for things that "
+            "run longer than a few seconds (dev servers, builds, watchers). Read its new output "
+            "with task_await (each read returns only what arrived since the last one, and the "
+            "exit status once it ended), stop it with task_stop, list running ones with "
+            "task_list. It is killed when its lifetime (timeout_secs) runs out or the session "
+            "closes. It never wakes you on its own, and it has no stdin. Do not call task_await "
+            "for it in the same batch of tool calls that starts it."
         ),
     )
 
@@ -40,7 +56,7 @@ class BashTool(Tool):
         "and last 16 KiB, and the full output is saved to a file named in the result (read it "
         "with file_read, or grep/tail it). Prefer file_read and the file_edit tools for reading "
         "and changing files; use bash for builds, tests, git, search (rg/grep) and anything "
-        "else a shell does."
+        "else a shell does. Set run_in_background for servers, watchers and long builds."
     )
     Input: ClassVar[type[ToolInput]] = BashInput
     read_only = False
@@ -50,6 +66,8 @@ class BashTool(Tool):
         return args.display_name or first_line[:80]
 
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        if args.run_in_background:
+            return self._start_background(args, ctx)
         notes: list[str] = []
         timeout = args.timeout_secs or DEFAULT_TIMEOUT_S
         if timeout > MAX_TIMEOUT_S:
@@ -65,7 +83,10 @@ class BashTool(Tool):
 
         try:
             result = await ctx.runtime.exec(
-                args.script, env=ctx.env, timeout_s=timeout, on_output=on_output
+                with_env_source(ctx, args.script),
+                env=ctx.env,
+                timeout_s=timeout,
+                on_output=on_output,
             )
         except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
             return error(
@@ -100,6 +121,51 @@ class BashTool(Tool):
                 "display_name": args.display_name,
             },
         )
+
+    def _start_background(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        if ctx.background is None:
+            return error("background commands are not available in this session")
+        notes: list[str] = []
+        lifetime = args.timeout_secs or BACKGROUND_DEFAULT_LIFETIME_S
+        if lifetime > BACKGROUND_MAX_LIFETIME_S:
+            notes.append(
+                f"timeout_secs {lifetime:g} is above the maximum lifetime; used "
+                f"{BACKGROUND_MAX_LIFETIME_S:.0f}"
+            )
+            lifetime = BACKGROUND_MAX_LIFETIME_S
+        try:
+            proc = ctx.background.start(
+                ctx.runtime,
+                with_env_source(ctx, args.script),
+                env=ctx.env,
+                display_name=args.display_name,
+                timeout_s=lifetime,
+            )
+        except RuntimeError as exc:
+            return error(f"could not start the background command: {exc}")
+        lines = [
+            f"Started in the background: taskId {proc.task_id} ({args.display_name}).",
+            f"It will be killed after {lifetime:g} s. Read its output with task_await "
+            f'(task_ids ["{proc.task_id}"]); stop it with task_stop.',
+        ]
+        lines.extend(f"[note: {note}]" for note in notes)
+        return ToolResult(
+            output="\n".join(lines),
+            meta={
+                "taskId": proc.task_id,
+                "backgroundProcessId": proc.process_id,
+                "display_name": args.display_name,
+                "lifetime_s": lifetime,
+            },
+        )
+
+
+def with_env_source(ctx: ToolContext, script: str) -> str:
+    """The script, preceded by sourcing `.xum/tool_env` (ctx.env_source) in the same shell, so
+    what it sets up (direnv, nvm, a virtualenv) is in effect for the script."""
+    if not ctx.env_source:
+        return script
+    return f". {shlex.quote(ctx.env_source)}\n{script}"
 
 
 def _signal_name(number: int) -> str:

@@ -161,6 +161,19 @@ def bound_text(
     return capture.render(), capture.spill_path_if_any()
 
 
+def clip_middle(data: bytes, *, head_bytes: int, tail_bytes: int, where: str) -> str:
+    """`data` as text when it fits in head + tail; otherwise head, a marker naming `where` the
+    rest can be read, and tail, cut at line breaks where possible (nothing is written)."""
+    if len(data) <= head_bytes + tail_bytes:
+        return _decode(data)
+    head = _snap_head(data[:head_bytes])
+    tail = _snap_tail(data[-tail_bytes:])
+    omitted = len(data) - len(head) - len(tail)
+    head_text = _decode(head)
+    gap = "" if head_text.endswith("\n") or not head_text else "\n"
+    return f"{head_text}{gap}[... {omitted:,} bytes omitted; {where} ...]\n{_decode(tail)}"
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 

@@ -31,6 +31,22 @@ _TOOLS: dict[str, str] = {
     "todo_write": "xum.tools.todo_write:TodoWriteTool",
     "todo_read": "xum.tools.todo_read:TodoReadTool",
     "web_fetch": "xum.tools.web_fetch:WebFetchTool",
+    # Skills and plan mode (agents' tool policies decide who gets them).
+    "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
+    "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",
+    "propose_plan": "xum.tools.propose_plan:ProposePlanTool",
+    "ask_user_question": "xum.tools.ask_user_question:AskUserQuestionTool",
+    # Sub-agents and background processes (the engine offers the host-backed ones only when
+    # the session has a sub-agent host; agent_report only to sub-agents).
+    "task": "xum.tools.task:TaskTool",
+    "task_await": "xum.tools.task_await:TaskAwaitTool",
+    "task_list": "xum.tools.task_list:TaskListTool",
+    "task_send_message": "xum.tools.task_send_message:TaskSendMessageTool",
+    "task_stop": "xum.tools.task_stop:TaskStopTool",
+    "task_remove": "xum.tools.task_remove:TaskRemoveTool",
+    "task_retitle": "xum.tools.task_retitle:TaskRetitleTool",
+    "task_apply_git_patch": "xum.tools.task_apply_git_patch:TaskApplyGitPatchTool",
+    "agent_report": "xum.tools.agent_report:AgentReportTool",
     # Offered only in `xum run` sessions (the engine adds it when ctx.set_exit_code is set).
     "set_exit_code": "xum.tools.set_exit_code:SetExitCodeTool",
 }

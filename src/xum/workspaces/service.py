@@ -17,6 +17,7 @@ from xum.runtime.local import LocalRuntime
 from xum.runtime.worktree import WorktreeRuntime, create_worktree, worktree_path
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
+from xum.workspaces.xumignore import copy_ignored_files
 
 
 def project_root(directory: Path) -> Path:
@@ -36,8 +37,17 @@ def create_workspace(
     *,
     name_hint: str,
     title: str = "",
+    name: str | None = None,
+    base: str | None = None,
     **fields: object,
 ) -> tuple[WorkspaceRecord, Runtime]:
+    """Create a local or worktree workspace (SSH ones: `xum.workspaces.lifecycle`).
+
+    `name`: an exact name (refused when the project already has it) instead of a generated
+    `<slug>-<suffix>`. `base`: the commit a worktree branches from (default: the project's HEAD).
+    A worktree gets the project's `.xumignore` files copied in. Hooks are not run here: see
+    `xum.workspaces.lifecycle.create_workspace`, which also starts the init hook.
+    """
     project = project_root(directory)
     registry.ensure_project(str(project))
     if runtime == "local":
@@ -47,6 +57,7 @@ def create_workspace(
             name_hint=name_hint,
             path_for=lambda _name: directory.resolve(),
             title=title,
+            exact_name=name,
             **fields,
         )
         ensure_private_dir(scratch_dir(record.id))
@@ -58,13 +69,15 @@ def create_workspace(
             name_hint=name_hint,
             path_for=lambda name: worktree_path(project, name),
             title=title,
+            exact_name=name,
             **fields,
         )
         try:
-            create_worktree(project, record.name, temp_dir=tempfile.gettempdir())
+            create_worktree(project, record.name, temp_dir=tempfile.gettempdir(), base=base)
         except BaseException:
             registry.remove_workspace(record.id)
             raise
+        copy_ignored_files(project, Path(record.path))
         record = registry.update_workspace(record.id, branch=record.name)
         ensure_private_dir(scratch_dir(record.id))
         return record, open_runtime(record)
@@ -73,6 +86,13 @@ def create_workspace(
 
 def open_runtime(record: WorkspaceRecord) -> Runtime:
     temp = tempfile.gettempdir()
+    if record.runtime == "ssh":
+        from xum.runtime.ssh import SshRuntime
+
+        if not record.host:
+            raise ValueError(f"workspace {record.id} is an SSH workspace without a host")
+        home = str(record.extra.get("remote_home") or "")
+        return SshRuntime(record.host, record.path, home=home or "/")
     if record.runtime == "worktree":
         return WorktreeRuntime(
             record.path, temp, project_path=record.project_path, branch=record.branch or record.name

@@ -1,0 +1,308 @@
+"""Frozen context sections: keep the cached prompt prefix byte-stable within a context segment.
+
+A *context segment* runs from a `context_frozen` frame to the next one (or to a compaction or
+reset boundary, after which the next request starts a new segment). The `context_frozen` frame
+holds the exact system prompt and tool list (names, schemas, descriptions with their `Tool:`
+notes) the segment sends, plus a digest of every section they were built from. Every request of
+the segment sends exactly those bytes, also after a restart: a new engine over the same log
+reads them back from the frame instead of rebuilding them.
+
+When a source changes mid-segment (an AGENTS.md edit, a skill added or removed, a `Tool:`
+section, another agent with the same tools, the plan file edited outside xum), the engine
+appends one `synthetic_message` row (kind `context_update`) at the end of the history, holding
+the new text of every changed section and their new digests. The row is in the log, so every
+later rebuild of the history has it in the same place, and each request stays a byte prefix of
+the next. The next segment (after a compaction or reset) folds the current state into its new
+frozen sections.
+
+Only a change of the tool set itself (names or schemas, e.g. switching between plan and exec)
+cannot travel as a row: it starts a new segment at once, which breaks the prefix one time. The
+`context_frozen` frame records the reason (`tool_set_changed`), and `prefix_breaks` counts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from xum.context.markup import escape_untrusted
+from xum.context.plan import PlanSnapshot
+from xum.context.workspace import LiveContext, digest
+from xum.llm.types import ToolSpec, text_message
+from xum.store import events as ev
+from xum.store.frames import Frame
+from xum.store.projection import FrameSource
+
+# Sections whose changes travel as rows. The prelude and the environment block only change
+# with a new xum version or a new workspace; they are refreshed at the next segment.
+TRACKED_SECTIONS = ("agent", "instructions", "model", "mode", "skills", "plan")
+UPDATE_KIND = "context_update"
+EMPTY = digest("")
+
+SEGMENT_START = "start"  # the first request of a session
+TOOL_SET_CHANGED = "tool_set_changed"  # mid-history: the one kind of prefix break
+BREAKING_REASONS = frozenset({TOOL_SET_CHANGED})
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def tools_sha256(tools: Sequence[ToolSpec]) -> str:
+    """The same digest the engine's request headers use for a tool list."""
+    return hashlib.sha256(
+        orjson.dumps([(t.name, t.description, t.parameters) for t in tools])
+    ).hexdigest()
+
+
+@dataclass
+class Frozen:
+    seq: int
+    reason: str
+    agent: str
+    system: str
+    tools: list[ToolSpec]
+    tool_identity: str
+    system_sha256: str
+    tools_sha256: str
+
+
+@dataclass
+class ContextDelta:
+    new_segment: str | None = None  # the reason, when a new segment must start
+    sections: list[str] = field(default_factory=list)  # changed tracked sections
+    tools: list[str] = field(default_factory=list)  # tools whose `Tool:` notes changed
+
+    @property
+    def empty(self) -> bool:
+        return self.new_segment is None and not self.sections and not self.tools
+
+
+class FrozenTracker:
+    """Follows the log (incrementally, like the history projection): the frozen sections of the
+    current segment, the digests the model has been told since, and the plan-file snapshot."""
+
+    def __init__(self) -> None:
+        self._source: weakref.ref[Any] | None = None
+        self._generation = -1
+        self.reset()
+
+    def reset(self) -> None:
+        self.version = 0  # moves whenever the state below changes
+        self._compared: tuple[int, int, ContextDelta] | None = None
+        self.last_seq = 0
+        self.frozen: Frozen | None = None
+        self.known: dict[str, str] = {}
+        self.next_reason = SEGMENT_START
+        self.plan: PlanSnapshot | None = None
+
+    def update(self, log: FrameSource) -> None:
+        if self._source is None or self._source() is not log or self._generation != log.generation:
+            self.reset()
+            self._source = weakref.ref(log)
+            self._generation = log.generation
+        self.feed(log.frames_after(self.last_seq))
+
+    def feed(self, frames: Iterable[Frame]) -> None:
+        for frame in frames:
+            if frame.seq is not None and frame.seq > self.last_seq:
+                self.last_seq = frame.seq
+            if not frame.damaged:
+                self._apply(frame)
+
+    def _apply(self, frame: Frame) -> None:
+        kind = frame.type
+        data = frame.data
+        if kind in _RELEVANT:
+            self.version += 1
+        if kind in ev.BOUNDARY_TYPES:
+            self.frozen = None
+            self.known = {}
+            self.next_reason = kind
+        elif kind == ev.CONTEXT_FROZEN:
+            frozen = _frozen_from(frame)
+            if frozen is not None:
+                self.frozen = frozen
+                digests = data.get("digests")
+                self.known = dict(digests) if isinstance(digests, dict) else {}
+        elif kind == ev.SYNTHETIC_MESSAGE and data.get("kind") == UPDATE_KIND:
+            digests = data.get("digests")
+            if isinstance(digests, dict):
+                self.known.update(digests)
+            self._plan(data.get("plan"))
+        elif kind == ev.PLAN_SNAPSHOT:
+            self._plan(data)
+
+    def _plan(self, data: Any) -> None:
+        snapshot = PlanSnapshot.from_dict(data)
+        if snapshot is not None:
+            self.plan = snapshot
+
+    def compare(self, live: LiveContext) -> ContextDelta:
+        """What differs between `live` and what the model was told. Cached per (live context,
+        tracker state): the usual request finds both unchanged and costs nothing here."""
+        cached = self._compared
+        if cached is not None and cached[0] == id(live) and cached[1] == self.version:
+            return cached[2]
+        delta = self._compare(live)
+        self._compared = (id(live), self.version, delta)
+        self._compared_live = live  # keeps id(live) from being reused while cached
+        return delta
+
+    def _compare(self, live: LiveContext) -> ContextDelta:
+        frozen = self.frozen
+        if frozen is None:
+            return ContextDelta(new_segment=self.next_reason)
+        if frozen.tool_identity != live.tool_identity:
+            return ContextDelta(new_segment=TOOL_SET_CHANGED)
+        known = self.known
+        delta = ContextDelta()
+        for name in TRACKED_SECTIONS:
+            if live.digests.get(name, EMPTY) != known.get(name, EMPTY):
+                delta.sections.append(name)
+        names = {k[5:] for k in known if k.startswith("tool:")} | set(live.tool_notes)
+        for name in sorted(names):
+            key = f"tool:{name}"
+            if live.digests.get(key, EMPTY) != known.get(key, EMPTY):
+                delta.tools.append(name)
+        return delta
+
+
+_RELEVANT = frozenset(
+    {*ev.BOUNDARY_TYPES, ev.CONTEXT_FROZEN, ev.SYNTHETIC_MESSAGE, ev.PLAN_SNAPSHOT}
+)
+
+
+def _frozen_from(frame: Frame) -> Frozen | None:
+    data = frame.data
+    system = data.get("system")
+    tools = data.get("tools")
+    if not isinstance(system, str) or not isinstance(tools, list) or frame.seq is None:
+        return None
+    specs = [
+        ToolSpec(t["name"], t["description"], t["parameters"])
+        for t in tools
+        if isinstance(t, dict) and {"name", "description", "parameters"} <= t.keys()
+    ]
+    return Frozen(
+        seq=frame.seq,
+        reason=str(data.get("reason", "")),
+        agent=str(data.get("agent", "")),
+        system=system,
+        tools=specs,
+        tool_identity=str(data.get("tool_identity", "")),
+        system_sha256=str(data.get("system_sha256") or sha256_text(system)),
+        tools_sha256=str(data.get("tools_sha256") or tools_sha256(specs)),
+    )
+
+
+def frozen_frame_data(live: LiveContext, reason: str, model: str) -> dict[str, Any]:
+    """The `context_frozen` frame for a new segment built from `live`."""
+    return {
+        "reason": reason,
+        "agent": live.agent.id,
+        "mode": live.mode,
+        "model": model,
+        "system": live.system,
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in live.tools
+        ],
+        "tool_identity": live.tool_identity,
+        "digests": {k: v for k, v in live.digests.items() if v != EMPTY},
+        "system_sha256": sha256_text(live.system),
+        "tools_sha256": tools_sha256(live.tools),
+    }
+
+
+# The change row --------------------------------------------------------------------------------
+
+_LEAD = (
+    "xum: part of this workspace's context changed after this part of the conversation began. "
+    "Each item below replaces the matching part of the system prompt or tool descriptions you "
+    "were given; everything else still stands."
+)
+
+_GONE = {
+    "agent": "The agent instructions were removed.",
+    "instructions": (
+        "The instruction files (AGENTS.md and friends) are now empty or gone: disregard the "
+        "custom instructions given earlier."
+    ),
+    "model": "No model-specific instructions apply any more.",
+    "mode": "No mode-specific instructions apply any more.",
+    "skills": "No skills are available any more: disregard the earlier skill list.",
+    "plan": "Plan mode no longer applies: the plan-mode rules given earlier are lifted.",
+}
+_NEW = {
+    "agent": "You now work as a different agent. Its instructions replace the earlier ones:",
+    "instructions": "The instruction files changed. Their current content:",
+    "model": "Model-specific instructions now in effect:",
+    "mode": "Mode-specific instructions now in effect:",
+    "skills": "The available skills changed. The current list:",
+    "plan": "Plan-mode rules now in effect:",
+}
+
+
+def update_row_text(
+    live: LiveContext, delta: ContextDelta, plan_note: str | None, plan_path: str | None
+) -> str:
+    parts = [_LEAD]
+    for name in delta.sections:
+        text = live.sections.get(name, "")
+        parts.append(f"{_NEW[name]}\n{text}" if text else _GONE[name])
+    for tool in delta.tools:
+        note = live.tool_notes.get(tool, "")
+        if note:
+            parts.append(
+                f"Project instructions for the tool {tool} changed; they are now:\n"
+                f'<tool-instructions tool="{tool}">\n{escape_untrusted(note)}\n</tool-instructions>'
+            )
+        else:
+            parts.append(f"The project instructions for the tool {tool} were removed.")
+    if plan_note is not None:
+        parts.append(
+            f'<plan-file-changed path="{plan_path}">\n'
+            "The plan file was changed outside the file edit tools (most likely by the user). "
+            "Take the change into account.\n"
+            f"{escape_untrusted(plan_note)}\n</plan-file-changed>"
+        )
+    return "<context-update>\n" + "\n\n".join(parts) + "\n</context-update>"
+
+
+def update_frame_data(
+    live: LiveContext,
+    delta: ContextDelta,
+    plan: PlanSnapshot | None,
+    plan_note: str | None,
+) -> dict[str, Any]:
+    digests = {name: live.digests.get(name, EMPTY) for name in delta.sections}
+    for tool in delta.tools:
+        digests[f"tool:{tool}"] = live.digests.get(f"tool:{tool}", EMPTY)
+    text = update_row_text(live, delta, plan_note, plan.path if plan else None)
+    data: dict[str, Any] = {
+        "message": text_message("user", text),
+        "kind": UPDATE_KIND,
+        "digests": digests,
+        "changed": [*delta.sections, *(f"tool:{t}" for t in delta.tools)]
+        + (["plan_file"] if plan_note is not None else []),
+    }
+    if plan is not None:
+        data["plan"] = plan.to_dict()
+    return data
+
+
+def prefix_breaks(frames: Iterable[Frame]) -> list[dict[str, Any]]:
+    """Every mid-history segment start (a prefix break), with its seq and reason."""
+    return [
+        {"seq": f.seq, "reason": f.data.get("reason"), "agent": f.data.get("agent")}
+        for f in frames
+        if not f.damaged
+        and f.type == ev.CONTEXT_FROZEN
+        and f.data.get("reason") in BREAKING_REASONS
+    ]

@@ -1,0 +1,74 @@
+"""The ASGI application: routes, the security gate, error shapes, and the maintenance loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from xum import __version__
+from xum.server.errors import install_error_handlers
+from xum.server.middleware import SecurityMiddleware
+from xum.server.state import ServerConfig, ServerState
+
+log = logging.getLogger("xum.server")
+
+
+async def _maintain(state: ServerState) -> None:
+    """Follow logs other processes write, close idle sessions, drop unused logs."""
+    interval = state.config.maintenance_interval_s
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            state.hub.poll_external()
+            await state.sessions.close_idle()
+            state.hub.trim()
+        except Exception:  # keep maintaining; say what broke
+            log.exception("server maintenance failed")
+
+
+def create_app(config: ServerConfig) -> FastAPI:
+    from xum.server import static, ws
+    from xum.server.routes import auth, projects, review, server_info, settings, turns, workspaces
+
+    state = ServerState(config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(_maintain(state), name="xum server maintenance")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            await state.sessions.shutdown()
+
+    app = FastAPI(
+        title="xum server API",
+        version=__version__,
+        description="REST API of `xum server` (docs/api.md). WebSocket: /api/ws.",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+        lifespan=lifespan,
+    )
+    app.state.xum = state
+    install_error_handlers(app)
+    for router in (
+        auth.router,
+        server_info.router,
+        projects.router,
+        workspaces.router,
+        turns.router,
+        review.router,
+        settings.router,
+        ws.router,
+        static.router,  # last: its catch-all routes answer what nothing else does
+    ):
+        app.include_router(router)
+    app.add_middleware(SecurityMiddleware, state=state)
+    return app

@@ -1,0 +1,517 @@
+"""Fan-out of workspace event streams to WebSocket clients.
+
+Each workspace that someone looks at (or that runs a turn) has a `Channel`: its session log (one
+object, shared with the workspace's agent session, so reads see exactly what was committed), the
+in-flight partial message (folded from the live deltas), the sidebar status, and its
+subscribers. Everything here runs on the server's event loop and never awaits while it moves
+events, so a subscribe (backlog snapshot + partial snapshot + registration) is one atomic step
+with respect to the events the agent emits: nothing is missed, nothing is sent twice.
+
+Committed events carry the log's `seq`. `publish` fills any gap from the log (frames appended
+without an event, such as the crash repair `begin_write` performs) before the event itself, so a
+subscriber's seqs have no holes. Each subscription remembers the last seq its backlog covered
+and never gets a committed event at or below it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from xum.core.lock import is_locked
+from xum.core.paths import session_dir
+from xum.engine import events as E
+from xum.engine.events import Event
+from xum.engine.replay import frame_event
+from xum.server.outbox import WORKSPACES_CHANGED, Backlog, Outbox
+from xum.store.manifest import read_manifest
+from xum.store.sessionlog import LOCK_NAME, MANIFEST_NAME, SessionLog, check_workspace_id
+
+IDLE_LOGS_KEPT = 32
+POLL_INTERVAL_S = 1.0
+LIVE_GRACE_S = 5.0  # a channel that had a live event this recently is not polled
+
+
+def dumps(obj: Any) -> str:
+    return orjson.dumps(obj).decode()
+
+
+class Client:
+    _ids = itertools.count(1)
+
+    def __init__(self, capacity: int) -> None:
+        self.id = next(self._ids)
+        self.subscriptions: set[str] = set()
+        self.outbox = Outbox(capacity)
+
+
+@dataclass
+class PartialState:
+    turn_id: str | None
+    step: int | None
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "text": "".join(self.text),
+            "reasoning": "".join(self.reasoning),
+            "tool_calls": [dict(c) for _, c in sorted(self.calls.items())],
+        }
+
+    def fold(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == E.TEXT_DELTA:
+            self.text.append(event["text"])
+        elif kind == E.REASONING_DELTA:
+            self.reasoning.append(event["text"])
+        elif kind == E.TOOL_CALL_START:
+            self.calls[event["index"]] = {
+                "id": event["call_id"],
+                "name": event["name"],
+                "arguments": "",
+            }
+        elif kind == E.TOOL_CALL_DELTA:
+            call = self.calls.get(event["index"])
+            if call is not None:
+                call["arguments"] += event["arguments"]
+        elif kind == E.DISCARD_PARTIAL:
+            self.text.clear()
+            self.reasoning.clear()
+            self.calls.clear()
+
+
+class Channel:
+    def __init__(self, workspace_id: str, log: SessionLog) -> None:
+        self.workspace_id = workspace_id
+        self.log = log
+        self.subscribers: dict[Client, int] = {}  # client -> last seq its backlog covered
+        self.partial: PartialState | None = None
+        self.turn_id: str | None = None
+        self.last_published_seq = log.last_seq
+        self.live_at = 0.0  # when this process last published a live event of it
+        # Status, owned by the session manager (running, queued) and folded from events.
+        self.running = False  # the session manager drives a turn (or is between queued ones)
+        self.turn_open = False  # a turn-start was seen without its turn-end (any driver)
+        self.phase: str | None = None
+        self.error: dict[str, Any] | None = None
+        self.waiting = False
+        self.queued_step = 0
+        self.queued_turn = 0
+        self.busy_elsewhere = False
+        self.last_status: str | None = None
+
+    def fold(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == E.TURN_START:
+            self.turn_id = event.get("turn_id")
+            self.turn_open = True
+            self.partial = None
+            self.error = None
+            self.phase = "model"
+        elif kind == E.STEP_START:
+            self.partial = PartialState(self.turn_id, event.get("step"))
+            self.phase = "model"
+        elif kind == E.ASSISTANT_MESSAGE:
+            self.partial = None
+            if event.get("tool_calls"):
+                self.phase = "tools"
+        elif kind == E.TOOL_CALL:
+            self.phase = "tools"
+        elif kind == E.USER_MESSAGE and event.get("queued"):
+            self.queued_step = max(0, self.queued_step - 1)
+        elif kind == E.TURN_END:
+            self.turn_open = False
+            self.partial = None
+            self.phase = None
+            if event.get("reason") == "error":
+                self.error = event.get("error") or {"code": "error", "message": "the turn failed"}
+        elif self.partial is not None:
+            self.partial.fold(event)
+
+
+class Hub:
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.channels: dict[str, Channel] = {}
+        self.clients: set[Client] = set()
+        self._loading: dict[str, asyncio.Future[Channel]] = {}
+        self.read_seq: Callable[[str], int] = lambda _ws: 0
+        self.active: Callable[[str], bool] = lambda _ws: False  # an agent session is open
+        self.pending_question: Callable[[str], dict[str, Any] | None] = lambda _ws: None
+        # Workspaces with a turn open whose log this hub has not loaded (sub-agents run by this
+        # process that nobody watches): their sidebar status still shows them streaming.
+        self._open_turns: set[str] = set()
+
+    # Channels ---------------------------------------------------------------------------
+
+    async def channel(self, workspace_id: str) -> Channel:
+        """The workspace's channel, loading its log (in a thread) the first time."""
+        found = self.channels.get(workspace_id)
+        if found is not None:
+            return found
+        check_workspace_id(workspace_id)
+        pending = self._loading.get(workspace_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Channel] = asyncio.get_running_loop().create_future()
+        self._loading[workspace_id] = future
+        try:
+            log = await asyncio.to_thread(SessionLog.open, workspace_id, purpose="xum server")
+            channel = self.channels.get(workspace_id) or Channel(workspace_id, log)
+            self.channels[workspace_id] = channel
+            future.set_result(channel)
+            return channel
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody else may be waiting
+            raise
+        finally:
+            self._loading.pop(workspace_id, None)
+
+    def forget(self, workspace_id: str) -> None:
+        """Drop a deleted workspace's channel (its subscribers are told to resync)."""
+        channel = self.channels.pop(workspace_id, None)
+        if channel is None:
+            return
+        for client in list(channel.subscribers):
+            self._drop(client, channel, "deleted")
+        channel.log.close()
+
+    # Clients ----------------------------------------------------------------------------
+
+    def connect(self) -> Client:
+        client = Client(self.capacity)
+        client.outbox.on_overflow = lambda ws: self._overflowed(client, ws)
+        self.clients.add(client)
+        return client
+
+    def disconnect(self, client: Client) -> None:
+        for ws in list(client.subscriptions):
+            channel = self.channels.get(ws)
+            if channel is not None:
+                channel.subscribers.pop(client, None)
+        client.subscriptions.clear()
+        client.outbox.close()
+        self.clients.discard(client)
+
+    async def subscribe(self, client: Client, workspace_id: str, after_seq: int) -> None:
+        channel = await self.channel(workspace_id)
+        if client not in self.clients:
+            return  # it went away while the log loaded
+        # From here to the end: no await. Backlog, partial and registration are one step.
+        if client in channel.subscribers:
+            client.outbox.drop_workspace(workspace_id)
+        client.outbox.resume(workspace_id)
+        self._catch_up(channel)
+        # Committed events up to the last one this loop has published: later frames may be in
+        # the log already, but their events are on their way (from a session thread) and will
+        # reach this subscriber live, in order, after the partial they complete.
+        log = channel.log
+        last = channel.last_published_seq
+        frames = log.frames_after(after_seq) if after_seq < last else []
+        if frames:
+            client.outbox.put(
+                workspace_id, Backlog(workspace_id, _render(workspace_id, frames, last))
+            )
+        partial = self._partial_message(channel)
+        if partial is not None:
+            client.outbox.put(workspace_id, dumps(partial))
+        question = self.pending_question(workspace_id)
+        if question is not None:
+            client.outbox.put(workspace_id, dumps(question))
+        client.outbox.put(
+            workspace_id,
+            dumps(
+                {
+                    "type": "subscribed",
+                    "workspaceId": workspace_id,
+                    "lastSeq": last,
+                    "status": self.status(workspace_id),
+                }
+            ),
+        )
+        channel.subscribers[client] = max(last, after_seq)
+        client.subscriptions.add(workspace_id)
+
+    def unsubscribe(self, client: Client, workspace_id: str) -> None:
+        channel = self.channels.get(workspace_id)
+        if channel is not None:
+            channel.subscribers.pop(client, None)
+        client.subscriptions.discard(workspace_id)
+        client.outbox.drop_workspace(workspace_id)
+
+    def _partial_message(self, channel: Channel) -> dict[str, Any] | None:
+        ws = channel.workspace_id
+        if channel.partial is not None:
+            return {
+                "type": "partial",
+                "workspaceId": ws,
+                "afterSeq": channel.last_published_seq,
+                "message": channel.partial.snapshot(),
+                "turnId": channel.partial.turn_id,
+                "step": channel.partial.step,
+            }
+        if channel.busy_elsewhere:  # another process streams: its partial file is the source
+            partial = channel.log.read_partial()
+            if partial is not None and partial.after_seq == channel.log.last_seq:
+                data = partial.data
+                return {
+                    "type": "partial",
+                    "workspaceId": ws,
+                    "afterSeq": partial.after_seq,
+                    "message": {
+                        "text": str(data.get("text", "")),
+                        "reasoning": str(data.get("reasoning", "")),
+                        "tool_calls": list(data.get("tool_calls", [])),
+                    },
+                    "turnId": None,
+                    "step": None,
+                }
+        return None
+
+    def send_to_subscribers(self, workspace_id: str, text: str) -> None:
+        channel = self.channels.get(workspace_id)
+        if channel is not None:
+            for client in list(channel.subscribers):
+                client.outbox.put(workspace_id, text)
+
+    def set_waiting(self, workspace_id: str, waiting: bool) -> None:
+        channel = self.channels.get(workspace_id)
+        if channel is not None:
+            channel.waiting = waiting
+            self.status_changed(workspace_id)
+
+    def _overflowed(self, client: Client, workspace_id: str) -> None:
+        channel = self.channels.get(workspace_id)
+        if channel is not None:
+            channel.subscribers.pop(client, None)
+        client.subscriptions.discard(workspace_id)
+
+    def _drop(self, client: Client, channel: Channel, reason: str) -> None:
+        channel.subscribers.pop(client, None)
+        client.subscriptions.discard(channel.workspace_id)
+        client.outbox.drop_workspace(channel.workspace_id)
+        client.outbox.put_control(
+            dumps({"type": "resync", "workspaceId": channel.workspace_id, "reason": reason})
+        )
+
+    # Publishing -------------------------------------------------------------------------
+
+    def publish(self, workspace_id: str, event: Event) -> None:
+        """Send one engine event to the workspace's subscribers (called by the agent's emit)."""
+        channel = self.channels.get(workspace_id)
+        if channel is None:
+            if event["type"] in (E.TURN_START, E.TURN_END):
+                if event["type"] == E.TURN_START:
+                    self._open_turns.add(workspace_id)
+                else:
+                    self._open_turns.discard(workspace_id)
+                self.status_changed(workspace_id)
+            return
+        channel.live_at = time.monotonic()
+        seq = event.get("seq")
+        if isinstance(seq, int):
+            if seq <= channel.last_published_seq:
+                return  # already sent (from the log, by a gap fill)
+            if seq > channel.last_published_seq + 1:
+                self._fill(channel, seq)
+            channel.last_published_seq = seq
+        channel.fold(event)
+        if channel.subscribers:
+            text = dumps({"type": "event", "workspaceId": workspace_id, "event": event})
+            for client, covered in list(channel.subscribers.items()):
+                if seq is None or seq > covered:
+                    client.outbox.put(workspace_id, text)
+        if event["type"] in _STATUS_EVENTS:
+            self.status_changed(workspace_id)
+
+    def _fill(self, channel: Channel, before_seq: int) -> None:
+        """Publish committed frames between the last published seq and `before_seq`."""
+        if channel.log.last_seq < before_seq - 1:
+            # Written through another log object (the session's, on its thread): read them.
+            with contextlib.suppress(Exception):
+                channel.log.refresh()
+        for frame in channel.log.frames_after(channel.last_published_seq):
+            if frame.seq is None or frame.seq >= before_seq:
+                break
+            channel.last_published_seq = frame.seq
+            event = frame_event(frame)
+            if event is not None:
+                self._send_committed(channel, event, frame.seq)
+
+    def _send_committed(self, channel: Channel, event: Event, seq: int) -> None:
+        channel.fold(event)
+        if not channel.subscribers:
+            return
+        text = dumps({"type": "event", "workspaceId": channel.workspace_id, "event": event})
+        for client, covered in list(channel.subscribers.items()):
+            if seq > covered:
+                client.outbox.put(channel.workspace_id, text)
+
+    def _live(self, channel: Channel) -> bool:
+        """Events of this workspace arrive live (a session of this process drives it)."""
+        recent = time.monotonic() - channel.live_at < LIVE_GRACE_S
+        return self.active(channel.workspace_id) or recent
+
+    def _catch_up(self, channel: Channel) -> None:
+        """Read what the log gained. Frames another process (say `xum run`) committed are
+        published from it; those of a live session here are left to their live events."""
+        result = channel.log.refresh()
+        if result == "reloaded":
+            self._reloaded(channel)
+        elif not self._live(channel) and channel.log.last_seq > channel.last_published_seq:
+            self._fill(channel, channel.log.last_seq + 1)
+
+    def _sync_external(self, channel: Channel) -> None:
+        result = channel.log.refresh()
+        if result == "appended":
+            self._fill(channel, channel.log.last_seq + 1)
+        elif result == "reloaded":
+            self._reloaded(channel)
+
+    def _reloaded(self, channel: Channel) -> None:
+        """The log changed other than by appends: every subscriber starts over."""
+        channel.last_published_seq = channel.log.last_seq
+        channel.partial = None
+        for client in list(channel.subscribers):
+            self._drop(client, channel, "log-reloaded")
+
+    def poll_one(self, channel: Channel) -> None:
+        """Bring one channel's log up to date with the disk (before a history read)."""
+        with contextlib.suppress(Exception):
+            self._catch_up(channel)
+
+    def poll_external(self) -> None:
+        """Periodically: follow logs written by other processes, refresh lock state."""
+        for ws, channel in list(self.channels.items()):
+            if self._live(channel):
+                continue
+            busy = is_locked(session_dir(ws) / LOCK_NAME)
+            if channel.subscribers:
+                with contextlib.suppress(Exception):
+                    self._sync_external(channel)
+            if busy != channel.busy_elsewhere:
+                channel.busy_elsewhere = busy
+                self.status_changed(ws)
+
+    def trim(self) -> None:
+        """Close the logs of channels nobody uses (no subscriber, no session), oldest first."""
+        idle = [
+            ws
+            for ws, ch in self.channels.items()
+            if not ch.subscribers and not self.active(ws) and not ch.running
+        ]
+        for ws in idle[: max(0, len(idle) - IDLE_LOGS_KEPT)]:
+            channel = self.channels.pop(ws)
+            channel.log.close()
+
+    # Status -----------------------------------------------------------------------------
+
+    def status(self, workspace_id: str) -> dict[str, Any]:
+        channel = self.channels.get(workspace_id)
+        read_seq = self.read_seq(workspace_id)
+        if channel is None:
+            last_seq = _manifest_last_seq(workspace_id)
+            open_turn = workspace_id in self._open_turns
+            busy = not open_turn and is_locked(session_dir(workspace_id) / LOCK_NAME)
+            state = "streaming" if open_turn else "idle"
+            return _status_dict(
+                state, None, 0, 0, last_seq, read_seq, busy, None, running=open_turn
+            )
+        running = channel.running or channel.turn_open
+        if channel.waiting:
+            state = "waiting"
+        elif running:
+            state = "streaming"
+        elif channel.error is not None:
+            state = "error"
+        else:
+            state = "idle"
+        return _status_dict(
+            state,
+            channel.phase if running else None,
+            channel.queued_step,
+            channel.queued_turn,
+            max(channel.log.last_seq, channel.last_published_seq),
+            read_seq,
+            channel.busy_elsewhere and not running,
+            channel.error if state == "error" else None,
+            running=running,
+        )
+
+    def status_changed(self, workspace_id: str) -> None:
+        status = self.status(workspace_id)
+        text = dumps({"type": "workspace-status", "workspaceId": workspace_id, "status": status})
+        channel = self.channels.get(workspace_id)
+        if channel is not None:
+            if channel.last_status == text:
+                return
+            channel.last_status = text
+        for client in self.clients:
+            client.outbox.put_status(workspace_id, text)
+
+    def send_statuses(self, client: Client, workspace_ids: list[str]) -> None:
+        for ws in workspace_ids:
+            status = self.status(ws)
+            client.outbox.put_status(
+                ws, dumps({"type": "workspace-status", "workspaceId": ws, "status": status})
+            )
+
+    def workspaces_changed(self) -> None:
+        for client in self.clients:
+            client.outbox.put_control(WORKSPACES_CHANGED)
+
+
+_STATUS_EVENTS = frozenset(
+    {E.TURN_START, E.TURN_END, E.STEP_START, E.TOOL_CALL, E.ASSISTANT_MESSAGE, E.USER_MESSAGE}
+)
+
+
+def _render(workspace_id: str, frames: list[Any], last_seq: int) -> Iterator[str]:
+    for frame in frames:
+        if frame.seq is not None and frame.seq > last_seq:
+            return
+        event = frame_event(frame)
+        if event is not None:
+            yield dumps({"type": "event", "workspaceId": workspace_id, "event": event})
+
+
+def _manifest_last_seq(workspace_id: str) -> int:
+    try:
+        read = read_manifest(session_dir(check_workspace_id(workspace_id)) / MANIFEST_NAME)
+    except Exception:
+        return 0
+    return read.manifest.last_seq if read.manifest is not None else 0
+
+
+def _status_dict(
+    state: str,
+    phase: str | None,
+    queued_step: int,
+    queued_turn: int,
+    last_seq: int,
+    read_seq: int,
+    busy_elsewhere: bool,
+    error: dict[str, Any] | None,
+    *,
+    running: bool,
+) -> dict[str, Any]:
+    return {
+        "state": state,
+        "phase": phase,
+        "queued": {"step": queued_step, "turn": queued_turn},
+        "lastSeq": last_seq,
+        "readSeq": read_seq,
+        "unread": (not running) and last_seq > read_seq,
+        "busyElsewhere": busy_elsewhere,
+        "error": error,
+    }

@@ -1,0 +1,1 @@
+"""REST routes under `/api/`, one module per area (docs/api.md)."""

@@ -1,0 +1,262 @@
+"""Per-workspace git status and diff, and costs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+
+from xum.server import gitinfo
+from xum.server.errors import ApiError
+from xum.server.sessions import workspace_or_404
+from xum.server.state import get_state
+from xum.store import events as ev
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
+
+router = APIRouter(prefix="/api/workspaces", tags=["review"])
+
+MAX_TURNS = 500
+
+
+class BaseRef(BaseModel):
+    ref: str
+    sha: str
+
+
+class StatusEntry(BaseModel):
+    path: str
+    origPath: str | None = None
+    index: str
+    worktree: str
+
+
+class GitStatus(BaseModel):
+    isGit: bool
+    branch: str | None
+    base: BaseRef | None
+    ahead: int
+    behind: int
+    entries: list[StatusEntry]
+    truncated: bool
+
+
+class DiffFile(BaseModel):
+    path: str
+    additions: int
+    deletions: int
+    binary: bool
+    untracked: bool
+
+
+class GitDiff(BaseModel):
+    isGit: bool
+    base: BaseRef | None
+    files: list[DiffFile]
+    diff: str
+    truncated: bool
+
+
+class Tokens(BaseModel):
+    inputTokens: int
+    outputTokens: int
+    cacheReadTokens: int
+    cacheWriteTokens: int
+    reasoningTokens: int
+
+
+class TurnCost(BaseModel):
+    turnId: str | None
+    startSeq: int | None
+    endSeq: int | None
+    reason: str | None
+    model: str | None
+    usage: Tokens
+    costUsd: float | None
+    steps: int
+
+
+class LastRequest(BaseModel):
+    inputTokens: int  # the prompt of the latest reply, cached part included
+    contextWindow: int | None  # of its model, when known
+
+
+class Costs(BaseModel):
+    usage: Tokens
+    cacheHitRatio: float | None
+    costUsd: float | None
+    turns: list[TurnCost]
+    lastRequest: LastRequest | None
+
+
+def _local_path(record: WorkspaceRecord) -> str:
+    if record.runtime == "ssh":
+        raise ApiError(
+            400, "unavailable", "git status and diff of SSH workspaces are not available yet"
+        )
+    return record.path
+
+
+def _parent_branch(record: WorkspaceRecord) -> str | None:
+    if record.parent_id is None:
+        return None
+    parent = registry.get_workspace(record.parent_id)
+    return parent.branch if parent is not None else None
+
+
+@router.get("/{workspace_id}/git/status", response_model=GitStatus)
+async def git_status(workspace_id: str) -> GitStatus:
+    record = workspace_or_404(workspace_id)
+    path = _local_path(record)
+
+    def work() -> GitStatus:
+        st = gitinfo.status(path)
+        if not st.is_git:
+            return GitStatus(
+                isGit=False, branch=None, base=None, ahead=0, behind=0, entries=[], truncated=False
+            )
+        base = gitinfo.find_base(path, _parent_branch(record))
+        ahead, behind = gitinfo.ahead_behind(path, base) if base else (0, 0)
+        return GitStatus(
+            isGit=True,
+            branch=st.branch,
+            base=BaseRef(ref=base.ref, sha=base.sha) if base else None,
+            ahead=ahead,
+            behind=behind,
+            entries=[
+                StatusEntry(path=e.path, origPath=e.orig_path, index=e.index, worktree=e.worktree)
+                for e in st.entries
+            ],
+            truncated=st.truncated,
+        )
+
+    return await asyncio.to_thread(work)
+
+
+@router.get("/{workspace_id}/git/diff", response_model=GitDiff)
+async def git_diff(
+    workspace_id: str, path: str | None = Query(default=None, min_length=1, max_length=4096)
+) -> GitDiff:
+    record = workspace_or_404(workspace_id)
+    root = _local_path(record)
+    if path is not None and ("\0" in path or path.startswith("/") or ".." in path.split("/")):
+        raise ApiError(422, "invalid_request", "path: must be a relative path inside the workspace")
+
+    def work() -> GitDiff:
+        if not gitinfo.is_git_dir(root):
+            return GitDiff(isGit=False, base=None, files=[], diff="", truncated=False)
+        base = gitinfo.find_base(root, _parent_branch(record))
+        if base is None:  # no commit yet: nothing to compare against
+            return GitDiff(isGit=True, base=None, files=[], diff="", truncated=False)
+        d = gitinfo.diff(root, base, path)
+        return GitDiff(
+            isGit=True,
+            base=BaseRef(ref=base.ref, sha=base.sha),
+            files=[
+                DiffFile(
+                    path=f.path,
+                    additions=f.additions,
+                    deletions=f.deletions,
+                    binary=f.binary,
+                    untracked=f.untracked,
+                )
+                for f in d.files
+            ],
+            diff=d.diff,
+            truncated=d.truncated,
+        )
+
+    return await asyncio.to_thread(work)
+
+
+def _tokens(u: dict[str, Any]) -> Tokens:
+    return Tokens(
+        inputTokens=int(u.get("input_tokens", 0)),
+        outputTokens=int(u.get("output_tokens", 0)),
+        cacheReadTokens=int(u.get("cache_read_tokens", 0)),
+        cacheWriteTokens=int(u.get("cache_write_tokens", 0)),
+        reasoningTokens=int(u.get("reasoning_tokens", 0)),
+    )
+
+
+_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+@router.get("/{workspace_id}/costs", response_model=Costs)
+async def costs(workspace_id: str, request: Request) -> Costs:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    channel = await state.hub.channel(workspace_id)
+    total = dict.fromkeys(_KEYS, 0)
+    total_cost: float | None = 0.0
+    turns: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    last: tuple[int, str | None] | None = None
+    state.hub.poll_one(channel)
+    for frame in channel.log.frames:
+        if frame.damaged:
+            continue
+        data = frame.data
+        if frame.type == ev.TURN_START:
+            current = {
+                "turnId": data.get("turn_id"),
+                "startSeq": frame.seq,
+                "endSeq": None,
+                "reason": None,
+                "model": None,
+                "usage": dict.fromkeys(_KEYS, 0),
+                "costUsd": 0.0,
+                "steps": 0,
+            }
+            turns.append(current)
+        elif frame.type == ev.ASSISTANT_MESSAGE:
+            usage = data.get("usage") or {}
+            cost = data.get("cost_usd")
+            last = (int(usage.get("input_tokens", 0) or 0), data.get("model"))
+            for key in _KEYS:
+                value = int(usage.get(key, 0) or 0)
+                total[key] += value
+                if current is not None:
+                    current["usage"][key] += value
+            if cost is None:
+                total_cost = None
+            elif total_cost is not None:
+                total_cost += float(cost)
+            if current is not None:
+                current["steps"] += 1
+                current["model"] = data.get("model")
+                if cost is None:
+                    current["costUsd"] = None
+                elif current["costUsd"] is not None:
+                    current["costUsd"] += float(cost)
+        elif frame.type == ev.TURN_END and current is not None:
+            current["endSeq"] = frame.seq
+            current["reason"] = data.get("reason")
+            current = None
+    ratio = total["cache_read_tokens"] / total["input_tokens"] if total["input_tokens"] else None
+    last_request = None
+    if last is not None:
+        window = None
+        if isinstance(last[1], str) and ":" in last[1]:
+            from xum.llm.catalog import context_window
+
+            provider, _, model_id = last[1].partition(":")
+            window = context_window(provider, model_id)
+        last_request = LastRequest(inputTokens=last[0], contextWindow=window)
+    return Costs(
+        usage=_tokens(total),
+        cacheHitRatio=round(ratio, 4) if ratio is not None else None,
+        costUsd=total_cost,
+        turns=[
+            TurnCost(**{**t, "usage": _tokens(t["usage"])}) for t in reversed(turns[-MAX_TURNS:])
+        ],
+        lastRequest=last_request,
+    )

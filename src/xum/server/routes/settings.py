@@ -1,0 +1,286 @@
+"""Settings: providers (keys are write-only) and models.
+
+Provider changes edit `providers.jsonc` in place (see `xum.server.jsonc_edit`): the user's
+comments, layout and every other key survive; a file that does not parse is refused untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from xum.core.errors import ConfigError
+from xum.core.fsutil import atomic_write_bytes
+from xum.core.lock import locked
+from xum.core.paths import ensure_root, providers_path
+from xum.server.errors import ApiError, not_found
+from xum.server.state import get_state
+
+router = APIRouter(prefix="/api/settings", tags=["settings"])
+
+
+class ProviderRow(BaseModel):
+    id: str
+    displayName: str
+    custom: bool
+    configured: bool
+    usable: bool
+    credentialSource: str | None
+    baseUrl: str | None
+    problem: str | None
+
+
+class ProviderList(BaseModel):
+    providers: list[ProviderRow]
+    path: str
+
+
+class KeyBody(BaseModel):
+    apiKey: str = Field(min_length=1, max_length=8192)
+
+
+class BaseUrlBody(BaseModel):
+    baseUrl: str | None = Field(default=None, max_length=2048)
+
+
+class ModelRow(BaseModel):
+    model: str
+    provider: str
+    id: str
+    displayName: str
+    contextWindow: int | None
+    priced: bool
+    usable: bool
+    thinkingLevels: list[str]  # the levels the model accepts, lowest first
+
+
+class ModelList(BaseModel):
+    defaultModel: str | None
+    aliases: dict[str, str]
+    models: list[ModelRow]
+
+
+def provider_rows() -> list[ProviderRow]:
+    from xum.llm.resolve import find_credential, missing_key_hint, needs_key, resolve_endpoint
+    from xum.store.providers import load_providers
+
+    config = load_providers()
+    rows = []
+    for pid in config.all_ids():
+        entry = config.get(pid)
+        assert entry is not None
+        name = entry.display_name or (entry.builtin.display_name if entry.builtin else pid)
+        problem: str | None = None
+        source: str | None = None
+        usable = False
+        try:
+            credential = find_credential(entry, os.environ)
+            source = credential.source
+            if credential.value is not None:
+                usable = True
+            elif not needs_key(entry):
+                usable = pid in config.entries
+                source = "none needed" if usable else None
+                if not usable:
+                    problem = f'not set up: add "{pid}" to providers.jsonc (no key needed)'
+            else:
+                problem = missing_key_hint(entry)
+        except ConfigError as exc:
+            problem = exc.message
+        base_url: str | None = None
+        try:
+            base_url = resolve_endpoint(pid, config, os.environ).base_url if usable else None
+        except Exception:
+            base_url = entry.base_url
+        rows.append(
+            ProviderRow(
+                id=pid,
+                displayName=name,
+                custom=entry.is_custom,
+                configured=pid in config.entries,
+                usable=usable,
+                credentialSource=source,
+                baseUrl=base_url or entry.base_url,
+                problem=problem,
+            )
+        )
+    return rows
+
+
+def _row(provider_id: str) -> ProviderRow:
+    for row in provider_rows():
+        if row.id == provider_id:
+            return row
+    raise not_found(f"no provider '{provider_id}'")
+
+
+def _known_provider(provider_id: str) -> None:
+    from xum.store.providers import BUILTIN_PROVIDERS, load_providers
+
+    if provider_id in BUILTIN_PROVIDERS:
+        return
+    if provider_id not in load_providers().entries:
+        raise not_found(
+            f"no provider '{provider_id[:60]}'",
+            "built-in providers are listed by GET /api/settings/providers; add a custom one "
+            "to providers.jsonc by hand",
+        )
+
+
+def edit_providers(path_in_file: list[str], value: Any, *, delete: bool = False) -> None:
+    """Change one value of providers.jsonc in place, under the providers lock."""
+    from xum.server.jsonc_edit import JsoncDocument, JsoncEditError
+
+    path = providers_path()
+    ensure_root()
+    with locked(path.with_name(path.name + ".lock"), purpose="providers write"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read: {exc}", path=str(path)) from None
+        try:
+            document = JsoncDocument(text, path=str(path))
+            new_text = (
+                document.delete(path_in_file) if delete else document.set(path_in_file, value)
+            )
+        except JsoncEditError as exc:
+            raise ApiError(
+                422,
+                "config_error",
+                f"{path}: cannot be edited in place ({exc.message}); it was not changed",
+                "edit the file by hand",
+            ) from None
+        if new_text == text:
+            return
+        # Check the result the way xum reads it before it replaces the file.
+        from xum.core.jsonc import parse_jsonc
+        from xum.store.providers import parse_providers
+
+        parse_providers(parse_jsonc(new_text, path=str(path)), str(path))
+        target = Path(path).resolve()  # a symlinked providers.jsonc (dotfiles) stays a link
+        atomic_write_bytes(target, new_text.encode("utf-8"), mode=0o600)
+
+
+async def _after_change(request: Request) -> None:
+    state = get_state(request)
+    for ws in list(state.sessions.sessions):
+        await state.sessions.mark_stale(ws)
+
+
+@router.get("/providers", response_model=ProviderList)
+async def providers() -> ProviderList:
+    rows = await asyncio.to_thread(provider_rows)
+    return ProviderList(providers=rows, path=str(providers_path()))
+
+
+@router.put("/providers/{provider_id}/key", response_model=ProviderRow)
+async def set_key(provider_id: str, body: KeyBody, request: Request) -> ProviderRow:
+    _known_provider(provider_id)
+    key = body.apiKey.strip()
+    if not key or any(c in key for c in "\r\n\0"):
+        raise ApiError(422, "invalid_request", "apiKey: must be one line of text")
+    await asyncio.to_thread(edit_providers, [provider_id, "apiKey"], key)
+    await _after_change(request)
+    return await asyncio.to_thread(_row, provider_id)
+
+
+@router.delete("/providers/{provider_id}/key", response_model=ProviderRow)
+async def clear_key(provider_id: str, request: Request) -> ProviderRow:
+    _known_provider(provider_id)
+    await asyncio.to_thread(edit_providers, [provider_id, "apiKey"], None, delete=True)
+    await _after_change(request)
+    return await asyncio.to_thread(_row, provider_id)
+
+
+@router.put("/providers/{provider_id}/base-url", response_model=ProviderRow)
+async def set_base_url(provider_id: str, body: BaseUrlBody, request: Request) -> ProviderRow:
+    from xum.store.providers import BUILTIN_PROVIDERS, normalize_builtin_base_url
+
+    _known_provider(provider_id)
+    url = (body.baseUrl or "").strip()
+    if not url:
+        if provider_id not in BUILTIN_PROVIDERS:
+            raise ApiError(422, "invalid_request", "baseUrl: a custom provider needs one")
+        await asyncio.to_thread(edit_providers, [provider_id, "baseUrl"], None, delete=True)
+    else:
+        builtin = BUILTIN_PROVIDERS.get(provider_id)
+        if builtin is not None:
+            try:
+                normalize_builtin_base_url(builtin, url, where="baseUrl", path="request")
+            except ConfigError as exc:
+                raise ApiError(
+                    422, "invalid_request", exc.message.removeprefix("request: ")
+                ) from None
+        await asyncio.to_thread(edit_providers, [provider_id, "baseUrl"], url)
+    await _after_change(request)
+    return await asyncio.to_thread(_row, provider_id)
+
+
+def model_rows() -> ModelList:
+    from xum.engine.route import default_model_string
+    from xum.llm import catalog
+    from xum.llm.pricing import parse_user_prices, price_for
+    from xum.llm.resolve import configured_provider_ids
+    from xum.llm.thinking import allowed_levels
+    from xum.store.config import load_config
+    from xum.store.providers import load_providers
+
+    providers = load_providers()
+    config = load_config()
+    usable = set(configured_provider_ids(providers, os.environ))
+    try:
+        raw_prices = config.get("modelPrices") or {}
+        prices = parse_user_prices(raw_prices) if isinstance(raw_prices, dict) else {}
+    except ValueError:
+        prices = {}
+    try:
+        default: str | None = default_model_string(providers, config, os.environ)
+    except Exception:
+        default = None
+    rows: list[ModelRow] = []
+    seen: set[str] = set()
+    for info in catalog.MODELS:
+        seen.add(info.model_string)
+        rows.append(
+            ModelRow(
+                model=info.model_string,
+                provider=info.provider,
+                id=info.id,
+                displayName=info.name,
+                contextWindow=info.context_window,
+                priced=price_for(info.model_string, prices) is not None,
+                usable=info.provider in usable,
+                thinkingLevels=list(allowed_levels(info.provider, info.id)),
+            )
+        )
+    for pid, entry in providers.entries.items():
+        for model_id in entry.models:
+            model = f"{pid}:{model_id}"
+            if model in seen:
+                continue
+            seen.add(model)
+            rows.append(
+                ModelRow(
+                    model=model,
+                    provider=pid,
+                    id=model_id,
+                    displayName=model_id,
+                    contextWindow=None,
+                    priced=price_for(model, prices) is not None,
+                    usable=pid in usable,
+                    thinkingLevels=list(allowed_levels(pid, model_id)),
+                )
+            )
+    return ModelList(defaultModel=default, aliases=catalog.aliases(), models=rows)
+
+
+@router.get("/models", response_model=ModelList)
+async def models() -> ModelList:
+    return await asyncio.to_thread(model_rows)

@@ -1,0 +1,216 @@
+"""Sending messages, interrupting, the queue, and paged history."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from xum.engine.replay import frame_event
+from xum.server.errors import ApiError
+from xum.server.sessions import workspace_or_404
+from xum.server.state import get_state
+
+router = APIRouter(prefix="/api/workspaces", tags=["turns"])
+
+MAX_MESSAGE_CHARS = 512 * 1024
+MAX_PAGE = 500
+
+
+class SendMessage(BaseModel):
+    text: str = Field(max_length=MAX_MESSAGE_CHARS)
+    when: Literal["step", "turn"] = "step"
+
+
+class Sent(BaseModel):
+    disposition: Literal["started", "queued"]
+    when: Literal["step", "turn"] | None
+
+
+class Interrupted(BaseModel):
+    interrupted: bool
+    unsent: list[str]
+
+
+class Cleared(BaseModel):
+    cleared: int
+    unsent: list[str]
+
+
+class AnswerBody(BaseModel):
+    questionId: str = Field(min_length=1, max_length=64)
+    # Answers keyed by question text (multi-select: labels joined with ", "); null dismisses.
+    answers: dict[str, str] | None
+
+
+class Accepted(BaseModel):
+    accepted: bool
+
+
+class PendingQuestionBody(BaseModel):
+    question: dict[str, Any] | None
+
+
+class SlashCommand(BaseModel):
+    name: str  # "/deploy", "/opus"
+    description: str
+    usage: str  # what follows the command
+    kind: str  # "skill" or "override"
+
+
+class SlashCommands(BaseModel):
+    commands: list[SlashCommand]
+
+
+class HistoryPage(BaseModel):
+    events: list[dict[str, Any]]
+    firstSeq: int | None
+    lastSeq: int | None
+    hasMore: bool
+    logLastSeq: int
+
+
+@router.post("/{workspace_id}/messages", response_model=Sent, status_code=202)
+async def send_message(workspace_id: str, body: SendMessage, request: Request) -> Sent:
+    state = get_state(request)
+    record = workspace_or_404(workspace_id)
+    if not body.text.strip():
+        raise ApiError(422, "invalid_request", "text: the message is empty")
+    if record.archived_at is not None:
+        raise ApiError(
+            409, "conflict", "this workspace is archived", "unarchive it to continue the chat"
+        )
+    disposition, when = await state.sessions.send(record, body.text, body.when)
+    return Sent(disposition=disposition, when=when)
+
+
+@router.post("/{workspace_id}/interrupt", response_model=Interrupted)
+async def interrupt(workspace_id: str, request: Request) -> Interrupted:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    stopped, unsent = await state.sessions.interrupt(workspace_id)
+    return Interrupted(interrupted=stopped, unsent=unsent)
+
+
+@router.delete("/{workspace_id}/queue", response_model=Cleared)
+async def clear_queue(workspace_id: str, request: Request) -> Cleared:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    unsent = await state.sessions.clear_queue(workspace_id)
+    return Cleared(cleared=len(unsent), unsent=unsent)
+
+
+@router.post("/{workspace_id}/answers", response_model=Accepted)
+async def answer_question(workspace_id: str, body: AnswerBody, request: Request) -> Accepted:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    if body.answers is not None and (
+        len(body.answers) > 16 or any(len(k) + len(v) > 16_384 for k, v in body.answers.items())
+    ):
+        raise ApiError(422, "invalid_request", "answers: too many or too long")
+    if not state.sessions.questions.answer(workspace_id, body.questionId, body.answers):
+        raise ApiError(
+            404,
+            "not_found",
+            "no such question is waiting for an answer",
+            "it may have been answered already, dismissed, or the turn was stopped",
+        )
+    return Accepted(accepted=True)
+
+
+@router.get("/{workspace_id}/question", response_model=PendingQuestionBody)
+async def pending_question(workspace_id: str, request: Request) -> PendingQuestionBody:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    return PendingQuestionBody(question=state.sessions.questions.message_for(workspace_id))
+
+
+@router.get("/{workspace_id}/slash", response_model=SlashCommands)
+async def slash_commands(workspace_id: str) -> SlashCommands:
+    """What `/` offers in this workspace: its user-invocable skills, then model aliases."""
+    from xum.context.slash import suggestions
+    from xum.llm.catalog import aliases
+
+    record = workspace_or_404(workspace_id)
+    skills = None
+    if record.runtime != "ssh":  # a remote checkout's skills would cost a round trip each
+        from xum.context.workspace import WorkspaceContext
+        from xum.runtime import git
+        from xum.workspaces.service import open_runtime
+
+        runtime = open_runtime(record)
+        try:
+            is_git = await asyncio.to_thread(git.toplevel, record.path) is not None
+            context = WorkspaceContext.for_workspace(
+                runtime,
+                workspace_path=runtime.workspace_path,
+                project_path=record.project_path,
+                workspace_name=record.name,
+                is_git=is_git,
+            )
+            skills = await context.skill_catalog()
+        finally:
+            await runtime.close()
+    return SlashCommands(
+        commands=[
+            SlashCommand(name=s.name, description=s.description, usage=s.argument_hint, kind=s.kind)
+            for s in suggestions(skills, set(aliases()))
+        ]
+    )
+
+
+@router.get("/{workspace_id}/history", response_model=HistoryPage)
+async def history(
+    workspace_id: str,
+    request: Request,
+    afterSeq: int | None = Query(default=None, ge=0, le=2**53),
+    beforeSeq: int | None = Query(default=None, ge=0, le=2**53),
+    limit: int = Query(default=200, ge=1, le=MAX_PAGE),
+) -> HistoryPage:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    if afterSeq is not None and beforeSeq is not None:
+        raise ApiError(422, "invalid_request", "pass afterSeq or beforeSeq, not both")
+    channel = await state.hub.channel(workspace_id)
+    if not state.sessions.is_running(workspace_id):
+        state.hub.poll_one(channel)
+    log = channel.log
+    events: list[dict[str, Any]] = []
+    has_more = False
+    if beforeSeq is None:
+        for frame in log.frames_after(afterSeq or 0):
+            event = frame_event(frame)
+            if event is None:
+                continue
+            if len(events) == limit:
+                has_more = True
+                break
+            events.append(event)
+    else:
+        # Walk back from the end: the newest `limit` events before `beforeSeq`.
+        frames = log.frames
+        i = len(frames) - 1
+        while i >= 0:
+            seq = frames[i].seq
+            if seq is not None and seq < beforeSeq:
+                break
+            i -= 1
+        while i >= 0:
+            event = frame_event(frames[i])
+            i -= 1
+            if event is None:
+                continue
+            if len(events) == limit:
+                has_more = True
+                break
+            events.append(event)
+        events.reverse()
+    return HistoryPage(
+        events=events,
+        firstSeq=events[0]["seq"] if events else None,
+        lastSeq=events[-1]["seq"] if events else None,
+        hasMore=has_more,
+        logLastSeq=log.last_seq,
+    )

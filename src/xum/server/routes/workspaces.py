@@ -1,0 +1,353 @@
+"""Workspaces: list, create, read, edit, rename, fork, archive, delete (with a preview), read
+markers. Lifecycle operations go through `xum.workspaces.lifecycle`, the API every front-end
+shares."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from xum.server.errors import ApiError
+from xum.server.routes.projects import existing_dir
+from xum.server.schemas import Workspace, WorkspaceList, WorkspaceStatus, workspace_json
+from xum.server.sessions import require_idle, workspace_or_404
+from xum.server.state import ServerState, get_state
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
+
+router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
+
+AGENT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+HOST_PATTERN = r"^[A-Za-z0-9_.@:\[\]-]{1,255}$"
+
+
+class RuntimeSpec(BaseModel):
+    type: Literal["local", "worktree", "ssh"]
+    host: str | None = Field(default=None, pattern=HOST_PATTERN)
+
+
+class CreateWorkspace(BaseModel):
+    projectPath: str = Field(min_length=1, max_length=4096)
+    runtime: RuntimeSpec = RuntimeSpec(type="worktree")
+    name: str | None = Field(default=None, max_length=100)
+    title: str | None = Field(default=None, max_length=300)
+    model: str | None = Field(default=None, max_length=200)
+    thinking: str | None = Field(default=None, max_length=20)
+    agent: str | None = Field(default=None, pattern=AGENT_PATTERN)
+
+
+class EditWorkspace(BaseModel):
+    title: str | None = Field(default=None, max_length=300)
+    model: str | None = Field(default=None, max_length=200)
+    thinking: str | None = Field(default=None, max_length=20)
+    agent: str | None = Field(default=None, pattern=AGENT_PATTERN)
+
+
+class RenameBody(BaseModel):
+    name: str = Field(min_length=1, max_length=80)
+
+
+class ForkBody(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=80)
+    title: str | None = Field(default=None, max_length=300)
+
+
+class ReadBody(BaseModel):
+    seq: int = Field(ge=0, le=2**53)
+
+
+class RemovalItem(BaseModel):
+    kind: Literal[
+        "session-log",
+        "scratch-dir",
+        "worktree",
+        "remote-checkout",
+        "branch",
+        "plan-file",
+        "init-log",
+        "record",
+    ]
+    path: str | None = None
+    name: str | None = None
+    detail: str | None = None
+
+
+class DeletionPreview(BaseModel):
+    workspaceId: str
+    removes: list[RemovalItem]
+    keeps: list[str]
+    warnings: list[str]
+    dirtyFiles: list[str]
+
+
+class Deleted(BaseModel):
+    workspaceId: str
+    removed: list[RemovalItem]
+    branchDeleted: bool
+    notes: list[str]
+
+
+def as_json(state: ServerState, record: WorkspaceRecord) -> Workspace:
+    return workspace_json(record, state.hub.status(record.id))
+
+
+def checked_model(text: str | None) -> str | None:
+    """A model string in canonical `provider:model` form; 422 when it cannot name one."""
+    if text is None or not text.strip():
+        return None
+    from xum.core.errors import XumError
+    from xum.llm import catalog
+
+    try:
+        provider, model_id = catalog.resolve_model_string(text)
+    except XumError as exc:
+        raise ApiError(422, "invalid_request", f"model: {exc.message}", exc.hint) from None
+    return f"{provider}:{model_id}"
+
+
+def checked_thinking(text: str | None, model: str | None) -> str | None:
+    if text is None or not text.strip():
+        return None
+    from xum.core.errors import XumError
+    from xum.llm.thinking import parse_thinking
+
+    provider, _, model_id = (model or "").partition(":")
+    try:
+        return parse_thinking(text, provider or None, model_id or None)
+    except XumError as exc:
+        raise ApiError(422, "invalid_request", f"thinking: {exc.message}", exc.hint) from None
+
+
+@router.get("", response_model=WorkspaceList)
+async def list_workspaces(
+    request: Request,
+    project: str | None = Query(default=None, max_length=4096),
+    archived: Literal["exclude", "include", "only"] = "exclude",
+) -> WorkspaceList:
+    state = get_state(request)
+    records = await asyncio.to_thread(registry.list_workspaces, project)
+    if archived == "exclude":
+        records = [r for r in records if r.archived_at is None]
+    elif archived == "only":
+        records = [r for r in records if r.archived_at is not None]
+    return WorkspaceList(workspaces=[as_json(state, r) for r in records])
+
+
+@router.post("", response_model=Workspace, status_code=201)
+async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace:
+    state = get_state(request)
+    directory = existing_dir(body.projectPath)
+    model = checked_model(body.model)
+    thinking = checked_thinking(body.thinking, model)
+    spec: str = body.runtime.type
+    if spec == "ssh":
+        if not body.runtime.host:
+            raise ApiError(422, "invalid_request", "runtime.host: an SSH workspace needs a host")
+        spec = f"ssh {body.runtime.host}"
+    title = (body.title or "").strip()
+    name = (body.name or "").strip() or None
+    hint = title or "workspace"
+    from xum.workspaces.lifecycle import check_name
+
+    exact: str | None = None
+    if name is not None:
+        try:
+            exact = check_name(name)
+        except Exception:
+            hint = name  # not usable as given: a name is made from it instead
+    record = await state.sessions.create(
+        directory,
+        spec,
+        name_hint=hint,
+        title=title,
+        name=exact,
+        model=model,
+        thinking=thinking,
+        agent=body.agent or "exec",
+    )
+    state.hub.workspaces_changed()
+    return as_json(state, record)
+
+
+@router.get("/{workspace_id}", response_model=Workspace)
+async def get_workspace(workspace_id: str, request: Request) -> Workspace:
+    return as_json(get_state(request), workspace_or_404(workspace_id))
+
+
+@router.patch("/{workspace_id}", response_model=Workspace)
+async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Request) -> Workspace:
+    state = get_state(request)
+    record = workspace_or_404(workspace_id)
+    changes: dict[str, object] = {}
+    if body.title is not None:
+        changes["title"] = body.title.strip()
+    if body.model is not None:
+        changes["model"] = checked_model(body.model)
+    if body.thinking is not None:
+        model = changes.get("model", record.model)
+        changes["thinking"] = checked_thinking(
+            body.thinking, model if isinstance(model, str) else None
+        )
+    if body.agent is not None:
+        changes["agent"] = body.agent
+    if not changes:
+        return as_json(state, record)
+    record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+    if changes.keys() & {"model", "thinking", "agent"}:
+        await state.sessions.mark_stale(workspace_id)
+    state.hub.workspaces_changed()
+    return as_json(state, record)
+
+
+@router.post("/{workspace_id}/rename", response_model=Workspace)
+async def rename_workspace(workspace_id: str, body: RenameBody, request: Request) -> Workspace:
+    from xum.workspaces.lifecycle import rename_workspace as rename
+
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    require_idle(state.sessions, workspace_id, "rename")
+    async with state.sessions.lock_for(workspace_id):
+        await state.sessions.close_workspace(workspace_id)  # its checkout path may change
+        record = await rename(workspace_id, body.name)
+    state.hub.workspaces_changed()
+    return as_json(state, record)
+
+
+@router.post("/{workspace_id}/fork", response_model=Workspace, status_code=201)
+async def fork_workspace(workspace_id: str, body: ForkBody, request: Request) -> Workspace:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    record = await state.sessions.fork(workspace_id, body.name, body.title)
+    state.hub.workspaces_changed()
+    return as_json(state, record)
+
+
+@router.post("/{workspace_id}/archive", response_model=Workspace)
+async def archive_workspace(workspace_id: str, request: Request) -> Workspace:
+    from xum.workspaces.lifecycle import archive_workspace as archive
+
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    async with state.sessions.lock_for(workspace_id):
+        await state.sessions.close_workspace(workspace_id)  # a running turn is interrupted
+        record = await archive(workspace_id)
+    state.hub.workspaces_changed()
+    return as_json(state, record)
+
+
+@router.post("/{workspace_id}/unarchive", response_model=Workspace)
+async def unarchive_workspace(workspace_id: str, request: Request) -> Workspace:
+    from xum.workspaces.lifecycle import unarchive_workspace as unarchive
+
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    record = await unarchive(workspace_id)
+    state.hub.workspaces_changed()
+    return as_json(state, record)
+
+
+BranchPolicy = Literal["merged", "always", "never"]
+
+
+def _preview(record: WorkspaceRecord, branch: BranchPolicy) -> DeletionPreview:
+    from xum.core.paths import logs_dir, session_dir
+    from xum.runtime import git
+    from xum.workspaces.lifecycle import plan_path
+    from xum.workspaces.service import scratch_dir
+
+    removes: list[RemovalItem] = []
+    keeps: list[str] = []
+    warnings: list[str] = []
+    dirty: list[str] = []
+    if record.runtime == "worktree":
+        removes.append(RemovalItem(kind="worktree", path=record.path))
+        if Path(record.path).exists():
+            try:
+                dirty = git.dirty_files(record.path)
+            except Exception as exc:
+                warnings.append(f"cannot tell whether the worktree is clean: {exc}")
+        name = record.branch or record.name
+        if branch == "never":
+            keeps.append(f"branch {name}")
+        elif git.branch_exists(record.project_path, name):
+            detail = (
+                "deleted even if unmerged"
+                if branch == "always"
+                else "deleted only if merged into the checked-out branch; kept otherwise"
+            )
+            removes.append(RemovalItem(kind="branch", name=name, detail=detail))
+    elif record.runtime == "ssh":
+        removes.append(RemovalItem(kind="remote-checkout", path=f"{record.host}:{record.path}"))
+        warnings.append("uncommitted changes on the SSH host are checked when deleting")
+    else:
+        keeps.append(f"the project directory {record.path} (a local workspace runs in it)")
+    if dirty:
+        shown = ", ".join(dirty[:20]) + (f" and {len(dirty) - 20} more" if len(dirty) > 20 else "")
+        warnings.append(f"{len(dirty)} uncommitted change(s) in the worktree will be lost: {shown}")
+    for kind, path in (
+        ("session-log", session_dir(record.id)),
+        ("scratch-dir", scratch_dir(record.id)),
+        ("plan-file", plan_path(record)),
+        ("init-log", logs_dir() / "init" / f"{record.id}.log"),
+    ):
+        if path.exists():
+            removes.append(RemovalItem(kind=kind, path=str(path)))  # type: ignore[arg-type]
+    removes.append(RemovalItem(kind="record", name=record.name, detail="the registry entry"))
+    return DeletionPreview(
+        workspaceId=record.id, removes=removes, keeps=keeps, warnings=warnings, dirtyFiles=dirty
+    )
+
+
+@router.get("/{workspace_id}/deletion", response_model=DeletionPreview)
+async def deletion_preview(workspace_id: str, branch: BranchPolicy = "merged") -> DeletionPreview:
+    record = workspace_or_404(workspace_id)
+    return await asyncio.to_thread(_preview, record, branch)
+
+
+@router.delete("/{workspace_id}", response_model=Deleted)
+async def delete_workspace(
+    workspace_id: str,
+    request: Request,
+    force: bool = False,
+    branch: BranchPolicy = "merged",
+) -> Deleted:
+    from xum.workspaces.lifecycle import delete_workspace as delete
+
+    state = get_state(request)
+    record = workspace_or_404(workspace_id)
+    require_idle(state.sessions, workspace_id, "delete")
+    preview = await asyncio.to_thread(_preview, record, branch)
+    if preview.dirtyFiles and not force:
+        raise ApiError(
+            409,
+            "workspace_dirty",
+            f"workspace '{record.name}' has {len(preview.dirtyFiles)} uncommitted change(s)",
+            "commit or discard them, or delete with ?force=true to lose them "
+            "(GET .../deletion lists them)",
+        )
+    async with state.sessions.lock_for(workspace_id):
+        await state.sessions.close_workspace(workspace_id)
+        report = await delete(workspace_id, force=force, branch=branch)
+        state.hub.forget(workspace_id)
+    state.read_marks.forget(workspace_id)
+    state.hub.workspaces_changed()
+    removed = [item for item in preview.removes if item.kind != "branch" or report.branch_deleted]
+    return Deleted(
+        workspaceId=workspace_id,
+        removed=removed,
+        branchDeleted=report.branch_deleted,
+        notes=report.notes,
+    )
+
+
+@router.post("/{workspace_id}/read", response_model=WorkspaceStatus)
+async def mark_read(workspace_id: str, body: ReadBody, request: Request) -> WorkspaceStatus:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    state.read_marks.mark(workspace_id, body.seq)
+    state.hub.status_changed(workspace_id)
+    return WorkspaceStatus.model_validate(state.hub.status(workspace_id))

@@ -1,0 +1,105 @@
+"""Response shapes shared by several routes (docs/api.md, "Shapes")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from xum.store.registry import ProjectRecord, WorkspaceRecord, project_name
+
+
+class Project(BaseModel):
+    path: str
+    name: str
+    addedAt: int
+    trusted: bool
+    isGit: bool
+
+
+class QueuedCounts(BaseModel):
+    step: int
+    turn: int
+
+
+class WorkspaceStatus(BaseModel):
+    state: Literal["idle", "streaming", "waiting", "error"]
+    phase: Literal["model", "tools"] | None
+    queued: QueuedCounts
+    lastSeq: int
+    readSeq: int
+    unread: bool
+    busyElsewhere: bool
+    error: dict[str, Any] | None
+
+
+class RuntimeInfo(BaseModel):
+    type: Literal["local", "worktree", "ssh"]
+    host: str | None = None
+
+
+class InitHook(BaseModel):
+    status: str | None  # None (none ran), running, succeeded, failed, timed_out, cancelled
+    exitCode: int | None
+
+
+class Workspace(BaseModel):
+    id: str
+    name: str
+    title: str
+    projectPath: str
+    projectName: str
+    runtime: RuntimeInfo
+    path: str
+    branch: str | None
+    agent: str
+    model: str | None
+    thinking: str | None
+    parentId: str | None
+    createdAt: int
+    archivedAt: int | None
+    init: InitHook
+    status: WorkspaceStatus
+
+
+class WorkspaceList(BaseModel):
+    workspaces: list[Workspace]
+
+
+class ProjectList(BaseModel):
+    projects: list[Project]
+
+
+def project_json(record: ProjectRecord) -> Project:
+    return Project(
+        path=record.path,
+        name=record.name,
+        addedAt=record.added_at,
+        trusted=record.trusted,
+        isGit=(Path(record.path) / ".git").exists(),
+    )
+
+
+def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace:
+    return Workspace(
+        id=record.id,
+        name=record.name,
+        title=record.title,
+        projectPath=record.project_path,
+        projectName=project_name(record.project_path),
+        runtime=RuntimeInfo(type=record.runtime, host=record.host),
+        path=record.path,
+        branch=record.branch,
+        agent=record.agent,
+        model=record.model,
+        thinking=record.thinking,
+        parentId=record.parent_id,
+        createdAt=record.created_at,
+        archivedAt=record.archived_at,
+        init=InitHook(
+            status=record.init_status,
+            exitCode=record.init_exit_code,
+        ),
+        status=WorkspaceStatus.model_validate(status),
+    )

@@ -1,0 +1,551 @@
+"""Agent sessions inside the server: one `AgentSession` per active workspace, each on its own
+event-loop thread.
+
+Why a thread per session: a turn does blocking work by design (every committed frame is
+fsynced; git, hooks and tools start subprocesses; the partial message is rewritten). On one
+shared loop, each of those would stall every other workspace's stream and the fan-out to the
+browsers. So each workspace's runtime, client, session log (the writer) and agent live on a
+`LoopThread`; the server's loop keeps the hub, the queues and the routes. Events cross with
+`call_soon_threadsafe` (in order), and the hub reads the log through its own read-only
+`SessionLog`, as another process would.
+
+A session is opened when a message is sent to an idle workspace, wired exactly as `xum run`
+wires one (project secrets, hooks and masking for trusted projects, sub-agents, the init hook of
+a new workspace), and closed after `idle_close_s` without a turn (a session whose sub-agents are
+still working stays). Turns go on when every browser is gone.
+
+Messages sent while a turn runs are queued: "step" ones go to the engine, which delivers them
+when the running tool calls finish; "turn" ones run as new turns, one after another, when the
+turn ends. A turn that ends early (error, budget, step limit) leaves its undelivered "step"
+messages to run next too; an interrupt hands every queued message back to the caller instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from xum.core.errors import XumError
+from xum.core.lock import is_locked
+from xum.core.paths import session_dir
+from xum.engine import events as E
+from xum.server.errors import ApiError, from_xum_error, not_found
+from xum.server.hub import Channel, Hub
+from xum.server.loopthread import LoopThread
+from xum.server.questions import Questions
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
+from xum.store.sessionlog import LOCK_NAME, check_workspace_id
+
+log = logging.getLogger("xum.server")
+
+When = Literal["step", "turn"]
+START_WAIT_S = 10.0  # how long a send waits to see its turn start (or fail to)
+PREPARED_KEEP_S = 1800.0  # a new workspace's runtime (and init hook) kept for its first turn
+
+
+@dataclass
+class Prepared:
+    """A workspace just created on its own thread: its runtime and init hook, kept there for
+    the first turn."""
+
+    thread: LoopThread
+    runtime: Any  # Runtime, bound to `thread`
+    init: Any  # InitHookRun | None, running on `thread`
+    since: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Parts:
+    """What a session owns on its thread."""
+
+    agent: Any  # AgentSession
+    client: Any  # LLMClient
+    runtime: Any  # Runtime
+    log: Any  # SessionLog (the writer)
+    subagents: Any  # SubAgentManager
+
+
+@dataclass
+class LiveSession:
+    workspace_id: str
+    thread: LoopThread
+    parts: Parts
+    channel: Channel
+    task: asyncio.Task[None] | None = None
+    last_active: float = field(default_factory=time.monotonic)
+    stale: bool = False  # settings changed: close once the current turn ends
+    turn_queue: list[str] = field(default_factory=list)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    start_error: XumError | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+class SessionManager:
+    def __init__(self, hub: Hub, *, idle_close_s: float = 600.0) -> None:
+        self.hub = hub
+        self.idle_close_s = idle_close_s
+        self.sessions: dict[str, LiveSession] = {}
+        self.prepared: dict[str, Prepared] = {}
+        self.questions = Questions(hub)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._main: asyncio.AbstractEventLoop | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        hub.active = lambda ws: ws in self.sessions
+
+    @property
+    def main_loop(self) -> asyncio.AbstractEventLoop:
+        if self._main is None:
+            self._main = asyncio.get_running_loop()
+        return self._main
+
+    def lock_for(self, workspace_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(workspace_id, asyncio.Lock())
+
+    def _publisher(self, workspace_id: str, on_event: Callable[[Any], None] | None = None) -> Any:
+        """An event sink for the session thread: events cross to the hub, in order. Events
+        emitted while the server's loop has not yet taken the previous ones go over together
+        (one wake-up of that loop per batch, not per delta)."""
+        main, hub = self.main_loop, self.hub
+        pending: deque[dict[str, Any]] = deque()
+        lock = threading.Lock()
+        scheduled = False
+
+        def deliver() -> None:
+            nonlocal scheduled
+            with lock:
+                batch = list(pending)
+                pending.clear()
+                scheduled = False
+            for event in batch:
+                if on_event is not None:
+                    on_event(event)
+                hub.publish(workspace_id, event)
+
+        def emit(event: dict[str, Any]) -> None:
+            nonlocal scheduled
+            with lock:
+                pending.append(event)
+                if scheduled:
+                    return
+                scheduled = True
+            with contextlib.suppress(RuntimeError):  # the server's loop is closing
+                main.call_soon_threadsafe(deliver)
+
+        return emit
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    # Creating workspaces ----------------------------------------------------------------
+
+    async def create(self, directory: Path, runtime: str, **fields: Any) -> WorkspaceRecord:
+        """`lifecycle.create_workspace` on a new session thread (its init hook runs there)."""
+        from xum.workspaces.lifecycle import create_workspace
+
+        return await self._adopt(lambda: create_workspace(directory, runtime, **fields))
+
+    async def fork(self, workspace_id: str, name: str | None, title: str | None) -> WorkspaceRecord:
+        from xum.workspaces.lifecycle import fork_workspace
+
+        return await self._adopt(lambda: fork_workspace(workspace_id, name, title=title))
+
+    async def _adopt(self, make: Callable[[], Coroutine[Any, Any, Any]]) -> WorkspaceRecord:
+        thread = LoopThread("xum workspace")
+        try:
+            created = await thread.submit(make())
+        except BaseException:
+            await thread.stop()
+            raise
+        record = created.record
+        init = created.init
+        if init is not None:
+            publish = self._publisher(record.id)
+            # Its output so far, then each line, to whoever watches the workspace; then its end.
+            thread.call_soon(
+                init.subscribe, lambda line: publish({"type": "init-output", "line": line})
+            )
+
+            async def announce() -> None:
+                status = await thread.submit(init.wait())
+                self.hub.publish(
+                    record.id, {"type": "init-end", "status": status, "exit_code": init.exit_code}
+                )
+                self.hub.workspaces_changed()
+
+            self._spawn(announce())
+        self.prepared[record.id] = Prepared(thread, created.runtime, init)
+        assert isinstance(record, WorkspaceRecord)
+        return record
+
+    # Sending ----------------------------------------------------------------------------
+
+    async def send(
+        self, record: WorkspaceRecord, text: str, when: When = "step"
+    ) -> tuple[Literal["started", "queued"], When | None]:
+        async with self.lock_for(record.id):
+            live = self.sessions.get(record.id)
+            if live is not None and live.busy:
+                live.last_active = time.monotonic()
+                self.questions.dismiss(record.id)  # a chat message instead of an answer
+                if when == "turn":
+                    live.turn_queue.append(text)
+                    live.channel.queued_turn = len(live.turn_queue)
+                else:
+                    live.thread.call_soon(live.parts.agent.queue_message, text, "step")
+                    live.channel.queued_step += 1
+                self.hub.status_changed(record.id)
+                return "queued", when
+            if is_locked(session_dir(record.id) / LOCK_NAME):
+                raise ApiError(
+                    409,
+                    "session_busy",
+                    "another process (such as `xum run`) is using this workspace's session",
+                    "wait for it to finish, then send again",
+                )
+            if live is None:
+                live = await self._open(record)
+            self._start(live, text)
+        # Wait until the turn is under way, so a message that cannot start one (an unusable
+        # slash command, a session another process grabbed) is a clear error, not a 202.
+        waiter = asyncio.ensure_future(live.started.wait())
+        assert live.task is not None
+        await asyncio.wait({waiter, live.task}, timeout=START_WAIT_S, return_when="FIRST_COMPLETED")
+        waiter.cancel()
+        if not live.started.is_set() and live.start_error is not None:
+            raise from_xum_error(live.start_error)
+        return "started", None
+
+    async def interrupt(self, workspace_id: str) -> tuple[bool, list[str]]:
+        """Stop the running turn; the messages still queued are handed back, not run."""
+        live = self.sessions.get(workspace_id)
+        if live is None or not live.busy:
+            return False, []
+        unsent = await self._take_queue(live)
+        live.thread.call_soon(live.parts.agent.interrupt)
+        self.hub.status_changed(workspace_id)
+        return True, unsent
+
+    async def clear_queue(self, workspace_id: str) -> list[str]:
+        live = self.sessions.get(workspace_id)
+        if live is None:
+            return []
+        unsent = await self._take_queue(live)
+        self.hub.status_changed(workspace_id)
+        return unsent
+
+    async def _take_queue(self, live: LiveSession) -> list[str]:
+        step: list[str] = await live.thread.call(live.parts.agent.take_step_queue)
+        unsent = step + live.turn_queue
+        live.turn_queue = []
+        live.channel.queued_step = live.channel.queued_turn = 0
+        return unsent
+
+    def is_running(self, workspace_id: str) -> bool:
+        live = self.sessions.get(workspace_id)
+        return live is not None and live.busy
+
+    async def mark_stale(self, workspace_id: str) -> None:
+        """The workspace's model, thinking, agent or providers changed: reopen the session
+        before its next turn."""
+        live = self.sessions.get(workspace_id)
+        if live is None:
+            return
+        if live.busy or await self._has_active_children(live):
+            live.stale = True
+        else:
+            self._close_soon(live)
+
+    # Opening and running ----------------------------------------------------------------
+
+    async def _open(self, record: WorkspaceRecord) -> LiveSession:
+        from xum.engine.route import resolve_route
+        from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
+
+        # Configuration problems (no provider, unknown model) fail here, before a new
+        # workspace's prepared runtime is taken.
+        route = await asyncio.to_thread(resolve_route, record.model)
+        parse_thinking(record.thinking or DEFAULT_THINKING, route.provider, route.model_id)
+        channel = await self.hub.channel(record.id)
+        prepared = self.prepared.pop(record.id, None)
+        thread = prepared.thread if prepared else LoopThread(f"xum session {record.id}")
+        holder: dict[str, LiveSession] = {}
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == E.TURN_START and "live" in holder:
+                holder["live"].started.set()
+
+        emit = self._publisher(record.id, on_event)
+        main, hub = self.main_loop, self.hub
+
+        def children(ws: str, event: dict[str, Any]) -> None:
+            with contextlib.suppress(RuntimeError):
+                main.call_soon_threadsafe(hub.publish, ws, event)
+
+        try:
+            parts = await thread.submit(
+                _build(
+                    record,
+                    prepared.runtime if prepared else None,
+                    prepared.init if prepared else None,
+                    emit,
+                    children,
+                    self.questions.asker(record.id, main),
+                )
+            )
+        except BaseException:
+            await thread.stop()
+            raise
+        live = LiveSession(record.id, thread, parts, channel)
+        holder["live"] = live
+        self.sessions[record.id] = live
+        return live
+
+    def _start(self, live: LiveSession, text: str) -> None:
+        live.channel.running = True
+        live.started.clear()
+        live.start_error = None
+        live.last_active = time.monotonic()
+        live.task = asyncio.create_task(self._drive(live, text), name=f"turn {live.workspace_id}")
+        self.hub.status_changed(live.workspace_id)
+
+    async def _drive(self, live: LiveSession, text: str) -> None:
+        ws = live.workspace_id
+        next_text: str | None = text
+        try:
+            while next_text is not None:
+                reason = await self._one_turn(live, next_text)
+                next_text = None
+                leftover: list[str] = await live.thread.call(live.parts.agent.take_step_queue)
+                if reason != "interrupted" and (leftover or live.turn_queue):
+                    pending = leftover + live.turn_queue
+                    next_text, live.turn_queue = pending[0], pending[1:]
+                    live.channel.queued_step = 0
+                    live.channel.queued_turn = len(live.turn_queue)
+                    live.started.clear()
+        finally:
+            live.channel.running = False
+            live.last_active = time.monotonic()
+            self.hub.status_changed(ws)
+            if live.stale and self.sessions.get(ws) is live:
+                self._spawn(self.mark_stale(ws))
+
+    async def _one_turn(self, live: LiveSession, text: str) -> str:
+        try:
+            result = await live.thread.submit(live.parts.agent.run_turn(text))
+            return str(result.reason)
+        except asyncio.CancelledError:
+            raise
+        except XumError as exc:
+            if not live.started.is_set():
+                live.start_error = exc
+            error = from_xum_error(exc)
+            self._report(live, {"code": error.code, "message": error.message, "hint": error.hint})
+            return "error"
+        except Exception as exc:  # a bug: keep the server up and say so
+            log.exception("turn failed in workspace %s", live.workspace_id)
+            self._report(
+                live, {"code": "internal", "message": f"the turn failed: {type(exc).__name__}"}
+            )
+            return "error"
+
+    def _report(self, live: LiveSession, error: dict[str, Any]) -> None:
+        clean = {k: v for k, v in error.items() if v is not None}
+        live.channel.error = clean
+        self.hub.publish(live.workspace_id, {"type": E.ERROR, **clean})
+        self.hub.status_changed(live.workspace_id)
+
+    # Closing ----------------------------------------------------------------------------
+
+    async def _has_active_children(self, live: LiveSession) -> bool:
+        def check() -> bool:
+            views = live.parts.subagents.children_of(live.workspace_id)
+            return any(view.active for view in views)
+
+        try:
+            return await live.thread.call(check)
+        except Exception:
+            return False
+
+    def _close_soon(self, live: LiveSession) -> None:
+        self.sessions.pop(live.workspace_id, None)
+        self._spawn(self._release(live))
+
+    async def _release(self, live: LiveSession) -> None:
+        with contextlib.suppress(Exception):
+            await live.thread.submit(_close_parts(live.parts))
+        await live.thread.stop()
+
+    async def close_idle(self) -> None:
+        now = time.monotonic()
+        for live in list(self.sessions.values()):
+            if (
+                not live.busy
+                and now - live.last_active > self.idle_close_s
+                and not await self._has_active_children(live)
+                and self.sessions.get(live.workspace_id) is live
+                and not live.busy
+            ):
+                self._close_soon(live)
+        for ws, prepared in list(self.prepared.items()):
+            init_running = prepared.init is not None and not prepared.init.done
+            if not init_running and now - prepared.since > PREPARED_KEEP_S:
+                del self.prepared[ws]
+                self._spawn(self._drop_prepared(prepared))
+
+    async def _drop_prepared(self, prepared: Prepared) -> None:
+        async def close() -> None:
+            if prepared.init is not None:
+                prepared.init.cancel()
+            with contextlib.suppress(Exception):
+                await prepared.runtime.close()
+
+        with contextlib.suppress(Exception):
+            await prepared.thread.submit(close())
+        await prepared.thread.stop()
+
+    async def close_workspace(self, workspace_id: str, *, wait_s: float = 10.0) -> None:
+        """Interrupt a running turn (archive, rename, delete) and release the session."""
+        prepared = self.prepared.pop(workspace_id, None)
+        if prepared is not None:
+            await self._drop_prepared(prepared)
+        live = self.sessions.get(workspace_id)
+        if live is None:
+            return
+        await self._take_queue(live)
+        if live.busy:
+            live.thread.call_soon(live.parts.agent.interrupt)
+            assert live.task is not None
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(live.task), wait_s)
+        self.sessions.pop(workspace_id, None)
+        await self._release(live)
+
+    async def shutdown(self, wait_s: float = 10.0) -> None:
+        """Stop every turn (each ends durably, as interrupted) and release every session."""
+        lives = list(self.sessions.values())
+        for live in lives:
+            live.turn_queue.clear()
+            if live.busy:
+                live.thread.call_soon(live.parts.agent.interrupt)
+        tasks = [live.task for live in lives if live.task is not None and not live.task.done()]
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=wait_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=2.0)
+        for live in lives:
+            self.sessions.pop(live.workspace_id, None)
+            await self._release(live)
+        for ws in list(self.prepared):
+            await self.close_workspace(ws)
+        for task in list(self._background):
+            task.cancel()
+
+
+async def _build(
+    record: WorkspaceRecord,
+    runtime: Any,
+    init: Any,
+    emit: Any,
+    children: Any,
+    ask_user: Any,
+) -> Parts:
+    """On the session's thread: everything `xum run` assembles for a turn."""
+    from xum.engine.route import resolve_route
+    from xum.engine.session import WorkspaceInfo
+    from xum.llm.client import open_client
+    from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
+    from xum.store.sessionlog import SessionLog
+    from xum.workspaces.service import open_runtime, scratch_dir
+    from xum.workspaces.sessions import open_agent_session
+    from xum.workspaces.subagents import SubAgentManager
+    from xum.workspaces.wiring import wire_session
+
+    route = resolve_route(record.model)
+    thinking = parse_thinking(record.thinking or DEFAULT_THINKING, route.provider, route.model_id)
+    if runtime is None:
+        runtime = open_runtime(record)
+    client = open_client(route.endpoint)
+    writer = SessionLog.open(record.id, purpose="xum server")
+    subagents = SubAgentManager(listener=children)
+    try:
+        wiring = await wire_session(
+            record, runtime, scratch_dir=scratch_dir(record.id), emit=emit, init=init
+        )
+        host = subagents.host_for(
+            WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind),
+            runtime=runtime,
+            route=route,
+            client=client,
+            thinking=thinking,
+            base_env=wiring.base_env,
+        )
+        agent_id = record.agent or "exec"
+        agent = open_agent_session(
+            record,
+            runtime,
+            log=writer,
+            route=route,
+            client=client,
+            thinking=thinking,
+            mode="plan" if agent_id == "plan" else "exec",
+            agent=agent_id,
+            emit=emit,
+            subagents=host,
+            middleware=wiring.middleware,
+            base_env=wiring.base_env,
+            ask_user=ask_user,
+        )
+    except BaseException:
+        await subagents.aclose()
+        await client.aclose()
+        await runtime.close()
+        writer.close()
+        raise
+    return Parts(agent, client, runtime, writer, subagents)
+
+
+async def _close_parts(parts: Parts) -> None:
+    for close in (parts.agent.aclose, parts.subagents.aclose, parts.client.aclose):
+        with contextlib.suppress(Exception):
+            await close()
+    with contextlib.suppress(Exception):
+        await parts.runtime.close()
+    parts.log.close()
+
+
+def require_idle(manager: SessionManager, workspace_id: str, action: str) -> None:
+    if manager.is_running(workspace_id):
+        raise ApiError(
+            409,
+            "conflict",
+            f"a turn is running in this workspace; cannot {action} it now",
+            "interrupt it first (POST /api/workspaces/{id}/interrupt)",
+        )
+
+
+def workspace_or_404(workspace_id: str) -> WorkspaceRecord:
+    try:
+        check_workspace_id(workspace_id)
+    except XumError:
+        raise not_found(f"no workspace with id '{workspace_id[:80]}'") from None
+    record = registry.get_workspace(workspace_id)
+    if record is None:
+        raise not_found(f"no workspace with id '{workspace_id}'", "GET /api/workspaces lists them")
+    return record

@@ -1,0 +1,310 @@
+"""Background bash processes of one session: start, read new output, stop, close.
+
+A background process is an ordinary `runtime.exec` running as an asyncio task, so it gets the
+same process-group handling as a foreground command (and works on any runtime): its lifetime
+limit is the exec timeout, and cancelling the task kills the whole group. Output goes to a
+bounded in-memory ring (what `task_await` returns: the bytes since the last read) and, in full
+up to the spill cap, to a file under `$XUM_SCRATCH_DIR/tool-output/`. A reader that falls more
+than the ring behind is told how many bytes it missed and where the file is.
+
+The session owns its `BackgroundProcesses` and closes it when it closes: no process outlives
+the session that started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from xum.core.ids import random_suffix
+from xum.core.paths import FILE_MODE, ensure_private_dir
+from xum.runtime.base import ExecResult, Runtime
+from xum.tools.bounds import SPILL_CAP_BYTES, clip_middle, spill_dir
+from xum.tools.tasking import BASH_TASK_PREFIX, ChangeSignal
+
+RING_BYTES = 1024 * 1024
+# A read shows at most this much of the new output (head and tail), like a foreground command.
+SHOW_HEAD_BYTES = 16 * 1024
+SHOW_TAIL_BYTES = 16 * 1024
+# At most this many processes run at once per session; more is almost always a mistake.
+MAX_RUNNING = 16
+# Finished processes kept for task_list / task_await; the oldest are forgotten first.
+MAX_KEPT_FINISHED = 64
+
+BashStatus = Literal["running", "exited", "killed", "timed_out", "stopped", "failed"]
+
+
+class OutputRing:
+    """The last `capacity` bytes of a stream, addressed by absolute offsets.
+
+    Trimming is amortized (the buffer may grow to 1.25x before the front is dropped), so a
+    chatty process costs one memmove per quarter megabyte rather than one per chunk.
+    """
+
+    __slots__ = ("_buf", "_start", "capacity")
+
+    def __init__(self, capacity: int = RING_BYTES) -> None:
+        self.capacity = capacity
+        self._buf = bytearray()
+        self._start = 0  # absolute offset of _buf[0]
+
+    @property
+    def total(self) -> int:
+        return self._start + len(self._buf)
+
+    @property
+    def held(self) -> int:
+        return len(self._buf)
+
+    def feed(self, chunk: bytes) -> None:
+        self._buf += chunk
+        if len(self._buf) > self.capacity + self.capacity // 4:
+            drop = len(self._buf) - self.capacity
+            del self._buf[:drop]
+            self._start += drop
+
+    def read(self, offset: int) -> tuple[int, bytes]:
+        """(bytes lost before what is still held, the bytes from `offset` to the end)."""
+        missed = max(0, self._start - offset)
+        begin = max(offset, self._start) - self._start
+        return missed, bytes(self._buf[begin:])
+
+
+@dataclass(slots=True)
+class BashRead:
+    """What one read of a background process returns."""
+
+    task_id: str
+    display_name: str
+    status: BashStatus
+    output: str  # the new output since the previous read, bounded
+    new_bytes: int
+    missed_bytes: int  # new bytes no longer held in memory (they are in the spill file)
+    total_bytes: int
+    exit_code: int | None
+    signal: int | None
+    elapsed_s: float
+    spill_path: str | None
+
+
+class BackgroundProcess:
+    def __init__(
+        self,
+        process_id: str,
+        *,
+        script: str,
+        display_name: str,
+        timeout_s: float,
+        spill_path: Path,
+        ring_bytes: int,
+        on_change: Callable[[], None],
+    ) -> None:
+        self.process_id = process_id
+        self.task_id = BASH_TASK_PREFIX + process_id
+        self.script = script
+        self.display_name = display_name
+        self.timeout_s = timeout_s
+        self.spill_path = spill_path
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.ring = OutputRing(ring_bytes)
+        self.cursor = 0  # absolute offset of the first byte not yet read
+        self.result: ExecResult | None = None
+        self.failure: str | None = None
+        self.stopped = False
+        self._on_change = on_change
+        self._spill_fd: int | None = None
+        self._spilled = 0
+        self._spill_failed = False
+        self.task: asyncio.Task[None] | None = None
+
+    # Output --------------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> None:
+        self.ring.feed(chunk)
+        self._spill(chunk)
+        self._on_change()
+
+    def _spill(self, chunk: bytes) -> None:
+        if self._spill_failed or self._spilled >= SPILL_CAP_BYTES:
+            return
+        try:
+            if self._spill_fd is None:
+                ensure_private_dir(self.spill_path.parent)
+                self._spill_fd = os.open(
+                    self.spill_path,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                    FILE_MODE,
+                )
+            view = memoryview(chunk)[: SPILL_CAP_BYTES - self._spilled]
+            while view:
+                written = os.write(self._spill_fd, view)
+                self._spilled += written
+                view = view[written:]
+        except OSError:  # disk full: the ring still holds the recent output
+            self._spill_failed = True
+            self._close_spill()
+
+    def _close_spill(self) -> None:
+        if self._spill_fd is not None:
+            fd, self._spill_fd = self._spill_fd, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    # State ---------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.ended is not None
+
+    @property
+    def status(self) -> BashStatus:
+        if self.ended is None:
+            return "running"
+        if self.stopped:
+            return "stopped"
+        if self.failure is not None or self.result is None:
+            return "failed"
+        if self.result.timed_out:
+            return "timed_out"
+        if self.result.signal is not None:
+            return "killed"
+        return "exited"
+
+    @property
+    def unread(self) -> bool:
+        return self.cursor < self.ring.total
+
+    def finish(self, result: ExecResult | None, failure: str | None) -> None:
+        self.result = result
+        self.failure = failure
+        self.ended = time.monotonic()
+        self._close_spill()
+        self._on_change()
+
+    def take(self) -> BashRead:
+        """The output since the previous read (the cursor moves to the end)."""
+        missed, data = self.ring.read(self.cursor)
+        self.cursor = self.ring.total
+        spill = str(self.spill_path) if self._spilled else None
+        where = f"full output: {spill}" if spill else "not kept"
+        text = clip_middle(
+            data, head_bytes=SHOW_HEAD_BYTES, tail_bytes=SHOW_TAIL_BYTES, where=where
+        )
+        if missed:
+            text = f"[... {missed:,} earlier bytes no longer in memory; {where} ...]\n{text}"
+        result = self.result
+        return BashRead(
+            task_id=self.task_id,
+            display_name=self.display_name,
+            status=self.status,
+            output=text,
+            new_bytes=missed + len(data),
+            missed_bytes=missed,
+            total_bytes=self.ring.total,
+            exit_code=result.exit_code if result else None,
+            signal=result.signal if result else None,
+            elapsed_s=round((self.ended or time.monotonic()) - self.started, 3),
+            spill_path=spill,
+        )
+
+
+class BackgroundProcesses:
+    """The background processes of one session."""
+
+    def __init__(self, scratch_dir: str, *, ring_bytes: int = RING_BYTES) -> None:
+        self.scratch_dir = scratch_dir
+        self.ring_bytes = ring_bytes
+        self.signal = ChangeSignal()
+        self._procs: dict[str, BackgroundProcess] = {}
+        self._closed = False
+
+    def start(
+        self,
+        runtime: Runtime,
+        script: str,
+        *,
+        env: Mapping[str, str],
+        display_name: str,
+        timeout_s: float,
+    ) -> BackgroundProcess:
+        if self._closed:
+            raise RuntimeError("the session is closing; no new background processes")
+        if sum(not p.done for p in self._procs.values()) >= MAX_RUNNING:
+            raise RuntimeError(
+                f"{MAX_RUNNING} background processes are already running; stop one first"
+            )
+        process_id = random_suffix(8)
+        while process_id in self._procs:  # pragma: no cover - 32^8 ids
+            process_id = random_suffix(8)
+        proc = BackgroundProcess(
+            process_id,
+            script=script,
+            display_name=display_name,
+            timeout_s=timeout_s,
+            spill_path=spill_dir(self.scratch_dir) / f"bash-{process_id}.log",
+            ring_bytes=self.ring_bytes,
+            on_change=self.signal.notify,
+        )
+        proc.task = asyncio.create_task(self._run(proc, runtime, env), name=proc.task_id)
+        self._procs[process_id] = proc
+        self._forget_old()
+        return proc
+
+    async def _run(self, proc: BackgroundProcess, runtime: Runtime, env: Mapping[str, str]) -> None:
+        try:
+            result = await runtime.exec(
+                proc.script, env=env, timeout_s=proc.timeout_s, on_output=proc.feed
+            )
+        except asyncio.CancelledError:
+            proc.finish(None, None)
+            raise
+        except Exception as exc:  # e.g. the workspace directory vanished
+            proc.finish(None, f"{type(exc).__name__}: {exc}")
+            return
+        proc.finish(result, None)
+
+    def _forget_old(self) -> None:
+        finished = [p for p in self._procs.values() if p.done]
+        for proc in finished[: max(0, len(finished) - MAX_KEPT_FINISHED)]:
+            del self._procs[proc.process_id]
+
+    def get(self, task_id: str) -> BackgroundProcess | None:
+        return self._procs.get(task_id.removeprefix(BASH_TASK_PREFIX))
+
+    def processes(self, *, include_finished: bool = False) -> list[BackgroundProcess]:
+        return [p for p in self._procs.values() if include_finished or not p.done]
+
+    def active_ids(self) -> list[str]:
+        return [p.task_id for p in self._procs.values() if not p.done]
+
+    @staticmethod
+    def is_ready(proc: BackgroundProcess) -> bool:
+        return proc.done or proc.unread
+
+    async def stop(self, proc: BackgroundProcess) -> None:
+        """Kill the process group (SIGTERM, then SIGKILL after a grace) and wait for it."""
+        if proc.done or proc.task is None:
+            return
+        proc.stopped = True
+        proc.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await proc.task
+        if not proc.done:  # cancelled before its first step: nothing was started
+            proc.finish(None, None)
+
+    async def stop_all(self) -> None:
+        running = [p for p in self._procs.values() if not p.done]
+        if running:
+            await asyncio.gather(*(self.stop(p) for p in running), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop every running process and refuse new ones; idempotent."""
+        self._closed = True
+        await self.stop_all()

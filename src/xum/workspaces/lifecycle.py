@@ -1,0 +1,587 @@
+"""The workspace lifecycle: create, list, rename, fork, archive, unarchive, delete.
+
+This is the API every front-end calls (the CLI, the server's REST routes). Callers never build
+ids or names: each operation that makes or changes a workspace returns its record. Operations
+that would pull a checkout from under a running turn (rename, archive, delete) take the
+workspace's writer lock for their duration and are refused at once while a turn runs, in this
+process or in any other sharing `$XUM_ROOT` (see `busy.py`). Registry writes are locked and
+atomic (`xum.store.config`), so concurrent processes never lose each other's records.
+
+Hooks: creation starts `.xum/init` in the background (see `init_hook.py`); archive and delete
+run `.xum/archive` / `.xum/delete` first (60 s, failures logged, never blocking), in trusted
+projects only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from xum.core.clock import now_ms
+from xum.core.errors import XumError
+from xum.core.paths import ensure_private_dir, logs_dir, session_dir
+from xum.runtime import git
+from xum.runtime.base import Runtime
+from xum.runtime.ssh import SshError
+from xum.runtime.worktree import remove_worktree, worktree_path
+from xum.store import registry
+from xum.store.registry import RuntimeName, WorkspaceRecord, project_name
+from xum.store.sessionlog import SessionLog
+from xum.workspaces import hooks, service, ssh_checkout
+from xum.workspaces.busy import hold_workspace
+from xum.workspaces.env import lifecycle_env
+from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
+from xum.workspaces.trust import project_automation_allowed
+from xum.workspaces.wiring import project_secrets
+
+LIFECYCLE_HOOK_TIMEOUT_S = 60.0
+BranchPolicy = Literal["merged", "always", "never"]
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+_SUFFIX_RE = re.compile(r"-[a-z2-9]{4}$")
+
+
+class WorkspaceNotFoundError(XumError):
+    code = "workspace_not_found"
+
+
+class InvalidNameError(XumError):
+    code = "invalid_name"
+
+
+class DirtyWorkspaceError(XumError):
+    """Delete refused: the checkout has uncommitted changes. `files` names them."""
+
+    code = "workspace_dirty"
+
+    def __init__(self, name: str, files: list[str]) -> None:
+        shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
+        super().__init__(
+            f"workspace '{name}' has uncommitted changes: {shown}",
+            hint="commit or discard them first, or delete with force to lose them",
+        )
+        self.files = files
+
+
+@dataclass
+class CreatedWorkspace:
+    record: WorkspaceRecord
+    runtime: Runtime
+    init: InitHookRun | None = None  # the init hook running in the background, if any
+
+
+@dataclass
+class DeleteReport:
+    record: WorkspaceRecord
+    branch: str | None = None  # the workspace branch considered (worktree workspaces)
+    branch_deleted: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+# Runtime specs ---------------------------------------------------------------------------------
+
+
+def parse_runtime(spec: str) -> tuple[RuntimeName, str | None]:
+    """`local`, `worktree` or `ssh <host>` -> (runtime, host)."""
+    words = spec.split()
+    if words in (["local"], ["worktree"]):
+        return words[0], None  # type: ignore[return-value]
+    if len(words) == 2 and words[0] == "ssh":
+        from xum.runtime.ssh import check_host
+
+        try:
+            return "ssh", check_host(words[1])
+        except ValueError as exc:
+            raise XumError(str(exc), hint='use -r "ssh <host>" with a host ssh accepts') from None
+    raise XumError(
+        f"unknown runtime {spec!r}",
+        hint='use "local", "worktree" or "ssh <host>" (docker and devcontainer are not available)',
+    )
+
+
+# Lookups ---------------------------------------------------------------------------------------
+
+
+def get_workspace(workspace_id: str) -> WorkspaceRecord:
+    record = registry.get_workspace(workspace_id)
+    if record is None:
+        raise WorkspaceNotFoundError(
+            f"no workspace with id '{workspace_id}'", hint="`xum sessions --all` lists them"
+        )
+    return record
+
+
+def list_workspaces(
+    project_path: str | None = None, *, archived: bool | None = False
+) -> list[WorkspaceRecord]:
+    """Newest first. `archived`: False (default) hides archived ones, True lists only those,
+    None lists all."""
+    records = registry.list_workspaces(project_path)
+    if archived is None:
+        return records
+    return [r for r in records if (r.archived_at is not None) == archived]
+
+
+def plan_path(record: WorkspaceRecord) -> Path:
+    from xum.context.plan import plan_file_path
+
+    return Path(plan_file_path(record.project_path, record.name))
+
+
+def check_name(name: str) -> str:
+    """A name the user chose: usable as a directory and a git branch."""
+    if (
+        not _NAME_RE.fullmatch(name)
+        or ".." in name
+        or name.endswith((".lock", "."))
+        or name.startswith(".")
+    ):
+        raise InvalidNameError(
+            f"{name!r} cannot name a workspace",
+            hint="use up to 80 letters, digits, '.', '_' and '-', starting with a letter or digit",
+        )
+    return name
+
+
+# Create ----------------------------------------------------------------------------------------
+
+
+async def create_workspace(
+    directory: Path,
+    runtime: str = "local",
+    *,
+    name_hint: str,
+    title: str = "",
+    name: str | None = None,
+    run_init: bool = True,
+    on_init_line: LineSink | None = None,
+    init_timeout_s: float = INIT_TIMEOUT_S,
+    **fields: Any,
+) -> CreatedWorkspace:
+    """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree` or
+    `ssh <host>`. The init hook (trusted projects) starts in the background; `on_init_line`
+    receives its output lines."""
+    kind, host = parse_runtime(runtime)
+    if name is not None:
+        check_name(name)
+    if kind == "ssh":
+        assert host is not None
+        record = await asyncio.to_thread(
+            _create_ssh, directory, host, name_hint=name_hint, title=title, name=name, **fields
+        )
+        opened = service.open_runtime(record)
+    else:
+        record, opened = await asyncio.to_thread(
+            lambda: service.create_workspace(
+                directory, kind, name_hint=name_hint, title=title, name=name, **fields
+            )
+        )
+    init = None
+    if run_init:
+        init = await _start_init(record, opened, on_init_line, init_timeout_s)
+    return CreatedWorkspace(record, opened, init)
+
+
+def _create_ssh(
+    directory: Path,
+    host: str,
+    *,
+    name_hint: str,
+    title: str,
+    name: str | None,
+    base_dir: str | None = None,
+    **fields: Any,
+) -> WorkspaceRecord:
+    project = service.project_root(directory)
+    if git.head_commit(project) is None:
+        raise ssh_checkout.RemoteCheckoutError(
+            f"{project} is not a git repository with commits",
+            hint="SSH workspaces ship a git archive of the committed HEAD; commit first",
+        )
+    registry.ensure_project(str(project))
+    try:
+        home = ssh_checkout.remote_home(host)
+    except SshError as exc:
+        raise ssh_checkout.RemoteCheckoutError(
+            str(exc),
+            hint=f"check that `ssh {host} true` works without a prompt (xum runs ssh in batch "
+            "mode: keys or an agent, and a known host key)",
+        ) from None
+    record = registry.create_workspace(
+        project_path=str(project),
+        runtime="ssh",
+        name_hint=name_hint,
+        path_for=lambda n: ssh_checkout.remote_workspace_path(home, project_name(str(project)), n),
+        title=title,
+        exact_name=name,
+        host=host,
+        **fields,
+    )
+    try:
+        if base_dir is None:
+            has_git = ssh_checkout.push_checkout(project, host, record.path, record.name)
+        else:
+            ssh_checkout.fork_checkout(host, base_dir, record.path, record.name)
+            has_git = True
+    except BaseException:
+        registry.remove_workspace(record.id)
+        raise
+    extra = dict(record.extra, remote_home=home, remote_git=has_git)
+    ensure_private_dir(service.scratch_dir(record.id))
+    return registry.update_workspace(
+        record.id, branch=record.name if has_git else None, extra=extra
+    )
+
+
+async def _start_init(
+    record: WorkspaceRecord, runtime: Runtime, on_line: LineSink | None, timeout_s: float
+) -> InitHookRun | None:
+    secrets = await asyncio.to_thread(project_secrets, record.project_path)
+    return await start_init_hook(
+        record, runtime, secrets=secrets, on_line=on_line, timeout_s=timeout_s
+    )
+
+
+# Rename ----------------------------------------------------------------------------------------
+
+
+async def rename_workspace(workspace_id: str, new_name: str) -> WorkspaceRecord:
+    """Rename a workspace: its record, its checkout directory (`git worktree move`, or a move on
+    the SSH host), its branch when the branch still carries the old name, and its plan file.
+    Refused while a turn runs."""
+    check_name(new_name)
+    return await asyncio.to_thread(_rename, workspace_id, new_name)
+
+
+def _rename(workspace_id: str, new_name: str) -> WorkspaceRecord:
+    record = get_workspace(workspace_id)
+    if new_name == record.name:
+        return record
+    old_plan = plan_path(record)
+    with hold_workspace(record, "rename"):
+        if record.runtime == "worktree":
+            renamed = _rename_worktree(record, new_name)
+        elif record.runtime == "ssh":
+            renamed = _rename_ssh(record, new_name)
+        else:
+            renamed = registry.rename_workspace(record.id, new_name)
+        new_plan = plan_path(renamed)
+        if old_plan.exists() and not new_plan.exists():
+            new_plan.parent.mkdir(parents=True, exist_ok=True)
+            old_plan.rename(new_plan)
+        return renamed
+
+
+def _rename_worktree(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
+    project = Path(record.project_path)
+    target = worktree_path(project, new_name)
+    # The registry first: it is where two processes racing for one name meet.
+    renamed = registry.rename_workspace(record.id, new_name, path=str(target))
+    try:
+        if target.exists():
+            raise InvalidNameError(f"{target} already exists", hint="pick another name")
+        if Path(record.path).exists():
+            git.run_git(["worktree", "move", "--", record.path, str(target)], project)
+    except BaseException:
+        registry.rename_workspace(record.id, record.name, path=record.path)
+        raise
+    if not target.exists():
+        return renamed
+    branch = git.current_branch(target)
+    if branch == record.name and not git.branch_exists(target, new_name):
+        git.run_git(["branch", "-m", record.name, new_name], target)
+        branch = new_name
+    return registry.update_workspace(record.id, branch=branch)
+
+
+def _rename_ssh(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
+    assert record.host is not None
+    parent = record.path.rsplit("/", 1)[0]
+    target = f"{parent}/{new_name}"
+    renamed = registry.rename_workspace(record.id, new_name, path=target)
+    try:
+        branch = ssh_checkout.move_checkout(record.host, record.path, target, record.name, new_name)
+    except BaseException:
+        registry.rename_workspace(record.id, record.name, path=record.path)
+        raise
+    return registry.update_workspace(renamed.id, branch=branch) if branch else renamed
+
+
+# Fork ------------------------------------------------------------------------------------------
+
+
+async def fork_workspace(
+    workspace_id: str,
+    name: str | None = None,
+    *,
+    title: str | None = None,
+    run_init: bool = True,
+    on_init_line: LineSink | None = None,
+    init_timeout_s: float = INIT_TIMEOUT_S,
+) -> CreatedWorkspace:
+    """`/fork`: a new workspace on the same runtime, on a new branch from the source's HEAD
+    (uncommitted changes are not carried), with the source's conversation, model, thinking level
+    and agent (mode). The conversation is copied frame by frame into the new session log."""
+    source = get_workspace(workspace_id)
+    if name is not None:
+        check_name(name)
+    hint = _SUFFIX_RE.sub("", source.name) or "fork"
+    settings: dict[str, Any] = {
+        "model": source.model,
+        "thinking": source.thinking,
+        "agent": source.agent,
+    }
+    new_title = source.title if title is None else title
+    if source.runtime == "ssh":
+        assert source.host is not None
+        record = await asyncio.to_thread(
+            _create_ssh,
+            Path(source.project_path),
+            source.host,
+            name_hint=hint,
+            title=new_title,
+            name=name,
+            base_dir=source.path,
+            **settings,
+        )
+        runtime = service.open_runtime(record)
+    else:
+        base = None
+        directory = Path(source.path)
+        if source.runtime == "worktree":
+            base = await asyncio.to_thread(git.head_commit, source.path)
+            directory = Path(source.project_path)
+        record, runtime = await asyncio.to_thread(
+            lambda: service.create_workspace(
+                directory,
+                source.runtime,
+                name_hint=hint,
+                title=new_title,
+                name=name,
+                base=base,
+                **settings,
+            )
+        )
+    try:
+        await asyncio.to_thread(copy_conversation, source.id, record.id)
+        record = registry.update_workspace(
+            record.id, extra=dict(record.extra, forked_from=source.id)
+        )
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await delete_workspace(record.id, force=True, branch="always", run_hooks=False)
+        raise
+    init = await _start_init(record, runtime, on_init_line, init_timeout_s) if run_init else None
+    return CreatedWorkspace(record, runtime, init)
+
+
+def copy_conversation(source_id: str, target_id: str) -> int:
+    """Append the source log's intact frames to the (new, empty) target log, through the store
+    API: the copy gets fresh ids, timestamps and sequence numbers, and compaction boundaries are
+    renumbered to match. A turn the source had open is closed in the copy. Returns the number of
+    frames copied."""
+    source = SessionLog.open(source_id, purpose="fork (read)")
+    frames = [f for f in source.frames if not f.damaged and f.seq is not None]
+    old_seqs = [f.seq or 0 for f in frames]
+
+    def renumber(seq: int) -> int:
+        # The new seq of the last copied frame at or before `seq` (frames are numbered 1..n).
+        return max(bisect.bisect_right(old_seqs, seq), 1)
+
+    batch = []
+    for frame in frames:
+        data = dict(frame.data)
+        if isinstance(data.get("through_seq"), int):
+            data["through_seq"] = renumber(data["through_seq"])
+        batch.append((frame.type, data))
+    target = SessionLog.open(target_id, purpose="fork")
+    try:
+        if target.frames:
+            raise XumError(f"the session log of {target_id} is not empty; refusing to fork into it")
+        if batch:
+            target.append_many(batch)
+            target.recover()
+    finally:
+        target.close()
+    return len(batch)
+
+
+# Archive ---------------------------------------------------------------------------------------
+
+
+async def archive_workspace(
+    workspace_id: str, *, hook_timeout_s: float = LIFECYCLE_HOOK_TIMEOUT_S
+) -> WorkspaceRecord:
+    """Mark the workspace archived, after running its `.xum/archive` hook. The checkout is kept
+    (xum does not snapshot it). Archiving an archived workspace changes nothing and runs no
+    hook. Refused while a turn runs."""
+    record = get_workspace(workspace_id)
+    if record.archived_at is not None:
+        return record
+    with hold_workspace(record, "archive"):
+        await run_lifecycle_hook(record, "archive", timeout_s=hook_timeout_s)
+        return await asyncio.to_thread(registry.update_workspace, record.id, archived_at=now_ms())
+
+
+async def unarchive_workspace(workspace_id: str) -> WorkspaceRecord:
+    record = get_workspace(workspace_id)
+    if record.archived_at is None:
+        return record
+    return await asyncio.to_thread(registry.update_workspace, record.id, archived_at=None)
+
+
+# Delete ----------------------------------------------------------------------------------------
+
+
+async def delete_workspace(
+    workspace_id: str,
+    *,
+    force: bool = False,
+    branch: BranchPolicy = "merged",
+    hook_timeout_s: float = LIFECYCLE_HOOK_TIMEOUT_S,
+    run_hooks: bool = True,
+) -> DeleteReport:
+    """Delete a workspace: run `.xum/delete`, then remove its checkout (a worktree, or the SSH
+    host's directory; a local workspace's project directory is never touched), its session log,
+    scratch directory, plan file and init log, and finally its record.
+
+    A checkout with uncommitted changes (untracked files included) is refused with
+    DirtyWorkspaceError naming them, unless `force`. The workspace branch (worktrees): `merged`
+    (default) deletes it only when git considers it merged into the project's checked-out branch
+    (`git branch -d`), else keeps it and says so; `always` deletes it; `never` keeps it.
+    Refused while a turn runs."""
+    record = get_workspace(workspace_id)
+    with hold_workspace(record, "delete"):
+        if run_hooks:
+            await run_lifecycle_hook(record, "delete", timeout_s=hook_timeout_s)
+        report = DeleteReport(record)
+        if record.runtime == "worktree":
+            await asyncio.to_thread(_remove_worktree_checkout, record, force, branch, report)
+        elif record.runtime == "ssh":
+            await asyncio.to_thread(_remove_ssh_checkout, record, force)
+        await asyncio.to_thread(_remove_local_state, record)
+        await asyncio.to_thread(registry.remove_workspace, record.id)
+    return report
+
+
+def _remove_worktree_checkout(
+    record: WorkspaceRecord, force: bool, policy: BranchPolicy, report: DeleteReport
+) -> None:
+    project = Path(record.project_path)
+    path = Path(record.path)
+    if path.exists():
+        dirty = git.dirty_files(path)
+        if dirty and not force:
+            raise DirtyWorkspaceError(record.name, dirty)
+        remove_worktree(project, path, force=True)  # clean, or the user said force
+    else:
+        git.run_git(["worktree", "prune"], project, check=False)
+    name = record.branch or record.name
+    report.branch = name
+    if policy == "never" or not git.branch_exists(project, name):
+        return
+    try:
+        git.delete_branch(project, name, force=policy == "always")
+        report.branch_deleted = True
+    except git.GitError as exc:
+        report.notes.append(f"kept branch {name}: {exc.message}")
+
+
+def _remove_ssh_checkout(record: WorkspaceRecord, force: bool) -> None:
+    assert record.host is not None
+    if not force:
+        dirty = ssh_checkout.dirty_files(record.host, record.path)
+        if dirty is None:
+            raise DirtyWorkspaceError(record.name, ["(cannot tell: no git on the remote host)"])
+        if dirty:
+            raise DirtyWorkspaceError(record.name, dirty)
+    ssh_checkout.remove_checkout(record.host, record.path)
+
+
+def _remove_local_state(record: WorkspaceRecord) -> None:
+    for directory in (session_dir(record.id), service.scratch_dir(record.id)):
+        shutil.rmtree(directory, ignore_errors=True)
+    for file in (plan_path(record), logs_dir() / "init" / f"{record.id}.log"):
+        with contextlib.suppress(FileNotFoundError):
+            file.unlink()
+
+
+# Lifecycle hooks -------------------------------------------------------------------------------
+
+
+async def run_lifecycle_hook(
+    record: WorkspaceRecord, name: Literal["archive", "delete"], *, timeout_s: float
+) -> hooks.HookResult | None:
+    """Run `.xum/archive` or `.xum/delete` in the workspace checkout, through its runtime. Skipped
+    for untrusted projects, XUM_DISABLE_PROJECT_AUTOMATION=1, sub-agents that share their parent's
+    checkout, and missing checkouts. Never raises: a failure is logged to
+    `$XUM_ROOT/logs/hooks.log` and the operation goes on."""
+    try:
+        if not await asyncio.to_thread(project_automation_allowed, record.project_path):
+            return None
+        if record.parent_id is not None:
+            parent = registry.get_workspace(record.parent_id)
+            if parent is not None and parent.path == record.path:
+                return None
+        runtime = service.open_runtime(record)
+        try:
+            if not (await runtime.stat(record.path)).is_dir:
+                return None
+            checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
+            hook = await hooks.find_project_hook(runtime, checkout, name)
+            if hook is None:
+                return None
+            secrets = await asyncio.to_thread(project_secrets, record.project_path)
+            result = await hooks.run_hook(
+                runtime,
+                hook,
+                env=lifecycle_env(record, secrets),
+                cwd=record.path,
+                timeout_s=timeout_s,
+            )
+        finally:
+            await runtime.close()
+        if not result.ok:
+            from xum.workspaces.masking import SecretMasker
+
+            hooks.log_hook(record.id, result, mask=SecretMasker(secrets).mask)
+        return result
+    except Exception as exc:  # cleanup hooks never block the operation
+        with contextlib.suppress(OSError):
+            _log_exception(record, name, exc)
+        return None
+
+
+def _log_exception(record: WorkspaceRecord, name: str, exc: Exception) -> None:
+    import orjson
+
+    path = ensure_private_dir(logs_dir()) / "hooks.log"
+    line = orjson.dumps(
+        {"ts": now_ms(), "workspaceId": record.id, "hook": f".xum/{name}", "error": str(exc)}
+    )
+    with open(path, "ab") as out:
+        out.write(line + b"\n")
+
+
+__all__ = [
+    "CreatedWorkspace",
+    "DeleteReport",
+    "DirtyWorkspaceError",
+    "InvalidNameError",
+    "WorkspaceNotFoundError",
+    "archive_workspace",
+    "copy_conversation",
+    "create_workspace",
+    "delete_workspace",
+    "fork_workspace",
+    "get_workspace",
+    "list_workspaces",
+    "parse_runtime",
+    "rename_workspace",
+    "unarchive_workspace",
+]

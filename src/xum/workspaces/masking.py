@@ -1,0 +1,94 @@
+"""Masking project secret values in tool output before it is logged or sent to a model.
+
+Commands and hooks get the project's secrets as environment variables, so `echo $TOKEN` would
+otherwise put the token in the session log and in the next request. Every occurrence of a secret
+value in a tool result (and in the live output stream) becomes `[secret:NAME]`.
+
+Only values of at least MIN_SECRET_LENGTH characters are masked: a secret like `1` or `true`
+would turn every digit or boolean in every output into noise, and is no secret worth hiding.
+Masking is exact-match: a value the command transformed (base64, split across lines, reversed)
+is not recognised. It protects against accidents, not against a determined exfiltration.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+MIN_SECRET_LENGTH = 6
+
+
+class SecretMasker:
+    def __init__(self, secrets: Mapping[str, str], *, min_length: int = MIN_SECRET_LENGTH) -> None:
+        by_value: dict[str, str] = {}
+        # Longest first, so a secret that contains another is replaced whole.
+        for name, value in sorted(secrets.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            if len(value) >= min_length and value not in by_value:
+                by_value[value] = name
+        self._by_value = by_value
+        self._by_bytes = {v.encode(): f"[secret:{n}]".encode() for v, n in by_value.items()}
+        self._text_re = re.compile("|".join(re.escape(v) for v in by_value)) if by_value else None
+        self._bytes_re = (
+            re.compile(b"|".join(re.escape(v) for v in self._by_bytes)) if by_value else None
+        )
+        self._longest = max((len(v) for v in self._by_bytes), default=0)
+
+    @property
+    def active(self) -> bool:
+        return self._text_re is not None
+
+    def mask(self, text: str) -> str:
+        if self._text_re is None or not text:
+            return text
+        return self._text_re.sub(lambda m: f"[secret:{self._by_value[m.group(0)]}]", text)
+
+    def mask_bytes(self, data: bytes) -> bytes:
+        if self._bytes_re is None or not data:
+            return data
+        return self._bytes_re.sub(lambda m: self._by_bytes[m.group(0)], data)
+
+    def mask_value(self, value: Any) -> Any:
+        """Strings masked anywhere inside lists and dicts (tool result metadata)."""
+        if isinstance(value, str):
+            return self.mask(value)
+        if isinstance(value, list):
+            return [self.mask_value(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.mask_value(v) for k, v in value.items()}
+        return value
+
+    def held_back(self, data: bytes) -> int:
+        """How many trailing bytes of `data` could be the start of a secret still arriving."""
+        for k in range(min(len(data), self._longest - 1), 0, -1):
+            tail = data[-k:]
+            if any(v.startswith(tail) for v in self._by_bytes):
+                return k
+        return 0
+
+    def stream(self, sink: Callable[[bytes], None]) -> MaskingSink:
+        return MaskingSink(self, sink)
+
+
+class MaskingSink:
+    """Wraps a live output sink: chunks are masked as they pass, and a tail that might be the
+    first part of a secret split across two chunks is held back until the next chunk (or
+    `flush`) decides it."""
+
+    def __init__(self, masker: SecretMasker, sink: Callable[[bytes], None]) -> None:
+        self.masker = masker
+        self.sink = sink
+        self._pending = b""
+
+    def __call__(self, chunk: bytes) -> None:
+        data = self.masker.mask_bytes(self._pending + chunk)
+        hold = self.masker.held_back(data)
+        self._pending = data[len(data) - hold :] if hold else b""
+        ready = data[: len(data) - hold]
+        if ready:
+            self.sink(ready)
+
+    def flush(self) -> None:
+        if self._pending:
+            data, self._pending = self._pending, b""
+            self.sink(self.masker.mask_bytes(data))

@@ -1,0 +1,333 @@
+"""The tool-call middleware of a workspace: init wait, hooks, secret masking, local warnings.
+
+`build_middleware` assembles it; front-ends pass the list to `AgentSession(middleware=...)`.
+Order matters: `before_tool` runs in list order and `after_tool` too, so masking comes last,
+after `tool_post` appended its output. A call blocked by `tool_pre` skips the later layers, so
+the hook layer masks its own block message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from xum.engine import events as E
+from xum.engine.events import EventSink, null_sink
+from xum.engine.middleware import ToolCall, ToolMiddleware
+from xum.runtime.base import Runtime
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
+from xum.tools.base import ToolContext, ToolResult
+from xum.workspaces import hooks
+from xum.workspaces.busy import streaming_local_siblings
+from xum.workspaces.flatten import flatten
+from xum.workspaces.init_hook import InitHookRun
+from xum.workspaces.masking import MaskingSink, SecretMasker
+from xum.workspaces.trust import automation_disabled, trust_root
+
+TOOL_HOOK_TIMEOUT_S = 10.0
+LOCAL_CHECK_INTERVAL_S = 5.0
+PROJECT_HOOKS_SHOWN = ("init", "tool_pre", "tool_post", "tool_env", "archive", "delete")
+
+
+def untrusted_message(withheld: list[str]) -> str:
+    names = ", ".join(f".xum/{n}" for n in withheld)
+    return (
+        f"this project is not trusted: {names} "
+        f"{'was' if len(withheld) == 1 else 'were'} not run; "
+        "run `xum trust` in the project to allow them (review them first: they run as you)"
+    )
+
+
+class TrustView:
+    """Live trust of one project: the registry is read on every question, so `xum trust` (or a
+    revoke) in another process takes effect on the next tool call."""
+
+    def __init__(self, project_path: str) -> None:
+        self.root = str(trust_root(project_path))
+
+    def allowed(self) -> bool:
+        if automation_disabled():
+            return False
+        record = registry.get_project(self.root)
+        return record is not None and record.trusted
+
+    def untrusted(self) -> bool:
+        """Not trusted (as opposed to disabled by XUM_DISABLE_PROJECT_AUTOMATION)."""
+        record = registry.get_project(self.root)
+        return record is None or not record.trusted
+
+
+class InitGate:
+    """The first tool call of a session waits for the workspace's init hook to finish."""
+
+    def __init__(self, init: InitHookRun, emit: EventSink) -> None:
+        self.init = init
+        self.emit = emit
+        self._reported = False
+
+    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+        if self._reported:
+            return None
+        if not self.init.done:
+            self.emit(
+                {
+                    "type": E.ADVISORY,
+                    "kind": "init-hook-wait",
+                    "message": f"waiting for {self.init.hook.display} to finish before running "
+                    "tools",
+                }
+            )
+        await self.init.wait()
+        self._reported = True
+        if not self.init.ok:
+            self.emit(
+                {
+                    "type": E.ADVISORY,
+                    "kind": "init-hook-failed",
+                    "message": f"{self.init.describe()}; the workspace is usable, but its setup "
+                    "may be incomplete (output: ~/.xum/logs/init/"
+                    f"{self.init.workspace_id}.log)",
+                }
+            )
+        return None
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        return result
+
+
+class LocalStreamingWarning:
+    """A local workspace shares its files with the project's other local workspaces: warn (once
+    per other workspace) when one of them is running a turn while this one runs tools."""
+
+    def __init__(self, record: WorkspaceRecord, emit: EventSink) -> None:
+        self.record = record
+        self.emit = emit
+        self._warned: set[str] = set()
+        self._checked_at = 0.0
+
+    def check(self) -> None:
+        self._checked_at = time.monotonic()
+        for other in streaming_local_siblings(self.record):
+            if other.id in self._warned:
+                continue
+            self._warned.add(other.id)
+            self.emit(
+                {
+                    "type": E.ADVISORY,
+                    "kind": "local-workspace-streaming",
+                    "workspace_id": other.id,
+                    "message": f"another local workspace of this project ('{other.name}') is "
+                    "running an agent right now; both edit the same files, so changes may "
+                    "conflict (a worktree workspace avoids this)",
+                }
+            )
+
+    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+        if time.monotonic() - self._checked_at >= LOCAL_CHECK_INTERVAL_S:
+            self.check()
+        return None
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        return result
+
+
+class HookMiddleware:
+    """`tool_pre`, `tool_post` and `tool_env`, project first (trusted projects only), then the
+    user's own in `$XUM_ROOT`."""
+
+    def __init__(
+        self,
+        record: WorkspaceRecord,
+        runtime: Runtime,
+        *,
+        trust: TrustView,
+        masker: SecretMasker,
+        staging_dir: Path,
+        timeout_s: float,
+        emit: EventSink,
+        on_withheld: Callable[[str], None],
+    ) -> None:
+        self.record = record
+        self.runtime = runtime
+        self.trust = trust
+        self.masker = masker
+        self.timeout_s = timeout_s
+        self.emit = emit
+        self.on_withheld = on_withheld
+        self.staging = hooks.RemoteStaging(runtime, staging_dir, record.id)
+        self.checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
+        self.fallback = record.project_path if record.runtime != "ssh" else None
+
+    async def find(self, name: str) -> hooks.HookScript | None:
+        if self.trust.allowed():
+            found = await hooks.find_project_hook(
+                self.runtime, self.checkout, name, fallback_root=self.fallback
+            )
+            if found is not None:
+                return found
+        elif self.trust.untrusted() and await hooks.find_project_hook(
+            self.runtime, self.checkout, name, fallback_root=self.fallback
+        ):
+            self.on_withheld(name)
+        user = hooks.find_user_hook(name)
+        return await self.staging.user_hook(user) if user is not None else None
+
+    def _base_env(self, call: ToolCall, ctx: ToolContext, input_path: str) -> dict[str, str]:
+        env = dict(ctx.env)
+        env.update(flatten(_parsed(call.arguments), "XUM_TOOL_INPUT"))
+        env.update(
+            {
+                "XUM_TOOL": call.name,
+                "XUM_WORKSPACE_ID": self.record.id,
+                "XUM_TOOL_INPUT_PATH": input_path,
+            }
+        )
+        return env
+
+    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+        if call.name == "bash":
+            tool_env = await self.find("tool_env")
+            ctx.env_source = tool_env.path if tool_env is not None else None
+        hook = await self.find("tool_pre")
+        if hook is None:
+            return None
+        input_path = await self.staging.write("input", _input_bytes(call.arguments))
+        staged = [input_path]
+        try:
+            result = await hooks.run_hook(
+                self.runtime,
+                hook,
+                env=self._base_env(call, ctx, input_path),
+                cwd=self.runtime.workspace_path,
+                timeout_s=self.timeout_s,
+                stderr_only=True,
+                cleanup=staged if self.staging.remote else (),
+            )
+        finally:
+            self.staging.forget(staged)
+        if result.ok:
+            return None
+        hooks.log_hook(self.record.id, result, mask=self.masker.mask)
+        said = result.output.strip()
+        message = f"blocked by {hook.display}: {result.describe()}, so {call.name} did not run."
+        if said:
+            message += f"\n{said}"
+        return ToolResult(
+            output=self.masker.mask(message),
+            is_error=True,
+            meta={
+                "blocked_by": hook.display,
+                "hook_exit_code": result.exit_code,
+                "hook_timed_out": result.timed_out,
+            },
+        )
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        hook = await self.find("tool_post")
+        if hook is None:
+            return result
+        document: dict[str, Any] = {"output": result.output, "is_error": result.is_error}
+        for key, value in result.meta.items():
+            document.setdefault(key, value)
+        input_path = await self.staging.write("input", _input_bytes(call.arguments))
+        result_path = await self.staging.write("result", orjson.dumps(document, default=str))
+        staged = [input_path, result_path]
+        env = self._base_env(call, ctx, input_path)
+        env.update(flatten(document, "XUM_TOOL_RESULT"))
+        env["XUM_TOOL_RESULT_PATH"] = result_path
+        try:
+            ran = await hooks.run_hook(
+                self.runtime,
+                hook,
+                env=env,
+                cwd=self.runtime.workspace_path,
+                timeout_s=self.timeout_s,
+                cleanup=staged if self.staging.remote else (),
+            )
+        finally:
+            self.staging.forget(staged)
+        said = ran.output.strip()
+        if not ran.ok:
+            hooks.log_hook(self.record.id, ran, mask=self.masker.mask)
+            said = f"{ran.describe()}\n{said}".strip()
+        if said:
+            result.output = f"{result.output}\n\n<hook_output>\n{said}\n</hook_output>"
+            result.meta["hook_output"] = said
+        if not ran.ok:
+            result.meta["hook_exit_code"] = ran.exit_code
+        return result
+
+
+class MaskingMiddleware:
+    """Replaces secret values with `[secret:NAME]` in results and in the live output stream."""
+
+    def __init__(self, masker: SecretMasker) -> None:
+        self.masker = masker
+
+    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+        sink = ctx.on_output
+        if sink is not None and not isinstance(sink, MaskingSink):
+            ctx.on_output = self.masker.stream(sink)
+        return None
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        if isinstance(ctx.on_output, MaskingSink):
+            ctx.on_output.flush()
+        result.output = self.masker.mask(result.output)
+        result.meta = self.masker.mask_value(result.meta)
+        return result
+
+
+def _parsed(arguments: str) -> Any:
+    try:
+        return orjson.loads(arguments or "{}")
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _input_bytes(arguments: str) -> bytes:
+    parsed = _parsed(arguments)
+    return orjson.dumps(parsed) if parsed is not None else (arguments or "").encode()
+
+
+def build_middleware(
+    record: WorkspaceRecord,
+    runtime: Runtime,
+    *,
+    secrets: Mapping[str, str],
+    scratch_dir: Path,
+    emit: EventSink = null_sink,
+    init: InitHookRun | None = None,
+    hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
+    on_withheld: Callable[[str], None] | None = None,
+) -> list[ToolMiddleware]:
+    """The middleware list for an AgentSession on this workspace.
+
+    `init`: the workspace's running init hook, if any (the first tool call waits for it).
+    `on_withheld(hook_name)`: called when a tool call finds a project hook that trust withholds.
+    """
+    masker = SecretMasker(secrets)
+    layers: list[ToolMiddleware] = []
+    if init is not None:
+        layers.append(InitGate(init, emit))
+    if record.runtime == "local":
+        layers.append(LocalStreamingWarning(record, emit))
+    layers.append(
+        HookMiddleware(
+            record,
+            runtime,
+            trust=TrustView(record.project_path),
+            masker=masker,
+            staging_dir=scratch_dir / "hooks",
+            timeout_s=hook_timeout_s,
+            emit=emit,
+            on_withheld=on_withheld or (lambda _name: None),
+        )
+    )
+    layers.append(MaskingMiddleware(masker))
+    return layers

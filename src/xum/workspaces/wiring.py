@@ -1,0 +1,117 @@
+"""What a front-end needs to run an agent session on a workspace, in one call.
+
+    wiring = await wire_session(record, runtime, emit=emit, init=init_run)
+    session = AgentSession(..., base_env=wiring.base_env, middleware=wiring.middleware)
+
+`base_env` carries the project's secrets (the engine lays the `XUM_*` variables over it for every
+command); `middleware` is `build_middleware`'s list. It also says, once, what an untrusted project
+is not being allowed to run, and warns when another local workspace of the project is busy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from xum.engine import events as E
+from xum.engine.events import EventSink, null_sink
+from xum.engine.middleware import ToolMiddleware
+from xum.runtime.base import Runtime
+from xum.store.registry import WorkspaceRecord
+from xum.store.secrets import load_project_secrets
+from xum.workspaces import hooks
+from xum.workspaces.init_hook import InitHookRun
+from xum.workspaces.masking import SecretMasker
+from xum.workspaces.middleware import (
+    PROJECT_HOOKS_SHOWN,
+    TOOL_HOOK_TIMEOUT_S,
+    LocalStreamingWarning,
+    TrustView,
+    build_middleware,
+    untrusted_message,
+)
+from xum.workspaces.trust import trust_root
+
+
+def project_secrets(project_path: str) -> dict[str, str]:
+    """The secrets of the project (a linked worktree uses its main repository's, like trust)."""
+    return load_project_secrets(str(trust_root(project_path)))
+
+
+async def withheld_hooks(record: WorkspaceRecord, runtime: Runtime) -> list[str]:
+    """Project hooks present in the checkout that trust keeps from running (empty when the
+    project is trusted, or automation is switched off on purpose)."""
+    if not TrustView(record.project_path).untrusted():
+        return []
+    checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
+    fallback = record.project_path if record.runtime != "ssh" else None
+    found = []
+    for name in PROJECT_HOOKS_SHOWN:
+        if await hooks.find_project_hook(runtime, checkout, name, fallback_root=fallback):
+            found.append(name)
+    return found
+
+
+@dataclass
+class SessionWiring:
+    base_env: dict[str, str]
+    middleware: list[ToolMiddleware]
+    masker: SecretMasker
+    withheld: list[str]  # project hooks not run because the project is not trusted
+
+
+async def wire_session(
+    record: WorkspaceRecord,
+    runtime: Runtime,
+    *,
+    scratch_dir: Path,
+    emit: EventSink = null_sink,
+    init: InitHookRun | None = None,
+    hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
+    secrets: dict[str, str] | None = None,
+) -> SessionWiring:
+    secrets = project_secrets(record.project_path) if secrets is None else secrets
+    withheld = await withheld_hooks(record, runtime)
+    told = bool(withheld)
+    if withheld:
+        emit(
+            {
+                "type": E.ADVISORY,
+                "kind": "untrusted-project",
+                "message": untrusted_message(withheld),
+            }
+        )
+
+    def on_withheld(name: str) -> None:
+        # A hook that appeared mid-session in an untrusted project: said once too.
+        nonlocal told
+        if not told:
+            told = True
+            withheld.append(name)
+            emit(
+                {
+                    "type": E.ADVISORY,
+                    "kind": "untrusted-project",
+                    "message": untrusted_message([name]),
+                }
+            )
+
+    middleware = build_middleware(
+        record,
+        runtime,
+        secrets=secrets,
+        scratch_dir=scratch_dir,
+        emit=emit,
+        init=init,
+        hook_timeout_s=hook_timeout_s,
+        on_withheld=on_withheld,
+    )
+    for layer in middleware:
+        if isinstance(layer, LocalStreamingWarning):
+            layer.check()
+    return SessionWiring(
+        base_env=dict(secrets),
+        middleware=middleware,
+        masker=SecretMasker(secrets),
+        withheld=withheld,
+    )

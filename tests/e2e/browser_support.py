@@ -1,0 +1,213 @@
+"""Browser tests: a real `xum server` subprocess, the fake LLM, and Debian's Chromium driven by
+Python Playwright (headless; browsers are never downloaded).
+
+The fake model answers by keyword in the newest user prompt, so one server serves every test:
+`[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[xss]` answers with
+hostile Markdown, `[rich]` with math and a diagram, `[fail]` with a provider error, `[ask]`
+asks a question (plan mode), `[plan]` writes and proposes a plan (plan mode); anything else is
+echoed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xum.testing import fakellm
+from xum.testing.webui import CHROMIUM, GIT, REPO_ROOT, XumServer, make_repo, ui_built, wait_until
+
+__all__ = ["GIT", "XumServer", "make_repo", "wait_until"]
+
+TOKEN = "browser-test-token-4242"
+SCREENSHOTS = REPO_ROOT / "test-artifacts" / "screenshots"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 375, "height": 740}
+
+SLOW_WORDS = 120
+SLOW_TEXT = " ".join(f"word{i}" for i in range(SLOW_WORDS)) + " END-OF-SLOW-REPLY"
+XSS_TEXT = (
+    "Careful: <img src=x onerror=\"window.__xss='model-html'\"> and "
+    "[click me](javascript:window.__xss='model-link') and "
+    "![pixel](javascript:window.__xss='model-image') and "
+    "$$\\href{javascript:window.__xss='katex'}{math}$$ done.\n\n"
+    "```mermaid\ngraph TD\n"
+    "  A[\"<img src=x onerror=window.__xss='mermaid'>\"] --> B[Next]\n"
+    "  click A \"javascript:window.__xss='mermaid-click'\"\n```\n"
+)
+TOOL_SCRIPT = "echo tool-output-42"
+RICH_TEXT = (
+    "Euler: $$e^{i\\pi} + 1 = 0$$ costs $5.\n\n"
+    "$$\n\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\n$$\n\n"
+    "```mermaid\ngraph TD\n  A[Start the long running import job now] --> B[Finish]\n  A --> C{Check the results twice}\n```\n\n"
+    "```python\ndef f(x):\n    return x * 2\n```\n"
+)
+PLAN_MD = "# Plan\n\n1. Add a **cache** in front of the API.\n2. Measure the hit ratio.\n"
+QUESTION = {
+    "question": "Which database should the cache use?",
+    "header": "Database",
+    "multiSelect": False,
+    "options": [
+        {"label": "Redis", "description": "An in-memory store."},
+        {"label": "SQLite", "description": "A file next to the app."},
+    ],
+}
+
+
+def skip_without_chromium() -> None:
+    """Skip only when Chromium is missing and this is not CI (in CI a missing browser fails)."""
+    if Path(CHROMIUM).exists():
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{CHROMIUM} is missing in CI: `make deps-system` installs it")
+    pytest.skip(f"{CHROMIUM} is not installed (`make deps-system` installs it)")
+
+
+def _last_prompt(messages: list[dict[str, Any]]) -> tuple[str, bool]:
+    """(newest user text, whether the newest message is a tool result)."""
+    after_tool = False
+    for i, message in enumerate(reversed(messages)):
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        if i == 0 and any(p.get("type") == "tool_result" for p in parts):
+            after_tool = True
+        if message.get("role") != "user":
+            continue
+        texts = [p.get("text", "") for p in parts if p.get("type") == "text"]
+        text = "\n".join(t for t in texts if t)
+        if text:
+            return text, after_tool
+    return "", after_tool
+
+
+def _last_tool(messages: list[dict[str, Any]]) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            for part in message["content"]:
+                if part.get("type") == "tool_use":
+                    return str(part.get("name"))
+            return None
+    return None
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    system = body.get("system", "")
+    if isinstance(system, list):
+        return "\n".join(str(p.get("text", "")) for p in system if isinstance(p, dict))
+    return str(system)
+
+
+AFTER_TOOL = {
+    "bash": "The tool finished: tool-output-42 seen.",
+    "propose_plan": "The plan is ready for review.",
+    "ask_user_question": "Answer noted.",
+}
+
+
+def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
+    body = request.json or {}
+    messages = body.get("messages", [])
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool":
+        # A forced step (the plan agent must end with propose_plan): make the call.
+        return fakellm.tool_call(str(choice["name"]), {})
+    if messages and messages[-1].get("role") == "assistant":
+        # A continuation after a reply that skipped the agent's required tool.
+        offered = {t.get("name") for t in body.get("tools", [])}
+        if "propose_plan" in offered:
+            return fakellm.tool_call("propose_plan", {})
+        return fakellm.text("Done.")
+    text, after_tool = _last_prompt(messages)
+    if after_tool:
+        tool = _last_tool(messages)
+        if tool == "file_edit_insert":
+            return fakellm.tool_call("propose_plan", {})
+        return fakellm.text(AFTER_TOOL.get(tool or "", "Done."))
+    if "[plan]" in text:
+        match = re.search(r"(/\S+/plans/\S+?\.md)", _system_text(body))
+        if match is None:
+            return fakellm.text("No plan file path in the system prompt.")
+        args = {
+            "path": match.group(1),
+            "content": PLAN_MD,
+            "insert_after": None,
+            "insert_before": None,
+        }
+        return fakellm.tool_call("file_edit_insert", args)
+    if "[ask]" in text:
+        return fakellm.tool_call("ask_user_question", {"questions": [QUESTION]})
+    if "[rich]" in text:
+        return fakellm.text(RICH_TEXT)
+    if "[slow]" in text:
+        return fakellm.text(SLOW_TEXT, chunk_size=6, delay=0.03)
+    if "[tool]" in text:
+        return fakellm.tool_call("bash", {"script": TOOL_SCRIPT, "display_name": "echo test"})
+    if "[xss]" in text:
+        return fakellm.text(XSS_TEXT)
+    if "[fail]" in text:
+        return fakellm.error(400, message="the fake provider refused this request")
+    prompt = text.strip().splitlines()[-1] if text.strip() else ""
+    return fakellm.text(f"Echo: {prompt}")
+
+
+def screenshot(page: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def ensure_ui_built() -> None:
+    if ui_built():
+        return
+    if shutil.which("npm") is None:
+        pytest.fail("the web UI is not built and npm is missing: run `make build-web`")
+    subprocess.run(["make", "build-web"], cwd=REPO_ROOT, check=True, timeout=600)
+
+
+# ---- Page helpers ----------------------------------------------------------------------------
+
+
+def open_workspace(page: Any, workspace_id: str) -> None:
+    """Select a workspace from the sidebar (opening the drawer first on a phone)."""
+    nav = page.locator("nav[aria-label='Projects and workspaces']")
+    if page.viewport_size["width"] < 760 and nav.count() == 0:
+        page.get_by_role("button", name="Toggle sidebar").first.click()
+    page.locator(f".ws-row[data-workspace-id='{workspace_id}']").click()
+    page.wait_for_selector(
+        f".main[data-workspace-id='{workspace_id}'] [data-transcript-ready='true']"
+    )
+
+
+def send(page: Any, text: str) -> None:
+    box = page.locator("textarea[data-composer]")
+    box.fill(text)
+    box.press("Enter")
+
+
+def assistant_texts(page: Any) -> list[str]:
+    texts: list[str] = page.locator("[data-role='assistant'] .md").all_inner_texts()
+    return texts
+
+
+def streaming_text(page: Any) -> str:
+    loc = page.locator("[data-role='assistant-streaming'] .md")
+    return str(loc.inner_text()) if loc.count() else ""
+
+
+def wait_for_streamed_words(page: Any, at_least: int, timeout_ms: int = 15000) -> None:
+    """Wait until the in-flight reply shows at least `at_least` words of the slow reply."""
+    wait_until(
+        page,
+        """(n) => {
+            const el = document.querySelector("[data-role='assistant-streaming'] .md");
+            return !!el && el.innerText.split(/\\s+/).filter(Boolean).length >= n;
+        }""",
+        at_least,
+        timeout=timeout_ms / 1000,
+    )

@@ -1,0 +1,605 @@
+"""Sub-agents end to end: a parent AgentSession with a real SubAgentManager, children in real
+git worktrees, every agent (parent and children) answered by one fake LLM server over HTTP that
+routes each request by the text of its user messages."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.test_tool_support import process_gone
+from xum.engine.route import resolve_route
+from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.llm.client import open_client
+from xum.llm.retry import RetryPolicy
+from xum.runtime.local import LocalRuntime
+from xum.store import registry
+from xum.testing import fakellm
+from xum.testing.fakellm import FakeLLM, RecordedRequest
+from xum.tools.tasking import TASK_TOOL_NAMES, SubAgentError, TaskSpec
+from xum.workspaces.subagents import ScopedHost, SubAgentManager, TaskSettings
+
+Step = fakellm.Reply | Callable[[RecordedRequest], fakellm.Reply]
+PARENT_TOOLS = ["bash", "file_read", *TASK_TOOL_NAMES]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _user_texts(req: RecordedRequest) -> str:
+    out = []
+    for message in req.json["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            out.append(content)
+            continue
+        out.extend(b.get("text", "") for b in content if b.get("type") == "text")
+    return "\n".join(out)
+
+
+def tool_results(req: RecordedRequest) -> str:
+    out = []
+    for message in req.json["messages"]:
+        if message["role"] != "user" or isinstance(message["content"], str):
+            continue
+        for block in message["content"]:
+            if block.get("type") != "tool_result":
+                continue
+            content = block.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            else:
+                out.extend(b.get("text", "") for b in content or [])
+    return "\n".join(out)
+
+
+def started_ids(req: RecordedRequest) -> list[str]:
+    return re.findall(r"in the background: ([0-9a-f]{10})", tool_results(req))
+
+
+class Agents:
+    """Routes each request to the script whose key appears in its user messages; the step is
+    the number of assistant messages already in the history."""
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, list[Step]] = {}
+
+    def add(self, key: str, *steps: Step) -> None:
+        self.scripts[key] = list(steps)
+
+    def __call__(self, req: RecordedRequest) -> fakellm.Reply:
+        texts = _user_texts(req)
+        for key, steps in self.scripts.items():
+            if key in texts:
+                step = sum(1 for m in req.json["messages"] if m["role"] == "assistant")
+                item = steps[min(step, len(steps) - 1)]
+                return item(req) if callable(item) else item
+        return fakellm.text(f"no script for {texts[:80]!r}")
+
+    def requests_of(self, server: FakeLLM, key: str) -> list[RecordedRequest]:
+        return [r for r in server.requests if r.json and key in _user_texts(r)]
+
+
+def call(name: str, **arguments: Any) -> fakellm.ToolCall:
+    return fakellm.ToolCall(name, arguments)
+
+
+def bash(script: str) -> fakellm.ToolCall:
+    return call("bash", script=script, display_name="step")
+
+
+class Tree:
+    """A git repository, a parent session on it, and the manager hosting its children."""
+
+    def __init__(self, server: FakeLLM, repo: Path, settings: TaskSettings) -> None:
+        env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url}
+        self.route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
+        self.client = open_client(self.route.endpoint, retry=RetryPolicy(max_retries=0))
+        self.repo = repo
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.parent_events: list[dict[str, Any]] = []
+        self.manager = SubAgentManager(
+            settings=settings, listener=lambda ws, e: self.events.append((ws, e))
+        )
+        info = WorkspaceInfo("parentws01", "parent", str(repo), str(repo), "local")
+        self.runtime = LocalRuntime(str(repo), str(repo.parent))
+        self.host: ScopedHost = self.manager.host_for(
+            info, runtime=self.runtime, route=self.route, client=self.client, thinking="medium"
+        )
+        from xum.store.sessionlog import SessionLog
+
+        self.session = AgentSession(
+            workspace=info,
+            log=SessionLog.open(info.id),
+            runtime=self.runtime,
+            route=self.route,
+            client=self.client,
+            settings=SessionSettings(system_prompt="You are the parent.", tools=PARENT_TOOLS),
+            scratch_dir=repo.parent / "scratch",
+            emit=self.parent_events.append,
+            subagents=self.host,
+        )
+
+    def results(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.parent_events if e["type"] == "tool-result" and e["name"] == name]
+
+    async def close(self) -> None:
+        await self.session.aclose()
+        await self.manager.aclose()
+        await self.client.aclose()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "Test")
+    git(repo, "config", "user.email", "test@example.com")
+    (repo / "README.md").write_text("hello\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "initial")
+    return repo
+
+
+@pytest.fixture
+def agents(fake_llm: FakeLLM) -> Agents:
+    routes = Agents()
+    fake_llm.set_responder(routes)
+    return routes
+
+
+async def make_tree(fake_llm: FakeLLM, repo: Path, **settings: int) -> Tree:
+    return Tree(fake_llm, repo, TaskSettings(**settings))
+
+
+@pytest.fixture
+async def tree(fake_llm: FakeLLM, repo: Path) -> AsyncIterator[Tree]:
+    t = await make_tree(fake_llm, repo)
+    yield t
+    await t.close()
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition never became true"
+        await asyncio.sleep(0.01)
+
+
+# The acceptance scenario -------------------------------------------------------------------
+
+
+async def test_parent_runs_three_children_in_parallel_and_applies_one_patch(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    def spawn(key: str, title: str) -> fakellm.ToolCall:
+        return call("task", title=title, prompt=f"{key}: do your part", run_in_background=True)
+
+    def apply(**extra: Any) -> Step:
+        return lambda req: fakellm.reply(
+            call("task_apply_git_patch", task_id=started_ids(req)[0], **extra)
+        )
+
+    agents.add(
+        "ROLE:parent",
+        fakellm.reply(
+            spawn("ROLE:child-a", "Writer"),
+            spawn("ROLE:child-b", "Reader"),
+            spawn("ROLE:child-c", "Checker"),
+        ),
+        fakellm.reply(call("task_await", min_completed=3, timeout_secs=60)),
+        apply(dry_run=True),
+        apply(expected_head_sha="0" * 40),
+        apply(),
+        fakellm.text("Merged the writer's work."),
+    )
+    agents.add(
+        "ROLE:child-a",
+        fakellm.reply(
+            bash("sleep 0.3; echo a > a.txt && git add a.txt && git commit -qm 'child a: a.txt'")
+        ),
+        fakellm.text("A: committed a.txt"),
+    )
+    agents.add("ROLE:child-b", fakellm.reply(bash("sleep 0.3")), fakellm.text("B: all good"))
+    agents.add("ROLE:child-c", fakellm.reply(bash("sleep 0.3")), fakellm.text("C: all good"))
+    head_before = git(repo, "rev-parse", "HEAD")
+
+    result = await tree.session.run_turn("ROLE:parent: split the work three ways")
+
+    assert result.reason == "completed", result
+    assert result.text == "Merged the writer's work."
+    # The three children ran at the same time: each one's first request came before any
+    # child's second request.
+    firsts, seconds = [], []
+    for key in ("ROLE:child-a", "ROLE:child-b", "ROLE:child-c"):
+        requests = agents.requests_of(fake_llm, key)
+        assert len(requests) == 2
+        firsts.append(requests[0].arrived)
+        seconds.append(requests[1].arrived)
+    assert max(firsts) < min(seconds)
+
+    awaited = tree.results("task_await")[0]
+    assert [t["status"] for t in awaited["meta"]["tasks"]] == ["reported"] * 3
+    assert all(t["header"]["status"] == "completed" for t in awaited["meta"]["tasks"])
+    assert "A: committed a.txt" in awaited["output"] and "header: {" in awaited["output"]
+
+    dry, mismatch, real = tree.results("task_apply_git_patch")
+    assert not dry["is_error"] and "dry run" in dry["output"]
+    assert dry["meta"]["head_after"] == head_before
+    assert mismatch["is_error"] and "refused" in mismatch["output"]
+    assert not real["is_error"], real["output"]
+    # The parent's checkout has the child's commit on top of where it was.
+    assert git(repo, "log", "-1", "--format=%s") == "child a: a.txt"
+    assert git(repo, "rev-parse", "HEAD~1") == head_before
+    assert (repo / "a.txt").read_text() == "a\n"
+    # Every child is a workspace: a registry record with the parent's id and its own branch.
+    children = [r for r in registry.list_workspaces() if r.parent_id == "parentws01"]
+    assert len(children) == 3 and all(r.runtime == "worktree" and r.branch for r in children)
+    assert not fake_llm.errors
+
+
+async def test_patch_guards_when_called_directly(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    agents.add(
+        "ROLE:writer",
+        fakellm.reply(bash("echo x > x.txt && git add x.txt && git commit -qm 'x'")),
+        fakellm.text("done"),
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Writer", "ROLE:writer"))
+    await until(lambda: not tree.host.view(task_id).active)
+    before = git(repo, "rev-parse", "HEAD")
+    dry = await tree.host.apply_patch(
+        task_id, dry_run=True, expected_head_sha=None, three_way=False, force=False
+    )
+    assert dry.ok and git(repo, "rev-parse", "HEAD") == before
+    assert not (repo / "x.txt").exists() and git(repo, "status", "--porcelain") == ""
+    wrong = await tree.host.apply_patch(
+        task_id, dry_run=False, expected_head_sha="deadbeef", three_way=False, force=False
+    )
+    assert not wrong.ok and git(repo, "rev-parse", "HEAD") == before
+    short = before[:10]
+    applied = await tree.host.apply_patch(
+        task_id, dry_run=False, expected_head_sha=short, three_way=True, force=False
+    )
+    assert applied.ok, applied.message
+    again = await tree.host.apply_patch(
+        task_id, dry_run=False, expected_head_sha=None, three_way=False, force=False
+    )
+    assert not again.ok and "already" in again.message
+
+
+# Caps ----------------------------------------------------------------------------------------
+
+
+async def test_depth_cap_refuses_nesting_beyond_the_limit(
+    fake_llm: FakeLLM, agents: Agents, repo: Path
+) -> None:
+    tree = await make_tree(fake_llm, repo, max_depth=1)
+    try:
+        agents.add("ROLE:leaf", fakellm.text("leaf done"))
+        (task_id,) = await tree.host.spawn(TaskSpec("exec", "Leaf", "ROLE:leaf"))
+        await until(lambda: not tree.host.view(task_id).active)
+        # The child sits at the maximum depth: it was offered no task tools ...
+        (request,) = agents.requests_of(fake_llm, "ROLE:leaf")
+        offered = {t["name"] for t in request.json["tools"]}
+        assert "bash" in offered and "agent_report" in offered
+        assert not offered & set(TASK_TOOL_NAMES)
+        # ... and its host refuses to spawn even when asked directly.
+        child_host = tree.manager._hosts[task_id]
+        with pytest.raises(SubAgentError, match="depth limit"):
+            await child_host.spawn(TaskSpec("exec", "Grandchild", "ROLE:leaf"))
+    finally:
+        await tree.close()
+
+
+async def test_concurrency_cap_queues_the_rest(
+    fake_llm: FakeLLM, agents: Agents, repo: Path
+) -> None:
+    tree = await make_tree(fake_llm, repo, max_running=1)
+    try:
+        for key in ("ROLE:one", "ROLE:two"):
+            agents.add(key, fakellm.reply(bash("sleep 0.4")), fakellm.text(f"{key} done"))
+        (first,) = await tree.host.spawn(TaskSpec("exec", "One", "ROLE:one"))
+        (second,) = await tree.host.spawn(TaskSpec("exec", "Two", "ROLE:two"))
+        await until(lambda: tree.host.view(first).status == "running")
+        assert tree.host.view(second).status == "queued"
+        await until(lambda: not tree.host.view(second).active)
+        one = agents.requests_of(fake_llm, "ROLE:one")
+        two = agents.requests_of(fake_llm, "ROLE:two")
+        assert two[0].arrived > one[-1].arrived  # the second started after the first ended
+        statuses = [e["status"] for ws, e in tree.events if e.get("task_id") == second]
+        assert statuses[:2] == ["queued", "running"]
+    finally:
+        await tree.close()
+
+
+# Steering and stopping -----------------------------------------------------------------------
+
+
+async def test_message_to_a_running_child_arrives_after_its_current_step(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, tmp_path: Path
+) -> None:
+    marker = tmp_path / "step-running"
+    agents.add(
+        "ROLE:steered",
+        fakellm.reply(bash(f"touch {marker}; sleep 0.4")),
+        lambda req: fakellm.text("heard: " + _user_texts(req).splitlines()[-1]),
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Steered", "ROLE:steered"))
+    await until(marker.exists)
+    outcome = await tree.host.send_message(task_id, "also check the docs", dispatch="tool-end")
+    assert "after its current step" in outcome
+    await until(lambda: not tree.host.view(task_id).active)
+    second = agents.requests_of(fake_llm, "ROLE:steered")[1]
+    last = second.json["messages"][-1]
+    assert [b["type"] for b in last["content"]] == ["tool_result", "text"]
+    assert last["content"][1]["text"].endswith("also check the docs")
+    assert tree.host.view(task_id).result == "heard: also check the docs"
+
+
+async def test_message_wakes_a_finished_child_with_a_new_turn(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree
+) -> None:
+    agents.add("ROLE:sleeper", fakellm.text("first answer"), fakellm.text("second answer"))
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Sleeper", "ROLE:sleeper"))
+    await until(lambda: tree.host.view(task_id).status == "reported")
+    await tree.host.send_message(task_id, "one more thing", dispatch="tool-end")
+    await until(lambda: tree.host.view(task_id).turns == 2 and not tree.host.view(task_id).active)
+    view = tree.host.view(task_id)
+    assert view.result == "second answer" and view.header is not None
+    assert view.header["turns"] == 2
+
+
+async def test_stop_interrupts_the_child_and_kills_its_processes(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, tmp_path: Path
+) -> None:
+    pids = tmp_path / "child-pids"
+    agents.add(
+        "ROLE:busy",
+        fakellm.reply(
+            fakellm.Text("Working on it."),
+            bash(f"sleep 300 & echo $$ $! > {pids}; wait"),
+        ),
+        fakellm.text("never reached"),
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Busy", "ROLE:busy"))
+    await until(lambda: pids.exists() and pids.read_text().strip() != "")
+    shell, sleeper = (int(p) for p in pids.read_text().split())
+    (view,) = await tree.host.stop([task_id])
+    assert view.status == "interrupted"
+    assert process_gone(shell) and process_gone(sleeper)
+    assert view.header is not None and view.header["end_reason"] == "interrupted"
+    # It said something before it was stopped: the result is partial, not completed.
+    assert view.header["status"] == "partial" and view.result == "Working on it."
+
+
+async def test_abnormal_end_after_a_claimed_success_is_partial(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree
+) -> None:
+    agents.add(
+        "ROLE:claims",
+        fakellm.reply(fakellm.Text("All tests pass, the task is complete."), bash("true")),
+        fakellm.error(
+            401, {"type": "error", "error": {"type": "authentication_error", "message": "bad"}}
+        ),
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Claims", "ROLE:claims"))
+    await until(lambda: not tree.host.view(task_id).active)
+    view = tree.host.view(task_id)
+    assert view.status == "failed"
+    assert view.header is not None
+    assert view.header["status"] == "partial" and view.header["end_reason"] == "error"
+    assert view.result == "All tests pass, the task is complete."
+
+
+# Reports, best of n, removal, costs -----------------------------------------------------------
+
+
+async def test_agent_report_wakes_an_awaiting_parent_before_the_child_ends(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    agents.add(
+        "ROLE:reporter",
+        fakellm.reply(call("agent_report", reportMarkdown="Found it in src/x.py", title="Lead")),
+        fakellm.reply(bash(f"while [ ! -e {release} ]; do sleep 0.05; done")),
+        fakellm.text("final answer"),
+    )
+    from xum.tools.task_await import TaskAwaitInput, TaskAwaitTool
+
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Reporter", "ROLE:reporter"))
+    ctx = tree.session.tool_context()
+    woke = await TaskAwaitTool().run(
+        TaskAwaitInput(task_ids=[task_id], min_completed=None, timeout_secs=20), ctx
+    )
+    assert "Found it in src/x.py" in woke.output and 'title="Lead"' in woke.output
+    assert woke.meta["tasks"][0]["status"] == "running"
+    release.touch()
+    done = await TaskAwaitTool().run(
+        TaskAwaitInput(task_ids=[task_id], min_completed=None, timeout_secs=20), ctx
+    )
+    assert done.meta["tasks"][0]["status"] == "reported" and "final answer" in done.output
+    assert "Found it" not in done.output  # reports are read once
+
+
+async def test_best_of_n_runs_siblings_and_the_foreground_task_waits_for_all(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree
+) -> None:
+    agents.add(
+        "ROLE:parent",
+        fakellm.reply(call("task", agentId="explore", title="Idea", prompt="ROLE:idea", n=3)),
+        fakellm.text("picked one"),
+    )
+    agents.add("ROLE:idea", lambda req: fakellm.text("candidate " + _candidate(req)))
+    result = await tree.session.run_turn("ROLE:parent: best of 3")
+    assert result.text == "picked one"
+    (task_result,) = tree.results("task")
+    metas = task_result["meta"]["tasks"]
+    assert [m["status"] for m in metas] == ["reported"] * 3
+    assert len({m["group"] for m in metas}) == 1 and metas[0]["group"]
+    assert [m["title"] for m in metas] == ["Idea (1/3)", "Idea (2/3)", "Idea (3/3)"]
+    for i in (1, 2, 3):
+        assert f"candidate {i} of 3" in task_result["output"]
+
+
+def _candidate(req: RecordedRequest) -> str:
+    found = re.search(r"candidate (\d) of (\d)", req.json["system"][0]["text"])
+    return f"{found.group(1)} of {found.group(2)}" if found else "?"
+
+
+async def test_remove_deletes_the_child_workspace(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    agents.add("ROLE:temp", fakellm.reply(bash("sleep 0.3")), fakellm.text("done"))
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Temp", "ROLE:temp"))
+    record = registry.get_workspace(task_id)
+    assert record is not None and record.branch and Path(record.path).is_dir()
+    with pytest.raises(SubAgentError, match="still active"):
+        await tree.host.remove([task_id])
+    await until(lambda: not tree.host.view(task_id).active)
+    assert await tree.host.remove([task_id]) == [task_id]
+    assert registry.get_workspace(task_id) is None
+    assert not Path(record.path).exists()
+    assert record.branch not in git(repo, "branch", "--list")
+    assert task_id not in tree.host.children()
+    with pytest.raises(SubAgentError):
+        tree.host.view(task_id)
+
+
+async def test_children_costs_roll_up_into_the_parent(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree
+) -> None:
+    usage = fakellm.Usage(input_tokens=100_000, output_tokens=10_000)
+    agents.add("ROLE:spender", fakellm.text("spent", usage=usage))
+    ids = await tree.host.spawn(TaskSpec("exec", "Spender", "ROLE:spender", n=2))
+    await until(lambda: all(not tree.host.view(i).active for i in ids))
+    costs = [tree.host.view(i).header["cost_usd"] for i in ids]  # type: ignore[index]
+    assert all(c and c > 0 for c in costs)
+    assert tree.host.external_cost_usd() == pytest.approx(sum(costs))
+    env = tree.session.tool_context().env
+    assert env["XUM_COSTS_USD"] == f"{sum(costs):.2f}"
+
+
+async def test_isolation_none_shares_the_checkout(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    agents.add("ROLE:peek", fakellm.reply(bash("pwd > where.txt")), fakellm.text("looked"))
+    (task_id,) = await tree.host.spawn(TaskSpec("explore", "Peek", "ROLE:peek", isolation="none"))
+    await until(lambda: not tree.host.view(task_id).active)
+    assert (repo / "where.txt").read_text().strip() == str(repo)
+    with pytest.raises(SubAgentError, match="already there"):
+        await tree.host.apply_patch(
+            task_id, dry_run=True, expected_head_sha=None, three_way=False, force=False
+        )
+
+
+async def test_unknown_agent_and_fork_without_git_are_refused(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    tree = Tree(fake_llm, plain, TaskSettings())
+    try:
+        with pytest.raises(SubAgentError, match="no agent named"):
+            await tree.host.spawn(TaskSpec("nonesuch", "X", "ROLE:x"))
+        with pytest.raises(SubAgentError, match="needs a git repository"):
+            await tree.host.spawn(TaskSpec("exec", "X", "ROLE:x"))
+    finally:
+        await tree.close()
+
+
+async def test_background_bash_dies_with_the_session(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "server-pid"
+    agents.add(
+        "ROLE:parent",
+        fakellm.reply(
+            call(
+                "bash",
+                script=f"echo $$ > {pid_file}; echo listening; exec sleep 300",
+                display_name="server",
+                run_in_background=True,
+            )
+        ),
+        lambda req: fakellm.reply(
+            call(
+                "task_await",
+                task_ids=re.findall(r"taskId (bash:\w+)", tool_results(req)),
+                timeout_secs=10,
+            )
+        ),
+        fakellm.text("server is up"),
+    )
+    result = await tree.session.run_turn("ROLE:parent: start the server")
+    assert result.text == "server is up"
+    (awaited,) = tree.results("task_await")
+    assert "listening" in awaited["output"]
+    pid = int(pid_file.read_text())
+    assert not process_gone(pid)  # it outlives the turn ...
+    await tree.session.aclose()
+    assert process_gone(pid)  # ... but not the session
+
+
+async def test_the_projects_tool_hooks_apply_to_children(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    hook = repo / ".xum" / "tool_pre"
+    hook.parent.mkdir()
+    hook.write_text(
+        '#!/bin/bash\ncase "$XUM_TOOL_INPUT_SCRIPT" in *forbidden*) '
+        'echo "no forbidden things" >&2; exit 1;; esac\n'
+    )
+    hook.chmod(0o755)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "hook")
+    registry.set_project_trust(str(repo), True)
+    agents.add(
+        "ROLE:rule-breaker",
+        fakellm.reply(bash("echo forbidden > out.txt")),
+        lambda req: fakellm.text(tool_results(req)),
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Breaker", "ROLE:rule-breaker"))
+    await until(lambda: not tree.host.view(task_id).active)
+    result = tree.host.view(task_id).result or ""
+    assert "blocked by .xum/tool_pre" in result and "no forbidden things" in result
+    record = registry.get_workspace(task_id)
+    assert record is not None and not (Path(record.path) / "out.txt").exists()
+
+
+async def test_a_later_process_adopts_and_wakes_earlier_children(
+    fake_llm: FakeLLM, agents: Agents, repo: Path
+) -> None:
+    agents.add("ROLE:keeper", fakellm.text("first life"), fakellm.text("second life"))
+    first = await make_tree(fake_llm, repo)
+    try:
+        (task_id,) = await first.host.spawn(TaskSpec("exec", "Keeper", "ROLE:keeper"))
+        await until(lambda: not first.host.view(task_id).active)
+    finally:
+        await first.close()
+    again = await make_tree(fake_llm, repo)  # a new manager, as after a restart
+    try:
+        assert again.host.children() == [task_id]
+        view = again.host.view(task_id)
+        assert view.status == "reported" and view.result == "first life"
+        await again.host.send_message(task_id, "wake up", dispatch="tool-end")
+        await until(lambda: again.host.view(task_id).turns == 2)
+        await until(lambda: not again.host.view(task_id).active)
+        assert again.host.view(task_id).result == "second life"
+        assert again.manager.children_of("parentws01")[0].task_id == task_id
+    finally:
+        await again.close()

@@ -1,0 +1,411 @@
+"""Workspace lifecycle on real git repositories and real processes: create, rename, fork,
+archive, delete, their refusals, and several xum processes sharing one $XUM_ROOT."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from xum.core.errors import XumError
+from xum.llm.types import text_message
+from xum.runtime import git
+from xum.store import events as ev
+from xum.store import registry
+from xum.store.sessionlog import SessionLog
+from xum.workspaces import lifecycle
+from xum.workspaces.busy import WorkspaceBusyError
+from xum.workspaces.trust import set_trusted
+
+GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+
+
+def sh_git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *GIT_ID, *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    sh_git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("hello\n")
+    (path / ".gitignore").write_text(".env\n.env.local\nconfig/*.secret\nbuild/\n")
+    sh_git(path, "add", ".")
+    sh_git(path, "commit", "-q", "-m", "first")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj")
+
+
+async def new_worktree(repo: Path, **kw: object) -> lifecycle.CreatedWorkspace:
+    return await lifecycle.create_workspace(repo, "worktree", name_hint="task", **kw)  # type: ignore[arg-type]
+
+
+@contextmanager
+def turn_in_other_process(workspace_id: str) -> Iterator[None]:
+    """Another xum process holding the workspace's session writer lock (a running turn)."""
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from xum.store.sessionlog import SessionLog
+        log = SessionLog.open({workspace_id!r}, purpose="turn in another process")
+        log.begin_write()
+        print("ready", flush=True)
+        sys.stdin.read()
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# Create ----------------------------------------------------------------------------------------
+
+
+async def test_create_local_and_worktree_and_list(repo: Path, xum_root: Path) -> None:
+    local = await lifecycle.create_workspace(repo, "local", name_hint="Fix the bug")
+    wt = await new_worktree(repo, title="A title", model="anthropic:x", thinking="high")
+    assert local.record.path == str(repo) and local.record.runtime == "local"
+    assert local.record.name.startswith("fix-the-bug-") and len(local.record.id) == 10
+    assert wt.record.path == str(xum_root / "src" / "proj" / wt.record.name)
+    assert wt.record.branch == wt.record.name and wt.record.thinking == "high"
+    assert git.current_branch(wt.record.path) == wt.record.name
+    listed = lifecycle.list_workspaces(str(repo))
+    assert [r.id for r in listed] == [wt.record.id, local.record.id]  # newest first
+    assert local.init is None and wt.init is None  # no hook, nothing started
+
+
+async def test_xumignore_copies_ignored_files_that_exist(repo: Path) -> None:
+    (repo / ".xumignore").write_text(
+        "# copy these\n!.env\n!config/*.secret\n!README.md\n!missing.txt\n.env.local\n!../x\n"
+    )
+    (repo / ".env").write_text("TOKEN=1\n")
+    (repo / ".env.local").write_text("not listed with !\n")
+    (repo / "config").mkdir()
+    (repo / "config" / "db.secret").write_text("pw\n")
+    (repo / "README.md").write_text("local edit, tracked: never copied\n")
+    created = await new_worktree(repo)
+    wt = Path(created.record.path)
+    assert (wt / ".env").read_text() == "TOKEN=1\n"
+    assert (wt / "config" / "db.secret").read_text() == "pw\n"
+    assert not (wt / ".env.local").exists()
+    assert (wt / "README.md").read_text() == "hello\n"
+    assert not (wt / ".env").is_symlink()
+
+
+async def test_xumignore_copies_before_init_and_never_overwrites(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / ".xum").mkdir()
+    init = repo / ".xum" / "init"
+    init.write_text("#!/bin/sh\ncat .env > init-saw.txt\necho line one\necho line two >&2\n")
+    init.chmod(0o755)
+    (repo / ".xumignore").write_text("!.env\n")
+    sh_git(repo, "add", ".")
+    sh_git(repo, "commit", "-qm", "hooks")
+    (repo / ".env").write_text("FROM_ROOT\n")
+    set_trusted(repo)
+    lines: list[str] = []
+    created = await new_worktree(repo, on_init_line=lines.append)
+    assert created.init is not None
+    assert await created.init.wait() == "succeeded"
+    wt = Path(created.record.path)
+    assert (wt / "init-saw.txt").read_text() == "FROM_ROOT\n"
+    assert lines == ["line one", "line two"]
+    record = registry.get_workspace(created.record.id)
+    assert record is not None and record.init_status == "succeeded"
+    assert record.init_exit_code == 0
+
+
+# Rename ----------------------------------------------------------------------------------------
+
+
+async def test_rename_moves_worktree_branch_and_plan(repo: Path, xum_root: Path) -> None:
+    created = await new_worktree(repo)
+    old = created.record
+    plan = lifecycle.plan_path(old)
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# plan\n")
+    renamed = await lifecycle.rename_workspace(old.id, "better-name")
+    assert renamed.id == old.id and renamed.name == "better-name"
+    assert renamed.path == str(xum_root / "src" / "proj" / "better-name")
+    assert Path(renamed.path, "README.md").exists() and not Path(old.path).exists()
+    assert renamed.branch == "better-name" and git.current_branch(renamed.path) == "better-name"
+    assert not git.branch_exists(repo, old.name)
+    assert not plan.exists() and lifecycle.plan_path(renamed).read_text() == "# plan\n"
+    assert "better-name" in sh_git(repo, "worktree", "list")
+    stored = registry.get_workspace(old.id)
+    assert stored is not None and stored.name == "better-name"
+
+
+async def test_rename_refusals(repo: Path) -> None:
+    a = (await new_worktree(repo)).record
+    b = (await new_worktree(repo)).record
+    with pytest.raises(registry.NameTakenError):
+        await lifecycle.rename_workspace(a.id, b.name)
+    with pytest.raises(lifecycle.InvalidNameError):
+        await lifecycle.rename_workspace(a.id, "../escape")
+    with turn_in_other_process(a.id):
+        with pytest.raises(WorkspaceBusyError, match="busy") as info:
+            await lifecycle.rename_workspace(a.id, "while-busy")
+        assert "turn in another process" in info.value.message
+    assert Path(a.path).exists()  # nothing moved
+    assert (await lifecycle.rename_workspace(a.id, "after-turn")).name == "after-turn"
+
+
+# Fork ------------------------------------------------------------------------------------------
+
+
+def write_conversation(workspace_id: str) -> None:
+    log = SessionLog.open(workspace_id)
+    log.append_many(
+        [
+            (ev.TURN_START, {"turn_id": "t1"}),
+            (ev.USER_MESSAGE, {"message": text_message("user", "first question")}),
+            (
+                ev.ASSISTANT_MESSAGE,
+                {
+                    "message": text_message("assistant", "first answer"),
+                    "usage": {"input_tokens": 3, "output_tokens": 2},
+                    "finish_reason": "stop",
+                    "model": "anthropic:x",
+                },
+            ),
+            (ev.TURN_END, {"turn_id": "t1", "reason": "completed"}),
+            (ev.COMPACTION, {"summary": "so far", "through_seq": 4}),
+        ]
+    )
+    log.close()
+
+
+async def test_fork_copies_conversation_and_settings_but_not_uncommitted_changes(
+    repo: Path,
+) -> None:
+    source = (await new_worktree(repo, model="openai:gpt-x", thinking="low", agent="plan")).record
+    wt = Path(source.path)
+    (wt / "committed.txt").write_text("in HEAD\n")
+    sh_git(wt, "add", "committed.txt")
+    sh_git(wt, "commit", "-qm", "work")
+    (wt / "README.md").write_text("uncommitted\n")
+    (wt / "untracked.txt").write_text("untracked\n")
+    write_conversation(source.id)
+
+    forked = await lifecycle.fork_workspace(source.id, "explore-b")
+    new = forked.record
+    assert new.name == "explore-b" and new.id != source.id and new.runtime == "worktree"
+    assert (new.model, new.thinking, new.agent) == ("openai:gpt-x", "low", "plan")
+    assert new.extra["forked_from"] == source.id
+    nw = Path(new.path)
+    assert (nw / "committed.txt").read_text() == "in HEAD\n"
+    assert (nw / "README.md").read_text() == "hello\n"
+    assert not (nw / "untracked.txt").exists()
+    assert git.current_branch(nw) == "explore-b"
+    assert git.head_commit(nw) == git.head_commit(wt)
+
+    src_frames = SessionLog.open(source.id).frames
+    copied = SessionLog.open(new.id)
+    assert [(f.type, f.data) for f in copied.frames] == [(f.type, f.data) for f in src_frames]
+    assert {f.id for f in copied.frames}.isdisjoint({f.id for f in src_frames})
+    # the copy is a valid log on its own: it opens and takes writes
+    copied.append(ev.USER_MESSAGE, {"message": text_message("user", "continue")})
+    copied.close()
+    # the source is untouched
+    assert len(SessionLog.open(source.id).frames) == len(src_frames)
+
+
+async def test_fork_closes_a_turn_that_was_open_in_the_source(repo: Path) -> None:
+    source = (await lifecycle.create_workspace(repo, "local", name_hint="open turn")).record
+    log = SessionLog.open(source.id)
+    log.append_many(
+        [
+            (ev.TURN_START, {"turn_id": "t9"}),
+            (ev.USER_MESSAGE, {"message": text_message("user", "go")}),
+        ]
+    )
+    log.close()
+    forked = await lifecycle.fork_workspace(source.id)
+    assert forked.record.runtime == "local" and forked.record.path == source.path
+    assert forked.record.name.startswith("open-turn-")
+    frames = SessionLog.open(forked.record.id).frames
+    assert frames[-1].type == ev.TURN_END and frames[-1].data["reason"] == "interrupted"
+
+
+# Archive ---------------------------------------------------------------------------------------
+
+
+async def test_archive_runs_the_hook_once_and_unarchive_rearms_it(repo: Path) -> None:
+    (repo / ".xum").mkdir()
+    hook = repo / ".xum" / "archive"
+    hook.write_text(
+        '#!/bin/sh\necho "$XUM_WORKSPACE_ID $XUM_WORKSPACE_NAME $XUM_RUNTIME" >> "$HOME/archived"\n'
+    )
+    hook.chmod(0o755)
+    sh_git(repo, "add", ".")
+    sh_git(repo, "commit", "-qm", "hook")
+    set_trusted(repo)
+    record = (await new_worktree(repo)).record
+    archived = await lifecycle.archive_workspace(record.id)
+    assert archived.archived_at is not None
+    assert Path(record.path).exists()  # the checkout is kept
+    await lifecycle.archive_workspace(record.id)  # already archived: no second run
+    log = Path(os.environ["HOME"]) / "archived"
+    assert log.read_text() == f"{record.id} {record.name} worktree\n"
+    assert lifecycle.list_workspaces(str(repo)) == []
+    assert [r.id for r in lifecycle.list_workspaces(str(repo), archived=True)] == [record.id]
+    assert (await lifecycle.unarchive_workspace(record.id)).archived_at is None
+    await lifecycle.archive_workspace(record.id)
+    assert log.read_text().count(record.id) == 2
+
+
+async def test_a_failing_archive_hook_is_logged_and_does_not_block(
+    repo: Path, xum_root: Path
+) -> None:
+    (repo / ".xum").mkdir()
+    hook = repo / ".xum" / "archive"
+    hook.write_text("#!/bin/sh\necho cleanup failed >&2\nexit 4\n")
+    hook.chmod(0o755)
+    set_trusted(repo)
+    record = (await lifecycle.create_workspace(repo, "local", name_hint="x")).record
+    assert (await lifecycle.archive_workspace(record.id)).archived_at is not None
+    logged = [json.loads(x) for x in (xum_root / "logs" / "hooks.log").read_text().splitlines()]
+    assert logged[-1]["hook"] == ".xum/archive" and logged[-1]["exitCode"] == 4
+    assert "cleanup failed" in logged[-1]["output"]
+
+
+# Delete ----------------------------------------------------------------------------------------
+
+
+async def test_delete_refuses_a_dirty_worktree_naming_the_files(repo: Path, xum_root: Path) -> None:
+    created = await new_worktree(repo)
+    record = created.record
+    wt = Path(record.path)
+    (wt / "README.md").write_text("changed\n")
+    (wt / "new file.txt").write_text("new\n")
+    (wt / "build").mkdir()
+    (wt / "build" / "out.o").write_text("ignored: not dirty\n")
+    with pytest.raises(lifecycle.DirtyWorkspaceError) as info:
+        await lifecycle.delete_workspace(record.id)
+    assert sorted(info.value.files) == ["README.md", "new file.txt"]
+    assert "README.md" in info.value.message and "new file.txt" in info.value.message
+    assert wt.exists() and registry.get_workspace(record.id) is not None
+
+    scratch = xum_root / "scratch" / record.id
+    SessionLog.open(record.id).append(ev.USER_MESSAGE, {"message": text_message("user", "x")})
+    plan = lifecycle.plan_path(record)
+    plan.parent.mkdir(parents=True, exist_ok=True)
+    plan.write_text("plan")
+    report = await lifecycle.delete_workspace(record.id, force=True)
+    assert report.branch_deleted  # no commits of its own: merged into main
+    assert not wt.exists() and not scratch.exists() and not plan.exists()
+    assert not (xum_root / "sessions" / record.id).exists()
+    assert registry.get_workspace(record.id) is None
+    assert not git.branch_exists(repo, record.name)
+    assert record.name not in sh_git(repo, "worktree", "list")
+
+
+async def test_delete_keeps_an_unmerged_branch_by_default(repo: Path) -> None:
+    record = (await new_worktree(repo)).record
+    wt = Path(record.path)
+    (wt / "work.txt").write_text("w\n")
+    sh_git(wt, "add", ".")
+    sh_git(wt, "commit", "-qm", "unmerged work")
+    report = await lifecycle.delete_workspace(record.id)
+    assert not report.branch_deleted and "kept branch" in report.notes[0]
+    assert git.branch_exists(repo, record.name)
+    other = (await new_worktree(repo)).record
+    sh_git(Path(other.path), "commit", "-q", "--allow-empty", "-m", "x")
+    assert (await lifecycle.delete_workspace(other.id, branch="always")).branch_deleted
+
+
+async def test_delete_of_a_local_workspace_leaves_the_project_alone(repo: Path) -> None:
+    (repo / "dirty.txt").write_text("the user's own work\n")
+    record = (await lifecycle.create_workspace(repo, "local", name_hint="l")).record
+    await lifecycle.delete_workspace(record.id)
+    assert (repo / "dirty.txt").exists() and (repo / "README.md").exists()
+    assert registry.get_workspace(record.id) is None
+
+
+async def test_delete_of_a_workspace_busy_in_another_process_is_refused(repo: Path) -> None:
+    record = (await new_worktree(repo)).record
+    with turn_in_other_process(record.id), pytest.raises(WorkspaceBusyError):
+        await lifecycle.delete_workspace(record.id, force=True)
+    assert Path(record.path).exists() and registry.get_workspace(record.id) is not None
+    with turn_in_other_process(record.id), pytest.raises(WorkspaceBusyError):
+        await lifecycle.archive_workspace(record.id)
+
+
+async def test_delete_hook_runs_before_the_dirty_check(repo: Path) -> None:
+    (repo / ".xum").mkdir()
+    hook = repo / ".xum" / "delete"
+    hook.write_text('#!/bin/sh\necho "$TOKEN" > "$HOME/deleted"\n')
+    hook.chmod(0o755)
+    sh_git(repo, "add", ".")
+    sh_git(repo, "commit", "-qm", "hook")
+    set_trusted(repo)
+    from xum.store.secrets import set_project_secret
+
+    set_project_secret(str(repo), "TOKEN", "s3cret-value")
+    record = (await new_worktree(repo)).record
+    (Path(record.path) / "dirty").write_text("x")
+    with pytest.raises(lifecycle.DirtyWorkspaceError):
+        await lifecycle.delete_workspace(record.id)
+    assert (Path(os.environ["HOME"]) / "deleted").read_text() == "s3cret-value\n"
+
+
+def test_unknown_workspace_and_runtime_are_clear_errors() -> None:
+    with pytest.raises(lifecycle.WorkspaceNotFoundError):
+        lifecycle.get_workspace("nope")
+    for spec in ("docker node:20", "ssh", "ssh -oProxyCommand=x", "cloud"):
+        with pytest.raises(XumError):
+            lifecycle.parse_runtime(spec)
+    assert lifecycle.parse_runtime("ssh user@host") == ("ssh", "user@host")
+
+
+# Several processes, one $XUM_ROOT ---------------------------------------------------------------
+
+
+def test_two_processes_creating_and_renaming_keep_every_record(repo: Path, xum_root: Path) -> None:
+    rounds = 12
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from pathlib import Path
+        from xum.workspaces import lifecycle
+        me = sys.argv[1]
+        async def main():
+            for k in range({rounds}):
+                made = await lifecycle.create_workspace(
+                    Path({str(repo)!r}), "local", name_hint=f"p{{me}} {{k}}", run_init=False
+                )
+                await lifecycle.rename_workspace(made.record.id, f"r-{{me}}-{{k}}")
+        asyncio.run(main())
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(i)], stderr=subprocess.PIPE, text=True)
+        for i in range(2)
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    config = json.loads((xum_root / "config.json").read_text())
+    names = sorted(w["name"] for w in config["workspaces"].values())
+    assert names == sorted(f"r-{i}-{k}" for i in range(2) for k in range(rounds))
+    assert list(config["projects"]) == [str(repo)]

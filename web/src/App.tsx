@@ -1,0 +1,117 @@
+import { Menu as MenuIcon, X } from "lucide-react";
+import { useEffect } from "react";
+import { ChatView } from "./components/chat/ChatView";
+import { AddProjectDialog } from "./components/dialogs/AddProjectDialog";
+import { DeleteDialog } from "./components/dialogs/DeleteDialog";
+import { ForkDialog } from "./components/dialogs/ForkDialog";
+import { NewWorkspaceDialog } from "./components/dialogs/NewWorkspaceDialog";
+import { SettingsDialog } from "./components/dialogs/SettingsDialog";
+import { LeftSidebar } from "./components/LeftSidebar";
+import { Palette } from "./components/Palette";
+import { RightSidebar } from "./components/RightSidebar";
+import { SignIn } from "./components/SignIn";
+import { IconButton } from "./components/Tooltip";
+import { useGlobalKeybinds } from "./components/useGlobalKeybinds";
+import { isMacPlatform, shortcutLabel } from "./lib/keybinds";
+import { useStore } from "./lib/store";
+import { app, boot, openDialog, selectedWorkspace, toast } from "./state/app";
+
+const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
+
+function Dialogs() {
+  const dialog = useStore(app, (s) => s.dialog);
+  switch (dialog.kind) {
+    case "none":
+      return null;
+    case "new-workspace":
+      return <NewWorkspaceDialog projectPath={dialog.projectPath} />;
+    case "add-project":
+      return <AddProjectDialog />;
+    case "delete":
+      return <DeleteDialog workspaceId={dialog.workspaceId} />;
+    case "fork":
+      return <ForkDialog workspaceId={dialog.workspaceId} />;
+    case "settings":
+      return <SettingsDialog />;
+  }
+}
+
+function NoWorkspace() {
+  const hasProjects = useStore(app, (s) => s.projects.length > 0);
+  return (
+    <div className="main">
+      <div className="chat-header">
+        <IconButton label="Toggle sidebar" onClick={() => app.update({ leftOpen: !app.get().leftOpen })}>
+          <MenuIcon size={18} />
+        </IconButton>
+        <div className="chat-title">
+          <span className="t">xum</span>
+        </div>
+      </div>
+      <div className="empty-state">
+        <p>{hasProjects ? "Create a workspace to start an agent." : "Add a project to get started."}</p>
+        <button
+          type="button"
+          className="btn btn-primary"
+          onClick={() => openDialog(hasProjects ? { kind: "new-workspace", projectPath: null } : { kind: "add-project" })}
+        >
+          {hasProjects ? "New workspace" : "Add project"}
+        </button>
+        <p className="faint kbd-hint">
+          <kbd>{shortcutLabel("OPEN_PALETTE", mac)}</kbd> opens the command palette.
+        </p>
+      </div>
+    </div>
+  );
+}
+
+function Toast() {
+  const message = useStore(app, (s) => s.toast);
+  if (!message) return null;
+  return (
+    <div className="toast" role="alert">
+      <span>{message}</span>
+      <IconButton label="Dismiss" onClick={() => toast(null)}>
+        <X size={14} />
+      </IconButton>
+    </div>
+  );
+}
+
+function Workspace() {
+  const ws = useStore(app, selectedWorkspace);
+  const leftOpen = useStore(app, (s) => s.leftOpen);
+  const rightOpen = useStore(app, (s) => s.rightOpen);
+  return (
+    <div className="layout">
+      <div className="column">{leftOpen ? <LeftSidebar /> : null}</div>
+      {leftOpen ? (
+        <button type="button" aria-label="Close sidebar" className="drawer-backdrop left open" onClick={() => app.update({ leftOpen: false })} />
+      ) : null}
+      {ws ? <ChatView workspace={ws} /> : <NoWorkspace />}
+      <div className="column">{rightOpen && ws ? <RightSidebar ws={ws} /> : null}</div>
+      {rightOpen && ws ? (
+        <button type="button" aria-label="Close panel" className="drawer-backdrop right open" onClick={() => app.update({ rightOpen: false })} />
+      ) : null}
+    </div>
+  );
+}
+
+export function App() {
+  const auth = useStore(app, (s) => s.auth);
+  const paletteOpen = useStore(app, (s) => s.paletteOpen);
+  useGlobalKeybinds();
+  useEffect(() => {
+    void boot();
+  }, []);
+  if (auth === "checking") return null;
+  if (auth === "signed-out") return <SignIn />;
+  return (
+    <>
+      <Workspace />
+      {paletteOpen ? <Palette /> : null}
+      <Dialogs />
+      <Toast />
+    </>
+  );
+}

@@ -1,0 +1,80 @@
+// JSON over HTTP to `/api/` (docs/api.md). Every error answer has one shape; a 401 means the
+// browser is not signed in (or its session ended), which the app turns into the sign-in screen.
+
+import type { ApiErrorBody } from "./types";
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly hint: string | null;
+
+  constructor(status: number, body: ApiErrorBody) {
+    super(body.message);
+    this.status = status;
+    this.code = body.code;
+    this.hint = body.hint ?? null;
+  }
+}
+
+let onUnauthorized: () => void = () => undefined;
+
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+function errorBody(status: number, data: unknown): ApiErrorBody {
+  if (typeof data === "object" && data !== null && "error" in data) {
+    const err = (data as { error: unknown }).error;
+    if (typeof err === "object" && err !== null && "message" in err) {
+      const e = err as Partial<ApiErrorBody>;
+      return { code: String(e.code ?? "error"), message: String(e.message), hint: e.hint ?? null };
+    }
+  }
+  return { code: status === 401 ? "unauthorized" : "error", message: `HTTP ${status}` };
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = {
+    method,
+    credentials: "same-origin",
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+  };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch (exc) {
+    throw new ApiError(0, {
+      code: "network",
+      message: "The xum server cannot be reached.",
+      hint: exc instanceof Error ? exc.message : null,
+    });
+  }
+  const text = await res.text();
+  let data: unknown = null;
+  if (text !== "") {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+  }
+  if (!res.ok) {
+    if (res.status === 401 && !path.startsWith("/api/auth/")) onUnauthorized();
+    throw new ApiError(res.status, errorBody(res.status, data));
+  }
+  return data as T;
+}
+
+export function qs(params: Record<string, string | number | boolean | null | undefined>): string {
+  const out = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined) out.set(k, String(v));
+  const s = out.toString();
+  return s ? `?${s}` : "";
+}
+
+export function errorMessage(exc: unknown): string {
+  if (exc instanceof ApiError) return exc.hint ? `${exc.message} (${exc.hint})` : exc.message;
+  if (exc instanceof Error) return exc.message;
+  return String(exc);
+}

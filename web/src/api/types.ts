@@ -1,0 +1,381 @@
+// Shapes of the server API (docs/api.md) and the engine event vocabulary (docs/events.md).
+// The server is the source of truth; these types mirror it and nothing here is synthesized.
+
+export type RuntimeSpec =
+  | { type: "local"; host?: null }
+  | { type: "worktree"; host?: null }
+  | { type: "ssh"; host: string };
+
+export type RuntimeType = RuntimeSpec["type"];
+
+export type WorkspaceState = "idle" | "streaming" | "waiting" | "error";
+
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  hint?: string | null;
+}
+
+export interface WorkspaceStatus {
+  state: WorkspaceState;
+  phase: "model" | "tools" | null;
+  queued: { step: number; turn: number };
+  lastSeq: number;
+  readSeq: number;
+  unread: boolean;
+  busyElsewhere: boolean;
+  error: ApiErrorBody | null;
+}
+
+export interface Project {
+  path: string;
+  name: string;
+  addedAt: number;
+  trusted: boolean;
+  isGit: boolean;
+}
+
+export type AgentMode = "exec" | "plan";
+
+export interface Workspace {
+  id: string;
+  name: string;
+  title: string;
+  projectPath: string;
+  projectName: string;
+  runtime: RuntimeSpec;
+  path: string;
+  branch: string | null;
+  agent: string;
+  /** null: the server's default model / thinking level applies. */
+  model: string | null;
+  thinking: string | null;
+  parentId: string | null;
+  createdAt: number;
+  archivedAt: number | null;
+  status: WorkspaceStatus;
+}
+
+export interface DeletionItem {
+  kind: string;
+  path?: string | null;
+  name?: string | null;
+  detail?: string | null;
+}
+
+export interface DeletionPreview {
+  workspaceId: string;
+  removes: DeletionItem[];
+  warnings: string[];
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+}
+
+export interface CostsUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+}
+
+export interface CostTurn {
+  turnId: string;
+  startSeq: number;
+  endSeq: number | null;
+  reason: string | null;
+  model: string | null;
+  usage: CostsUsage;
+  costUsd: number | null;
+  steps: number;
+}
+
+export interface Costs {
+  usage: CostsUsage;
+  cacheHitRatio: number | null;
+  costUsd: number | null;
+  turns: CostTurn[];
+  lastRequest?: { inputTokens: number; contextWindow: number | null } | null;
+}
+
+export interface GitStatus {
+  isGit: boolean;
+  branch: string | null;
+  base: { ref: string; sha: string } | null;
+  ahead: number;
+  behind: number;
+  entries: { path: string; origPath?: string | null; index: string; worktree: string }[];
+  truncated: boolean;
+}
+
+export interface GitDiffFile {
+  path: string;
+  additions: number;
+  deletions: number;
+  binary: boolean;
+}
+
+export interface GitDiff {
+  base: { ref: string; sha: string } | null;
+  files: GitDiffFile[];
+  diff: string;
+  truncated: boolean;
+}
+
+export interface ProviderRow {
+  id: string;
+  displayName: string;
+  custom: boolean;
+  configured: boolean;
+  usable: boolean;
+  credentialSource: string | null;
+  baseUrl: string | null;
+  problem: string | null;
+}
+
+export interface ModelEntry {
+  model: string;
+  provider: string;
+  id: string;
+  displayName: string;
+  contextWindow: number | null;
+  priced: boolean;
+  usable: boolean;
+  thinkingLevels?: string[];
+}
+
+export interface ModelsInfo {
+  defaultModel: string | null;
+  aliases: Record<string, string>;
+  models: ModelEntry[];
+}
+
+export interface SlashCommand {
+  name: string;
+  description: string;
+  usage?: string | null;
+  kind?: string | null;
+}
+
+export interface AuthStatus {
+  authRequired: boolean;
+  authenticated: boolean;
+}
+
+export interface ServerSession {
+  id: string;
+  createdAt: number;
+  lastSeenAt: number;
+  userAgent: string | null;
+  current: boolean;
+}
+
+export interface HistoryPage {
+  events: EngineEvent[];
+  firstSeq: number | null;
+  lastSeq: number | null;
+  hasMore: boolean;
+  logLastSeq: number;
+}
+
+// ---- Engine events ------------------------------------------------------------------------
+
+export interface ToolCallRef {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface ErrorInfo {
+  code: string;
+  message: string;
+  hint?: string | null;
+  kind?: string | null;
+}
+
+interface Durable {
+  seq: number;
+  ts?: number;
+}
+
+export interface TurnStartEvent extends Durable {
+  type: "turn-start";
+  turn_id: string;
+  model?: string;
+}
+export interface UserMessageEvent extends Durable {
+  type: "user-message";
+  text: string;
+  queued?: boolean;
+}
+export interface AssistantMessageEvent extends Durable {
+  type: "assistant-message";
+  text: string;
+  reasoning: string;
+  tool_calls: ToolCallRef[];
+  finish_reason: string;
+  usage?: Usage;
+  cost_usd?: number | null;
+  step?: number;
+}
+export interface ToolResultEvent extends Durable {
+  type: "tool-result";
+  call_id: string;
+  name: string;
+  is_error: boolean;
+  output: string;
+  meta?: Record<string, unknown> | null;
+  duration_s?: number;
+}
+export interface TurnEndEvent extends Durable {
+  type: "turn-end";
+  turn_id: string;
+  reason: string;
+  usage?: Usage;
+  cost_usd?: number | null;
+  steps?: number;
+  error?: ErrorInfo | null;
+}
+export interface DamagedFrameEvent extends Durable {
+  type: "damaged-frame";
+  raw?: string;
+}
+export interface BoundaryEvent extends Durable {
+  type: "compaction" | "context-reset";
+}
+
+export interface StepStartEvent {
+  type: "step-start";
+  step: number;
+  turn_id: string;
+}
+export interface TextDeltaEvent {
+  type: "text-delta";
+  text: string;
+}
+export interface ReasoningDeltaEvent {
+  type: "reasoning-delta";
+  text: string;
+}
+export interface ToolCallStartEvent {
+  type: "tool-call-start";
+  index: number;
+  call_id: string;
+  name: string;
+}
+export interface ToolCallDeltaEvent {
+  type: "tool-call-delta";
+  index: number;
+  call_id: string;
+  arguments: string;
+}
+export interface ToolCallEvent {
+  type: "tool-call";
+  call_id: string;
+  name: string;
+  arguments: unknown;
+}
+export interface UsageEvent {
+  type: "usage";
+  turn: Usage;
+  turn_cost_usd: number | null;
+  session_cost_usd: number | null;
+}
+export interface RetryingEvent {
+  type: "retrying";
+  attempt: number;
+  delay_s: number;
+  reason: string;
+}
+export interface DiscardPartialEvent {
+  type: "discard-partial";
+}
+export interface AdvisoryEvent {
+  type: "advisory";
+  kind: string;
+  message: string;
+}
+export interface ErrorEvent extends ErrorInfo {
+  type: "error";
+}
+
+export type DurableEvent =
+  | TurnStartEvent
+  | UserMessageEvent
+  | AssistantMessageEvent
+  | ToolResultEvent
+  | TurnEndEvent
+  | DamagedFrameEvent
+  | BoundaryEvent;
+
+export type LiveEvent =
+  | StepStartEvent
+  | TextDeltaEvent
+  | ReasoningDeltaEvent
+  | ToolCallStartEvent
+  | ToolCallDeltaEvent
+  | ToolCallEvent
+  | UsageEvent
+  | RetryingEvent
+  | DiscardPartialEvent
+  | AdvisoryEvent
+  | ErrorEvent;
+
+export type EngineEvent = DurableEvent | LiveEvent;
+
+// ---- WebSocket ----------------------------------------------------------------------------
+
+export interface PartialMessage {
+  text: string;
+  reasoning: string;
+  tool_calls: ToolCallRef[];
+}
+
+export interface PendingQuestionOption {
+  label: string;
+  description: string;
+}
+
+export interface PendingQuestionItem {
+  question: string;
+  header: string;
+  multiSelect: boolean;
+  options: PendingQuestionOption[];
+}
+
+/** An `ask_user_question` waiting for the user (sent to subscribers, again on resubscribe). */
+export interface PendingQuestion {
+  questionId: string;
+  questions: PendingQuestionItem[];
+}
+
+export type ServerMessage =
+  | { type: "hello"; protocol: number; serverVersion?: string }
+  | { type: "event"; workspaceId: string; event: EngineEvent }
+  | {
+      type: "partial";
+      workspaceId: string;
+      afterSeq: number;
+      message: PartialMessage;
+      turnId?: string | null;
+      step?: number | null;
+    }
+  | { type: "subscribed"; workspaceId: string; lastSeq: number; status: WorkspaceStatus }
+  | { type: "resync"; workspaceId: string; reason: string }
+  | { type: "workspace-status"; workspaceId: string; status: WorkspaceStatus }
+  | { type: "workspaces-changed" }
+  | ({ type: "question"; workspaceId: string } & PendingQuestion)
+  | { type: "question-closed"; workspaceId: string; questionId: string }
+  | { type: "pong"; id?: unknown }
+  | { type: "error"; error: ApiErrorBody };
+
+export type ClientMessage =
+  | { type: "subscribe"; workspaceId: string; afterSeq: number }
+  | { type: "unsubscribe"; workspaceId: string }
+  | { type: "ping"; id?: unknown };

@@ -1,0 +1,229 @@
+// The message input. Enter sends (while a turn runs: queued after the current step), Ctrl+Enter
+// sends after the turn, Shift+Enter is a newline, Esc interrupts a running turn. A leading `/`
+// suggests the slash commands the server's registry has.
+
+import { ArrowUp, Square } from "lucide-react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
+import { errorMessage } from "../../api/http";
+import type { SlashCommand, Workspace } from "../../api/types";
+import { isMacPlatform } from "../../lib/keybinds";
+import { matchSlash, parseSlash, slashQuery } from "../../lib/slash";
+import { useStore } from "../../lib/store";
+import { app, clearQueue, forkWorkspace, interrupt, patchWorkspace, sendMessage } from "../../state/app";
+import { IconButton } from "../Tooltip";
+import { onComposerText } from "./composerBus";
+import { ComposerPickers } from "./Pickers";
+
+const drafts = new Map<string, string>();
+const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
+
+/** Slash commands the UI carries out itself instead of sending them as a message. */
+async function runClientCommand(ws: Workspace, text: string, commands: readonly SlashCommand[]): Promise<boolean> {
+  const parsed = parseSlash(text);
+  if (!parsed || !commands.some((c) => c.name === parsed.name)) return false;
+  if (parsed.name === "model" && parsed.args) {
+    await patchWorkspace(ws.id, { model: parsed.args });
+    return true;
+  }
+  if (parsed.name === "fork") {
+    const fork = await forkWorkspace(ws.id, parsed.args || undefined);
+    if (parsed.rest) await sendMessage(fork.id, parsed.rest, "turn");
+    return true;
+  }
+  return false;
+}
+
+export function Composer(props: { workspace: Workspace }) {
+  const ws = props.workspace;
+  const [text, setText] = useState(() => drafts.get(ws.id) ?? "");
+  const [error, setError] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  const [slashIndex, setSlashIndex] = useState(0);
+  const [slashDismissed, setSlashDismissed] = useState(false);
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
+  const commands = useStore(app, (s) => s.slash);
+  const streaming = status.state === "streaming";
+  const queued = status.queued.step + status.queued.turn;
+
+  useEffect(() => {
+    setText(drafts.get(ws.id) ?? "");
+    setError(null);
+  }, [ws.id]);
+
+  useEffect(
+    () =>
+      onComposerText((id, value, mode) => {
+        if (id !== ws.id) return;
+        const el = ref.current;
+        setText((cur) => {
+          if (mode === "replace" || !el) return value;
+          const start = el.selectionStart ?? cur.length;
+          return cur.slice(0, start) + value + cur.slice(el.selectionEnd ?? start);
+        });
+        el?.focus();
+      }),
+    [ws.id],
+  );
+
+  useEffect(() => {
+    drafts.set(ws.id, text);
+  }, [ws.id, text]);
+
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = `${Math.min(el.scrollHeight + 2, window.innerHeight * 0.4)}px`;
+  }, [text]);
+
+  const query = slashDismissed ? null : slashQuery(text);
+  const suggestions = query === null ? [] : matchSlash(commands, query).slice(0, 12);
+  const slashOpen = suggestions.length > 0;
+  const slashActive = Math.min(slashIndex, Math.max(0, suggestions.length - 1));
+
+  const acceptSlash = (cmd: SlashCommand) => {
+    setText(`/${cmd.name} `);
+    setSlashDismissed(true);
+    ref.current?.focus();
+  };
+
+  const send = async (when: "step" | "turn") => {
+    const value = text.trim();
+    if (!value || sending) return;
+    setSending(true);
+    setError(null);
+    try {
+      if (!(await runClientCommand(ws, value, commands))) await sendMessage(ws.id, value, when);
+      setText("");
+      setSlashDismissed(false);
+    } catch (exc) {
+      setError(errorMessage(exc));
+    } finally {
+      setSending(false);
+    }
+  };
+
+  const stop = async () => {
+    try {
+      await interrupt(ws.id);
+    } catch (exc) {
+      setError(errorMessage(exc));
+    }
+  };
+
+  const onKeyDown = (e: React.KeyboardEvent<HTMLTextAreaElement>) => {
+    if (e.nativeEvent.isComposing) return;
+    if (slashOpen) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        const d = e.key === "ArrowDown" ? 1 : -1;
+        setSlashIndex((slashActive + d + suggestions.length) % suggestions.length);
+        return;
+      }
+      if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey)) {
+        const cmd = suggestions[slashActive];
+        if (cmd) {
+          e.preventDefault();
+          acceptSlash(cmd);
+          return;
+        }
+      }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        setSlashDismissed(true);
+        return;
+      }
+    }
+    const primary = mac ? e.metaKey : e.ctrlKey;
+    if (e.key === "Enter" && primary && !e.shiftKey) {
+      e.preventDefault();
+      void send("turn");
+      return;
+    }
+    if (e.key === "Enter" && !e.shiftKey && !e.altKey && !primary) {
+      e.preventDefault();
+      void send("step");
+    }
+  };
+
+  const plan = ws.agent === "plan";
+  return (
+    <div className={`composer ${plan ? "plan" : ""}`}>
+      <div className="composer-inner">
+        {slashOpen ? (
+          <div className="popover" role="listbox" aria-label="Slash commands" style={{ left: 12 }}>
+            {suggestions.map((c, i) => (
+              <button
+                type="button"
+                key={c.name}
+                role="option"
+                aria-selected={i === slashActive}
+                className={`menu-item ${i === slashActive ? "active" : ""}`}
+                onMouseDown={(e) => {
+                  e.preventDefault();
+                  acceptSlash(c);
+                }}
+              >
+                <span className="grow">
+                  /{c.name}
+                  {c.usage ? <span className="faint"> {c.usage}</span> : null}
+                  <div className="desc">{c.description}</div>
+                </span>
+              </button>
+            ))}
+          </div>
+        ) : null}
+        {queued > 0 ? (
+          <div className="queue-bar">
+            <span className="counter-nums">
+              {queued} queued message{queued === 1 ? "" : "s"}
+              {status.queued.step > 0 ? ` (${status.queued.step} after this step)` : ""}
+            </span>
+            <button type="button" className="btn" onClick={() => void clearQueue(ws.id).catch((x: unknown) => setError(errorMessage(x)))}>
+              Clear queue
+            </button>
+          </div>
+        ) : null}
+        {status.busyElsewhere ? (
+          <div className="queue-bar">Another process (such as xum run) is writing this workspace's session.</div>
+        ) : null}
+        <textarea
+          ref={ref}
+          data-composer
+          data-escape-interrupts-stream
+          rows={1}
+          aria-label="Message"
+          placeholder={streaming ? "Queue a message" : plan ? "Describe what to plan" : "Message the agent"}
+          value={text}
+          onChange={(e) => {
+            setText(e.target.value);
+            setSlashIndex(0);
+            if (!e.target.value.startsWith("/")) setSlashDismissed(false);
+          }}
+          onKeyDown={onKeyDown}
+        />
+        {error ? <div className="form-error" role="alert">{error}</div> : null}
+        <div className="composer-bar">
+          <ComposerPickers workspace={ws} onError={setError} />
+          <span className="spacer" />
+          {streaming ? (
+            <IconButton label="Interrupt" shortcut="Esc" onClick={() => void stop()}>
+              <Square size={15} />
+            </IconButton>
+          ) : null}
+          <IconButton
+            label={streaming ? "Queue message" : "Send"}
+            shortcut="Enter"
+            onClick={() => void send("step")}
+            disabled={!text.trim() || sending}
+            className="send"
+          >
+            <ArrowUp size={16} />
+          </IconButton>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,128 @@
+import { Loader2 } from "lucide-react";
+import { memo } from "react";
+import type { RetryingEvent } from "../../api/types";
+import type { AssistantRow, InFlight, NoticeRow, TurnEndRow, UserRow } from "../../state/transcript";
+import { Markdown } from "../markdown/Markdown";
+import { ToolCard } from "../tools/ToolCard";
+import { ErrorCard } from "./ErrorCard";
+
+export const UserMessage = memo(function UserMessage(props: { row: UserRow }) {
+  return (
+    <div className="msg-user" data-role="user">
+      <div className="bubble">
+        {props.row.text}
+        {props.row.queued ? <span className="queued">queued while the agent worked</span> : null}
+      </div>
+    </div>
+  );
+});
+
+function Reasoning(props: { text: string; live?: boolean }) {
+  if (!props.text) return null;
+  return (
+    <details className="reasoning">
+      <summary>{props.live ? "Thinking…" : "Thought"}</summary>
+      <div className="body">{props.text}</div>
+    </details>
+  );
+}
+
+const FINISH_NOTES: Record<string, string> = {
+  length: "The reply reached the output limit.",
+  refusal: "The model refused this request.",
+  content_filter: "The provider's content filter stopped the reply.",
+  budget: "Stopped: the budget was reached.",
+};
+
+interface AssistantProps {
+  row: AssistantRow;
+  running: ReadonlySet<string>;
+  turnOpen: boolean;
+  workspaceId: string;
+}
+
+export const AssistantMessage = memo(function AssistantMessage(props: AssistantProps) {
+  const { row } = props;
+  const note = FINISH_NOTES[row.finishReason];
+  return (
+    <div className="msg-assistant" data-role="assistant">
+      <Reasoning text={row.reasoning} />
+      {row.text ? <Markdown text={row.text} /> : null}
+      {row.finishReason === "interrupted" ? <div className="faint">(interrupted)</div> : null}
+      {note ? <div className="notice advisory">{note}</div> : null}
+      {row.toolCalls.map((call) => (
+        <ToolCard
+          key={call.id}
+          call={call}
+          result={row.results[call.id]}
+          running={props.running.has(call.id)}
+          turnOpen={props.turnOpen}
+          workspaceId={props.workspaceId}
+        />
+      ))}
+    </div>
+  );
+});
+
+interface InFlightProps {
+  partial: InFlight | null;
+  retrying: RetryingEvent | null;
+  workspaceId: string;
+  /** A question waits for the user's answer. */
+  waiting: boolean;
+}
+
+/** The reply that is streaming now, continued by live deltas. */
+export function InFlightMessage(props: InFlightProps) {
+  const p = props.partial;
+  const empty = !p || (!p.text && !p.reasoning && p.toolCalls.length === 0);
+  return (
+    <div className="msg-assistant" data-role="assistant-streaming" aria-live="polite" aria-busy="true">
+      {p ? <Reasoning text={p.reasoning} live /> : null}
+      {p?.text ? <Markdown text={p.text} /> : null}
+      {p?.toolCalls.map((call, i) => (
+        <ToolCard
+          key={call.id || i}
+          call={call}
+          result={undefined}
+          running={false}
+          streaming
+          turnOpen
+          workspaceId={props.workspaceId}
+        />
+      ))}
+      {props.retrying ? (
+        <div className="notice advisory">
+          Retrying (attempt {props.retrying.attempt}) in {props.retrying.delay_s}s: {props.retrying.reason}
+        </div>
+      ) : null}
+      {empty && props.waiting ? <div className="working">Waiting for your answer.</div> : null}
+      {empty && !props.waiting ? (
+        <div className="working">
+          <Loader2 size={14} className="spin" aria-hidden /> Working…
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+const TURN_END_TEXT: Record<string, string> = {
+  interrupted: "Turn interrupted.",
+  budget: "Turn stopped: the budget was reached.",
+  max_steps: "Turn stopped: it reached its step limit.",
+  doom_loop: "Turn stopped: the agent repeated the same call.",
+};
+
+export const TurnEnd = memo(function TurnEnd(props: { row: TurnEndRow; workspaceId: string; isLast: boolean }) {
+  const { row } = props;
+  if (row.reason === "error") {
+    return <ErrorCard error={row.error} prompt={row.prompt} workspaceId={props.workspaceId} isLast={props.isLast} />;
+  }
+  const text = TURN_END_TEXT[row.reason];
+  if (!text) return null;
+  return <div className="turn-end">{text}</div>;
+});
+
+export const Notice = memo(function Notice(props: { row: NoticeRow }) {
+  return <div className={`notice ${props.row.tone}`}>{props.row.text}</div>;
+});

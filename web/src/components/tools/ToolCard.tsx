@@ -1,0 +1,244 @@
+// One tool call and its result. The header summarizes (tool, target, outcome); the body shows
+// what matters for that tool: a bash script and its output, an edit's diff, a task list...
+
+import {
+  ChevronDown,
+  ChevronRight,
+  FileText,
+  Globe,
+  ListTodo,
+  Loader2,
+  MessageCircleQuestion,
+  PencilLine,
+  SquareTerminal,
+  Wrench,
+} from "lucide-react";
+import { useState, type ReactNode } from "react";
+import type { ToolCallRef, ToolResultEvent } from "../../api/types";
+import { firstLine, num, parseArgs, pretty, str, type Args } from "../../lib/args";
+import { formatDuration } from "../../lib/format";
+import { useStore } from "../../lib/store";
+import { app } from "../../state/app";
+import { CodeBlock } from "../markdown/CodeBlock";
+import { DiffView } from "./DiffView";
+import { PlanCard } from "./PlanCard";
+import { QuestionForm, questionsFrom } from "./QuestionForm";
+import { Progress, TodoList, todoProgress, todosFrom } from "./TodoList";
+
+type Phase = "streaming" | "running" | "done" | "error" | "no-result";
+
+interface Props {
+  call: ToolCallRef;
+  result: ToolResultEvent | undefined;
+  running: boolean;
+  /** Arguments are still streaming in. */
+  streaming?: boolean;
+  turnOpen: boolean;
+  workspaceId: string;
+}
+
+const EDIT_TOOLS = new Set(["file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"]);
+
+function phaseOf(props: Props): Phase {
+  if (props.result) return props.result.is_error ? "error" : "done";
+  if (props.streaming) return "streaming";
+  if (props.running || props.turnOpen) return "running";
+  return "no-result";
+}
+
+function iconFor(name: string): ReactNode {
+  if (name === "bash") return <SquareTerminal size={15} aria-hidden />;
+  if (EDIT_TOOLS.has(name)) return <PencilLine size={15} aria-hidden />;
+  if (name === "file_read") return <FileText size={15} aria-hidden />;
+  if (name === "web_fetch") return <Globe size={15} aria-hidden />;
+  if (name.startsWith("todo_")) return <ListTodo size={15} aria-hidden />;
+  if (name === "ask_user_question") return <MessageCircleQuestion size={15} aria-hidden />;
+  return <Wrench size={15} aria-hidden />;
+}
+
+function summaryFor(name: string, args: Args | null, result: ToolResultEvent | undefined): string {
+  if (name === "bash") {
+    return str(args, "display_name") ?? firstLine(str(args, "script") ?? "");
+  }
+  if (name === "web_fetch") return str(args, "url") ?? "";
+  if (name.startsWith("todo_")) {
+    const todos = todosFrom(result?.meta?.todos ?? args?.todos);
+    return todos ? `${todos.length} task${todos.length === 1 ? "" : "s"}` : "";
+  }
+  const path = str(args, "path") ?? str(args, "file_path") ?? str(result?.meta, "path");
+  if (path) return path;
+  for (const v of Object.values(args ?? {})) if (typeof v === "string") return firstLine(v);
+  return "";
+}
+
+function Outcome(props: { name: string; phase: Phase; result: ToolResultEvent | undefined }) {
+  const meta = props.result?.meta ?? null;
+  if (props.phase === "streaming" || props.phase === "running") {
+    return (
+      <span className="badge">
+        <Loader2 size={12} className="spin" aria-hidden />
+        {props.phase === "streaming" ? "preparing" : "running"}
+      </span>
+    );
+  }
+  if (props.phase === "no-result") return <span className="badge warn">no result</span>;
+  const duration = props.result?.duration_s ?? num(meta, "duration_s");
+  const time = duration ? (
+    <span className="faint counter-nums optional">{formatDuration(duration)}</span>
+  ) : null;
+  if (props.name === "bash") {
+    const code = num(meta, "exit_code");
+    const signal = meta?.signal;
+    const timedOut = meta?.timed_out === true;
+    const label = timedOut
+      ? "timed out"
+      : code !== null
+        ? `exit ${code}`
+        : signal != null
+          ? `signal ${String(signal)}`
+          : props.phase === "error"
+            ? "error"
+            : "done";
+    return (
+      <>
+        {time}
+        <span className={`badge ${code === 0 ? "ok" : "bad"}`}>{label}</span>
+      </>
+    );
+  }
+  return (
+    <>
+      {time}
+      <span className={`badge ${props.phase === "error" ? "bad" : "ok"}`}>
+        {props.phase === "error" ? "error" : "done"}
+      </span>
+    </>
+  );
+}
+
+function Output(props: { text: string; label?: string }) {
+  return (
+    <>
+      <div className="label">{props.label ?? "Output"}</div>
+      <pre>{props.text}</pre>
+    </>
+  );
+}
+
+function Body(props: Props & { args: Args | null }) {
+  const { call, result, args } = props;
+  const meta = result?.meta ?? null;
+  const name = call.name;
+  if (name === "bash") {
+    const script = str(args, "script");
+    const spill = str(meta, "spill_path");
+    return (
+      <>
+        {script !== null ? <CodeBlock code={script} language="bash" /> : <pre>{call.arguments}</pre>}
+        {result ? <Output text={result.output} /> : null}
+        {spill ? <div className="faint">Full output: {spill}</div> : null}
+      </>
+    );
+  }
+  if (EDIT_TOOLS.has(name)) {
+    const diff = str(meta, "diff");
+    if (diff) return <DiffView diff={diff} label={`Changes to ${str(meta, "path") ?? "file"}`} />;
+    return result ? <Output text={result.output} label="Result" /> : <pre>{pretty(args ?? call.arguments)}</pre>;
+  }
+  if (name === "todo_write" || name === "todo_read") {
+    const todos = todosFrom(meta?.todos ?? args?.todos);
+    if (todos && !(result?.is_error ?? false)) return <TodoList todos={todos} />;
+    return result ? <Output text={result.output} label="Result" /> : null;
+  }
+  if (name === "web_fetch") {
+    const status = num(meta, "status");
+    const type = str(meta, "content_type");
+    return (
+      <>
+        {status !== null || type ? (
+          <div className="faint">
+            {status !== null ? `HTTP ${status}` : ""} {type ?? ""}
+          </div>
+        ) : null}
+        {result ? <Output text={result.output} label="Page" /> : null}
+      </>
+    );
+  }
+  if (name === "file_read") {
+    return result ? <Output text={result.output} label="Content" /> : null;
+  }
+  return (
+    <>
+      <div className="label">Arguments</div>
+      <pre>{args ? pretty(args) : call.arguments}</pre>
+      {result ? <Output text={result.output} label="Result" /> : null}
+    </>
+  );
+}
+
+function answersOf(result: ToolResultEvent | undefined): Readonly<Record<string, unknown>> | null {
+  const answers = result?.meta?.answers;
+  return typeof answers === "object" && answers !== null && !Array.isArray(answers)
+    ? (answers as Record<string, unknown>)
+    : null;
+}
+
+export function ToolCard(props: Props) {
+  const args = parseArgs(props.call.arguments);
+  const name = props.call.name;
+  const phase = phaseOf(props);
+  const [open, setOpen] = useState<boolean | null>(null);
+  const canAnswer = useStore(app, (s) => s.caps.answers);
+  const pending = useStore(app, (s) => s.questions[props.workspaceId]);
+
+  if (name === "propose_plan" && props.result && !props.result.is_error) {
+    const meta = props.result.meta?.plan;
+    const plan = typeof meta === "object" && meta !== null ? (meta as Args) : null;
+    const content = str(plan, "content");
+    const path = str(plan, "path");
+    if (content !== null) return <PlanCard plan={content} path={path} />;
+    if (path !== null) return <PlanCard plan={`The plan is too large to show here; it is in ${path}.`} path={path} />;
+  }
+
+  const interactive = name === "ask_user_question" || name.startsWith("todo_") || EDIT_TOOLS.has(name);
+  const expanded = open ?? (phase === "running" || phase === "error" || interactive);
+  const todos = name.startsWith("todo_") ? todosFrom(props.result?.meta?.todos ?? args?.todos) : null;
+
+  return (
+    <div className={`tool-card ${phase === "error" ? "error" : ""}`} data-tool={name} data-phase={phase}>
+      <button
+        type="button"
+        className="tool-head"
+        aria-expanded={expanded}
+        onClick={() => setOpen(!expanded)}
+      >
+        <span style={{ display: "inline-flex", alignItems: "center", gap: 6 }}>
+          {expanded ? <ChevronDown size={14} aria-hidden /> : <ChevronRight size={14} aria-hidden />}
+          {iconFor(name)}
+          <span className="tool-name">{name}</span>
+        </span>
+        <span className="tool-summary">{summaryFor(name, args, props.result)}</span>
+        <span className="tool-meta">
+          {todos && todos.length > 0 ? <Progress {...todoProgress(todos)} /> : null}
+          <Outcome name={name} phase={phase} result={props.result} />
+        </span>
+      </button>
+      {expanded && (
+        <div className="tool-body">
+          {name === "ask_user_question" ? (
+            <QuestionForm
+              workspaceId={props.workspaceId}
+              questionId={!props.result && pending ? pending.questionId : null}
+              questions={!props.result && pending ? questionsFrom({ questions: pending.questions }) : questionsFrom(args)}
+              answered={props.result !== undefined || !props.turnOpen}
+              canAnswer={canAnswer}
+              answers={answersOf(props.result)}
+            />
+          ) : (
+            <Body {...props} args={args} />
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

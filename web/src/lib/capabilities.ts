@@ -1,0 +1,43 @@
+// What this server offers, read from its OpenAPI document, so the UI shows no action the
+// server lacks (a surface that is not implemented is absent, never a button that fails).
+
+export interface Capabilities {
+  fork: boolean;
+  archive: boolean;
+  delete: boolean;
+  answers: boolean;
+  /** The GET route of the server's slash-command registry, if it has one. */
+  slashPath: string | null;
+}
+
+export const NO_CAPABILITIES: Capabilities = { fork: false, archive: false, delete: false, answers: false, slashPath: null };
+
+export interface OpenApiDoc {
+  paths?: Record<string, Record<string, unknown>>;
+}
+
+/** Routes as "METHOD /path/{}" (parameter names dropped), from an OpenAPI document. */
+export function routesOf(doc: OpenApiDoc): Set<string> {
+  const out = new Set<string>();
+  for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+    for (const method of Object.keys(methods)) {
+      out.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, "{}")}`);
+    }
+  }
+  return out;
+}
+
+export function capabilitiesOf(routes: Set<string>): Capabilities {
+  const ws = "/api/workspaces/{}";
+  // A global registry, or one per workspace (skills come from the workspace's project).
+  const gets = [...routes].filter((r) => r.startsWith("GET ") && /slash/i.test(r));
+  const slash = gets.find((r) => !r.includes("{}")) ?? gets.find((r) => r.startsWith(`GET ${ws}/`));
+  return {
+    fork: routes.has(`POST ${ws}/fork`),
+    archive: routes.has(`POST ${ws}/archive`) && routes.has(`POST ${ws}/unarchive`),
+    delete: routes.has(`DELETE ${ws}`) && routes.has(`GET ${ws}/deletion`),
+    answers: routes.has(`POST ${ws}/answers`),
+    slashPath: slash ? slash.slice(4) : null,
+  };
+}
+

@@ -1,0 +1,66 @@
+// Workspace commands shared by keybinds, the palette and the composer's pickers.
+
+import { errorMessage } from "../api/http";
+import { nextModel, stepThinking, thinkingLevels } from "../lib/models";
+import { app, interrupt, patchWorkspace, selectedWorkspace, toast } from "./app";
+
+function current() {
+  return selectedWorkspace(app.get());
+}
+
+async function guarded(fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (exc) {
+    toast(errorMessage(exc));
+  }
+}
+
+export function cycleModel(): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  const next = nextModel(app.get().models, ws.model);
+  if (!next || next === ws.model) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { model: next }));
+}
+
+export function setModel(model: string): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { model }));
+}
+
+export function stepThinkingLevel(delta: 1 | -1): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  const levels = thinkingLevels(app.get().models, ws.model);
+  const next = stepThinking(levels, ws.thinking, delta);
+  if (next === ws.thinking) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { thinking: next }));
+}
+
+export function setThinking(level: string): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { thinking: level }));
+}
+
+export function toggleMode(): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { agent: ws.agent === "plan" ? "exec" : "plan" }));
+}
+
+export function setAgent(agent: string): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { agent }));
+}
+
+export function interruptCurrent(): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  const st = app.get().statuses[ws.id] ?? ws.status;
+  if (st.state !== "streaming") return Promise.resolve();
+  return guarded(() => interrupt(ws.id));
+}

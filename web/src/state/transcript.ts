@@ -1,0 +1,432 @@
+// The transcript of one workspace as a pure projection of engine events (docs/events.md).
+//
+// Committed events (with `seq`) become rows; streaming events only touch the in-flight message.
+// Every function returns a new state and never mutates its input, so React can compare by
+// identity. Rows that did not change keep their identity, which keeps long transcripts cheap.
+
+import type {
+  AssistantMessageEvent,
+  EngineEvent,
+  ErrorInfo,
+  PartialMessage,
+  RetryingEvent,
+  ToolCallRef,
+  ToolResultEvent,
+} from "../api/types";
+
+export interface UserRow {
+  kind: "user";
+  key: string;
+  seq: number;
+  text: string;
+  queued: boolean;
+}
+
+export interface AssistantRow {
+  kind: "assistant";
+  key: string;
+  seq: number;
+  text: string;
+  reasoning: string;
+  toolCalls: ToolCallRef[];
+  finishReason: string;
+  results: Readonly<Record<string, ToolResultEvent>>;
+  /** Prompt size of the request that produced this reply (cached tokens included). */
+  inputTokens: number | null;
+}
+
+export interface TurnEndRow {
+  kind: "turn-end";
+  key: string;
+  seq: number;
+  turnId: string;
+  reason: string;
+  error: ErrorInfo | null;
+  /** The user text that started the turn, for "retry" (null when it is not loaded). */
+  prompt: string | null;
+}
+
+export interface NoticeRow {
+  kind: "notice";
+  key: string;
+  seq: number | null;
+  tone: "advisory" | "damaged" | "boundary";
+  text: string;
+}
+
+export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow;
+
+export interface InFlight {
+  text: string;
+  reasoning: string;
+  toolCalls: ToolCallRef[];
+}
+
+export interface TranscriptState {
+  rows: readonly Row[];
+  /** Highest committed seq applied (the `afterSeq` to resume from). */
+  lastSeq: number;
+  /** Lowest committed seq loaded, null before any history page. */
+  firstSeq: number | null;
+  /** Whether older history exists before `firstSeq`. */
+  hasOlder: boolean;
+  /** Whether the first history page has been applied. */
+  loaded: boolean;
+  partial: InFlight | null;
+  /** Tool calls that started running and have no result yet. */
+  running: ReadonlySet<string>;
+  turnOpen: boolean;
+  retrying: RetryingEvent | null;
+  /** Results whose assistant message is not loaded (older page) yet. */
+  orphans: ReadonlyMap<string, ToolResultEvent>;
+  /** turn_id -> the user text that opened it (for retry). */
+  prompts: ReadonlyMap<string, string>;
+  /** The turn whose opening user message has not arrived yet. */
+  promptFor: string | null;
+  noticeCounter: number;
+}
+
+export function emptyTranscript(): TranscriptState {
+  return {
+    rows: [],
+    lastSeq: 0,
+    firstSeq: null,
+    hasOlder: false,
+    loaded: false,
+    partial: null,
+    running: new Set(),
+    turnOpen: false,
+    retrying: null,
+    orphans: new Map(),
+    prompts: new Map(),
+    promptFor: null,
+    noticeCounter: 0,
+  };
+}
+
+const EMPTY_RESULTS: Readonly<Record<string, ToolResultEvent>> = Object.freeze({});
+
+interface Builder {
+  rows: Row[];
+  orphans: Map<string, ToolResultEvent>;
+  prompts: Map<string, string>;
+  /** The turn whose opening user message is still to come. */
+  promptFor: string | null;
+  turnOpen: boolean;
+}
+
+function attachResult(b: Builder, result: ToolResultEvent): void {
+  for (let i = b.rows.length - 1; i >= 0; i--) {
+    const row = b.rows[i];
+    if (row?.kind === "assistant" && row.toolCalls.some((c) => c.id === result.call_id)) {
+      b.rows[i] = { ...row, results: { ...row.results, [result.call_id]: result } };
+      return;
+    }
+  }
+  b.orphans.set(result.call_id, result);
+}
+
+function assistantRow(b: Builder, ev: AssistantMessageEvent): AssistantRow {
+  let results = EMPTY_RESULTS;
+  for (const call of ev.tool_calls ?? []) {
+    const orphan = b.orphans.get(call.id);
+    if (orphan) {
+      results = { ...results, [call.id]: orphan };
+      b.orphans.delete(call.id);
+    }
+  }
+  return {
+    kind: "assistant",
+    key: `s${ev.seq}`,
+    seq: ev.seq,
+    text: ev.text ?? "",
+    reasoning: ev.reasoning ?? "",
+    toolCalls: ev.tool_calls ?? [],
+    finishReason: ev.finish_reason ?? "stop",
+    results,
+    inputTokens: ev.usage ? ev.usage.input_tokens : null,
+  };
+}
+
+/** Fold one committed event into the builder's rows. */
+function addDurable(b: Builder, ev: EngineEvent): void {
+  switch (ev.type) {
+    case "turn-start":
+      b.promptFor = ev.turn_id;
+      b.turnOpen = true;
+      return;
+    case "user-message":
+      if (b.promptFor !== null) {
+        b.prompts.set(b.promptFor, ev.text);
+        b.promptFor = null;
+      }
+      b.rows.push({
+        kind: "user",
+        key: `s${ev.seq}`,
+        seq: ev.seq,
+        text: ev.text,
+        queued: ev.queued === true,
+      });
+      return;
+    case "assistant-message":
+      b.rows.push(assistantRow(b, ev));
+      return;
+    case "tool-result":
+      attachResult(b, ev);
+      return;
+    case "turn-end":
+      b.turnOpen = false;
+      b.promptFor = null;
+      b.rows.push({
+        kind: "turn-end",
+        key: `s${ev.seq}`,
+        seq: ev.seq,
+        turnId: ev.turn_id,
+        reason: ev.reason,
+        error: ev.error ?? null,
+        prompt: b.prompts.get(ev.turn_id) ?? null,
+      });
+      return;
+    case "damaged-frame":
+      b.rows.push({
+        kind: "notice",
+        key: `s${ev.seq}`,
+        seq: ev.seq,
+        tone: "damaged",
+        text: `Frame ${ev.seq} of the session log was damaged on disk and is skipped.`,
+      });
+      return;
+    case "compaction":
+    case "context-reset":
+      b.rows.push({
+        kind: "notice",
+        key: `s${ev.seq}`,
+        seq: ev.seq,
+        tone: "boundary",
+        text: ev.type === "compaction" ? "Context compacted" : "Context reset",
+      });
+      return;
+    default:
+      return;
+  }
+}
+
+function isDurable(ev: EngineEvent): ev is EngineEvent & { seq: number } {
+  return typeof (ev as { seq?: unknown }).seq === "number";
+}
+
+/** Apply a batch of events in order (live events, backlog, or the newest history page). */
+export function applyEvents(state: TranscriptState, events: readonly EngineEvent[]): TranscriptState {
+  if (events.length === 0) return state;
+  let next: TranscriptState = state;
+  let b: Builder | null = null;
+  const builder = (): Builder => {
+    if (b === null) {
+      b = {
+        rows: [...next.rows],
+        orphans: new Map(next.orphans),
+        prompts: new Map(next.prompts),
+        promptFor: next.promptFor,
+        turnOpen: next.turnOpen,
+      };
+    }
+    return b;
+  };
+  const flush = (): void => {
+    if (b === null) return;
+    next = {
+      ...next,
+      rows: b.rows,
+      orphans: b.orphans,
+      prompts: b.prompts,
+      promptFor: b.promptFor,
+      turnOpen: b.turnOpen,
+    };
+    b = null;
+  };
+  for (const ev of events) {
+    if (isDurable(ev)) {
+      if (ev.seq <= next.lastSeq) continue; // already applied (backlog overlapping a page)
+      const bb = builder();
+      addDurable(bb, ev);
+      next = {
+        ...next,
+        lastSeq: ev.seq,
+        firstSeq: next.firstSeq ?? ev.seq,
+      };
+      if (ev.type === "assistant-message") next = { ...next, partial: null, retrying: null };
+      if (ev.type === "tool-result" && next.running.has(ev.call_id)) {
+        const running = new Set(next.running);
+        running.delete(ev.call_id);
+        next = { ...next, running };
+      }
+      if (ev.type === "turn-end") {
+        next = { ...next, partial: null, running: new Set(), retrying: null };
+      }
+      continue;
+    }
+    flush();
+    next = applyLive(next, ev);
+  }
+  flush();
+  return next;
+}
+
+function emptyInFlight(): InFlight {
+  return { text: "", reasoning: "", toolCalls: [] };
+}
+
+function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
+  switch (ev.type) {
+    case "step-start":
+      return { ...state, turnOpen: true };
+    case "text-delta": {
+      const p = state.partial ?? emptyInFlight();
+      return { ...state, partial: { ...p, text: p.text + ev.text }, retrying: null };
+    }
+    case "reasoning-delta": {
+      const p = state.partial ?? emptyInFlight();
+      return { ...state, partial: { ...p, reasoning: p.reasoning + ev.text }, retrying: null };
+    }
+    case "tool-call-start": {
+      const p = state.partial ?? emptyInFlight();
+      const toolCalls = [...p.toolCalls];
+      toolCalls[ev.index] = { id: ev.call_id, name: ev.name, arguments: "" };
+      return { ...state, partial: { ...p, toolCalls: toolCalls.map(fillHole) } };
+    }
+    case "tool-call-delta": {
+      const p = state.partial;
+      const call = p?.toolCalls[ev.index];
+      if (!p || !call) return state;
+      const toolCalls = [...p.toolCalls];
+      toolCalls[ev.index] = { ...call, arguments: call.arguments + ev.arguments };
+      return { ...state, partial: { ...p, toolCalls } };
+    }
+    case "tool-call": {
+      const running = new Set(state.running);
+      running.add(ev.call_id);
+      return { ...state, running };
+    }
+    case "discard-partial":
+      return { ...state, partial: null };
+    case "retrying":
+      return { ...state, retrying: ev };
+    case "advisory": {
+      const n = state.noticeCounter + 1;
+      const row: NoticeRow = {
+        kind: "notice",
+        key: `n${n}`,
+        seq: null,
+        tone: "advisory",
+        text: ev.message,
+      };
+      return { ...state, noticeCounter: n, rows: [...state.rows, row] };
+    }
+    default:
+      return state;
+  }
+}
+
+function fillHole(call: ToolCallRef | undefined): ToolCallRef {
+  return call ?? { id: "", name: "", arguments: "" };
+}
+
+/** Replace the in-flight message with the server's snapshot (sent on subscribe). */
+export function applyPartial(state: TranscriptState, message: PartialMessage): TranscriptState {
+  return {
+    ...state,
+    turnOpen: true,
+    partial: {
+      text: message.text ?? "",
+      reasoning: message.reasoning ?? "",
+      toolCalls: message.tool_calls ?? [],
+    },
+  };
+}
+
+/** Forget the in-flight message: called when (re)subscribing, before the server's snapshot. */
+export function resetInFlight(state: TranscriptState): TranscriptState {
+  if (state.partial === null && state.retrying === null) return state;
+  return { ...state, partial: null, retrying: null };
+}
+
+/** Apply the newest page of history (the first load). */
+export function applyTailPage(
+  state: TranscriptState,
+  events: readonly EngineEvent[],
+  hasMore: boolean,
+): TranscriptState {
+  const next = applyEvents(state, events);
+  const first = firstSeqOf(events);
+  return {
+    ...next,
+    loaded: true,
+    hasOlder: hasMore,
+    firstSeq: first ?? next.firstSeq,
+  };
+}
+
+function firstSeqOf(events: readonly EngineEvent[]): number | null {
+  for (const ev of events) if (isDurable(ev)) return ev.seq;
+  return null;
+}
+
+/** Prepend an older page (events with seq below `firstSeq`), keeping loaded rows as they are. */
+export function prependPage(
+  state: TranscriptState,
+  events: readonly EngineEvent[],
+  hasMore: boolean,
+): TranscriptState {
+  const floor = state.firstSeq ?? Number.POSITIVE_INFINITY;
+  const older = events.filter((ev) => isDurable(ev) && ev.seq < floor);
+  const b: Builder = {
+    rows: [],
+    orphans: new Map(state.orphans),
+    prompts: new Map(state.prompts),
+    promptFor: null,
+    turnOpen: false,
+  };
+  // Results of the older page's calls may already sit in the orphans (their result row was in
+  // the newer page). Rows are built oldest first, so a result always follows its call.
+  for (const ev of older) addDurable(b, ev);
+  // A turn-end row in the newer rows may now learn its prompt.
+  const rows = [...b.rows, ...state.rows].map((row) =>
+    row.kind === "turn-end" && row.prompt === null && b.prompts.has(row.turnId)
+      ? { ...row, prompt: b.prompts.get(row.turnId) ?? null }
+      : row,
+  );
+  return {
+    ...state,
+    rows,
+    orphans: b.orphans,
+    prompts: b.prompts,
+    firstSeq: firstSeqOf(older) ?? state.firstSeq,
+    hasOlder: hasMore,
+    lastSeq: Math.max(state.lastSeq, lastSeqOf(older)),
+  };
+}
+
+function lastSeqOf(events: readonly EngineEvent[]): number {
+  let max = 0;
+  for (const ev of events) if (isDurable(ev) && ev.seq > max) max = ev.seq;
+  return max;
+}
+
+/** The text of the last user message, for "resend" after an error. */
+export function lastUserText(state: TranscriptState): string | null {
+  for (let i = state.rows.length - 1; i >= 0; i--) {
+    const row = state.rows[i];
+    if (row?.kind === "user") return row.text;
+  }
+  return null;
+}
+
+
+/** The prompt size of the newest reply: the context in use. */
+export function contextTokens(rows: readonly Row[]): number | null {
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i];
+    if (row?.kind === "assistant" && row.inputTokens) return row.inputTokens;
+  }
+  return null;
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { capabilitiesOf, routesOf } from "../lib/capabilities";
+
+describe("capabilities from the OpenAPI document", () => {
+  it("offers only the workspace actions the server routes", () => {
+    const none = capabilitiesOf(routesOf({ paths: { "/api/workspaces/{workspace_id}": { get: {}, patch: {} } } }));
+    expect(none).toEqual({ fork: false, archive: false, delete: false, answers: false, slashPath: null });
+    const all = capabilitiesOf(
+      routesOf({
+        paths: {
+          "/api/workspaces/{id}": { delete: {} },
+          "/api/workspaces/{id}/deletion": { get: {} },
+          "/api/workspaces/{id}/fork": { post: {} },
+          "/api/workspaces/{id}/archive": { post: {} },
+          "/api/workspaces/{id}/unarchive": { post: {} },
+          "/api/workspaces/{id}/answers": { post: {} },
+        },
+      }),
+    );
+    expect(all).toEqual({ fork: true, archive: true, delete: true, answers: true, slashPath: null });
+  });
+
+  it("finds a global or per-workspace slash registry", () => {
+    expect(capabilitiesOf(routesOf({ paths: { "/api/slash-commands": { get: {} } } })).slashPath).toBe(
+      "/api/slash-commands",
+    );
+    expect(
+      capabilitiesOf(routesOf({ paths: { "/api/workspaces/{workspace_id}/slash": { get: {} } } })).slashPath,
+    ).toBe("/api/workspaces/{}/slash");
+  });
+});
