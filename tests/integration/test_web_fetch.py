@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.certs import make_certs
 from tests.unit.test_tool_support import make_ctx
 from xum.store.config import update_config
 from xum.tools.web_fetch import MAX_BODY_BYTES, WebFetchInput, WebFetchTool
@@ -201,56 +202,6 @@ async def test_text_json_binary_404_and_size_cap(tmp_path: Path, server: Any) ->
 # -- TLS: the connection goes to the checked IP, the certificate is verified against the name --
 
 
-def _make_certs(directory: Path) -> tuple[Path, Path, Path]:
-    """A throwaway CA and a server certificate for `site.test`, made with the openssl CLI."""
-    import subprocess
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    openssl(
-        "req",
-        "-x509",
-        *ec,
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=xum test CA",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
-    )
-    openssl("req", *ec, "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=site.test")
-    (directory / "ext.cnf").write_text(
-        "subjectAltName=DNS:site.test\nbasicConstraints=CA:FALSE\n"
-        "authorityKeyIdentifier=keyid,issuer\nextendedKeyUsage=serverAuth\n"
-    )
-    openssl(
-        "x509",
-        "-req",
-        "-in",
-        "srv.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "srv.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "ext.cnf",
-    )
-    return directory / "ca.pem", directory / "srv.pem", directory / "srv.key"
-
-
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[tuple[int, Path, list[str]]]:
     import shutil
@@ -260,7 +211,7 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[int, Path, list[str]]]:
         pytest.skip("needs the openssl CLI to make test certificates")
     certs = tmp_path / "certs"
     certs.mkdir()
-    ca, cert, key = _make_certs(certs)
+    ca, cert, key = make_certs(certs)
     sni_seen: list[str] = []
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)

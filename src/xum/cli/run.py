@@ -217,7 +217,7 @@ async def _run(
         agent_model, agent_thinking = await agent_ai_defaults(str(directory), mode)
     # Everything that can fail on configuration is resolved before anything is written.
     route = resolve_route(model or agent_model)
-    prewarm(route.endpoint.base_url.startswith("https://"))  # overlaps the setup below
+    prewarm(route.endpoint.base_url)  # overlaps the setup below
     thinking = parse_thinking(
         thinking_text or os.environ.get("XUM_THINKING_LEVEL") or agent_thinking or DEFAULT_THINKING,
         route.provider,

@@ -13,6 +13,9 @@ request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import sys
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
@@ -30,6 +33,7 @@ from xum.llm.errors import (
     network_error,
     payload_fields,
 )
+from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts
 from xum.llm.retry import RetryPolicy, parse_retry_after
 from xum.llm.sse import SSEParser
 from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate, Wire
@@ -37,35 +41,65 @@ from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate
 if TYPE_CHECKING:
     import httpx
 
-# Cold start: `prewarm` imports httpx (and builds the TLS context for https endpoints) on a
-# background thread while the caller does its own I/O (git, config, the session log).
+# Cold start: `prewarm` builds the TLS context for https endpoints on a background thread
+# while the caller does its own I/O (git, config, the session log); behind a proxy it also
+# imports httpx, which carries that path.
 _warm_thread: threading.Thread | None = None
 _warm_tls: dict[str, Any] = {}  # "default" -> ssl.SSLContext
 
 
-def prewarm(https: bool) -> None:
-    """Start loading what the first request needs; `_client()` waits for it. Idempotent."""
+def prewarm(url: str) -> None:
+    """Start loading what the first request to `url` needs; the client waits for it."""
     global _warm_thread
     if _warm_thread is not None:
         return
+    https = url.startswith("https://")
+    proxied = proxy_for(url) is not None
 
     def work() -> None:
-        import httpx
-
+        if proxied:
+            import httpx  # noqa: F401
         if https:
-            _warm_tls["default"] = httpx.create_ssl_context()
+            _warm_tls["default"] = _default_tls()
 
     _warm_thread = threading.Thread(target=work, name="xum-prewarm", daemon=True)
     _warm_thread.start()
 
 
-def _tls_for(url: str) -> Any:
-    """Plain-http endpoints (local servers) need no TLS context; building one costs ~30 ms."""
-    if not url.startswith("https://"):
-        return False
+def _default_tls() -> Any:
+    import ssl
+
+    return ssl.create_default_context()
+
+
+def _tls_context() -> Any:
     if _warm_thread is not None:
         _warm_thread.join()
-    return _warm_tls.get("default", True)
+    context = _warm_tls.get("default")
+    if context is None:
+        context = _warm_tls["default"] = _default_tls()
+    return context
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment asks for `url` (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY minus
+    NO_PROXY, either case), or None for a direct connection."""
+    env = {k.lower(): v for k, v in os.environ.items() if k.lower().endswith("_proxy") and v}
+    scheme, _, rest = url.partition("://")
+    proxy = env.get(f"{scheme}_proxy") or env.get("all_proxy")
+    if not proxy:
+        return None
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    host = (
+        host.rsplit(":", 1)[0].strip("[]").lower() if not host.endswith("]") else host.strip("[]")
+    )
+    for entry in env.get("no_proxy", "").split(","):
+        entry = entry.strip().lower()
+        if entry == "*" or (
+            entry and (host == entry.lstrip(".") or host.endswith("." + entry.lstrip(".")))
+        ):
+            return None
+    return proxy
 
 
 MAX_ERROR_BODY = 64 * 1024  # enough for any error JSON; the rest is not read
@@ -117,6 +151,9 @@ class WireClient:
         self.timeouts = timeouts or Timeouts()
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
+        self._lean: LeanHTTP | None = None
+        # The lean client serves direct connections; httpx serves proxies and custom transports.
+        self._use_lean = transport is None and proxy_for(endpoint.base_url) is None
         self.url = endpoint.base_url.rstrip("/") + "/" + self.path
 
     # Hooks for the wire modules -------------------------------------------------------------
@@ -188,6 +225,9 @@ class WireClient:
         if self._http is not None:
             client, self._http = self._http, None
             await client.aclose()
+        if self._lean is not None:
+            lean, self._lean = self._lean, None
+            await lean.aclose()
 
     def error_context(self, model: str) -> ErrorContext:
         ep = self.endpoint
@@ -203,7 +243,7 @@ class WireClient:
 
             t = self.timeouts
             self._http = httpx.AsyncClient(
-                verify=_tls_for(self.url),
+                verify=_tls_context() if self.url.startswith("https://") else False,
                 timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
                 limits=httpx.Limits(max_keepalive_connections=16, keepalive_expiry=120.0),
                 transport=self._transport,
@@ -229,30 +269,45 @@ class WireClient:
         headers.update(ep.headers)
         return headers
 
+    def _lean_client(self) -> LeanHTTP:
+        if self._lean is None:
+            t = self.timeouts
+            self._lean = LeanHTTP(
+                timeouts=LeanTimeouts(connect=t.connect, read=t.read, write=t.write),
+                tls=_tls_context,
+            )
+        return self._lean
+
+    @contextlib.asynccontextmanager
+    async def _post(self, body: bytes, stream: bool) -> AsyncIterator[_Reply]:
+        """One POST on whichever client applies, as a `_Reply`."""
+        headers = self._headers(stream)
+        if self._use_lean:
+            async with self._lean_client().post(self.url, body, headers) as lean:
+                yield _Reply(lean.status, lean.headers, lean.aiter_bytes())
+            return
+        async with self._client().stream("POST", self.url, content=body, headers=headers) as resp:
+            yield _Reply(resp.status_code, resp.headers, resp.aiter_bytes())
+
     async def _attempt(
         self, request: LLMRequest, body: bytes, ctx: ErrorContext, stream: bool
     ) -> AsyncGenerator[StreamEvent, None]:
-        import httpx
-
-        client = self._client()
         try:
-            async with client.stream(
-                "POST", self.url, content=body, headers=self._headers(stream)
-            ) as resp:
-                if resp.status_code >= 300:
-                    raw = await _read_some(resp, MAX_ERROR_BODY)
-                    raise _http_error(ctx, resp.status_code, resp.headers, raw)
+            async with self._post(body, stream) as resp:
+                if resp.status >= 300:
+                    raw = await _read_some(resp.chunks, MAX_ERROR_BODY)
+                    raise _http_error(ctx, resp.status, resp.headers, raw)
                 decoder = self.new_decoder(request)
                 if "json" in resp.headers.get("content-type", ""):
                     # Asked for a stream and got a whole reply (or asked for one): same events.
-                    raw = await _read_some(resp, MAX_JSON_BODY)
+                    raw = await _read_some(resp.chunks, MAX_JSON_BODY)
                     for name, obj in self.body_frames(_json_body(ctx, raw)):
                         for event in decoder.feed_obj(name, obj):
                             yield event
                     yield decoder.finish()
                     return
                 parser = SSEParser()
-                chunks = resp.aiter_bytes()
+                chunks = resp.chunks
                 async for chunk in chunks:
                     for name, data in parser.feed(chunk):
                         for event in decoder.feed(name, data):
@@ -267,8 +322,24 @@ class WireClient:
                     for event in _flush(parser, decoder, ctx):
                         yield event
                 yield decoder.finish()
-        except httpx.TransportError as exc:
-            raise network_error(ctx, _describe(exc)) from exc
+        except HTTPTransportError as exc:
+            raise network_error(ctx, str(exc)) from exc
+        except Exception as exc:
+            if _is_httpx_transport_error(exc):
+                raise network_error(ctx, _describe(exc)) from exc
+            raise
+
+
+@dataclass(slots=True)
+class _Reply:
+    status: int
+    headers: Mapping[str, str]  # case-insensitive lookups by lowercase name
+    chunks: AsyncIterator[bytes]
+
+
+def _is_httpx_transport_error(exc: BaseException) -> bool:
+    httpx = sys.modules.get("httpx")  # only the httpx path can raise one, and it imported httpx
+    return httpx is not None and isinstance(exc, httpx.TransportError)
 
 
 def _flush(parser: SSEParser, decoder: StreamDecoder, ctx: ErrorContext) -> list[StreamEvent]:
@@ -287,19 +358,20 @@ def _flush(parser: SSEParser, decoder: StreamDecoder, ctx: ErrorContext) -> list
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
     """Read to the end of the body so the connection goes back to the pool for reuse."""
-    import httpx
-
     try:
         async with asyncio.timeout(DRAIN_S):
             async for _ in chunks:
                 pass
-    except (TimeoutError, httpx.TransportError):
-        pass  # the reply is complete; losing keep-alive on this connection is harmless
+    except Exception as exc:  # the reply is complete; losing keep-alive here is harmless
+        if not isinstance(exc, TimeoutError | HTTPTransportError) and not _is_httpx_transport_error(
+            exc
+        ):
+            raise
 
 
-async def _read_some(resp: httpx.Response, limit: int) -> bytes:
+async def _read_some(chunks: AsyncIterator[bytes], limit: int) -> bytes:
     buf = bytearray()
-    async for chunk in resp.aiter_bytes():
+    async for chunk in chunks:
         buf += chunk
         if len(buf) >= limit:
             break
