@@ -8,6 +8,7 @@ from pathlib import Path
 
 def make_certs(directory: Path, host: str = "site.test") -> tuple[Path, Path, Path]:
     """A throwaway CA and a server certificate for `host`: (ca.pem, srv.pem, srv.key)."""
+
     def openssl(*args: str) -> None:
         subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
 
@@ -52,5 +53,3 @@ def make_certs(directory: Path, host: str = "site.test") -> tuple[Path, Path, Pa
         "ext.cnf",
     )
     return directory / "ca.pem", directory / "srv.pem", directory / "srv.key"
-
-
