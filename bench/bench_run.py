@@ -106,6 +106,7 @@ def run() -> dict[str, object]:
     out: dict[str, object] = {"repeat": REPEAT}
     with tempfile.TemporaryDirectory(prefix="xum-bench-run-") as tmp:
         repo = _repo(Path(tmp))
+        _one(1, repo, Path(tmp) / "warm-up" / ".xum")  # page cache and bytecode
         for steps in (5, 20):
             samples = [
                 _one(steps, repo, Path(tmp) / f"root-{steps}-{i}" / ".xum") for i in range(REPEAT)
