@@ -73,7 +73,7 @@ typecheck: venv ## mypy (strict) over src/xum
 check: lint typecheck test ## lint + typecheck + test
 
 bench: venv ## Run the benchmarks; prints one JSON document
-	$(BIN)/python -m bench
+	@$(BIN)/python -m bench
 
 clean: ## Remove the environment and build output
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache .bench src/xum/_build_info.py

@@ -11,6 +11,7 @@ import json
 import os
 import pkgutil
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,16 +39,41 @@ def main(argv: list[str]) -> int:
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     for name in names:
-        module = importlib.import_module(f"bench.{name}")
         began = time.monotonic()
-        try:
-            results[name.removeprefix("bench_")] = module.run()
-        except Exception as exc:  # one broken benchmark must not hide the others
-            results[name.removeprefix("bench_")] = {"error": f"{type(exc).__name__}: {exc}"}
+        results[name.removeprefix("bench_")] = _run_isolated(name)
         print(f"bench {name}: {time.monotonic() - began:.1f}s", file=sys.stderr)
     print(json.dumps(results, indent=2))
     return 0
 
 
+def _run_isolated(name: str) -> object:
+    """Each benchmark runs in a fresh interpreter, so one cannot skew the next (memory
+    high-water marks of forked children, warm caches, leftover threads)."""
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--one", name],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    sys.stderr.write(proc.stderr)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}"}
+
+
+def _run_one(name: str) -> int:
+    module = importlib.import_module(f"bench.{name}")
+    try:
+        result = module.run()
+    except Exception as exc:  # reported in the JSON, so one broken benchmark hides nothing
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    print(json.dumps(result))
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:
+        sys.exit(_run_one(sys.argv[2]))
     sys.exit(main(sys.argv[1:]))

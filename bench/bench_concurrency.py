@@ -15,7 +15,8 @@ For N = 10, 50 and 100:
 Every session steps the moment its previous step ends (the fake server answers at once), so at
 N sessions the event loop's cost per step is paid N times between two steps of one session:
 the step overhead grows with N by design, and throughput is the figure that shows the engine's
-own cost. Real models take seconds per reply, which leaves the loop mostly idle.
+own cost. Real models take seconds per reply, which leaves the loop mostly idle: the `paced`
+round runs the 100 sessions against replies that wait 0.5-1.5 s before their first byte.
 
 The sessions share one LLM client (one connection pool), as a server's sessions on one provider
 do.
@@ -43,6 +44,7 @@ from bench.util import percentile
 
 STEPS = 5
 SIZES = (10, 50, 100)
+PACED_THINK_S = 1.0
 TOOLS = ["bash", "file_read", "todo_write", "todo_read"]
 # One LLM client per session (each with its own keep-alive connection), as `xum run` does. A
 # single client shared by all sessions is slower here: httpcore checks every pooled connection
@@ -59,10 +61,18 @@ def _rss_kb() -> int:
 
 
 class _Server:
-    def __init__(self) -> None:
+    def __init__(self, think_s: float = 0.0) -> None:
         repo = Path(__file__).resolve().parents[1]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.fake_server", "--steps", str(STEPS)],
+            [
+                sys.executable,
+                "-m",
+                "bench.fake_server",
+                "--steps",
+                str(STEPS),
+                "--think",
+                str(think_s),
+            ],
             cwd=repo,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -267,6 +277,17 @@ def run() -> dict[str, object]:
             idle_root = root / "idle"
             idle_root.mkdir()
             out["idle"] = _idle_in_subprocess(max(SIZES), idle_root)
+            # The same 100 sessions against replies that take 1 s (0.5-1.5 s) to start, as a
+            # model's would: what one process adds per step when the sessions are not all
+            # stepping in the same millisecond.
+            paced = _Server(think_s=PACED_THINK_S)
+            try:
+                out[f"paced_n_{max(SIZES)}"] = {
+                    "think_s": PACED_THINK_S,
+                    **asyncio.run(_round(max(SIZES), paced, root, "paced")),
+                }
+            finally:
+                paced.close()
     finally:
         server.close()
         for key, value in saved.items():

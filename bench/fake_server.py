@@ -2,7 +2,8 @@
 budget with it (`python -m bench.fake_server --steps 5`).
 
 Every session (told apart by its first user message) gets `--steps` replies that each call
-`bash true # <step>` (distinct, so the doom-loop guard stays quiet), then a text reply. The
+`bash true # <step>` (distinct, so the doom-loop guard stays quiet), then a text reply;
+`--think S` delays each reply's first byte by 0.5-1.5 x S seconds, like a model thinking. The
 first line of stdout is the URL. Commands on stdin, one per line:
 
     dump <path>   write every recorded request as JSON (first user text, arrived, finished),
@@ -13,6 +14,7 @@ first line of stdout is the URL. Commands on stdin, one per line:
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from typing import Any
 
@@ -38,16 +40,28 @@ def first_user_text(req: RecordedRequest) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fake_server")
     parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument(
+        "--think", type=float, default=0.0, help="seconds each reply waits before its first byte"
+    )
     args = parser.parse_args(argv)
     steps = args.steps
+    rng = random.Random(7)
+
+    def think() -> float:
+        # A model's time to first token varies; spread it over [0.5x, 1.5x] so sessions that
+        # started together drift apart the way real ones do.
+        return args.think * (0.5 + rng.random()) if args.think else 0.0
 
     def responder(req: RecordedRequest) -> fakellm.Reply:
         done = sum(1 for m in req.json["messages"] if m["role"] == "assistant")
         if done < steps:
             return fakellm.tool_call(
-                "bash", {"script": f"true # {done}", "display_name": "noop"}, chunk_size=0
+                "bash",
+                {"script": f"true # {done}", "display_name": "noop"},
+                chunk_size=0,
+                first_byte_delay=think(),
             )
-        return fakellm.text("done", chunk_size=0)
+        return fakellm.text("done", chunk_size=0, first_byte_delay=think())
 
     server = FakeLLM(responder=responder).start()
     try:

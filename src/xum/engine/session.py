@@ -385,6 +385,7 @@ class AgentSession:
                 if frames:
                     self._context_events(frames, self.log.append_many(frames))
             self.emit({"type": E.STEP_START, "step": step, "turn_id": result.turn_id})
+            registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
             request = self._build_request(self._tool_choice())
             header = self._header_frame(request)
             state = StreamState()

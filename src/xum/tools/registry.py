@@ -8,7 +8,9 @@ whatever the tool does (even crash), the answer is a ToolResult and the turn goe
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -89,6 +91,29 @@ def tool_class(name: str) -> type[Tool]:
     module_name, _, class_name = _TOOLS[name].partition(":")
     cls: type[Tool] = getattr(importlib.import_module(module_name), class_name)
     return cls
+
+
+_prewarmed = False
+
+
+def prewarm(names: Sequence[str]) -> None:
+    """Import pydantic and these tools' modules on a background thread (once per process).
+
+    The engine calls this when it sends its first request: a model takes far longer to answer
+    than the ~100 ms these imports cost, so the first tool call no longer pays for them.
+    """
+    global _prewarmed
+    if _prewarmed:
+        return
+    _prewarmed = True
+    wanted = [n for n in names if n in _TOOLS]
+
+    def work() -> None:
+        for name in wanted:
+            with contextlib.suppress(Exception):  # a broken tool reports itself when called
+                get_tool(name)
+
+    threading.Thread(target=work, name="xum-tool-prewarm", daemon=True).start()
 
 
 @cache
