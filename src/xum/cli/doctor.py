@@ -83,17 +83,15 @@ def check_config() -> list[Check]:
 
 
 def check_secrets() -> list[Check]:
+    from xum.core.jsonfile import read_json_object
+
     path = secrets_path()
     if not path.exists():
         return []
     try:
-        data = orjson.loads(path.read_bytes() or b"{}")
-    except orjson.JSONDecodeError as exc:
-        return [
-            Check("secrets", "fail", f"{path}:{exc.lineno}:{exc.colno}: cannot parse: {exc.msg}")
-        ]
-    if not isinstance(data, dict):
-        return [Check("secrets", "fail", f"{path}: the top level must be an object")]
+        data = read_json_object(path, top_level="the top level must be an object")
+    except ConfigError as exc:
+        return [Check("secrets", "fail", exc.message)]
     return [Check("secrets", "ok", f"{path} parses ({len(data)} project entries)")]
 
 

@@ -13,37 +13,16 @@ from typing import Any, TypeVar
 
 import orjson
 
-from xum.core.errors import ConfigError
 from xum.core.fsutil import atomic_write_bytes
+from xum.core.jsonfile import read_json_object
 from xum.core.lock import locked
 from xum.core.paths import config_path, ensure_root
 
 T = TypeVar("T")
 
 
-def _parse(raw: bytes, path: Path) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(
-            f"cannot parse: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("the top level must be a JSON object", path=str(path))
-    return data
-
-
 def load_config(path: Path | None = None) -> dict[str, Any]:
-    path = path or config_path()
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    return _parse(raw, path)
+    return read_json_object(path or config_path())
 
 
 def update_config(mutate: Callable[[dict[str, Any]], T], path: Path | None = None) -> T:

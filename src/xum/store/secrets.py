@@ -24,6 +24,7 @@ import orjson
 
 from xum.core.errors import ConfigError
 from xum.core.fsutil import atomic_write_bytes
+from xum.core.jsonfile import read_json_object
 from xum.core.lock import locked
 from xum.core.paths import ensure_root, secrets_path
 
@@ -41,24 +42,9 @@ def _check_mode(path: Path) -> None:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    _check_mode(path)
-    if not raw.strip():
-        return {}
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(
-            f"cannot parse: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("the top level must be an object keyed by project path", path=str(path))
-    return data
+    return read_json_object(
+        path, top_level="the top level must be an object keyed by project path", check=_check_mode
+    )
 
 
 def load_project_secrets(project_path: str, path: Path | None = None) -> dict[str, str]:
