@@ -24,6 +24,7 @@ from xum.store import registry
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.tasking import TASK_TOOL_NAMES, SubAgentError, TaskSpec
+from xum.workspaces.subagent_host import DeferredHost
 from xum.workspaces.subagents import ScopedHost, SubAgentManager, TaskSettings
 
 Step = fakellm.Reply | Callable[[RecordedRequest], fakellm.Reply]
@@ -603,3 +604,30 @@ async def test_a_later_process_adopts_and_wakes_earlier_children(
         assert again.manager.children_of("parentws01")[0].task_id == task_id
     finally:
         await again.close()
+
+
+async def test_a_deferred_host_answers_like_the_real_one_and_makes_it_on_first_use(
+    fake_llm: FakeLLM, agents: Agents, repo: Path
+) -> None:
+    agents.add("ROLE:late", fakellm.text("made late"))
+    tree = await make_tree(fake_llm, repo, max_depth=2)
+    made: list[ScopedHost] = []
+
+    def make() -> ScopedHost:
+        made.append(tree.host)
+        return tree.host
+
+    deferred = DeferredHost("parentws01", make, settings=TaskSettings(max_depth=2))
+    try:
+        for name in [*TASK_TOOL_NAMES, "agent_report", "bash", "file_read"]:
+            assert deferred.offers(name) == tree.host.offers(name), name
+        assert DeferredHost("x", make, settings=TaskSettings(max_depth=0)).offers("task") is False
+        deferred.note_cost(0.25)
+        assert deferred.external_cost_usd() == 0.0 and made == []  # nothing made yet
+        (task_id,) = await deferred.spawn(TaskSpec("exec", "Late", "ROLE:late"))
+        assert made == [tree.host] and tree.host.own_cost == 0.25  # the cost was handed on
+        await until(lambda: not deferred.view(task_id).active)
+        assert deferred.children() == [task_id] and deferred.view(task_id).result == "made late"
+        assert made == [tree.host]  # made once
+    finally:
+        await tree.close()

@@ -15,11 +15,17 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from xum.core.errors import XumError
+
+if TYPE_CHECKING:
+    from xum.runtime.git import WorkTreeQuery
+    from xum.store.sessionlog import SessionLog
+    from xum.tools.tasking import SubAgentHost
+    from xum.workspaces.subagents import SubAgentManager
 
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -41,7 +47,7 @@ class RuntimeSpec(click.ParamType[str]):
     name = "local|worktree|ssh <host>"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from xum.workspaces.lifecycle import parse_runtime
+        from xum.workspaces.runtime_spec import parse_runtime
 
         try:
             kind, host = parse_runtime(str(value))
@@ -52,6 +58,8 @@ class RuntimeSpec(click.ParamType[str]):
 
 @dataclass
 class RunOutcome:
+    """How a run ended: the process exit code, the reason, and the final event's fields."""
+
     exit_code: int
     reason: str
     extra: dict[str, Any] = field(default_factory=dict)
@@ -135,6 +143,7 @@ def run(
     The message comes from the arguments or, when there are none, from stdin.
     """
     from xum.cli.render import JsonRenderer, QuietRenderer, TextRenderer, usage_line
+    from xum.runtime.git import WorkTreeQuery
 
     renderer: Any = JsonRenderer() if as_json else QuietRenderer() if quiet else TextRenderer()
     started = time.monotonic()
@@ -145,8 +154,13 @@ def run(
                 "no message: pass it as an argument or on stdin",
                 hint='xum run "Fix the failing tests"   or   xum run < prompt.md',
             )
+        # Where the project is (git) is asked now and read when the workspace is created: the
+        # git process runs while the rest of xum is imported.
+        project = WorkTreeQuery(directory.resolve())
         outcome = asyncio.run(
-            _run(text, directory, model, runtime, mode, thinking, _budget(budget), renderer)
+            _run(
+                text, directory, model, runtime, mode, thinking, _budget(budget), renderer, project
+            )
         )
     except click.BadParameter as exc:
         outcome = _failure(renderer, as_json, XumError(f"--budget: {exc.message}"))
@@ -194,18 +208,12 @@ async def _run(
     thinking_text: str | None,
     budget: float | None,
     renderer: Any,
+    project: WorkTreeQuery | None = None,
 ) -> RunOutcome:
     from xum.engine.route import resolve_route
-    from xum.engine.session import WorkspaceInfo
-    from xum.llm.client import open_client
     from xum.llm.http import prewarm
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-    from xum.store.sessionlog import SessionLog
     from xum.workspaces.lifecycle import create_workspace
-    from xum.workspaces.service import scratch_dir
-    from xum.workspaces.sessions import open_agent_session
-    from xum.workspaces.subagents import SubAgentManager
-    from xum.workspaces.wiring import wire_session
 
     # A one-shot `/<alias>+<level> message` picks the model and thinking of this run.
     text, model, thinking_text = _one_shot_override(text, model, thinking_text)
@@ -231,39 +239,78 @@ async def _run(
             "USD per million tokens)",
         )
 
-    created = await create_workspace(
-        directory,
-        runtime_name,
-        name_hint=" ".join(text.split()[:4]),
-        title=" ".join(text.split())[:80],
-        on_init_line=_init_line_sink(renderer),
-        model=route.model_string,
-        thinking=thinking,
-        agent=mode,
+    # The workspace is made on a worker thread (git, the registry write and its fsyncs) while
+    # this one imports the engine.
+    creating = asyncio.ensure_future(
+        create_workspace(
+            directory,
+            runtime_name,
+            name_hint=" ".join(text.split()[:4]),
+            title=" ".join(text.split())[:80],
+            on_init_line=_init_line_sink(renderer),
+            model=route.model_string,
+            thinking=thinking,
+            agent=mode,
+            project_query=project,
+        )
     )
+    await asyncio.sleep(0)  # let it start its thread
+    from xum.engine.session import WorkspaceInfo
+    from xum.llm.client import open_client
+    from xum.workspaces.service import scratch_dir
+    from xum.workspaces.sessions import open_agent_session
+    from xum.workspaces.subagent_host import DeferredHost, TaskSettings
+    from xum.workspaces.wiring import wire_session
+
+    created = await creating
     record, runtime = created.record, created.runtime
-    # Secrets, hooks (trusted projects only), masking; notices go to the renderer.
-    wiring = await wire_session(
-        record, runtime, scratch_dir=scratch_dir(record.id), emit=renderer, init=created.init
-    )
+    # The session log is opened and its writer lock taken (the first manifest is written and
+    # synced) on a worker thread while the session is assembled here.
+    opening = asyncio.ensure_future(asyncio.to_thread(_open_log, record.id))
+    try:
+        # Secrets, hooks (trusted projects only), masking; notices go to the renderer.
+        wiring = await wire_session(
+            record,
+            runtime,
+            scratch_dir=scratch_dir(record.id),
+            emit=renderer,
+            init=created.init,
+            secrets=created.secrets,
+            trust_root=created.project.trust_root if created.project else None,
+        )
+        client = open_client(route.endpoint)
+        # Sub-agents run in this process; their events are not rendered (their logs keep them).
+        # The manager is made (and imported) when the agent first uses a task tool.
+        settings = TaskSettings.from_config()
+        manager: SubAgentManager | None = None
+
+        def make_host() -> SubAgentHost:
+            nonlocal manager
+            from xum.workspaces.subagents import SubAgentManager
+
+            manager = SubAgentManager(settings=settings)
+            return manager.host_for(
+                WorkspaceInfo(
+                    record.id, record.name, record.project_path, record.path, runtime.kind
+                ),
+                runtime=runtime,
+                route=route,
+                client=client,
+                thinking=thinking,
+                budget_usd=budget,
+                base_env=wiring.base_env,
+            )
+
+        host = DeferredHost(record.id, make_host, settings=settings)
+        log = await opening
+    except BaseException:
+        opening.add_done_callback(_close_opened_log)
+        raise
     exit_choice: dict[str, Any] = {}
 
     def set_exit_code(code: int, reason: str) -> None:
         exit_choice.update(code=code, reason=reason)
 
-    client = open_client(route.endpoint)
-    log = SessionLog.open(record.id, purpose="xum run")
-    # Sub-agents run in this process; their events are not rendered (their logs keep them).
-    subagents = SubAgentManager()
-    host = subagents.host_for(
-        WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind),
-        runtime=runtime,
-        route=route,
-        client=client,
-        thinking=thinking,
-        budget_usd=budget,
-        base_env=wiring.base_env,
-    )
     session = open_agent_session(
         record,
         runtime,
@@ -278,6 +325,7 @@ async def _run(
         subagents=host,
         middleware=wiring.middleware,
         base_env=wiring.base_env,
+        is_git=created.project.is_git if created.project else None,
     )
 
     loop = asyncio.get_running_loop()
@@ -293,6 +341,7 @@ async def _run(
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         result = await session.run_turn(text)
+        log.end_write()  # the hold `_open_log` took; the turn has released its own
         if created.init is not None and result.reason != "interrupted":
             await _finish_init(created.init, renderer)
     finally:
@@ -301,7 +350,8 @@ async def _run(
             created.init.cancel()  # a no-op unless the run failed or was interrupted
         # Children and background processes end with the run: nothing outlives it.
         await session.aclose()
-        await subagents.aclose()
+        if manager is not None:
+            await manager.aclose()
         await client.aclose()
         await runtime.close()
         log.close()
@@ -334,6 +384,26 @@ async def _run(
     if code == EXIT_OK and exit_choice:
         code = int(exit_choice["code"])
     return RunOutcome(code, result.reason, extra)
+
+
+def _open_log(workspace_id: str) -> SessionLog:
+    """The workspace's session log with its writer lock taken (run on a worker thread, then
+    handed to the event loop's thread: one thread at a time uses it). The turn takes the lock
+    again, re-entrantly; the caller releases this hold with `end_write()` or `close()`."""
+    from xum.store.sessionlog import SessionLog
+
+    log = SessionLog.open(workspace_id, purpose="xum run")
+    try:
+        log.begin_write()
+    except BaseException:
+        log.close()
+        raise
+    return log
+
+
+def _close_opened_log(opening: asyncio.Future[SessionLog]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        opening.result().close()
 
 
 def _one_shot_override(

@@ -129,6 +129,7 @@ def _serve(
     add_projects: list[Path],
 ) -> None:
     import asyncio
+    import gc
     import signal
     from urllib.parse import quote
 
@@ -137,6 +138,7 @@ def _serve(
     from xum.server import lockfile
     from xum.server.app import create_app
     from xum.server.state import ServerConfig
+    from xum.server.wsbatch import BatchingWebSocketProtocol
     from xum.store import registry
     from xum.workspaces.service import project_root
 
@@ -159,7 +161,8 @@ def _serve(
         app,
         log_level="warning",
         access_log=False,  # request lines would include the sign-in link's token
-        ws="websockets-sansio",
+        # uvicorn's websockets-sansio protocol, writing one loop iteration's frames together.
+        ws=BatchingWebSocketProtocol,
         lifespan="on",
         ws_max_size=1024 * 1024,
         # Events are small JSON objects sent one by one: compressing each costs more latency and
@@ -195,6 +198,10 @@ def _serve(
                 loop.add_signal_handler(sig, stop)
             await uv_server.serve(sockets=[sock])
 
+        # What is loaded by now (the app, its libraries) lives as long as the process: keep it
+        # out of the garbage collector's full passes, which would otherwise walk it all (some
+        # 30 ms with every stream on the loop waiting) to find nothing.
+        gc.freeze()
         asyncio.run(main())
     finally:
         lockfile.remove_lock()

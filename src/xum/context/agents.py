@@ -297,6 +297,8 @@ def merge_chain(chain: Sequence[AgentDefinition]) -> ResolvedAgent:
 
 @dataclass
 class _DirCache:
+    """What an agent directory held when last read."""
+
     sig: Sig = MISSING
     names: list[str] = field(default_factory=list)
     files: dict[str, tuple[Sig, AgentDefinition | None, list[str]]] = field(default_factory=dict)

@@ -10,7 +10,6 @@ imports PyYAML just to read what xum itself ships. A test fails when the index i
 
 from __future__ import annotations
 
-import argparse
 import sys
 from functools import cache
 from pathlib import Path
@@ -50,6 +49,8 @@ def generate() -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m xum.context.builtin")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true", help="regenerate builtin_index.json")

@@ -62,6 +62,8 @@ def tools_sha256(tools: Sequence[ToolSpec]) -> str:
 
 @dataclass
 class Frozen:
+    """The system prompt and tools frozen for the current context segment."""
+
     seq: int
     reason: str
     agent: str
@@ -74,6 +76,8 @@ class Frozen:
 
 @dataclass
 class ContextDelta:
+    """How the live context differs from the frozen one."""
+
     new_segment: str | None = None  # the reason, when a new segment must start
     sections: list[str] = field(default_factory=list)  # changed tracked sections
     tools: list[str] = field(default_factory=list)  # tools whose `Tool:` notes changed

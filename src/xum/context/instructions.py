@@ -47,12 +47,15 @@ SHARED_KINDS = frozenset({"tool"})
 MAX_MODEL_PATTERN = 256
 # A quantified group that itself holds a quantifier ("(a+)+", "(.*)*"): the shape behind
 # catastrophic backtracking. Such patterns come from repository files, so they are refused.
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[*+}](?:[^()\\]|\\.)*\)\s*[*+{]")
+# Compiled (by `re`'s cache) with the first scoped `Model:` section, not at start-up.
+_NESTED_QUANTIFIER = r"\((?:[^()\\]|\\.)*[*+}](?:[^()\\]|\\.)*\)\s*[*+{]"
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
 @dataclass(frozen=True, slots=True)
 class InstructionFile:
+    """One instruction file (AGENTS.md and the like), read and split."""
+
     label: str  # how the prompt names it: "global: AGENTS.md", "project: pkg/.xum/AGENTS.md"
     dedicated: bool
     general: str  # the text outside scoped sections (comments removed)
@@ -62,6 +65,8 @@ class InstructionFile:
 
 @dataclass(frozen=True)
 class Instructions:
+    """Every instruction file that applies to a workspace."""
+
     files: tuple[InstructionFile, ...] = ()  # most general first
     # Scoped sections in precedence order (most specific file first), with their file's label.
     scoped: tuple[tuple[ScopedSection, str], ...] = ()
@@ -141,7 +146,7 @@ def _compile_model_pattern(pattern: str, flags: int) -> re.Pattern[str] | None:
     key = (pattern, flags)
     if key not in _PATTERNS:
         compiled: re.Pattern[str] | None = None
-        if len(pattern) <= MAX_MODEL_PATTERN and not _NESTED_QUANTIFIER.search(pattern):
+        if len(pattern) <= MAX_MODEL_PATTERN and not re.search(_NESTED_QUANTIFIER, pattern):
             try:
                 compiled = re.compile(pattern, flags)
             except re.error:
@@ -157,6 +162,8 @@ def _compile_model_pattern(pattern: str, flags: int) -> re.Pattern[str] | None:
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
+    """An instruction file found during discovery, before it is read."""
+
     view: FileView
     found: Found
     label: str

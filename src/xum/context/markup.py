@@ -59,6 +59,8 @@ def one_line(text: str, limit: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ScopedSection:
+    """A `## Model: ...` (mode, tool, agent) section cut out of an instruction file."""
+
     kind: str  # "model", "mode", "tool" or "agent" (lowercase)
     key: str  # what follows the colon: a regex, a mode, a tool name
     body: str  # the section's content without its heading, tidied

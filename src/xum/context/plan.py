@@ -29,6 +29,8 @@ def plan_file_path(project_path: str, workspace_name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PlanSnapshot:
+    """A plan file's state at one moment."""
+
     path: str
     exists: bool
     mtime_ns: int = 0

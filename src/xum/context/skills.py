@@ -59,6 +59,8 @@ def valid_skill_name(name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Skill:
+    """One skill: its SKILL.md frontmatter and where it lives."""
+
     name: str
     description: str
     scope: str  # "project", "global", "universal" or "builtin"
@@ -76,6 +78,8 @@ class Skill:
 
 @dataclass(frozen=True, slots=True)
 class SkillProblem:
+    """A skill that could not be loaded, and why."""
+
     where: str
     message: str
 
@@ -85,6 +89,8 @@ class SkillProblem:
 
 @dataclass
 class SkillCatalog:
+    """The skills a workspace sees, and the problems found on the way."""
+
     skills: dict[str, Skill] = field(default_factory=dict)  # by name, the winners only
     problems: list[SkillProblem] = field(default_factory=list)
 
@@ -170,6 +176,8 @@ def invocation_message(skill: Skill, arguments: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Root:
+    """A directory skills are looked up in."""
+
     view: FileView
     path: str
     scope: str
@@ -179,6 +187,8 @@ class _Root:
 
 @dataclass
 class _RootCache:
+    """What a skills directory held when last read."""
+
     sig: Sig = MISSING
     names: list[str] = field(default_factory=list)
 

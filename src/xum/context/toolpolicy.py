@@ -43,6 +43,8 @@ _TASK_FAMILY = re.compile(r"^task(?:_.*)?$")
 
 @dataclass(frozen=True, slots=True)
 class PolicyContext:
+    """Where the session sits in a task tree (what tool policies depend on)."""
+
     subagent: bool = False
     task_depth: int = 0
     max_task_depth: int | None = None  # None: no limit known
@@ -50,6 +52,8 @@ class PolicyContext:
 
 @dataclass(frozen=True, slots=True)
 class ToolPolicy:
+    """The tools an agent gets, resolved from its definition."""
+
     tools: tuple[str, ...]  # in the order of `available`
     required: str | None  # the tool the agent must call before its turn ends
     plan_like: bool
@@ -66,6 +70,8 @@ def _compiled(pattern: str) -> re.Pattern[str] | None:
 
 
 def _matching(pattern: str, names: Sequence[str], warn: Callable[[str], None]) -> list[str]:
+    if _LITERAL.match(pattern):  # most entries name one tool: no regex to compile
+        return [name for name in names if name == pattern]
     compiled = _compiled(pattern)
     if compiled is None:
         warn(f"tool pattern {pattern!r} is not a valid regular expression; ignored")

@@ -79,6 +79,8 @@ class AgentSelection:
 
 @dataclass
 class LiveContext:
+    """What the next request would be told (see the module docstring)."""
+
     agent: ResolvedAgent
     mode: str  # "plan" when the agent is plan-like, else "exec"
     policy: ToolPolicy

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import time
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lowercase
 _SUFFIX_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no 0/o/1/l look-alikes
+assert len(_SUFFIX_ALPHABET) == 32  # so a random byte picks a letter without bias
+
+# Randomness comes from os.urandom directly (what `secrets` uses): importing `secrets` pulls in
+# `random` and `hmac`, which nothing else on `xum run`'s start-up path needs.
 
 
 def _b32(value: int, length: int) -> str:
@@ -31,11 +34,11 @@ def event_id() -> str:
 
 def workspace_id() -> str:
     """Workspace ids are short random hex: random, so telemetry-free and unguessable across hosts."""
-    return secrets.token_hex(5)
+    return os.urandom(5).hex()
 
 
 def random_suffix(length: int = 4) -> str:
-    return "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(length))
+    return "".join(_SUFFIX_ALPHABET[byte & 31] for byte in os.urandom(length))
 
 
 _NAME_CLEAN = re.compile(r"[^a-z0-9]+")

@@ -11,7 +11,7 @@ from typing import Any
 
 from xum.core.errors import ConfigError
 
-_POSITION = re.compile(r"<string>:(\d+) (.*) at column (\d+)", re.DOTALL)
+_POSITION = r"<string>:(\d+) (.*) at column (\d+)"  # compiled on the first parse error
 
 
 def parse_jsonc(text: str, *, path: str) -> Any:
@@ -22,7 +22,7 @@ def parse_jsonc(text: str, *, path: str) -> Any:
     try:
         return json5.loads(text, allow_duplicate_keys=True)
     except ValueError as exc:
-        match = _POSITION.search(str(exc))
+        match = re.search(_POSITION, str(exc), re.DOTALL)
         if match:
             raise ConfigError(
                 f"cannot parse: {match.group(2).replace(chr(10), 'newline')}",

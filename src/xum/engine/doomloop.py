@@ -26,6 +26,8 @@ def call_fingerprint(name: str, arguments: str) -> str:
 
 @dataclass
 class Verdict:
+    """What the guard says about the latest tool calls."""
+
     repeats: int
     advisory: str | None = None
     stop: bool = False

@@ -35,6 +35,8 @@ NO_PROVIDER_HINT = (
 
 @dataclass(frozen=True)
 class ModelRoute:
+    """A resolved model string: provider, model id, endpoint and parameters."""
+
     provider: str
     model_id: str
     endpoint: Endpoint

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 
@@ -39,8 +39,6 @@ from xum.engine.events import Event, EventSink, null_sink
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
-from xum.engine.toolrun import run_calls
-from xum.engine.userinput import PreparedMessage, TurnOverride
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
 from xum.llm.types import (
@@ -60,9 +58,15 @@ from xum.store.frames import Frame
 from xum.store.projection import HistoryProjection
 from xum.store.sessionlog import SessionLog
 from xum.tools import registry
-from xum.tools.background import BackgroundProcesses
-from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
 from xum.tools.tasking import CHILD_TOOLS, HOST_TOOLS, SubAgentHost
+
+if TYPE_CHECKING:
+    # Imported where they are used, off the start-up path: the tool machinery with the first
+    # tool call (the tool prewarm thread loads it while the first reply streams), the user-input
+    # helpers with the first slash command.
+    from xum.engine.userinput import PreparedMessage, TurnOverride
+    from xum.tools.background import BackgroundProcesses
+    from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
 
 T = TypeVar("T")
 
@@ -101,6 +105,8 @@ class _BudgetExceeded(Exception):
 
 @dataclass(frozen=True)
 class WorkspaceInfo:
+    """The workspace a session runs in."""
+
     id: str
     name: str
     project_path: str
@@ -110,6 +116,8 @@ class WorkspaceInfo:
 
 @dataclass
 class SessionSettings:
+    """How a session runs: model settings, limits, mode."""
+
     # A fixed prompt and tool list, used when the session has no context provider (tests and
     # embedded uses); with one, the agent definition and the workspace decide both.
     system_prompt: str = ""
@@ -123,6 +131,8 @@ class SessionSettings:
 
 @dataclass
 class TurnResult:
+    """How a turn ended, and what it cost."""
+
     turn_id: str
     reason: TurnReason
     text: str = ""  # the last assistant text of the turn
@@ -198,7 +208,7 @@ class AgentSession:
         # Children (the task tools) when a higher layer hosts them; background bash processes,
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
-        self.background = BackgroundProcesses(str(scratch_dir))
+        self._background: BackgroundProcesses | None = None  # made on first use
         self.todos: list[TodoItem] = []
         self.projection = HistoryProjection()
         self.doom = DoomLoopGuard()
@@ -259,10 +269,20 @@ class AgentSession:
         queued, self._step_queue = self._step_queue, []
         return queued
 
+    @property
+    def background(self) -> BackgroundProcesses:
+        """This session's background bash processes (imported and made on first use)."""
+        if self._background is None:
+            from xum.tools.background import BackgroundProcesses
+
+            self._background = BackgroundProcesses(str(self.scratch_dir))
+        return self._background
+
     async def aclose(self) -> None:
         """Release what outlives a turn: background processes are killed. The log, client and
         runtime belong to the caller."""
-        await self.background.close()
+        if self._background is not None:
+            await self._background.close()
 
     @property
     def agent_id(self) -> str:
@@ -292,7 +312,7 @@ class AgentSession:
         `/<alias>+<level>` override); a command that cannot be carried out raises UsageError
         before anything is written."""
         if not text.lstrip().startswith("/"):
-            return await self._run_turn(PreparedMessage(text, text))
+            return await self._run_turn(text)
         from xum.engine.userinput import prepare_message  # slash commands only: off start-up
 
         prepared = prepare_message(
@@ -303,8 +323,9 @@ class AgentSession:
             resolve_model=self.resolve_model,
         )
         if prepared.override is None:
-            return await self._run_turn(prepared)
-        return await self._with_override(prepared.override, self._run_turn(prepared))
+            return await self._run_turn(prepared.text, prepared)
+        turn = self._run_turn(prepared.text, prepared)
+        return await self._with_override(prepared.override, turn)
 
     async def _with_override(
         self, override: TurnOverride, turn: Coroutine[Any, Any, TurnResult]
@@ -320,7 +341,10 @@ class AgentSession:
             if own_client:
                 await client.aclose()
 
-    async def _run_turn(self, prepared: PreparedMessage) -> TurnResult:
+    async def _run_turn(self, text: str, prepared: PreparedMessage | None = None) -> TurnResult:
+        """`text` is what the model receives; `prepared`, what a slash command made of the
+        message (None for plain text)."""
+        slash = None if prepared is None else prepared.slash
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
@@ -333,9 +357,9 @@ class AgentSession:
         try:
             # Context changes noticed now go before the user's message.
             context_frames = await self._context_frames()
-            user: dict[str, Any] = {"message": text_message("user", prepared.text)}
-            if prepared.slash is not None:
-                user.update(typed=prepared.typed, slash=prepared.slash)
+            user: dict[str, Any] = {"message": text_message("user", text)}
+            if prepared is not None and slash is not None:
+                user.update(typed=prepared.typed, slash=slash)
             frames = await self._append(
                 [
                     (ev.TURN_START, {"turn_id": result.turn_id}),
@@ -347,9 +371,9 @@ class AgentSession:
                 E.TURN_START, frames[0], turn_id=result.turn_id, model=self.route.model_string
             )
             self._context_events(context_frames, frames[1:-1])
-            fields: dict[str, Any] = {"text": prepared.text}
-            if prepared.slash is not None:
-                fields.update(typed=prepared.typed, slash=prepared.slash)
+            fields: dict[str, Any] = {"text": text}
+            if prepared is not None and slash is not None:
+                fields.update(typed=prepared.typed, slash=slash)
             self._emit(E.USER_MESSAGE, frames[-1], **fields)
             try:
                 await self._steps(result)
@@ -363,7 +387,7 @@ class AgentSession:
                 # Cancelled from outside (not by interrupt()): still close the turn durably.
                 self._end_turn(result, "interrupted")
                 raise
-            self._end_turn(result, result.reason)
+            await self._end_turn_async(result, result.reason)
             return result
         finally:
             live = self.context.live
@@ -383,7 +407,7 @@ class AgentSession:
             if step > 1:
                 frames = await self._context_frames()
                 if frames:
-                    self._context_events(frames, self.log.append_many(frames))
+                    self._context_events(frames, await self._append(frames))
             self.emit({"type": E.STEP_START, "step": step, "turn_id": result.turn_id})
             registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
             request = self._build_request(self._tool_choice())
@@ -413,7 +437,7 @@ class AgentSession:
                 result.reason = "budget"
                 return
             if not calls:
-                if self._deliver_step_queue():
+                if await self._deliver_step_queue():
                     continue
                 if self._force_required_tool():
                     continue
@@ -425,7 +449,7 @@ class AgentSession:
                 return
             await self._run_tools(calls)
             await self._snapshot_plan()
-            self._deliver_step_queue()
+            await self._deliver_step_queue()
         result.reason = "max_steps"
         self.emit(
             {
@@ -777,6 +801,8 @@ class AgentSession:
 
     def _close_calls(self, calls: Sequence[ToolCall], output: str) -> None:
         """Give every call that has no result yet an error result saying why it did not run."""
+        from xum.tools.base import ToolResult
+
         done = self._answered_call_ids()
         for call in calls:
             if call.id not in done:
@@ -794,10 +820,22 @@ class AgentSession:
         return answered
 
     def _end_turn(self, result: TurnResult, reason: TurnReason) -> None:
+        """The synchronous form, for a turn cancelled from outside (nothing may be awaited)."""
+        frame = self.log.append(*self._turn_end_frame(result, reason))
+        self._emit_turn_end(frame, result, reason)
+
+    async def _end_turn_async(self, result: TurnResult, reason: TurnReason) -> None:
+        (frame,) = await self._append([self._turn_end_frame(result, reason)])
+        self._emit_turn_end(frame, result, reason)
+
+    @staticmethod
+    def _turn_end_frame(result: TurnResult, reason: TurnReason) -> tuple[str, dict[str, Any]]:
         data: dict[str, Any] = {"turn_id": result.turn_id, "reason": reason}
         if result.error:
             data["error"] = result.error
-        frame = self.log.append(ev.TURN_END, data)
+        return ev.TURN_END, data
+
+    def _emit_turn_end(self, frame: Frame, result: TurnResult, reason: TurnReason) -> None:
         self._emit(
             E.TURN_END,
             frame,
@@ -817,6 +855,8 @@ class AgentSession:
     # Tools -----------------------------------------------------------------------------------
 
     def tool_context(self) -> ToolContext:
+        from xum.tools.base import ToolContext
+
         live = self.context.live
         env = dict(self.base_env)
         env.update(
@@ -850,6 +890,8 @@ class AgentSession:
         )
 
     async def _run_tools(self, calls: list[ToolCall]) -> None:
+        from xum.engine.toolrun import run_calls
+
         ctx = self.tool_context()
 
         def started(call: ToolCall) -> None:
@@ -931,7 +973,7 @@ class AgentSession:
             return
         snapshot = await read_snapshot(self._plan_view, target)
         if self.context.snapshot_due(snapshot):
-            self.log.append(ev.PLAN_SNAPSHOT, snapshot.to_dict())
+            await self._append([(ev.PLAN_SNAPSHOT, snapshot.to_dict())])
 
     def _doom_check(self, calls: Sequence[ToolCall]) -> str | None:
         """Advisories for repeated identical calls; the stop message when the guard trips."""
@@ -948,12 +990,14 @@ class AgentSession:
                 self._pending_advisories[call.id] = verdict.advisory
         return None
 
-    def _deliver_step_queue(self) -> bool:
+    async def _deliver_step_queue(self) -> bool:
         if not self._step_queue:
             return False
         queued, self._step_queue = self._step_queue, []
-        for text in queued:
-            frame = self.log.append(ev.USER_MESSAGE, {"message": text_message("user", text)})
+        frames = await self._append(
+            [(ev.USER_MESSAGE, {"message": text_message("user", text)}) for text in queued]
+        )
+        for frame, text in zip(frames, queued, strict=True):
             self._emit(E.USER_MESSAGE, frame, text=text, queued=True)
         return True
 

@@ -30,7 +30,7 @@ from xum.llm.types import (
 PARTIAL_INTERVAL_S = 0.2
 
 
-@dataclass
+@dataclass(eq=False)
 class StreamState:
     """What has arrived for the current step (reset when a retry discards it)."""
 

@@ -24,6 +24,8 @@ class TurnOverride:
 
 @dataclass(frozen=True, slots=True)
 class PreparedMessage:
+    """A user message ready for a turn (slash commands carried out)."""
+
     text: str  # what the model receives
     typed: str  # what the user typed
     slash: dict[str, Any] | None = None  # what the command was, for the log and the UI

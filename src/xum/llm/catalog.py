@@ -8,7 +8,6 @@ those stated) are marked as assumptions where they are set.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -26,6 +25,8 @@ ChatReasoning = Literal["openai", "basic", "disabled"] | None
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
+    """What xum knows about one model: ids, aliases, thinking range, limits."""
+
     provider: str
     id: str
     name: str
@@ -177,6 +178,8 @@ def resolve_model_string(text: str) -> tuple[str, str]:
     if found is not None:
         return found.provider, found.id
     names = sorted(set(_ALIASES) | set(_BY_ID))
+    import difflib  # only to suggest names for a typo
+
     near = difflib.get_close_matches(key, names, n=4, cutoff=0.5)
     nearby = f"; did you mean {', '.join(near)}?" if near else ""
     raise LLMError(

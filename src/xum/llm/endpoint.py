@@ -12,6 +12,8 @@ AuthStyle = Literal["x-api-key", "bearer", "none"]
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
+    """Where requests for a provider go, in which wire format, with which key."""
+
     provider: str  # provider id: "anthropic", "openai", "ollama", "local-vllm", ...
     wire: Wire
     base_url: str  # normalized; the wire client appends "/messages", "/responses", ...

@@ -83,12 +83,12 @@ KEY_ENV_VARS: dict[str, str] = {
 }
 
 # Phrases servers use for "the prompt does not fit", across Anthropic, OpenAI and the
-# OpenAI-compatible servers (vLLM, llama.cpp, Ollama, OpenRouter, DeepSeek, ...).
-_CONTEXT_RE = re.compile(
+# OpenAI-compatible servers (vLLM, llama.cpp, Ollama, OpenRouter, DeepSeek, ...). Compiled (by
+# `re`'s cache) when an error is first classified, not at start-up.
+_CONTEXT = (
     r"prompt is too long|context[_ ]length|context window|maximum context|too many tokens"
     r"|input is too long|input too long|exceeds the (?:model's )?(?:maximum )?context"
-    r"|reduce the length of the messages|request_too_large|string too long",
-    re.IGNORECASE,
+    r"|reduce the length of the messages|request_too_large|string too long"
 )
 _OVERLOADED = frozenset({"overloaded_error", "overloaded"})
 _RATE = frozenset({"rate_limit_error", "rate_limit_exceeded", "rate_limit", "too_many_requests"})
@@ -187,7 +187,7 @@ def classify(
         and not codes & _RATE
         and (
             status == 413
-            or _CONTEXT_RE.search(detail)
+            or re.search(_CONTEXT, detail, re.IGNORECASE)
             or codes & {"context_length_exceeded", "request_too_large"}
         )
     ):

@@ -109,6 +109,8 @@ DRAIN_S = 2.0  # after the final event, wait this long for the server to end the
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
+    """Seconds allowed to connect, between two chunks, to send, and to get a pooled connection."""
+
     connect: float = 10.0
     read: float = 300.0  # idle time between two chunks of a stream (long thinking pauses)
     write: float = 60.0
@@ -330,8 +332,10 @@ class WireClient:
             raise
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Reply:
+    """A reply's status and headers, and its body as it arrives."""
+
     status: int
     headers: Mapping[str, str]  # case-insensitive lookups by lowercase name
     chunks: AsyncIterator[bytes]

@@ -33,13 +33,17 @@ class HTTPTransportError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LeanTimeouts:
+    """Seconds allowed to connect, between two reads, and to send a request."""
+
     connect: float = 10.0
     read: float = 300.0  # idle time between two reads
     write: float = 60.0
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Conn:
+    """One pooled keep-alive connection."""
+
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     idle_since: float = 0.0
@@ -56,7 +60,7 @@ class _Conn:
             self.writer.close()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class LeanResponse:
     """The status line and headers of a reply; the body is read with `aiter_bytes()`."""
 

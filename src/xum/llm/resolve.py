@@ -35,6 +35,8 @@ _OPENROUTER_ROUTING = ("order", "allow_fallbacks", "only", "ignore", "data_colle
 
 @dataclass(frozen=True, slots=True)
 class Credential:
+    """An API key and where it was found."""
+
     value: str | None
     source: str | None  # "providers.jsonc:apiKey", "apiKeyFile:<path>", "env:NAME"; never the value
 

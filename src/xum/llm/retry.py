@@ -7,15 +7,21 @@ run in milliseconds while production keeps exponential backoff with jitter.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from time import time
+
+
+def _random() -> float:
+    import random  # on the first retry, not at start-up
+
+    return random.random()
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
+    """Exponential backoff with jitter, within limits."""
+
     max_retries: int = 4  # retries after the first attempt
     base_delay_s: float = 1.0  # the first backoff; doubles per retry
     max_delay_s: float = 30.0  # cap on one backoff delay
@@ -24,7 +30,7 @@ class RetryPolicy:
     max_retry_after_s: float = 60.0
     jitter: float = 0.25  # +/- this fraction, so parallel agents do not retry in lockstep
     sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, compare=False)
-    rand: Callable[[], float] = field(default=random.random, compare=False)
+    rand: Callable[[], float] = field(default=_random, compare=False)
 
     def backoff(self, attempt: int) -> float:
         """The delay before retry number `attempt` (1-based) when the server gave no hint."""
@@ -57,6 +63,8 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    from email.utils import parsedate_to_datetime  # HTTP dates are rare: off start-up
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):

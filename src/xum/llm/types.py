@@ -68,6 +68,8 @@ def text_message(role: Literal["user", "assistant"], text: str) -> Message:
 
 @dataclass(slots=True)
 class Usage:
+    """Token counts of one reply (or a sum of them)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -103,6 +105,8 @@ class Usage:
 
 @dataclass(slots=True)
 class ToolSpec:
+    """A tool as a model is offered it."""
+
     name: str
     description: str
     parameters: dict[str, Any]  # JSON Schema of the input object
@@ -113,6 +117,8 @@ ToolChoice = Literal["auto", "required", "none"] | dict[str, str]  # {"name": "<
 
 @dataclass(slots=True)
 class LLMRequest:
+    """One request in the provider-neutral form every wire client encodes."""
+
     model: str  # the provider's own model id (no "provider:" prefix)
     system: str
     messages: list[Message]
@@ -130,16 +136,22 @@ class LLMRequest:
 
 @dataclass(slots=True)
 class TextDelta:
+    """Stream event: more assistant text."""
+
     text: str
 
 
 @dataclass(slots=True)
 class ReasoningDelta:
+    """Stream event: more reasoning (thinking) text."""
+
     text: str
 
 
 @dataclass(slots=True)
 class ToolCallStart:
+    """Stream event: a tool call begins."""
+
     index: int
     id: str
     name: str
@@ -147,17 +159,23 @@ class ToolCallStart:
 
 @dataclass(slots=True)
 class ToolCallDelta:
+    """Stream event: more of a tool call's JSON arguments."""
+
     index: int
     arguments: str
 
 
 @dataclass(slots=True)
 class ToolCallEnd:
+    """Stream event: a tool call's arguments are complete."""
+
     index: int
 
 
 @dataclass(slots=True)
 class UsageUpdate:
+    """Stream event: the usage so far (a snapshot, not an increment)."""
+
     usage: Usage
 
 
@@ -174,6 +192,8 @@ class Retrying:
 
 @dataclass(slots=True)
 class Finish:
+    """Stream event, always the last: the whole reply and why it ended."""
+
     reason: FinishReason
     message: Message  # the assembled assistant message, replay state included
     usage: Usage

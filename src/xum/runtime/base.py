@@ -22,6 +22,8 @@ class NotRegularFileError(OSError):
 
 @dataclass(slots=True)
 class ExecResult:
+    """How a command ended (its output went to the caller's sink)."""
+
     exit_code: int | None  # None when the process was killed by a signal
     signal: int | None = None  # the signal that ended it, if any
     timed_out: bool = False
@@ -31,6 +33,8 @@ class ExecResult:
 
 @dataclass(slots=True)
 class FileStat:
+    """What `Runtime.stat` found at a path."""
+
     path: str  # the path as resolved (symlinks not followed)
     exists: bool
     is_file: bool = False
@@ -44,7 +48,11 @@ class FileStat:
 class Runtime(Protocol):
     kind: RuntimeKind
     workspace_path: str  # absolute, in the runtime's namespace
-    temp_dir: str  # a directory tools may write scratch files into
+
+    @property
+    def temp_dir(self) -> str:
+        """A directory tools may write scratch files into."""
+        ...
 
     def resolve(self, path: str) -> str:
         """An absolute, normalized path (`..` folded, symlinks NOT resolved)."""

@@ -57,6 +57,66 @@ def run_git(
     return done
 
 
+WORK_TREE_ARGS = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"]
+
+
+def _work_tree(returncode: int | None, stdout: str) -> tuple[Path, Path] | None:
+    lines = stdout.splitlines()
+    if returncode != 0 or len(lines) < 2 or not lines[0] or not lines[1]:
+        return None
+    return Path(lines[0]), Path(lines[1])
+
+
+def work_tree(path: str | Path) -> tuple[Path, Path] | None:
+    """(working tree root, common git directory) of the work tree containing `path`, in one git
+    call; None when it is not inside a git work tree. The common directory is the main
+    repository's `.git` for a linked worktree too."""
+    done = run_git(WORK_TREE_ARGS, path, check=False)
+    return _work_tree(done.returncode, done.stdout)
+
+
+class WorkTreeQuery:
+    """`work_tree(path)` started now and read later: the git process runs while the caller does
+    its own work (imports, config reads), and `result()` waits for it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self._answer: tuple[Path, Path] | None = None
+        self._done = False
+        self._proc: subprocess.Popen[str] | None
+        try:
+            self._proc = subprocess.Popen(
+                ["git", *WORK_TREE_ARGS],
+                cwd=path,
+                env=_git_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                errors="replace",
+            )
+        except OSError:
+            self._proc = None  # result() runs work_tree, which raises the usual GitError
+
+    def result(self) -> tuple[Path, Path] | None:
+        if not self._done:
+            self._answer = self._wait() if self._proc is not None else work_tree(self.path)
+            self._done = True
+        return self._answer
+
+    def _wait(self) -> tuple[Path, Path] | None:
+        assert self._proc is not None
+        try:
+            stdout, _ = self._proc.communicate(timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.communicate()
+            raise GitError(
+                f"`git {' '.join(WORK_TREE_ARGS)}` took longer than {GIT_TIMEOUT_S:.0f} s"
+            ) from None
+        return _work_tree(self._proc.returncode, stdout)
+
+
 def toplevel(path: str | Path) -> Path | None:
     """The working tree root containing `path`, or None when it is not inside a git work tree."""
     done = run_git(["rev-parse", "--show-toplevel"], path, check=False)

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 
@@ -17,7 +16,6 @@ from xum.runtime.base import (
     OutputSink,
     RuntimeKind,
 )
-from xum.runtime.process import run_script
 
 # Laid over xum's own environment for every command: nothing may wait for a terminal that
 # is not there (pagers, credential prompts).
@@ -33,9 +31,19 @@ _READ_CHUNK = 1024 * 1024
 class LocalRuntime:
     kind: RuntimeKind = "local"
 
-    def __init__(self, workspace_path: str, temp_dir: str) -> None:
+    def __init__(self, workspace_path: str, temp_dir: str | None = None) -> None:
+        """`temp_dir`: default the system's (`tempfile.gettempdir()`), looked up on first use:
+        tools need it, opening a workspace does not."""
         self.workspace_path = os.path.abspath(workspace_path)
-        self.temp_dir = os.path.abspath(temp_dir)
+        self._temp_dir = None if temp_dir is None else os.path.abspath(temp_dir)
+
+    @property
+    def temp_dir(self) -> str:
+        if self._temp_dir is None:
+            import tempfile
+
+            self._temp_dir = os.path.abspath(tempfile.gettempdir())
+        return self._temp_dir
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.workspace_path!r})"
@@ -68,6 +76,8 @@ class LocalRuntime:
     ) -> ExecResult:
         full_env = self.base_env()
         full_env.update(env)
+        from xum.runtime.process import run_script  # with the first command, not at start-up
+
         return await run_script(
             script,
             env=full_env,
@@ -144,7 +154,7 @@ def _write_atomic(path: str, data: bytes) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(4)}.xum-tmp")
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.urandom(4).hex()}.xum-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, mode)

@@ -24,7 +24,9 @@ class WorktreeError(XumError):
 class WorktreeRuntime(LocalRuntime):
     kind: RuntimeKind = "worktree"
 
-    def __init__(self, workspace_path: str, temp_dir: str, *, project_path: str, branch: str):
+    def __init__(
+        self, workspace_path: str, temp_dir: str | None, *, project_path: str, branch: str
+    ):
         super().__init__(workspace_path, temp_dir)
         self.project_path = project_path
         self.branch = branch

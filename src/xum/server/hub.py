@@ -1,11 +1,13 @@
 """Fan-out of workspace event streams to WebSocket clients.
 
-Each workspace that someone looks at (or that runs a turn) has a `Channel`: its session log (one
-object, shared with the workspace's agent session, so reads see exactly what was committed), the
-in-flight partial message (folded from the live deltas), the sidebar status, and its
-subscribers. Everything here runs on the server's event loop and never awaits while it moves
-events, so a subscribe (backlog snapshot + partial snapshot + registration) is one atomic step
-with respect to the events the agent emits: nothing is missed, nothing is sent twice.
+Each workspace that someone looks at (or that runs a turn) has a `Channel`: a read-only view of
+its session log (the agent session writes through its own `SessionLog`), the in-flight partial
+message (folded from the live deltas), the sidebar status, and its subscribers. Everything here
+runs on the server's event loop (where the agent sessions run too: their emit calls `publish`
+directly) and never awaits while it moves events, so a subscribe (backlog snapshot + partial
+snapshot + registration) is one atomic step with respect to the events the agent emits: nothing
+is missed, nothing is sent twice. Each event is encoded to JSON once, whatever the number of
+subscribers.
 
 Committed events carry the log's `seq`. `publish` fills any gap from the log (frames appended
 without an event, such as the crash repair `begin_write` performs) before the event itself, so a
@@ -213,8 +215,9 @@ class Hub:
         client.outbox.resume(workspace_id)
         self._catch_up(channel)
         # Committed events up to the last one this loop has published: later frames may be in
-        # the log already, but their events are on their way (from a session thread) and will
-        # reach this subscriber live, in order, after the partial they complete.
+        # the log already (appended on a worker thread), but their events are published when the
+        # append returns and reach this subscriber live, in order, after the partial they
+        # complete.
         log = channel.log
         last = channel.last_published_seq
         frames = log.frames_after(after_seq) if after_seq < last else []
@@ -337,7 +340,7 @@ class Hub:
     def _fill(self, channel: Channel, before_seq: int) -> None:
         """Publish committed frames between the last published seq and `before_seq`."""
         if channel.log.last_seq < before_seq - 1:
-            # Written through another log object (the session's, on its thread): read them.
+            # Written through another log object (the session's): read them.
             with contextlib.suppress(Exception):
                 channel.log.refresh()
         for frame in channel.log.frames_after(channel.last_published_seq):

@@ -6,14 +6,12 @@ partial), marks the workspace "waiting", and waits for `POST /api/workspaces/{id
 Sending a chat message instead dismisses the question (the tool is told the user did not
 answer); interrupting the turn cancels it.
 
-The callback runs on the session's own loop (see `loopthread.py`); the registry and the hub
-live on the server's loop. Every crossing goes through `call_soon_threadsafe`.
+Everything here runs on the server's event loop, where the sessions run too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +28,7 @@ class PendingQuestion:
     id: str
     workspace_id: str
     questions: Sequence[Question]
-    future: asyncio.Future[Answers] = field(repr=False)  # of the session's loop
-    loop: asyncio.AbstractEventLoop = field(repr=False)
+    future: asyncio.Future[Answers] = field(repr=False)
     settled: bool = False
 
     def to_message(self) -> dict[str, Any]:
@@ -53,11 +50,6 @@ class PendingQuestion:
         }
 
 
-def _resolve(future: asyncio.Future[Answers], value: Answers) -> None:
-    if not future.done():
-        future.set_result(value)
-
-
 class Questions:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
@@ -68,20 +60,15 @@ class Questions:
         pending = self._pending.get(workspace_id)
         return pending.to_message() if pending is not None else None
 
-    def asker(
-        self, workspace_id: str, main_loop: asyncio.AbstractEventLoop
-    ) -> Callable[[Sequence[Question]], Awaitable[Answers]]:
-        async def ask(questions: Sequence[Question]) -> Answers:  # on the session's loop
-            loop = asyncio.get_running_loop()
-            pending = PendingQuestion(
-                secrets.token_hex(6), workspace_id, list(questions), loop.create_future(), loop
-            )
-            main_loop.call_soon_threadsafe(self._open, pending)
+    def asker(self, workspace_id: str) -> Callable[[Sequence[Question]], Awaitable[Answers]]:
+        async def ask(questions: Sequence[Question]) -> Answers:
+            future: asyncio.Future[Answers] = asyncio.get_running_loop().create_future()
+            pending = PendingQuestion(secrets.token_hex(6), workspace_id, list(questions), future)
+            self._open(pending)
             try:
                 return await pending.future
             finally:
-                with contextlib.suppress(RuntimeError):  # the server is shutting down
-                    main_loop.call_soon_threadsafe(self._close, pending)
+                self._close(pending)
 
         return ask
 
@@ -107,8 +94,8 @@ class Questions:
         if pending.settled:
             return False
         pending.settled = True
-        with contextlib.suppress(RuntimeError):  # its loop is gone: nothing waits any more
-            pending.loop.call_soon_threadsafe(_resolve, pending.future, value)
+        if not pending.future.done():
+            pending.future.set_result(value)
         return True
 
     def answer(self, workspace_id: str, question_id: str, answers: Answers) -> bool:

@@ -1,13 +1,17 @@
-"""Agent sessions inside the server: one `AgentSession` per active workspace, each on its own
-event-loop thread.
+"""Agent sessions inside the server: one `AgentSession` per active workspace, all on the
+server's event loop.
 
-Why a thread per session: a turn does blocking work by design (every committed frame is
-fsynced; git, hooks and tools start subprocesses; the partial message is rewritten). On one
-shared loop, each of those would stall every other workspace's stream and the fan-out to the
-browsers. So each workspace's runtime, client, session log (the writer) and agent live on a
-`LoopThread`; the server's loop keeps the hub, the queues and the routes. Events cross with
-`call_soon_threadsafe` (in order), and the hub reads the log through its own read-only
-`SessionLog`, as another process would.
+Why one loop: the slow parts of a turn are kept off it (the engine appends most durable frames on
+its log thread pool, tools and hooks are asyncio subprocesses, file reads go to threads; here the
+writer lock is taken on a thread and the partial message is written on one, see `writerlog.py`),
+so a turn mostly waits, and what it computes is short. Sharing the loop makes an event's way to
+the browsers a plain function call: the engine's emit folds the event into the hub and queues
+its JSON for each subscriber, and the WebSocket writers send it on the same loop. One event-loop
+thread per session was measured (bench/bench_server.py, 50 workspaces streaming at once) to cost
+about 40% more server CPU, in GIL hand-offs and cross-thread wake-ups, with p99 latencies of
+10-100 ms where one loop gives 4-7 ms. What blocks the loop now blocks every workspace: keep it
+short (move a slow step to `asyncio.to_thread` or the log's pool). The hub reads each log through
+its own read-only `SessionLog`, as another process would.
 
 A session is opened when a message is sent to an idle workspace, wired exactly as `xum run`
 wires one (project secrets, hooks and masking for trusted projects, sub-agents, the init hook of
@@ -27,7 +31,6 @@ import contextlib
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +42,6 @@ from xum.core.paths import session_dir
 from xum.engine import events as E
 from xum.server.errors import ApiError, from_xum_error, not_found
 from xum.server.hub import Channel, Hub
-from xum.server.loopthread import LoopThread
 from xum.server.questions import Questions
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
@@ -54,18 +56,16 @@ PREPARED_KEEP_S = 1800.0  # a new workspace's runtime (and init hook) kept for i
 
 @dataclass
 class Prepared:
-    """A workspace just created on its own thread: its runtime and init hook, kept there for
-    the first turn."""
+    """A workspace just created: its runtime and init hook, kept for the first turn."""
 
-    thread: LoopThread
-    runtime: Any  # Runtime, bound to `thread`
-    init: Any  # InitHookRun | None, running on `thread`
+    runtime: Any  # Runtime
+    init: Any  # InitHookRun | None
     since: float = field(default_factory=time.monotonic)
 
 
 @dataclass
 class Parts:
-    """What a session owns on its thread."""
+    """What a session owns."""
 
     agent: Any  # AgentSession
     client: Any  # LLMClient
@@ -77,7 +77,6 @@ class Parts:
 @dataclass
 class LiveSession:
     workspace_id: str
-    thread: LoopThread
     parts: Parts
     channel: Channel
     task: asyncio.Task[None] | None = None
@@ -114,34 +113,18 @@ class SessionManager:
         return self._locks.setdefault(workspace_id, asyncio.Lock())
 
     def _publisher(self, workspace_id: str, on_event: Callable[[Any], None] | None = None) -> Any:
-        """An event sink for the session thread: events cross to the hub, in order. Events
-        emitted while the server's loop has not yet taken the previous ones go over together
-        (one wake-up of that loop per batch, not per delta)."""
-        main, hub = self.main_loop, self.hub
-        pending: deque[dict[str, Any]] = deque()
-        lock = threading.Lock()
-        scheduled = False
+        """The session's event sink: each event goes to the hub on the spot (the session runs
+        on the server's loop). An event emitted from another thread, which the engine does not
+        do today, is handed to the loop instead, so the hub is only ever touched there."""
+        hub = self.hub
+        publish = _on_loop(self.main_loop, hub.publish)
 
-        def deliver() -> None:
-            nonlocal scheduled
-            with lock:
-                batch = list(pending)
-                pending.clear()
-                scheduled = False
-            for event in batch:
-                if on_event is not None:
-                    on_event(event)
-                hub.publish(workspace_id, event)
+        if on_event is None:
+            return lambda event: publish(workspace_id, event)
 
         def emit(event: dict[str, Any]) -> None:
-            nonlocal scheduled
-            with lock:
-                pending.append(event)
-                if scheduled:
-                    return
-                scheduled = True
-            with contextlib.suppress(RuntimeError):  # the server's loop is closing
-                main.call_soon_threadsafe(deliver)
+            on_event(event)
+            publish(workspace_id, event)
 
         return emit
 
@@ -154,7 +137,7 @@ class SessionManager:
     # Creating workspaces ----------------------------------------------------------------
 
     async def create(self, directory: Path, runtime: str, **fields: Any) -> WorkspaceRecord:
-        """`lifecycle.create_workspace` on a new session thread (its init hook runs there)."""
+        """`lifecycle.create_workspace`; its runtime and init hook are kept for the first turn."""
         from xum.workspaces.lifecycle import create_workspace
 
         return await self._adopt(lambda: create_workspace(directory, runtime, **fields))
@@ -165,30 +148,23 @@ class SessionManager:
         return await self._adopt(lambda: fork_workspace(workspace_id, name, title=title))
 
     async def _adopt(self, make: Callable[[], Coroutine[Any, Any, Any]]) -> WorkspaceRecord:
-        thread = LoopThread("xum workspace")
-        try:
-            created = await thread.submit(make())
-        except BaseException:
-            await thread.stop()
-            raise
+        created = await make()
         record = created.record
         init = created.init
         if init is not None:
             publish = self._publisher(record.id)
             # Its output so far, then each line, to whoever watches the workspace; then its end.
-            thread.call_soon(
-                init.subscribe, lambda line: publish({"type": "init-output", "line": line})
-            )
+            init.subscribe(lambda line: publish({"type": "init-output", "line": line}))
 
             async def announce() -> None:
-                status = await thread.submit(init.wait())
+                status = await init.wait()
                 self.hub.publish(
                     record.id, {"type": "init-end", "status": status, "exit_code": init.exit_code}
                 )
                 self.hub.workspaces_changed()
 
             self._spawn(announce())
-        self.prepared[record.id] = Prepared(thread, created.runtime, init)
+        self.prepared[record.id] = Prepared(created.runtime, init)
         assert isinstance(record, WorkspaceRecord)
         return record
 
@@ -206,7 +182,7 @@ class SessionManager:
                     live.turn_queue.append(text)
                     live.channel.queued_turn = len(live.turn_queue)
                 else:
-                    live.thread.call_soon(live.parts.agent.queue_message, text, "step")
+                    live.parts.agent.queue_message(text, "step")
                     live.channel.queued_step += 1
                 self.hub.status_changed(record.id)
                 return "queued", when
@@ -235,8 +211,8 @@ class SessionManager:
         live = self.sessions.get(workspace_id)
         if live is None or not live.busy:
             return False, []
-        unsent = await self._take_queue(live)
-        live.thread.call_soon(live.parts.agent.interrupt)
+        unsent = self._take_queue(live)
+        live.parts.agent.interrupt()
         self.hub.status_changed(workspace_id)
         return True, unsent
 
@@ -244,12 +220,12 @@ class SessionManager:
         live = self.sessions.get(workspace_id)
         if live is None:
             return []
-        unsent = await self._take_queue(live)
+        unsent = self._take_queue(live)
         self.hub.status_changed(workspace_id)
         return unsent
 
-    async def _take_queue(self, live: LiveSession) -> list[str]:
-        step: list[str] = await live.thread.call(live.parts.agent.take_step_queue)
+    def _take_queue(self, live: LiveSession) -> list[str]:
+        step: list[str] = live.parts.agent.take_step_queue()
         unsent = step + live.turn_queue
         live.turn_queue = []
         live.channel.queued_step = live.channel.queued_turn = 0
@@ -282,7 +258,6 @@ class SessionManager:
         parse_thinking(record.thinking or DEFAULT_THINKING, route.provider, route.model_id)
         channel = await self.hub.channel(record.id)
         prepared = self.prepared.pop(record.id, None)
-        thread = prepared.thread if prepared else LoopThread(f"xum session {record.id}")
         holder: dict[str, LiveSession] = {}
 
         def on_event(event: dict[str, Any]) -> None:
@@ -290,27 +265,15 @@ class SessionManager:
                 holder["live"].started.set()
 
         emit = self._publisher(record.id, on_event)
-        main, hub = self.main_loop, self.hub
-
-        def children(ws: str, event: dict[str, Any]) -> None:
-            with contextlib.suppress(RuntimeError):
-                main.call_soon_threadsafe(hub.publish, ws, event)
-
-        try:
-            parts = await thread.submit(
-                _build(
-                    record,
-                    prepared.runtime if prepared else None,
-                    prepared.init if prepared else None,
-                    emit,
-                    children,
-                    self.questions.asker(record.id, main),
-                )
-            )
-        except BaseException:
-            await thread.stop()
-            raise
-        live = LiveSession(record.id, thread, parts, channel)
+        parts = await _build(
+            record,
+            prepared.runtime if prepared else None,
+            prepared.init if prepared else None,
+            emit,
+            _on_loop(self.main_loop, self.hub.publish),  # sub-agents' events
+            self.questions.asker(record.id),
+        )
+        live = LiveSession(record.id, parts, channel)
         holder["live"] = live
         self.sessions[record.id] = live
         return live
@@ -330,7 +293,7 @@ class SessionManager:
             while next_text is not None:
                 reason = await self._one_turn(live, next_text)
                 next_text = None
-                leftover: list[str] = await live.thread.call(live.parts.agent.take_step_queue)
+                leftover: list[str] = live.parts.agent.take_step_queue()
                 if reason != "interrupted" and (leftover or live.turn_queue):
                     pending = leftover + live.turn_queue
                     next_text, live.turn_queue = pending[0], pending[1:]
@@ -346,7 +309,11 @@ class SessionManager:
 
     async def _one_turn(self, live: LiveSession, text: str) -> str:
         try:
-            result = await live.thread.submit(live.parts.agent.run_turn(text))
+            await _hold_writer(live.parts.log)
+            try:
+                result = await live.parts.agent.run_turn(text)
+            finally:
+                live.parts.log.end_write()
             return str(result.reason)
         except asyncio.CancelledError:
             raise
@@ -372,12 +339,9 @@ class SessionManager:
     # Closing ----------------------------------------------------------------------------
 
     async def _has_active_children(self, live: LiveSession) -> bool:
-        def check() -> bool:
+        try:
             views = live.parts.subagents.children_of(live.workspace_id)
             return any(view.active for view in views)
-
-        try:
-            return await live.thread.call(check)
         except Exception:
             return False
 
@@ -387,8 +351,7 @@ class SessionManager:
 
     async def _release(self, live: LiveSession) -> None:
         with contextlib.suppress(Exception):
-            await live.thread.submit(_close_parts(live.parts))
-        await live.thread.stop()
+            await _close_parts(live.parts)
 
     async def close_idle(self) -> None:
         now = time.monotonic()
@@ -408,15 +371,11 @@ class SessionManager:
                 self._spawn(self._drop_prepared(prepared))
 
     async def _drop_prepared(self, prepared: Prepared) -> None:
-        async def close() -> None:
-            if prepared.init is not None:
-                prepared.init.cancel()
+        if prepared.init is not None:
             with contextlib.suppress(Exception):
-                await prepared.runtime.close()
-
+                prepared.init.cancel()
         with contextlib.suppress(Exception):
-            await prepared.thread.submit(close())
-        await prepared.thread.stop()
+            await prepared.runtime.close()
 
     async def close_workspace(self, workspace_id: str, *, wait_s: float = 10.0) -> None:
         """Interrupt a running turn (archive, rename, delete) and release the session."""
@@ -426,9 +385,9 @@ class SessionManager:
         live = self.sessions.get(workspace_id)
         if live is None:
             return
-        await self._take_queue(live)
+        self._take_queue(live)
         if live.busy:
-            live.thread.call_soon(live.parts.agent.interrupt)
+            live.parts.agent.interrupt()
             assert live.task is not None
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(live.task), wait_s)
@@ -441,7 +400,7 @@ class SessionManager:
         for live in lives:
             live.turn_queue.clear()
             if live.busy:
-                live.thread.call_soon(live.parts.agent.interrupt)
+                live.parts.agent.interrupt()
         tasks = [live.task for live in lives if live.task is not None and not live.task.done()]
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=wait_s)
@@ -466,12 +425,12 @@ async def _build(
     children: Any,
     ask_user: Any,
 ) -> Parts:
-    """On the session's thread: everything `xum run` assembles for a turn."""
+    """Everything `xum run` assembles for a turn."""
     from xum.engine.route import resolve_route
     from xum.engine.session import WorkspaceInfo
     from xum.llm.client import open_client
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-    from xum.store.sessionlog import SessionLog
+    from xum.server.writerlog import WriterLog
     from xum.workspaces.service import open_runtime, scratch_dir
     from xum.workspaces.sessions import open_agent_session
     from xum.workspaces.subagents import SubAgentManager
@@ -482,7 +441,8 @@ async def _build(
     if runtime is None:
         runtime = open_runtime(record)
     client = open_client(route.endpoint)
-    writer = SessionLog.open(record.id, purpose="xum server")
+    # Reading a long log is the slow part of opening: off the loop every workspace shares.
+    writer = await asyncio.to_thread(WriterLog.open, record.id, purpose="xum server")
     subagents = SubAgentManager(listener=children)
     try:
         wiring = await wire_session(
@@ -549,3 +509,42 @@ def workspace_or_404(workspace_id: str) -> WorkspaceRecord:
     if record is None:
         raise not_found(f"no workspace with id '{workspace_id}'", "GET /api/workspaces lists them")
     return record
+
+
+async def _hold_writer(log: Any) -> None:
+    """Take the session log's writer lock on a worker thread; the turn's own `begin_write` is
+    then a re-entrant no-op. Taking it reads what other processes appended, heals the log and
+    may wait (up to two seconds) for another writer: none of that on the loop every workspace
+    shares. A cancelled wait lets go of the lock as soon as the thread has it."""
+    future = asyncio.ensure_future(asyncio.to_thread(log.begin_write))
+    try:
+        await asyncio.shield(future)
+    except asyncio.CancelledError:
+
+        def release(done: asyncio.Future[None]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                log.end_write()
+
+        future.add_done_callback(release)
+        raise
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None]) -> Callable[..., None]:
+    """`fn`, called at once on `loop`'s thread and handed over to `loop` from any other. It runs
+    inside the engine's emit: a failure is logged, never raised into the turn."""
+    loop_thread = threading.get_ident()
+
+    def guarded(*args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("publishing an event failed")
+
+    def call(*args: Any) -> None:
+        if threading.get_ident() == loop_thread:
+            guarded(*args)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(guarded, *args)
+
+    return call

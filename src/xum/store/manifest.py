@@ -41,6 +41,8 @@ def stat_signature(path: Path) -> Signature:
 
 @dataclass(slots=True)
 class Manifest:
+    """The published boundary of a session log (`chat.manifest.json`)."""
+
     size: int = 0  # the byte boundary: readers stop here
     frames: int = 0  # lines below the boundary, damaged ones included
     last_seq: int = 0  # the highest sequence number ever published
@@ -103,6 +105,8 @@ def _sha(value: Any) -> str:
 
 @dataclass(slots=True)
 class ManifestRead:
+    """A manifest as read from disk, with the file's signature."""
+
     manifest: Manifest | None
     sig: Signature
     problem: str | None  # why `manifest` is None although the file exists

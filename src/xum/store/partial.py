@@ -25,6 +25,8 @@ PARTIAL_NAME = "partial.json"
 
 @dataclass(slots=True)
 class Partial:
+    """The assistant message still streaming (`partial.json`)."""
+
     after_seq: int
     updated_ms: int
     data: dict[str, Any]

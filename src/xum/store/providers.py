@@ -28,6 +28,8 @@ WireFormat = Literal["responses", "chatCompletions"]
 
 @dataclass(frozen=True, slots=True)
 class BuiltinProvider:
+    """A provider xum knows without configuration."""
+
     id: str
     display_name: str
     provider_type: ProviderType  # the wire its default endpoint speaks
@@ -147,6 +149,8 @@ class ProviderEntry:
 
 @dataclass(frozen=True, slots=True)
 class ProvidersConfig:
+    """`providers.jsonc`, parsed: the entries by provider id."""
+
     path: Path
     entries: dict[str, ProviderEntry]
 

@@ -25,6 +25,8 @@ class RegistryError(XumError):
 
 @dataclass
 class ProjectRecord:
+    """A registered project (`config.json` `projects`)."""
+
     path: str  # absolute: the git toplevel, or the directory itself
     name: str
     added_at: int = 0
@@ -38,6 +40,8 @@ class NameTakenError(RegistryError):
 
 @dataclass
 class WorkspaceRecord:
+    """A workspace (`config.json` `workspaces`); unknown keys are kept in `extra`."""
+
     id: str
     name: str
     project_path: str
@@ -154,6 +158,7 @@ def create_workspace(
     path_for: Any = None,
     title: str = "",
     exact_name: str | None = None,
+    register_project: bool = False,
     **fields: Any,
 ) -> WorkspaceRecord:
     """Mint an id and a unique `<slug>-<suffix>` name, record the workspace, return the record.
@@ -161,10 +166,13 @@ def create_workspace(
     `path_for(name)` gives the workspace directory for a name (worktrees live under
     `$XUM_ROOT/src/<project>/<name>`); without it the workspace runs in the project directory.
     `exact_name` (a name the user chose, as in `/fork <name>`) is used as given, and refused with
-    NameTakenError when another workspace of the project already has it.
+    NameTakenError when another workspace of the project already has it. `register_project`
+    registers the project too (`ensure_project`), in the same write.
     """
 
     def mutate(config: dict[str, Any]) -> WorkspaceRecord:
+        if register_project:
+            _ensure_entry(config, project_path)
         workspaces = _workspaces(config)
         taken = _taken_names(workspaces)
         if exact_name is not None:

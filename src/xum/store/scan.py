@@ -40,8 +40,10 @@ if TYPE_CHECKING:
     from hashlib import _Hash as Hasher
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Loaded:
+    """A session log as read from disk."""
+
     frames: list[Frame]
     size: int  # the published boundary in bytes
     hasher: Hasher  # SHA-256 of the bytes below `size`, ready to be extended

@@ -34,7 +34,6 @@ from xum.core.ids import event_id
 from xum.core.lock import FileLock, LockTimeout, is_locked, read_holder
 from xum.core.paths import DIR_MODE, FILE_MODE, ensure_private_dir, session_dir
 from xum.store import events as ev
-from xum.store import partial as partial_file
 from xum.store.frames import Frame, decode_trusted, encode_frame
 from xum.store.manifest import (
     MANIFEST_VERSION,
@@ -49,6 +48,8 @@ from xum.store.scan import Loaded, decode_published, load_log, read_all
 
 if TYPE_CHECKING:
     from hashlib import _Hash as Hasher
+
+    from xum.store.partial import Partial
 
 LOG_NAME = "chat.jsonl"
 MANIFEST_NAME = "chat.manifest.json"
@@ -213,14 +214,20 @@ class SessionLog:
     # Partial message -------------------------------------------------------------------------
 
     def write_partial(self, data: Mapping[str, Any]) -> None:
-        _ensure_private_tree(self.directory)
-        partial_file.write_partial(self.directory, self._last_seq, data)
+        from xum.store import partial  # while a reply streams: not needed to open a log
 
-    def read_partial(self) -> partial_file.Partial | None:
-        return partial_file.read_partial(self.directory)
+        _ensure_private_tree(self.directory)
+        partial.write_partial(self.directory, self._last_seq, data)
+
+    def read_partial(self) -> Partial | None:
+        from xum.store import partial
+
+        return partial.read_partial(self.directory)
 
     def delete_partial(self) -> None:
-        partial_file.delete_partial(self.directory)
+        from xum.store import partial
+
+        partial.delete_partial(self.directory)
 
     # Lifecycle -------------------------------------------------------------------------------
 
@@ -543,6 +550,8 @@ def _busy(name: str, holder: dict[str, object] | None, waited: float) -> Session
 
 @dataclass(slots=True)
 class LogReport:
+    """A session log's health, for `xum doctor`."""
+
     directory: Path
     exists: bool
     frames: int  # lines in the published region, damaged ones included

@@ -7,14 +7,22 @@ A host is scoped to one session: it knows that session's workspace and its nesti
 every id it accepts is one of that workspace's own children.
 
 Kept free of pydantic and of asyncio work at import time: the engine imports it on every start.
+The records the task tools exchange with a host (`TaskSpec`, `TaskView`, `Report`,
+`PatchOutcome`) live in `xum.tools.taskrecords` and are re-exported here; they are imported
+when first used, since most sessions never start a sub-agent.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:  # re-exported (see __getattr__ below)
+    from xum.tools.taskrecords import PatchOutcome as PatchOutcome
+    from xum.tools.taskrecords import Report as Report
+    from xum.tools.taskrecords import TaskSpec as TaskSpec
+    from xum.tools.taskrecords import TaskView as TaskView
 
 # A child's lifecycle: queued (waiting for a concurrency slot) -> running -> one of the inactive
 # states. `reported` means its turn ended normally; `interrupted` that it was stopped (task_stop,
@@ -56,54 +64,15 @@ def is_bash_task(task_id: str) -> bool:
     return task_id.startswith(BASH_TASK_PREFIX)
 
 
-@dataclass(slots=True)
-class TaskSpec:
-    agent_id: str
-    title: str
-    prompt: str
-    model: str | None = None  # None: the parent's model
-    thinking: str | None = None  # None: the parent's thinking level
-    n: int = 1  # best of n: n siblings on the same prompt
-    isolation: Isolation = "fork"
+_RECORDS = frozenset({"PatchOutcome", "Report", "TaskSpec", "TaskView"})
 
 
-@dataclass(slots=True)
-class Report:
-    markdown: str
-    title: str | None = None
-    at_ms: int = 0
+def __getattr__(name: str) -> Any:
+    if name in _RECORDS:
+        from xum.tools import taskrecords
 
-
-@dataclass(slots=True)
-class TaskView:
-    """One child as a tool sees it at one moment."""
-
-    task_id: str
-    title: str
-    agent_id: str
-    status: TaskStatus
-    isolation: Isolation
-    workspace_name: str
-    branch: str | None = None
-    path: str = ""
-    group: str | None = None  # best-of batch id
-    group_index: int = 0  # 1-based within the batch
-    group_total: int = 1
-    turns: int = 0
-    header: dict[str, Any] | None = None  # set once a turn finished: see docs/subagents.md
-    result: str | None = None  # the final message, or the last report when it had none
-    reports: list[Report] = field(default_factory=list)  # unread reports, consumed by the read
-
-    @property
-    def active(self) -> bool:
-        return self.status in ACTIVE_STATUSES
-
-
-@dataclass(slots=True)
-class PatchOutcome:
-    ok: bool
-    message: str
-    meta: dict[str, Any] = field(default_factory=dict)
+        return getattr(taskrecords, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SubAgentError(Exception):

@@ -42,6 +42,8 @@ MAX_HOOK_OUTPUT = 32 * 1024  # bytes of hook output kept (head and tail)
 
 @dataclass(frozen=True, slots=True)
 class HookScript:
+    """A hook found by name."""
+
     name: str
     path: str  # in the runtime's namespace: what to run or source
     origin: Literal["project", "user"]
@@ -53,6 +55,8 @@ class HookScript:
 
 @dataclass(slots=True)
 class HookResult:
+    """How a hook run ended, with its (bounded) output."""
+
     hook: HookScript
     exit_code: int | None
     output: str

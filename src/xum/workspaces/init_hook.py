@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 
 from xum.core.paths import ensure_private_dir, logs_dir
 from xum.runtime.base import Runtime
@@ -186,10 +187,12 @@ async def start_init_hook(
     secrets: Mapping[str, str],
     on_line: LineSink | None = None,
     timeout_s: float = INIT_TIMEOUT_S,
+    trust_root: Path | None = None,
 ) -> InitHookRun | None:
     """Start the workspace's `.xum/init` in the background, if the project is trusted and has
-    one. Returns the run (subscribe to it, or `await run.wait()`), or None."""
-    if not project_automation_allowed(record.project_path):
+    one. Returns the run (subscribe to it, or `await run.wait()`), or None. `trust_root`: the
+    project's (`xum.workspaces.trust.trust_root`), when the caller knows it."""
+    if not project_automation_allowed(record.project_path, root=trust_root):
         return None
     checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
     fallback = record.project_path if record.runtime != "ssh" else None

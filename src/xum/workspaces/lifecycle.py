@@ -15,10 +15,8 @@ projects only.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,22 +26,27 @@ from xum.core.errors import XumError
 from xum.core.paths import ensure_private_dir, logs_dir, session_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
-from xum.runtime.ssh import SshError
-from xum.runtime.worktree import remove_worktree, worktree_path
 from xum.store import registry
-from xum.store.registry import RuntimeName, WorkspaceRecord, project_name
+from xum.store.registry import WorkspaceRecord, project_name
+from xum.store.secrets import load_project_secrets
 from xum.store.sessionlog import SessionLog
-from xum.workspaces import hooks, service, ssh_checkout
+from xum.workspaces import hooks, service
 from xum.workspaces.busy import hold_workspace
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
+from xum.workspaces.runtime_spec import parse_runtime
 from xum.workspaces.trust import project_automation_allowed
 from xum.workspaces.wiring import project_secrets
 
+# Creating a local workspace (what `xum run` does on every start) needs only the imports above;
+# SSH checkouts (`ssh_checkout`, `runtime.ssh`) and worktree removal are imported by the
+# operations that use them.
+
 LIFECYCLE_HOOK_TIMEOUT_S = 60.0
 BranchPolicy = Literal["merged", "always", "never"]
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
-_SUFFIX_RE = re.compile(r"-[a-z2-9]{4}$")
+# Compiled (by `re`'s cache) when a name is checked or a workspace forked, not at start-up.
+_NAME_RE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}"
+_SUFFIX_RE = r"-[a-z2-9]{4}$"
 
 
 class WorkspaceNotFoundError(XumError):
@@ -68,40 +71,26 @@ class DirtyWorkspaceError(XumError):
         self.files = files
 
 
-@dataclass
+@dataclass(eq=False)
 class CreatedWorkspace:
+    """A new workspace, its open runtime, and its init hook run."""
+
     record: WorkspaceRecord
     runtime: Runtime
     init: InitHookRun | None = None  # the init hook running in the background, if any
+    # What creating it learnt, for the caller's `wire_session` (it saves git calls and reads).
+    project: service.ProjectPaths | None = None
+    secrets: dict[str, str] | None = None  # the project's secrets
 
 
 @dataclass
 class DeleteReport:
+    """What deleting a workspace did."""
+
     record: WorkspaceRecord
     branch: str | None = None  # the workspace branch considered (worktree workspaces)
     branch_deleted: bool = False
     notes: list[str] = field(default_factory=list)
-
-
-# Runtime specs ---------------------------------------------------------------------------------
-
-
-def parse_runtime(spec: str) -> tuple[RuntimeName, str | None]:
-    """`local`, `worktree` or `ssh <host>` -> (runtime, host)."""
-    words = spec.split()
-    if words in (["local"], ["worktree"]):
-        return words[0], None  # type: ignore[return-value]
-    if len(words) == 2 and words[0] == "ssh":
-        from xum.runtime.ssh import check_host
-
-        try:
-            return "ssh", check_host(words[1])
-        except ValueError as exc:
-            raise XumError(str(exc), hint='use -r "ssh <host>" with a host ssh accepts') from None
-    raise XumError(
-        f"unknown runtime {spec!r}",
-        hint='use "local", "worktree" or "ssh <host>" (docker and devcontainer are not available)',
-    )
 
 
 # Lookups ---------------------------------------------------------------------------------------
@@ -136,7 +125,7 @@ def plan_path(record: WorkspaceRecord) -> Path:
 def check_name(name: str) -> str:
     """A name the user chose: usable as a directory and a git branch."""
     if (
-        not _NAME_RE.fullmatch(name)
+        not re.fullmatch(_NAME_RE, name)
         or ".." in name
         or name.endswith((".lock", "."))
         or name.startswith(".")
@@ -161,30 +150,56 @@ async def create_workspace(
     run_init: bool = True,
     on_init_line: LineSink | None = None,
     init_timeout_s: float = INIT_TIMEOUT_S,
+    project_query: git.WorkTreeQuery | None = None,
     **fields: Any,
 ) -> CreatedWorkspace:
     """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree` or
     `ssh <host>`. The init hook (trusted projects) starts in the background; `on_init_line`
-    receives its output lines."""
+    receives its output lines. `project_query`: the git call for `directory`'s project, started
+    earlier by the caller (`xum run` starts it before its imports)."""
     kind, host = parse_runtime(runtime)
     if name is not None:
         check_name(name)
-    if kind == "ssh":
-        assert host is not None
-        record = await asyncio.to_thread(
-            _create_ssh, directory, host, name_hint=name_hint, title=title, name=name, **fields
-        )
-        opened = service.open_runtime(record)
-    else:
-        record, opened = await asyncio.to_thread(
-            lambda: service.create_workspace(
-                directory, kind, name_hint=name_hint, title=title, name=name, **fields
+
+    def create() -> tuple[service.ProjectPaths, WorkspaceRecord, Runtime, dict[str, str] | None]:
+        paths = service.project_paths(directory, project_query)
+        if kind == "ssh":
+            assert host is not None
+            record = _create_ssh(
+                directory,
+                host,
+                name_hint=name_hint,
+                title=title,
+                name=name,
+                project=paths.root,
+                **fields,
             )
-        )
+            opened = service.open_runtime(record)
+        else:
+            record, opened = service.create_workspace(
+                directory,
+                kind,
+                name_hint=name_hint,
+                title=title,
+                name=name,
+                project=paths.root,
+                **fields,
+            )
+        secrets = load_project_secrets(str(paths.trust_root)) if run_init else None
+        return paths, record, opened, secrets
+
+    paths, record, opened, secrets = await asyncio.to_thread(create)
     init = None
-    if run_init:
-        init = await _start_init(record, opened, on_init_line, init_timeout_s)
-    return CreatedWorkspace(record, opened, init)
+    if secrets is not None:
+        init = await start_init_hook(
+            record,
+            opened,
+            secrets=secrets,
+            on_line=on_init_line,
+            timeout_s=init_timeout_s,
+            trust_root=paths.trust_root,
+        )
+    return CreatedWorkspace(record, opened, init, project=paths, secrets=secrets)
 
 
 def _create_ssh(
@@ -195,9 +210,13 @@ def _create_ssh(
     title: str,
     name: str | None,
     base_dir: str | None = None,
+    project: Path | None = None,
     **fields: Any,
 ) -> WorkspaceRecord:
-    project = service.project_root(directory)
+    from xum.runtime.ssh import SshError
+    from xum.workspaces import ssh_checkout
+
+    project = project or service.project_root(directory)
     if git.head_commit(project) is None:
         raise ssh_checkout.RemoteCheckoutError(
             f"{project} is not a git repository with commits",
@@ -278,6 +297,8 @@ def _rename(workspace_id: str, new_name: str) -> WorkspaceRecord:
 
 
 def _rename_worktree(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
+    from xum.runtime.worktree import worktree_path
+
     project = Path(record.project_path)
     target = worktree_path(project, new_name)
     # The registry first: it is where two processes racing for one name meet.
@@ -300,6 +321,8 @@ def _rename_worktree(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
 
 
 def _rename_ssh(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
+    from xum.workspaces import ssh_checkout
+
     assert record.host is not None
     parent = record.path.rsplit("/", 1)[0]
     target = f"{parent}/{new_name}"
@@ -330,7 +353,7 @@ async def fork_workspace(
     source = get_workspace(workspace_id)
     if name is not None:
         check_name(name)
-    hint = _SUFFIX_RE.sub("", source.name) or "fork"
+    hint = re.sub(_SUFFIX_RE, "", source.name) or "fork"
     settings: dict[str, Any] = {
         "model": source.model,
         "thinking": source.thinking,
@@ -385,6 +408,8 @@ def copy_conversation(source_id: str, target_id: str) -> int:
     API: the copy gets fresh ids, timestamps and sequence numbers, and compaction boundaries are
     renumbered to match. A turn the source had open is closed in the copy. Returns the number of
     frames copied."""
+    import bisect
+
     source = SessionLog.open(source_id, purpose="fork (read)")
     frames = [f for f in source.frames if not f.damaged and f.seq is not None]
     old_seqs = [f.seq or 0 for f in frames]
@@ -472,6 +497,8 @@ async def delete_workspace(
 def _remove_worktree_checkout(
     record: WorkspaceRecord, force: bool, policy: BranchPolicy, report: DeleteReport
 ) -> None:
+    from xum.runtime.worktree import remove_worktree
+
     project = Path(record.project_path)
     path = Path(record.path)
     if path.exists():
@@ -493,6 +520,8 @@ def _remove_worktree_checkout(
 
 
 def _remove_ssh_checkout(record: WorkspaceRecord, force: bool) -> None:
+    from xum.workspaces import ssh_checkout
+
     assert record.host is not None
     if not force:
         dirty = ssh_checkout.dirty_files(record.host, record.path)
@@ -504,6 +533,8 @@ def _remove_ssh_checkout(record: WorkspaceRecord, force: bool) -> None:
 
 
 def _remove_local_state(record: WorkspaceRecord) -> None:
+    import shutil
+
     for directory in (session_dir(record.id), service.scratch_dir(record.id)):
         shutil.rmtree(directory, ignore_errors=True)
     for file in (plan_path(record), logs_dir() / "init" / f"{record.id}.log"):

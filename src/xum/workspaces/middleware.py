@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,13 +21,14 @@ from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
-from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces import hooks
 from xum.workspaces.busy import streaming_local_siblings
-from xum.workspaces.flatten import flatten
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import MaskingSink, SecretMasker
 from xum.workspaces.trust import automation_disabled, trust_root
+
+if TYPE_CHECKING:  # the tool machinery loads with the first tool call, not at start-up
+    from xum.tools.base import ToolContext, ToolResult
 
 TOOL_HOOK_TIMEOUT_S = 10.0
 LOCAL_CHECK_INTERVAL_S = 5.0
@@ -47,8 +48,9 @@ class TrustView:
     """Live trust of one project: the registry is read on every question, so `xum trust` (or a
     revoke) in another process takes effect on the next tool call."""
 
-    def __init__(self, project_path: str) -> None:
-        self.root = str(trust_root(project_path))
+    def __init__(self, project_path: str, *, root: Path | None = None) -> None:
+        """`root`: the project's `trust_root`, when the caller knows it (saves a git call)."""
+        self.root = str(root or trust_root(project_path))
 
     def allowed(self) -> bool:
         if automation_disabled():
@@ -178,6 +180,8 @@ class HookMiddleware:
         return await self.staging.user_hook(user) if user is not None else None
 
     def _base_env(self, call: ToolCall, ctx: ToolContext, input_path: str) -> dict[str, str]:
+        from xum.workspaces.flatten import flatten  # hooks only, off start-up
+
         env = dict(ctx.env)
         env.update(flatten(_parsed(call.arguments), "XUM_TOOL_INPUT"))
         env.update(
@@ -214,6 +218,8 @@ class HookMiddleware:
             return None
         hooks.log_hook(self.record.id, result, mask=self.masker.mask)
         said = result.output.strip()
+        from xum.tools.base import ToolResult
+
         message = f"blocked by {hook.display}: {result.describe()}, so {call.name} did not run."
         if said:
             message += f"\n{said}"
@@ -231,6 +237,8 @@ class HookMiddleware:
         hook = await self.find("tool_post")
         if hook is None:
             return result
+        from xum.workspaces.flatten import flatten
+
         document: dict[str, Any] = {"output": result.output, "is_error": result.is_error}
         for key, value in result.meta.items():
             document.setdefault(key, value)
@@ -305,11 +313,13 @@ def build_middleware(
     init: InitHookRun | None = None,
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     on_withheld: Callable[[str], None] | None = None,
+    trust: TrustView | None = None,
 ) -> list[ToolMiddleware]:
     """The middleware list for an AgentSession on this workspace.
 
     `init`: the workspace's running init hook, if any (the first tool call waits for it).
     `on_withheld(hook_name)`: called when a tool call finds a project hook that trust withholds.
+    `trust`: the project's TrustView, when the caller made one already.
     """
     masker = SecretMasker(secrets)
     layers: list[ToolMiddleware] = []
@@ -321,7 +331,7 @@ def build_middleware(
         HookMiddleware(
             record,
             runtime,
-            trust=TrustView(record.project_path),
+            trust=trust or TrustView(record.project_path),
             masker=masker,
             staging_dir=scratch_dir / "hooks",
             timeout_s=hook_timeout_s,

@@ -7,17 +7,34 @@ checkout; if the checkout cannot be made, the record is removed again.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from xum.core.paths import ensure_private_dir, xum_root
 from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.runtime.local import LocalRuntime
-from xum.runtime.worktree import WorktreeRuntime, create_worktree, worktree_path
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.xumignore import copy_ignored_files
+from xum.workspaces.trust import trust_root_of
+
+
+class ProjectPaths(NamedTuple):
+    """Where a directory's project is, from one git call."""
+
+    root: Path  # the project: its git toplevel, or the directory itself
+    trust_root: Path  # where its trust and secrets are recorded (see `xum.workspaces.trust`)
+    is_git: bool
+
+
+def project_paths(directory: Path, query: git.WorkTreeQuery | None = None) -> ProjectPaths:
+    """`project_root`, `trust_root` and whether it is a git work tree. `query`: the git call,
+    started earlier for `directory` (see `git.WorkTreeQuery`)."""
+    directory = directory.resolve()
+    tree = git.work_tree(directory) if query is None else query.result()
+    if tree is None:
+        return ProjectPaths(directory, directory, False)
+    return ProjectPaths(tree[0], trust_root_of(*tree), True)
 
 
 def project_root(directory: Path) -> Path:
@@ -39,21 +56,24 @@ def create_workspace(
     title: str = "",
     name: str | None = None,
     base: str | None = None,
-    **fields: object,
+    project: Path | None = None,
+    **fields: Any,
 ) -> tuple[WorkspaceRecord, Runtime]:
     """Create a local or worktree workspace (SSH ones: `xum.workspaces.lifecycle`).
 
     `name`: an exact name (refused when the project already has it) instead of a generated
     `<slug>-<suffix>`. `base`: the commit a worktree branches from (default: the project's HEAD).
     A worktree gets the project's `.xumignore` files copied in. Hooks are not run here: see
-    `xum.workspaces.lifecycle.create_workspace`, which also starts the init hook.
+    `xum.workspaces.lifecycle.create_workspace`, which also starts the init hook. `project`:
+    `project_root(directory)`, when the caller knows it already.
     """
-    project = project_root(directory)
-    registry.ensure_project(str(project))
+    project = project or project_root(directory)
     if runtime == "local":
+        # One registry write registers the project and the workspace.
         record = registry.create_workspace(
             project_path=str(project),
             runtime="local",
+            register_project=True,
             name_hint=name_hint,
             path_for=lambda _name: directory.resolve(),
             title=title,
@@ -63,6 +83,12 @@ def create_workspace(
         ensure_private_dir(scratch_dir(record.id))
         return record, open_runtime(record)
     if runtime == "worktree":
+        import tempfile
+
+        from xum.runtime.worktree import create_worktree, worktree_path
+        from xum.workspaces.xumignore import copy_ignored_files
+
+        registry.ensure_project(str(project))
         record = registry.create_workspace(
             project_path=str(project),
             runtime="worktree",
@@ -85,7 +111,8 @@ def create_workspace(
 
 
 def open_runtime(record: WorkspaceRecord) -> Runtime:
-    temp = tempfile.gettempdir()
+    """The runtime of a workspace. Local and worktree runtimes use the system's temp directory
+    (looked up when a tool first needs it)."""
     if record.runtime == "ssh":
         from xum.runtime.ssh import SshRuntime
 
@@ -94,7 +121,9 @@ def open_runtime(record: WorkspaceRecord) -> Runtime:
         home = str(record.extra.get("remote_home") or "")
         return SshRuntime(record.host, record.path, home=home or "/")
     if record.runtime == "worktree":
+        from xum.runtime.worktree import WorktreeRuntime
+
         return WorktreeRuntime(
-            record.path, temp, project_path=record.project_path, branch=record.branch or record.name
+            record.path, None, project_path=record.project_path, branch=record.branch or record.name
         )
-    return LocalRuntime(record.path, temp)
+    return LocalRuntime(record.path)

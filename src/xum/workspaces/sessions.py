@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xum.engine.events import EventSink, null_sink
 from xum.engine.middleware import ToolMiddleware
@@ -19,9 +20,11 @@ from xum.llm.types import ThinkingLevel
 from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
-from xum.tools.base import AskUser
-from xum.tools.tasking import SubAgentHost
 from xum.workspaces.service import scratch_dir
+
+if TYPE_CHECKING:
+    from xum.tools.base import AskUser
+    from xum.tools.tasking import SubAgentHost
 
 READ_ONLY_TOOLS = ["file_read", "todo_write", "todo_read", "web_fetch"]
 EXEC_TOOLS = [
@@ -67,16 +70,18 @@ def open_agent_session(
     agent: str | None = None,
     ask_user: AskUser | None = None,
     base_env: dict[str, str] | None = None,
+    is_git: bool | None = None,
 ) -> AgentSession:
     """`agent` is the agent id to run (default: `mode`, i.e. the exec or plan agent). The system
     prompt and tools come from the agent definition and the workspace's instruction files and
-    skills (xum.context.workspace), frozen per context segment by the engine."""
+    skills (xum.context.workspace), frozen per context segment by the engine. `is_git`: whether
+    the local checkout is a git work tree, when the caller knows it already."""
     from xum.context.workspace import AgentSelection, WorkspaceContext
     from xum.runtime import git
 
     if record.runtime == "ssh":  # the checkout is remote: a repository when the host has git
         is_git = bool(record.extra.get("remote_git"))
-    else:
+    elif is_git is None:
         is_git = git.toplevel(Path(record.path)) is not None
     context = WorkspaceContext.for_workspace(
         runtime,

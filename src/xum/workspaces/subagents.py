@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -48,63 +46,34 @@ from xum.llm.thinking import parse_thinking
 from xum.llm.types import ThinkingLevel, Usage
 from xum.runtime import git
 from xum.runtime.base import Runtime
-from xum.runtime.worktree import create_worktree, worktree_path
 from xum.store import registry
-from xum.store.config import load_config
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
 from xum.tools.tasking import (
     ACTIVE_STATUSES,
-    CHILD_TOOLS,
-    HOST_TOOLS,
     ChangeSignal,
     DispatchMode,
     Isolation,
-    PatchOutcome,
-    Report,
     SubAgentError,
-    TaskSpec,
     TaskStatus,
-    TaskView,
 )
-from xum.workspaces import patches
 from xum.workspaces.service import open_runtime, scratch_dir
-from xum.workspaces.subagent_agents import ChildAgent, resolve_child_agent
+from xum.workspaces.subagent_host import TaskSettings as TaskSettings
+from xum.workspaces.subagent_host import offered_at
 
 if TYPE_CHECKING:
+    from xum.tools.taskrecords import PatchOutcome, Report, TaskSpec, TaskView
     from xum.workspaces.init_hook import InitHookRun
+    from xum.workspaces.subagent_agents import ChildAgent
     from xum.workspaces.wiring import SessionWiring
 
-DEFAULT_MAX_DEPTH = 3
-DEFAULT_MAX_RUNNING = 4
+# Every front-end makes a manager and a host per session, but most sessions never start a
+# child: what only spawning, running and patching need (the child agents' definitions, patches,
+# worktrees, the task records) is imported by the code that uses it.
+
 MESSAGE_PREFIX = "[message from your parent agent]\n"
 
 EventListener = Callable[[str, Event], None]  # (workspace id, event)
-
-
-@dataclass(frozen=True)
-class TaskSettings:
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_running: int = DEFAULT_MAX_RUNNING
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any] | None = None) -> TaskSettings:
-        """config.json `{"tasks": {"maxNestingDepth": 3, "maxRunningChildren": 4}}`; values
-        that are not positive integers are ignored (the defaults apply)."""
-        section = (load_config() if config is None else config).get("tasks")
-        if not isinstance(section, dict):
-            return cls()
-
-        def number(key: str, default: int, low: int) -> int:
-            value = section.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= low:
-                return value
-            return default
-
-        return cls(
-            max_depth=number("maxNestingDepth", DEFAULT_MAX_DEPTH, 0),
-            max_running=number("maxRunningChildren", DEFAULT_MAX_RUNNING, 1),
-        )
 
 
 @dataclass
@@ -305,6 +274,8 @@ class SubAgentManager:
             host.child_ids.append(child.id)
 
     def _view(self, child: Child, *, consume: bool) -> TaskView:
+        from xum.tools.taskrecords import TaskView
+
         unread = child.reports[child.reports_read :]
         if consume:
             child.reports_read = len(child.reports)
@@ -345,6 +316,8 @@ class SubAgentManager:
     # Creating children -----------------------------------------------------------------------
 
     async def _spawn(self, host: ScopedHost, spec: TaskSpec) -> list[str]:
+        from xum.workspaces.subagent_agents import resolve_child_agent
+
         if self._closed:
             raise SubAgentError("xum is shutting down; no new sub-agents")
         settings = self.settings
@@ -546,6 +519,8 @@ class SubAgentManager:
         if child.record.thinking:
             with contextlib.suppress(Exception):
                 thinking = parse_thinking(child.record.thinking, route.provider, route.model_id)
+        from xum.workspaces.subagent_agents import resolve_child_agent
+
         kind = parent.runtime.kind if child.isolation == "none" else "worktree"
         agent = resolve_child_agent(
             child.agent_id,
@@ -740,11 +715,12 @@ class ScopedHost:
         return self._signal
 
     def offers(self, tool_name: str) -> bool:
-        if tool_name in CHILD_TOOLS:
-            return self.child is not None
-        if tool_name in HOST_TOOLS or tool_name.startswith("task_"):
-            return self.depth < self.manager.settings.max_depth
-        return True
+        return offered_at(
+            tool_name,
+            depth=self.depth,
+            max_depth=self.manager.settings.max_depth,
+            child=self.child is not None,
+        )
 
     def note_cost(self, own_cost_usd: float) -> None:
         self.own_cost = own_cost_usd
@@ -832,6 +808,8 @@ class ScopedHost:
         child = self.child
         if child is None:
             raise SubAgentError("agent_report is only for sub-agents: you have no parent agent")
+        from xum.tools.taskrecords import Report
+
         child.reports.append(Report(markdown=markdown, title=title, at_ms=now_ms()))
         parent = self.manager._hosts.get(child.parent_id)
         if parent is not None:
@@ -900,6 +878,10 @@ def _create_child_workspace(
     depth: int,
     group: str | None,
 ) -> WorkspaceRecord:
+    import tempfile
+
+    from xum.runtime.worktree import create_worktree, worktree_path
+
     project = parent.workspace.project_path
     extra: dict[str, Any] = {
         "task_depth": depth,
@@ -966,6 +948,10 @@ async def _delete_child_workspace(record: WorkspaceRecord) -> None:
 def _delete_workspace(record: WorkspaceRecord) -> None:
     """Delete a child's checkout (worktree and branch; never a shared checkout), session log,
     scratch dir and registry record."""
+    import shutil
+
+    from xum.workspaces import patches
+
     if record.runtime == "worktree" and record.extra.get("task_isolation") != "none":
         patches.remove_checkout(record.project_path, record.path, record.branch)
     shutil.rmtree(session_dir(record.id), ignore_errors=True)
@@ -993,6 +979,8 @@ def _inactive_status(value: Any) -> TaskStatus:
 
 
 def _recorded_view(record: WorkspaceRecord) -> TaskView:
+    from xum.tools.taskrecords import TaskView
+
     extra = record.extra
     header = extra.get("task_header")
     result = extra.get("task_result")
@@ -1020,6 +1008,9 @@ def _apply(
     three_way: bool,
     force: bool,
 ) -> PatchOutcome:
+    from xum.tools.taskrecords import PatchOutcome
+    from xum.workspaces import patches
+
     record = child.record
     assert child.fork_base is not None and record.branch is not None
     if git.toplevel(target) is None:

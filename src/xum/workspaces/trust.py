@@ -30,30 +30,30 @@ def trust_root(directory: str | Path) -> Path:
     """The path trust is recorded under for `directory`: the main repository's working tree for
     anything inside a git repository (linked worktrees included), else the directory itself."""
     directory = Path(directory).resolve()
-    top = git.toplevel(directory)
-    if top is None:
-        return directory
-    done = git.run_git(
-        ["rev-parse", "--path-format=absolute", "--git-common-dir"], top, check=False
-    )
-    common = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
-    if common is not None and common.name == ".git":
-        return common.parent.resolve()
-    return top.resolve()  # a bare or separate git dir, or a submodule: its own working tree
+    tree = git.work_tree(directory)
+    return directory if tree is None else trust_root_of(*tree)
+
+
+def trust_root_of(toplevel: Path, common_dir: Path) -> Path:
+    """`trust_root` from what `git.work_tree` said (a caller that already asked git)."""
+    if common_dir.name == ".git":
+        return common_dir.parent.resolve()
+    return toplevel.resolve()  # a bare or separate git dir, or a submodule: its own working tree
 
 
 def automation_disabled() -> bool:
     return os.environ.get(DISABLE_ENV) == "1"
 
 
-def is_trusted(project_path: str | Path) -> bool:
-    """True when the project (or the main repository of the worktree) is trusted."""
-    record = registry.get_project(str(trust_root(project_path)))
+def is_trusted(project_path: str | Path, *, root: Path | None = None) -> bool:
+    """True when the project (or the main repository of the worktree) is trusted. `root`: its
+    `trust_root`, when the caller knows it already (saves a git call)."""
+    record = registry.get_project(str(root or trust_root(project_path)))
     return record is not None and record.trusted
 
 
-def project_automation_allowed(project_path: str | Path) -> bool:
-    return not automation_disabled() and is_trusted(project_path)
+def project_automation_allowed(project_path: str | Path, *, root: Path | None = None) -> bool:
+    return not automation_disabled() and is_trusted(project_path, root=root)
 
 
 def set_trusted(directory: str | Path, trusted: bool = True) -> tuple[ProjectRecord, bool]:

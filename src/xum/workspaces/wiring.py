@@ -38,10 +38,12 @@ def project_secrets(project_path: str) -> dict[str, str]:
     return load_project_secrets(str(trust_root(project_path)))
 
 
-async def withheld_hooks(record: WorkspaceRecord, runtime: Runtime) -> list[str]:
+async def withheld_hooks(
+    record: WorkspaceRecord, runtime: Runtime, *, trust: TrustView | None = None
+) -> list[str]:
     """Project hooks present in the checkout that trust keeps from running (empty when the
     project is trusted, or automation is switched off on purpose)."""
-    if not TrustView(record.project_path).untrusted():
+    if not (trust or TrustView(record.project_path)).untrusted():
         return []
     checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
     fallback = record.project_path if record.runtime != "ssh" else None
@@ -52,8 +54,10 @@ async def withheld_hooks(record: WorkspaceRecord, runtime: Runtime) -> list[str]
     return found
 
 
-@dataclass
+@dataclass(eq=False)
 class SessionWiring:
+    """What `wire_session` assembled for one session."""
+
     base_env: dict[str, str]
     middleware: list[ToolMiddleware]
     masker: SecretMasker
@@ -69,9 +73,14 @@ async def wire_session(
     init: InitHookRun | None = None,
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     secrets: dict[str, str] | None = None,
+    trust_root: Path | None = None,
 ) -> SessionWiring:
-    secrets = project_secrets(record.project_path) if secrets is None else secrets
-    withheld = await withheld_hooks(record, runtime)
+    """`secrets` and `trust_root` (see `xum.workspaces.trust`): the project's, when the caller
+    has them already (`CreatedWorkspace` carries both); otherwise they are looked up here."""
+    trust = TrustView(record.project_path, root=trust_root)
+    if secrets is None:
+        secrets = load_project_secrets(trust.root)
+    withheld = await withheld_hooks(record, runtime, trust=trust)
     told = bool(withheld)
     if withheld:
         emit(
@@ -105,6 +114,7 @@ async def wire_session(
         init=init,
         hook_timeout_s=hook_timeout_s,
         on_withheld=on_withheld,
+        trust=trust,
     )
     for layer in middleware:
         if isinstance(layer, LocalStreamingWarning):

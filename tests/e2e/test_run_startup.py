@@ -1,0 +1,94 @@
+"""`xum run`'s start-up path: what it has imported when it connects to the model.
+
+Start-up time is mostly import time (`python -X importtime`), so the first request goes out
+before the code that only later steps, other runtimes or other features need is imported. This
+pins that down without timing anything: in the real CLI process, an import hook notes every module
+imported (except by the prewarm threads, which load what the reply will need on purpose), and an
+audit hook takes the list at the first `socket.connect`: the connection to the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.e2e.test_run import env_for, make_repo
+from xum.testing import fakellm
+from xum.testing.fakellm import FakeLLM
+
+PROBE = """
+import json, sys, threading
+
+PREWARM = ("xum-prewarm", "xum-tool-prewarm")
+imported = set()
+at_connect = []
+
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if not threading.current_thread().name.startswith(PREWARM):
+            imported.add(name)
+        return None
+
+
+def hook(event, args):
+    if event == "socket.connect" and not at_connect:
+        at_connect.append(sorted(imported))
+
+
+sys.meta_path.insert(0, Watch())
+sys.addaudithook(hook)
+out = sys.argv.pop(1)
+try:
+    from xum.cli.entry import main
+
+    main()
+finally:
+    with open(out, "w") as f:
+        json.dump(at_connect[0] if at_connect else None, f)
+"""
+
+# Each of these is imported where it is used: after the first request, on another runtime, or
+# with a feature the run has not used yet.
+NOT_BEFORE_THE_FIRST_REQUEST = [
+    "xum.workspaces.subagents",  # the first task tool call (DeferredHost)
+    "xum.workspaces.subagent_agents",
+    "xum.workspaces.patches",
+    "xum.tools.taskrecords",
+    "xum.tools.base",  # the tool machinery: the first tool call
+    "xum.tools.background",
+    "xum.engine.toolrun",
+    "xum.runtime.process",
+    "xum.workspaces.flatten",
+    "xum.engine.userinput",  # slash commands
+    "xum.store.partial",  # while a reply streams
+    "xum.runtime.ssh",  # other runtimes
+    "xum.workspaces.ssh_checkout",
+    "xum.runtime.worktree",
+    "xum.workspaces.xumignore",
+    "pydantic",  # tool input validation (the tool prewarm thread loads it)
+]
+
+
+def test_the_first_request_goes_out_before_what_it_does_not_need(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    probe, out = tmp_path / "probe.py", tmp_path / "loaded.json"
+    probe.write_text(PROBE)
+    fake_llm.script(fakellm.text("done"))
+    done = subprocess.run(
+        [sys.executable, str(probe), str(out), "run", "-q", "-m", "sonnet", "hi"],
+        cwd=repo,
+        env={**os.environ, **env_for(fake_llm)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(out.read_text())
+    assert loaded is not None, "no connection to the model was seen"
+    assert "xum.engine.session" in loaded and "xum.llm.lean_http" in loaded  # the probe works
+    assert [m for m in NOT_BEFORE_THE_FIRST_REQUEST if m in loaded] == []
