@@ -19,7 +19,17 @@ WEB_OUT := src/xum/server/static/index.html
 WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f 2>/dev/null) $(WEB)/index.html \
 	$(WEB)/vite.config.ts $(WEB)/tsconfig.json $(WEB)/package.json
 
-.PHONY: help run test lint fmt typecheck bench clean venv deps-system check build-web test-web
+# The oldest Node.js the build tools accept (web/package.json "engines"). Without it npm or Vite
+# fail with an obscure error, so each web recipe first checks and says what to install.
+NODE_MIN := 20.19
+define check_node
+	@command -v npm >/dev/null && command -v node >/dev/null && NODE_MIN=$(NODE_MIN) node -e \
+	  'const [a, b] = process.env.NODE_MIN.split(".").map(Number); const [x, y] = process.versions.node.split(".").map(Number); process.exit(x > a || (x === a && y >= b) ? 0 : 1)' \
+	  || { echo "error: building the web UI needs Node.js >= $(NODE_MIN) and npm (found: node $$(node --version 2>/dev/null || echo missing), npm $$(npm --version 2>/dev/null || echo missing)); install them: on Debian 'sudo apt-get install nodejs npm' if its Node is new enough, otherwise NodeSource (https://github.com/nodesource/distributions)" >&2; exit 1; }
+endef
+
+.PHONY: help run test lint fmt typecheck bench clean venv deps-system check build-web test-web \
+	check-node
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -40,17 +50,22 @@ deps-system: ## Install the Debian packages the tests need (only those missing)
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+check-node: ## Check for Node.js >= 20.19 and npm (the web UI build needs them)
+	$(check_node)
+
 $(WEB_STAMP): $(WEB)/package.json $(WEB)/package-lock.json
-	@command -v npm >/dev/null || { echo "npm is needed to build the web UI (Node.js 20+)"; exit 1; }
+	$(check_node)
 	cd $(WEB) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $(WEB_STAMP)
 
 $(WEB_OUT): $(WEB_STAMP) $(WEB_SOURCES)
+	$(check_node)
 	cd $(WEB) && npm run --silent build
 
 build-web: $(WEB_OUT) ## Build the web UI into src/xum/server/static (typechecks it first)
 
 test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
+	$(check_node)
 	cd $(WEB) && npx vitest run
 
 run: venv build-web ## Start xum server with this directory as a project; prints a sign-in link

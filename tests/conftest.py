@@ -25,6 +25,7 @@ def xum_root(
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_ORG_ID",
+        "OPENAI_PROJECT_ID",
         "OPENROUTER_API_KEY",
         "DEEPSEEK_API_KEY",
         "XAI_API_KEY",

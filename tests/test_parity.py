@@ -64,18 +64,15 @@ def advertised_cli_surfaces() -> set[tuple[str, str]]:
 
 
 def advertised_tools() -> set[str]:
-    try:
-        from xum.tools.registry import advertised_tool_names
-    except ImportError:
-        return set()
+    # No fallback on ImportError: an empty set would quietly switch the reconciliation off.
+    from xum.tools.registry import advertised_tool_names
+
     return set(advertised_tool_names())
 
 
 def advertised_slash_commands() -> set[str]:
-    try:
-        from xum.context.slash import advertised_slash_names
-    except ImportError:
-        return set()
+    from xum.context.slash import advertised_slash_names
+
     return set(advertised_slash_names())
 
 

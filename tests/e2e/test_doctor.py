@@ -80,3 +80,28 @@ def test_doctor_flags_unreadable_key_file(xum_root: Path) -> None:
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert any(c["name"] == "provider:deepseek" and c["status"] == "fail" for c in report["checks"])
+
+
+def test_doctor_looks_inside_the_standard_subdirectories(xum_root: Path) -> None:
+    for sub in ("sessions/abc", "logs/init", "plans/proj", "scratch/abc"):
+        (xum_root / sub).mkdir(parents=True)
+    for directory, _, _ in os.walk(xum_root):
+        os.chmod(directory, 0o700)
+    (xum_root / "logs" / "init" / "abc.log").write_text("out\n")
+    os.chmod(xum_root / "logs" / "init" / "abc.log", 0o644)
+    os.chmod(xum_root / "sessions" / "abc", 0o755)
+    os.chmod(xum_root / "plans" / "proj", 0o750)
+    (xum_root / "scratch" / "abc" / "agent-output.txt").write_text("the agent's own file")
+    os.chmod(xum_root / "scratch" / "abc" / "agent-output.txt", 0o644)
+    before = tree(xum_root)
+    report = json.loads(run_xum("doctor", "--json").stdout)
+    perms = next(c for c in report["checks"] if c["name"] == "permissions")
+    assert perms["status"] == "warn"
+    for named in ("logs/init/abc.log is 0o644", "sessions/abc is 0o755", "plans/proj is 0o750"):
+        assert named in perms["detail"]
+    assert "agent-output.txt" not in perms["detail"]  # inside a private workspace scratch dir
+    assert (
+        f"chmod -R go-rwx {xum_root}/logs {xum_root}/plans {xum_root}/sessions" in perms["detail"]
+    )
+    assert tree(xum_root) == before
+    assert os.stat(xum_root / "sessions" / "abc").st_mode & 0o777 == 0o755  # never repaired

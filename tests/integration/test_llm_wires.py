@@ -71,12 +71,17 @@ class Sleeps:
 
 
 def make_client(
-    server: FakeLLM, wire: Wire, sleeps: Sleeps | None = None, **retry: Any
+    server: FakeLLM,
+    wire: Wire,
+    sleeps: Sleeps | None = None,
+    *,
+    base_url: str | None = None,
+    **retry: Any,
 ) -> LLMClient:
     endpoint = Endpoint(
         provider="anthropic" if wire == "anthropic" else "openai",
         wire=wire,
-        base_url=server.base_url(),
+        base_url=base_url or server.base_url(),
         api_key=KEY,
         key_source="env:TEST_KEY",
         auth_style="x-api-key" if wire == "anthropic" else "bearer",
@@ -460,6 +465,129 @@ async def test_connection_closed_before_headers_is_retried(fake_llm: FakeLLM, wi
         await client.aclose()
     assert isinstance(events[0], Retrying) and events[0].discard_partial is False
     assert texts(events) == "second try"
+
+
+# The httpx path -------------------------------------------------------------------------------
+# Direct connections go through xum's lean HTTP client; behind a proxy, requests go through
+# httpx instead. Here the fake server is the proxy: the client is pointed at a host that does
+# not exist and reaches it only because HTTP_PROXY names the fake server, which answers the
+# absolute-form request itself.
+
+UPSTREAM = "http://llm.example.test"  # .test never resolves: only the proxy can answer
+
+
+PROXY_VARS = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
+
+
+def route(server: FakeLLM, monkeypatch: pytest.MonkeyPatch, how: str) -> str | None:
+    """Set the environment for a direct connection or one through the fake server as an HTTP
+    proxy; the base URL to give the client (None: the server's own)."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    if how == "direct":
+        return None
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    return f"{UPSTREAM}/v1"
+
+
+@pytest.fixture
+def proxied(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    return route(fake_llm, monkeypatch, "proxy")
+
+
+def assert_went_through_the_proxy(server: FakeLLM, wire: Wire) -> None:
+    assert server.requests
+    for rec in server.requests:
+        assert rec.target == UPSTREAM + PATH[wire] and rec.path == PATH[wire]
+        assert rec.headers["host"] == "llm.example.test"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_text_reply_through_a_proxy(
+    fake_llm: FakeLLM, proxied: str | None, wire: Wire
+) -> None:
+    fake_llm.script(fakellm.text("Hello through the proxy.", chunk_size=5))
+    client = make_client(fake_llm, wire, base_url=proxied)
+    request = make_request(wire)
+    try:
+        events = await collect(client, request)
+    finally:
+        await client.aclose()
+    finish = events[-1]
+    assert isinstance(finish, Finish) and finish.reason == "stop"
+    assert texts(events) == "Hello through the proxy."
+    assert len([e for e in events if isinstance(e, TextDelta)]) > 1
+    (rec,) = fake_llm.requests
+    assert rec.body == client.request_body(request) and rec.status == 200
+    assert_went_through_the_proxy(fake_llm, wire)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_429_then_success_through_a_proxy(
+    fake_llm: FakeLLM, proxied: str | None, wire: Wire
+) -> None:
+    fake_llm.script(fakellm.rate_limited(retry_after=2), fakellm.text("recovered"))
+    sleeps = Sleeps()
+    client = make_client(fake_llm, wire, sleeps, base_url=proxied)
+    try:
+        events = await collect(client, make_request(wire))
+    finally:
+        await client.aclose()
+    retry = events[0]
+    assert isinstance(retry, Retrying) and (retry.attempt, retry.delay_s) == (1, 2.0)
+    assert "rate_limit" in retry.reason and sleeps.delays == [2.0]
+    assert texts(events) == "recovered" and len(fake_llm.requests) == 2
+    assert_went_through_the_proxy(fake_llm, wire)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_disconnect_mid_stream_then_success_through_a_proxy(
+    fake_llm: FakeLLM, proxied: str | None, wire: Wire
+) -> None:
+    cut = 3000 if wire == "openai-responses" else 900
+    fake_llm.script(
+        fakellm.text("x" * 200, chunk_size=10, disconnect=fakellm.Disconnect(after_bytes=cut)),
+        fakellm.text("whole reply"),
+    )
+    client = make_client(fake_llm, wire, base_url=proxied)
+    try:
+        events = await collect(client, make_request(wire))
+    finally:
+        await client.aclose()
+    retries = [e for e in events if isinstance(e, Retrying)]
+    assert len(retries) == 1 and retries[0].discard_partial is True
+    assert "network" in retries[0].reason
+    assert texts(events[: events.index(retries[0])])
+    assert texts(after_last_retry(events)) == "whole reply"
+    assert_went_through_the_proxy(fake_llm, wire)
+
+
+@pytest.mark.parametrize("how", ["direct", "proxy"])
+@pytest.mark.parametrize("wire", WIRES)
+async def test_connection_reset_mid_stream_is_retried(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, wire: Wire, how: str
+) -> None:
+    base_url = route(fake_llm, monkeypatch, how)
+    cut = 3000 if wire == "openai-responses" else 900
+    reset = fakellm.Disconnect(after_bytes=cut, reset=True)  # a TCP RST, not a clean close
+    fake_llm.script(
+        fakellm.text("x" * 200, chunk_size=10, disconnect=reset), fakellm.text("after the reset")
+    )
+    client = make_client(fake_llm, wire, base_url=base_url)
+    try:
+        events = await collect(client, make_request(wire))
+    finally:
+        await client.aclose()
+    retries = [e for e in events if isinstance(e, Retrying)]
+    # The RST may discard bytes the client had not read yet, so how much text came before the
+    # retry varies; that it is retried as a network failure and then completes does not.
+    assert len(retries) == 1 and "network" in retries[0].reason
+    finish = events[-1]
+    assert isinstance(finish, Finish) and texts(after_last_retry(events)) == "after the reset"
+    assert finish.message["content"] == [{"type": "text", "text": "after the reset"}]
+    assert len(fake_llm.requests) == 2
+    if how == "proxy":
+        assert_went_through_the_proxy(fake_llm, wire)
 
 
 @pytest.mark.parametrize("wire", WIRES)

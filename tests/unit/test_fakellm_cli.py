@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,29 @@ def test_cli_rejects_a_bad_script(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "unknown key(s) 'txt'" in done.stderr
     assert done.stdout == ""
+
+
+def test_cli_listens_on_the_port_it_is_given(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port that is free right now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [{"text": "on my port"}]}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xum.testing.fakellm", "--script", str(script), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == f"http://127.0.0.1:{port}"
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body).json()
+        assert reply["choices"][0]["message"]["content"] == "on my port"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

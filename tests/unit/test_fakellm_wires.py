@@ -46,7 +46,9 @@ FULL = fakellm.reply(
 
 
 def sse_events(server: FakeLLM, path: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
-    """(event name, parsed data) for each event, parsed by httpx-sse as xum's clients do."""
+    """(event name, parsed data) for each event. Parsed by httpx-sse, a third-party parser that
+    follows the SSE spec strictly, so the server's framing is checked independently of
+    xum.llm.sse (the parser xum's own clients use)."""
     out: list[tuple[str, Any]] = []
     url = server.base_url() + path
     with connect_sse(HTTP, "POST", url, json={**body, "stream": True}) as source:

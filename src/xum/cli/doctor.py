@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import sys
 from dataclasses import asdict, dataclass
@@ -33,8 +34,46 @@ class Check:
     detail: str
 
 
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
+# The standard subdirectories whose contents xum writes, and how many levels of them are xum's
+# own (scratch/<workspace-id>/ holds whatever the agent's commands put there; src/ holds checkouts).
+PRIVATE_TREES = {"sessions": 2, "logs": 2, "plans": 2, "scratch": 1}
+MAX_NAMED = 8
+
+
+def _entries(directory: Path, depth: int) -> list[Path]:
+    """`directory`'s entries down to `depth` levels, without following symlinks."""
+    found: list[Path] = []
+    try:
+        with os.scandir(directory) as scan:
+            children = list(scan)
+    except OSError:
+        return found
+    for entry in children:
+        found.append(Path(entry.path))
+        if depth > 1 and entry.is_dir(follow_symlinks=False):
+            found += _entries(Path(entry.path), depth - 1)
+    return found
+
+
+def _loose(root: Path) -> list[tuple[Path, int]]:
+    """Paths under `root` that other users can reach: the root, its direct entries and the
+    standard subdirectories' contents."""
+    paths = [root, *_entries(root, 1)]
+    for name, depth in PRIVATE_TREES.items():
+        if (root / name).is_dir() and not (root / name).is_symlink():
+            paths += _entries(root / name, depth)
+    loose = []
+    for path in paths:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode) or (stat.S_ISREG(info.st_mode) and path.suffix == ".lock"):
+            continue
+        wanted = DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE
+        if stat.S_IMODE(info.st_mode) & ~wanted & 0o077:
+            loose.append((path, stat.S_IMODE(info.st_mode)))
+    return loose
 
 
 def check_root(root: Path) -> list[Check]:
@@ -43,29 +82,24 @@ def check_root(root: Path) -> list[Check]:
     if not root.is_dir():
         return [Check("root", "fail", f"{root} is not a directory; move it away or set XUM_ROOT")]
     checks = [Check("root", "ok", str(root))]
-    loose = []
-    for path in [root, *root.iterdir()]:
-        try:
-            mode = _mode(path)
-        except OSError:
-            continue
-        wanted = DIR_MODE if path.is_dir() else FILE_MODE
-        if path.is_file() and path.suffix == ".lock":
-            continue
-        if mode & ~wanted & 0o077:
-            loose.append(f"{path.name or path} is {oct(mode)}")
-    if loose:
-        checks.append(
-            Check(
-                "permissions",
-                "warn",
-                "readable by other users: "
-                + ", ".join(loose)
-                + f" (run: chmod 700 {root} and chmod 600 on its files)",
-            )
-        )
-    else:
+    loose = _loose(root)
+    if not loose:
         checks.append(Check("permissions", "ok", "directories 0700, files 0600"))
+        return checks
+    named = [f"{p.relative_to(root).as_posix() if p != root else p} is {oct(m)}" for p, m in loose]
+    if len(named) > MAX_NAMED:
+        named[MAX_NAMED:] = [f"and {len(named) - MAX_NAMED} more"]
+    fixes = [f"chmod go-rwx {shlex.quote(str(root))}"] if loose[0][0] == root else []
+    tops = sorted({p.relative_to(root).parts[0] for p, _ in loose if p != root})
+    if tops:
+        fixes.append("chmod -R go-rwx " + " ".join(shlex.quote(str(root / t)) for t in tops))
+    checks.append(
+        Check(
+            "permissions",
+            "warn",
+            "readable by other users: " + ", ".join(named) + f" (run: {' && '.join(fixes)})",
+        )
+    )
     return checks
 
 

@@ -7,7 +7,9 @@ holds API keys and whole conversations.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -54,9 +56,23 @@ def logs_dir() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and missing parents) with mode 0700; tighten it if it already exists."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    if (path.stat().st_mode & 0o777) != DIR_MODE:
+    """Create `path` with mode 0700, and each missing parent 0700 too (`mkdir(parents=True)`
+    would give the parents the umask's mode); tighten `path` if it already exists."""
+    missing: list[Path] = []
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:  # another process made it meanwhile
+            continue
+        os.chmod(directory, DIR_MODE)  # mkdir's mode is filtered by the umask
+    mode = path.stat().st_mode
+    if not stat.S_ISDIR(mode):
+        raise FileExistsError(errno.EEXIST, "exists and is not a directory", str(path))
+    if stat.S_IMODE(mode) != DIR_MODE:
         os.chmod(path, DIR_MODE)
     return path
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from xum.core.errors import XumError
+from xum.core.paths import providers_path
 
 ErrorKind = Literal[
     "auth",  # bad or missing key (401/403)
@@ -179,7 +180,7 @@ def classify(
             message = f"{provider} requires an API key and none was configured{said}"
         hint = (
             f'{where_key}`apiKey` (or `apiKeyFile`) under "{provider}" in '
-            "~/.xum/providers.jsonc; check that the key is active and allowed to use "
+            f"{providers_path()}; check that the key is active and allowed to use "
             f"{ctx.model}"
         )
     elif (
@@ -227,7 +228,7 @@ def classify(
     else:
         kind = "bad_request"
         message = f"{provider} rejected the request for {ctx.model}{said}"
-        hint = "check the model id, modelParameters and provider options in ~/.xum/providers.jsonc"
+        hint = f"check the model id, modelParameters and provider options in {providers_path()}"
     return LLMError(
         kind,
         message,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from xum.core.errors import ConfigError
+from xum.core.paths import providers_path
 from xum.llm.endpoint import AuthStyle, Endpoint
 from xum.llm.errors import LLMError
 from xum.llm.types import Wire
@@ -73,7 +74,7 @@ def needs_key(entry: ProviderEntry) -> bool:
 
 def missing_key_hint(entry: ProviderEntry) -> str:
     env_names = " or ".join(entry.builtin.key_env) if entry.builtin else ""
-    file_hint = f'"apiKey" (or "apiKeyFile") under "{entry.id}" in ~/.xum/providers.jsonc'
+    file_hint = f'"apiKey" (or "apiKeyFile") under "{entry.id}" in {providers_path()}'
     return f"set {env_names}, or add {file_hint}" if env_names else f"add {file_hint}"
 
 
@@ -121,7 +122,7 @@ def resolve_endpoint(
             "config",
             f"unknown provider '{provider_id}'",
             provider=provider_id,
-            hint=f"use one of: {known}; or add a custom provider to ~/.xum/providers.jsonc",
+            hint=f"use one of: {known}; or add a custom provider to {providers_path()}",
         )
     credential = find_credential(entry, env)
     if credential.value is None and needs_key(entry):
@@ -132,8 +133,14 @@ def resolve_endpoint(
             hint=missing_key_hint(entry),
         )
     headers: dict[str, str] = {}
-    if entry.id == "openai" and env.get("OPENAI_ORG_ID", "").strip():
-        headers["OpenAI-Organization"] = env["OPENAI_ORG_ID"].strip()
+    if entry.id == "openai":
+        # The OpenAI SDKs' variables for billing a request to an organization and a project.
+        for var, header in (
+            ("OPENAI_ORG_ID", "OpenAI-Organization"),
+            ("OPENAI_PROJECT_ID", "OpenAI-Project"),
+        ):
+            if env.get(var, "").strip():
+                headers[header] = env[var].strip()
     return Endpoint(
         provider=provider_id,
         wire=WIRE_FOR_TYPE[entry.provider_type],

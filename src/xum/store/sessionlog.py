@@ -32,7 +32,7 @@ from xum.core.clock import now_ms
 from xum.core.errors import SessionBusyError, SessionChangedError, StoreError
 from xum.core.ids import event_id
 from xum.core.lock import FileLock, LockTimeout, is_locked, read_holder
-from xum.core.paths import DIR_MODE, FILE_MODE, ensure_private_dir, session_dir
+from xum.core.paths import FILE_MODE, ensure_private_dir, session_dir
 from xum.store import events as ev
 from xum.store.frames import Frame, decode_trusted, encode_frame
 from xum.store.manifest import (
@@ -156,7 +156,7 @@ class SessionLog:
         if self._depth:
             self._depth += 1
             return
-        _ensure_private_tree(self.directory)
+        ensure_private_dir(self.directory)
         lock = FileLock(self.directory / LOCK_NAME, purpose or self.purpose)
         wait = self.lock_timeout if timeout is None else timeout
         try:
@@ -216,7 +216,7 @@ class SessionLog:
     def write_partial(self, data: Mapping[str, Any]) -> None:
         from xum.store import partial  # while a reply streams: not needed to open a log
 
-        _ensure_private_tree(self.directory)
+        ensure_private_dir(self.directory)
         partial.write_partial(self.directory, self._last_seq, data)
 
     def read_partial(self) -> Partial | None:
@@ -515,19 +515,6 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-
-
-def _ensure_private_tree(directory: Path) -> None:
-    """Create `directory` and any missing parents 0700 (sessions hold whole conversations)."""
-    missing = []
-    path = directory
-    while not path.exists():
-        missing.append(path)
-        path = path.parent
-    for path in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            path.mkdir(mode=DIR_MODE)
-    ensure_private_dir(directory)
 
 
 def _busy(name: str, holder: dict[str, object] | None, waited: float) -> SessionBusyError:

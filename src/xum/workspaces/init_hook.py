@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
+from xum.core.fsutil import atomic_write_bytes
 from xum.core.paths import ensure_private_dir, logs_dir
 from xum.runtime.base import Runtime
 from xum.store import registry
@@ -172,8 +173,10 @@ class InitHookRun:
             )
         with contextlib.suppress(OSError):
             directory = ensure_private_dir(logs_dir() / "init")
-            (directory / f"{self.workspace_id}.log").write_text(
-                "\n".join(self.lines) + ("\n" if self.lines else ""), encoding="utf-8"
+            text = "\n".join(self.lines) + ("\n" if self.lines else "")
+            # 0600 like everything under $XUM_ROOT: the output may name paths and settings.
+            atomic_write_bytes(
+                directory / f"{self.workspace_id}.log", text.encode("utf-8"), durable=False
             )
         if self.result is not None and not self.result.ok:
             with contextlib.suppress(OSError):

@@ -29,6 +29,7 @@ class RecordedRequest:
     cache: CacheUsage | None = None  # None when no prompt was processed (errors, GET)
     error: str | None = None  # the server's own complaint (no reply left, wire mismatch, 400)
     notes: list[str] = field(default_factory=list)  # e.g. content the request did not enable
+    target: str = ""  # the request line's target as sent: absolute (`http://...`) via a proxy
 
     @property
     def stream(self) -> bool:

@@ -264,7 +264,12 @@ class FakeLLM:
             self._cond.notify_all()
 
     async def _handle(self, req: HttpRequest, resp: Response) -> None:
-        path, _, query = req.target.partition("?")
+        # A client behind an HTTP proxy sends the absolute form (`POST http://host/v1/...`);
+        # answering it as the proxy and the upstream at once lets tests drive the proxy path.
+        target = req.target
+        if target.startswith(("http://", "https://")):
+            target = "/" + target.split("://", 1)[1].partition("/")[2]
+        path, _, query = target.partition("?")
         parsed: Any = None
         if req.body:
             try:
@@ -282,6 +287,7 @@ class FakeLLM:
             json=parsed,
             wire=wire,
             arrived=time.monotonic(),
+            target=req.target,
         )
         if req.method == "GET" and (path == "/v1/models" or path.startswith("/v1/models/")):
             await self._send_models(rec, resp)
