@@ -254,43 +254,82 @@ def test_worktree_runtime_leaves_the_main_checkout_untouched(
     assert final["workspace_name"] in branches.stdout
 
 
-@pytest.fixture
-def sleeping_run(
-    fake_llm: FakeLLM, repo: Path, tmp_path: Path
-) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    marker = tmp_path / "started"
-    script = f"touch {marker}; sleep 300 & sleep 300; wait"
+def pid_script(pids: Path, *, ignore_term: bool = False) -> str:
+    """Records the shell's pid and a background child's, then waits; optionally deaf to SIGTERM
+    (so stopping it takes the whole grace period before SIGKILL)."""
+    trap = "trap '' TERM; " if ignore_term else ""
+    return f"{trap}echo $$ > {pids}; sleep 300 & echo $! >> {pids}; wait"
+
+
+def start_run(fake_llm: FakeLLM, repo: Path, script: str) -> subprocess.Popen[str]:
     fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "sleep"}))
-    env = dict(os.environ, **env_for(fake_llm))
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [XUM, "run", "--json", "sleep for a while"],
         cwd=repo,
-        env=env,
+        env=dict(os.environ, **env_for(fake_llm)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def wait_for_pids(pids: Path, proc: subprocess.Popen[str]) -> list[int]:
+    deadline = time.monotonic() + 20
+    while len(found := pids.read_text().split() if pids.exists() else []) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+    return [int(pid) for pid in found]
+
+
+def alive(pid: int) -> bool:
+    """A live process (a zombie waiting to be reaped counts as gone)."""
     try:
-        yield proc, marker
-    finally:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone(pids: list[int]) -> bool:
+    """Whether every pid has exited, allowing the kernel a moment to finish killing them."""
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def wait_until_delivered(pid: int, sig: int) -> None:
+    """Until `sig` is no longer pending for the process (a pending signal sent again is lost)."""
+    bit = 1 << (sig - 1)
+    deadline = time.monotonic() + 10
+    while True:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        masks = [int(line.split()[1], 16) for line in status if line[:6] in ("SigPnd", "ShdPnd")]
+        if not any(mask & bit for mask in masks):
+            return
+        assert time.monotonic() < deadline, "the signal was never delivered"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def cleanup() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
 
 
-def _sleepers_with_marker(marker: Path) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True).stdout
-    return [int(pid) for pid in out.split()]
-
-
 def test_ctrl_c_kills_the_command_and_closes_the_turn_durably(
-    fake_llm: FakeLLM, sleeping_run: tuple[subprocess.Popen[str], Path]
+    fake_llm: FakeLLM, repo: Path, tmp_path: Path, cleanup: list[subprocess.Popen[str]]
 ) -> None:
-    proc, marker = sleeping_run
-    deadline = time.monotonic() + 20
-    while not marker.exists():
-        assert time.monotonic() < deadline, "the bash tool never started"
-        time.sleep(0.02)
+    pids = tmp_path / "pids"
+    proc = start_run(fake_llm, repo, pid_script(pids))
+    cleanup.append(proc)
+    running = wait_for_pids(pids, proc)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=20)
     assert proc.returncode == 130, stderr
@@ -298,10 +337,34 @@ def test_ctrl_c_kills_the_command_and_closes_the_turn_durably(
     result = next(e for e in evts if e["type"] == "tool-result")
     assert result["is_error"]
     assert evts[-1]["type"] == "final" and evts[-1]["reason"] == "interrupted"
+    assert evts[-1]["exit_code"] == 130
     turn_end = next(e for e in evts if e["type"] == "turn-end")
     assert turn_end["reason"] == "interrupted"
-    # The whole process group is gone: no `sleep` of this run survives.
-    deadline = time.monotonic() + 5
-    while _sleepers_with_marker(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _sleepers_with_marker(marker) == []
+    # The shell and its background `sleep` went with their process group.
+    assert gone(running)
+
+
+def test_a_second_ctrl_c_exits_130_at_once_and_takes_the_commands_along(
+    fake_llm: FakeLLM,
+    repo: Path,
+    tmp_path: Path,
+    xum_root: Path,
+    cleanup: list[subprocess.Popen[str]],
+) -> None:
+    pids = tmp_path / "pids"
+    # The command ignores SIGTERM, so the first Ctrl-C alone would take its grace period.
+    proc = start_run(fake_llm, repo, pid_script(pids, ignore_term=True))
+    cleanup.append(proc)
+    running = wait_for_pids(pids, proc)
+    proc.send_signal(signal.SIGINT)
+    wait_until_delivered(proc.pid, signal.SIGINT)  # else the kernel merges the two into one
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 130, stderr
+    # It left at once: the interrupted turn was not closed and no final event was written.
+    kinds = [e["type"] for e in events(stdout)]
+    assert "final" not in kinds and "turn-end" not in kinds
+    assert gone(running)
+    # The log is intact: the next open closes the turn that was cut off.
+    replay = run_xum("session", "last", "--json", cwd=repo)
+    assert replay.returncode == 0, replay.stderr

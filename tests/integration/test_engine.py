@@ -12,13 +12,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from xum.engine.events import EventSink
+from xum.engine.middleware import ToolMiddleware
 from xum.engine.route import resolve_route
 from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
@@ -43,7 +45,14 @@ class Harness:
         self.events: list[dict[str, Any]] = []
         self.clients: list[Any] = []
 
-    def session(self, **settings: Any) -> AgentSession:
+    def session(
+        self,
+        *,
+        middleware: Sequence[ToolMiddleware] = (),
+        emit: EventSink | None = None,
+        **settings: Any,
+    ) -> AgentSession:
+        """A new engine object over the harness's log (a second call is a reopen)."""
         client = open_client(self.route.endpoint, retry=RetryPolicy(max_retries=0))
         self.clients.append(client)
         return AgentSession(
@@ -56,7 +65,8 @@ class Harness:
             client=client,
             settings=SessionSettings(system_prompt="You are a test.", tools=TOOLS, **settings),
             scratch_dir=self.workdir / ".scratch",
-            emit=self.events.append,
+            emit=emit or self.events.append,
+            middleware=middleware,
         )
 
     async def close(self) -> None:
@@ -112,25 +122,37 @@ async def test_interrupt_mid_stream_keeps_the_text_and_the_next_turn_works(
     assert sent[1]["content"][0]["text"].startswith("word")
 
 
+def pid_script(pids: Path) -> str:
+    """A bash script that records its own pid and a background child's, then waits on it."""
+    return f"echo $$ > {pids}; sleep 300 & echo $! >> {pids}; wait"
+
+
+async def wait_for_pids(pids: Path, count: int = 2) -> list[int]:
+    deadline = time.monotonic() + 20
+    while True:
+        lines = pids.read_text().split() if pids.exists() else []
+        if len(lines) >= count:
+            return [int(pid) for pid in lines]
+        assert time.monotonic() < deadline, "the command never started"
+        await asyncio.sleep(0.01)
+
+
 async def test_interrupt_during_a_command_kills_it_and_history_stays_valid(
     fake_llm: FakeLLM, harness: Harness, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "running"
+    pids = tmp_path / "pids"
     fake_llm.script(
-        fakellm.tool_call(
-            "bash", {"script": f"touch {marker}; exec sleep 300", "display_name": "s"}
-        ),
+        fakellm.tool_call("bash", {"script": pid_script(pids), "display_name": "s"}),
         fakellm.text("Resumed fine."),
     )
     session = harness.session()
     task = asyncio.create_task(session.run_turn("sleep"))
-    while not marker.exists():
-        await asyncio.sleep(0.01)
+    shell, child = await wait_for_pids(pids)
     session.interrupt()
     result = await task
     assert result.reason == "interrupted"
-    out = subprocess.run(["pgrep", "-f", "exec sleep 300"], capture_output=True, text=True).stdout
-    assert out.strip() == "" or all(not _alive(int(p)) for p in out.split())
+    # The shell and its background child went with the process group.
+    assert await gone(shell) and await gone(child)
     valid_history(harness.ws_id)
 
     reopened = harness.session()  # a new engine object over the same log, as after a restart
@@ -139,12 +161,27 @@ async def test_interrupt_during_a_command_kills_it_and_history_stays_valid(
     assert not fake_llm.errors
 
 
+async def gone(pid: int) -> bool:
+    """Whether `pid` has exited, allowing the kernel a moment to reap a killed process."""
+    deadline = time.monotonic() + 5
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
 def _alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie awaiting its parent counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 CHILD = """

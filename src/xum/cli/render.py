@@ -131,12 +131,25 @@ class TextRenderer:
 
 
 class JsonRenderer:
-    """NDJSON: one event per line on stdout, flushed as it happens."""
+    """NDJSON: one event per line on stdout, flushed as it happens.
+
+    The run's one terminal event (`final` or `error`) is written with `terminal`. An engine
+    `error` event (a turn that ended on a provider error) is not written on its own line: the
+    `turn-end` and the `final` event carry the same error object, so a reader sees exactly one
+    event of type `final` or `error`, and it is the last line."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
+        if event["type"] in (E.ERROR, E.FINAL):
+            return
+        self._write(event)
+
+    def terminal(self, event: Event) -> None:
+        self._write(event)
+
+    def _write(self, event: Event) -> None:
         self.out.write(orjson.dumps(event, default=str).decode() + "\n")
         self.out.flush()
 

@@ -3,16 +3,19 @@
 Exit codes: 0 success (or the code the agent chose with `set_exit_code`), 1 operational, model or
 tool error (usage errors too, so that 2 always means the budget), 2 budget exceeded, 130
 interrupted. With `--json` every engine event is an NDJSON line and the run ends with exactly one
-terminal event: `final` or `error`.
+terminal event, whatever happens (bad flags, a provider error, a bug): `final` when a turn ran,
+`error` when none could; both carry `reason` and `exit_code`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from xum.core.errors import XumError
+from xum.core.paths import config_path
 
 if TYPE_CHECKING:
     from xum.runtime.git import WorkTreeQuery
@@ -30,15 +34,36 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+class InternalError(XumError):
+    """Something xum did not expect; the traceback goes to stderr."""
+
+    code = "internal_error"
+
+
 class RunCommand(click.Command):
-    """Usage errors exit 1 (not click's 2): for `xum run`, 2 means the budget was exceeded."""
+    """Usage errors exit 1 (not click's 2): for `xum run`, 2 means the budget was exceeded.
+    With `--json` a usage error is the run's one terminal `error` event."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        as_json = _wants_json(args)  # before parsing, which consumes `args`
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            exc.show()
+            if as_json:
+                from xum.cli.render import JsonRenderer
+                from xum.core.errors import UsageError
+
+                usage = UsageError(exc.format_message(), hint="`xum run --help` lists the options")
+                JsonRenderer().terminal(RunOutcome.failed(usage).terminal_event(0.0))
+            else:
+                exc.show()
             ctx.exit(EXIT_ERROR)
+
+
+def _wants_json(args: list[str]) -> bool:
+    """Whether `--json` is among the options (words after `--` are the message)."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
 
 
 class RuntimeSpec(click.ParamType[str]):
@@ -58,11 +83,30 @@ class RuntimeSpec(click.ParamType[str]):
 
 @dataclass
 class RunOutcome:
-    """How a run ended: the process exit code, the reason, and the final event's fields."""
+    """How a run ended: the process exit code, the reason, and the final event's fields; or,
+    for a run that could not run a turn, the error that stopped it."""
 
     exit_code: int
     reason: str
     extra: dict[str, Any] = field(default_factory=dict)
+    failure: XumError | None = None
+
+    @classmethod
+    def failed(
+        cls, error: XumError, exit_code: int = EXIT_ERROR, reason: str = "error"
+    ) -> RunOutcome:
+        return cls(exit_code, reason, failure=error)
+
+    def terminal_event(self, elapsed_s: float) -> dict[str, Any]:
+        """The last line of `--json` output: `error` when no turn ran, else `final`."""
+        head = {
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "duration_s": round(elapsed_s, 3),
+        }
+        if self.failure is not None:
+            return {"type": "error", **head, **self.failure.to_dict()}
+        return {"type": "final", **head, **self.extra}
 
 
 def _read_message(words: tuple[str, ...]) -> str:
@@ -163,10 +207,21 @@ def run(
             )
         )
     except click.BadParameter as exc:
-        outcome = _failure(renderer, as_json, XumError(f"--budget: {exc.message}"))
+        budget_error = XumError(f"--budget: {exc.message}", hint="give it in USD: -b 2.00")
+        outcome = RunOutcome.failed(budget_error)
     except XumError as exc:
-        outcome = _failure(renderer, as_json, exc)
+        outcome = RunOutcome.failed(exc)
+    except KeyboardInterrupt:  # Ctrl-C before the turn began (its own handler comes later)
+        stopped = XumError("interrupted while starting, before a turn ran", hint="run it again")
+        outcome = RunOutcome.failed(stopped, EXIT_INTERRUPTED, "interrupted")
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        outcome = RunOutcome.failed(_unexpected(exc))
     elapsed = time.monotonic() - started
+    if outcome.failure is not None and not as_json:
+        click.echo(f"error: {outcome.failure.message}", err=True)
+        if outcome.failure.hint:
+            click.echo(f"  hint: {outcome.failure.hint}", err=True)
     if "usage" in outcome.extra:
         renderer.finish(usage_line(outcome.reason, outcome.extra, elapsed))
     if quiet and outcome.exit_code not in (EXIT_OK, EXIT_INTERRUPTED) and outcome.reason != "error":
@@ -175,28 +230,24 @@ def run(
         click.echo(f"plan: {outcome.extra['plan_path']}", err=True)
     if quiet and outcome.extra.get("text"):
         sys.stdout.write(outcome.extra["text"].rstrip("\n") + "\n")
-    if as_json and outcome.reason != "error":
-        renderer(
-            {
-                "type": "final",
-                "reason": outcome.reason,
-                "exit_code": outcome.exit_code,
-                "duration_s": round(elapsed, 3),
-                **outcome.extra,
-            }
-        )
+    if as_json:
+        renderer.terminal(outcome.terminal_event(elapsed))
     sys.stdout.flush()
     sys.exit(outcome.exit_code)
 
 
-def _failure(renderer: Any, as_json: bool, exc: XumError) -> RunOutcome:
-    if as_json:
-        renderer({"type": "error", "exit_code": EXIT_ERROR, **exc.to_dict()})
-    else:
-        click.echo(f"error: {exc.message}", err=True)
-        if exc.hint:
-            click.echo(f"  hint: {exc.hint}", err=True)
-    return RunOutcome(EXIT_ERROR, "error")
+def _unexpected(exc: Exception) -> XumError:
+    """An exception xum did not anticipate, worded for the user (the traceback is on stderr)."""
+    if isinstance(exc, OSError) and exc.filename:
+        return InternalError(
+            f"cannot use {exc.filename}: {exc.strerror or exc}",
+            hint="check that the path exists, is the right kind (file or directory) and is "
+            "writable; `xum doctor` checks $XUM_ROOT",
+        )
+    return InternalError(
+        f"unexpected error: {type(exc).__name__}: {exc}",
+        hint="this is a bug in xum; please report it with the traceback printed on stderr",
+    )
 
 
 async def _run(
@@ -234,7 +285,7 @@ async def _run(
     if budget is not None and route.price is None:
         raise XumError(
             f"{route.model_string} has no known price, so a --budget cannot be enforced",
-            hint='pick a priced model, or add its price under "modelPrices" in ~/.xum/config.json '
+            hint=f'pick a priced model, or add its price under "modelPrices" in {config_path()} '
             '(e.g. {"modelPrices": {"' + route.model_string + '": {"input": 3, "output": 15}}}, '
             "USD per million tokens)",
         )
@@ -335,7 +386,10 @@ async def _run(
         nonlocal interrupts
         interrupts += 1
         if interrupts >= 2:
-            os._exit(EXIT_INTERRUPTED)  # the log is already durable; leave now
+            # Leave now: the log is durable as it stands (the next open closes the turn), and
+            # the commands this run started go with it.
+            _kill_child_groups()
+            os._exit(EXIT_INTERRUPTED)
         session.interrupt()
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
@@ -386,6 +440,26 @@ async def _run(
     return RunOutcome(code, result.reason, extra)
 
 
+def _kill_child_groups() -> None:
+    """SIGKILL the process group of every child that leads its own session: how xum starts
+    commands (bash, background jobs, ssh). Linux only (it reads /proc); elsewhere a no-op."""
+    me = os.getpid()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat_file:
+                fields = stat_file.read().rsplit(b")", 1)[1].split()
+            parent, session = int(fields[1]), int(fields[3])
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == me and session == pid:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+
+
 def _open_log(workspace_id: str) -> SessionLog:
     """The workspace's session log with its writer lock taken (run on a worker thread, then
     handed to the event loop's thread: one thread at a time uses it). The turn takes the lock
@@ -412,11 +486,15 @@ def _one_shot_override(
     """`/sonnet+high fix it` -> ("fix it", "sonnet", "high"); the flags are the fallback."""
     if not text.startswith("/"):
         return text, model, thinking
-    from xum.context.slash import SlashError, parse_override
+    from xum.context.slash import SlashError, parse_command, parse_override
     from xum.core.errors import UsageError
+    from xum.engine.userinput import chat_command_refusal
     from xum.llm.catalog import aliases
 
     try:
+        command = parse_command(text)
+        if command is not None:
+            raise chat_command_refusal(command)
         override = parse_override(text, set(aliases()))
     except SlashError as exc:
         raise UsageError(str(exc)) from None

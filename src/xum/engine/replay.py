@@ -1,18 +1,150 @@
-"""Turn session-log frames back into engine events, for replays and reconnecting clients.
+"""Reading a session log back: as engine events (replays, reconnecting clients) and as the
+exact requests its steps sent.
 
 A live client sees deltas while a turn streams; a replay sees the committed events that the
 deltas added up to. Both use the same event vocabulary (see `xum.engine.events`).
+
+Every step is on record: its `step_start` frame (with the forced `tool_choice`, if any) and, when
+anything that shapes a request changed since the previous step, a `request_header` frame with the
+model, thinking level, output limit, parameters, cache key and the system prompt and tools (or
+the `context_frozen` frame holding them). With the history projected from the frames before the
+step, that is the whole request: `rebuild_requests` puts it back together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from xum.engine import events as E
 from xum.engine.events import Event
+from xum.llm.types import LLMRequest, ToolSpec
 from xum.store import events as ev
 from xum.store.frames import Frame
+from xum.store.projection import HistoryProjection
+
+# The request_header fields that say how a request was shaped (besides the prompt and tools'
+# texts); a new header is written whenever one of them changes.
+SHAPE_FIELDS = (
+    "system_sha256",
+    "tools_sha256",
+    "model",
+    "model_id",
+    "thinking",
+    "max_output_tokens",
+    "params",
+    "cache_key",
+    "cache",
+)
+
+
+def request_shape(request: LLMRequest, model_string: str, tools_sha256: str) -> dict[str, Any]:
+    """The header fields of `request`; `tools_sha256` is passed in because the engine keeps it."""
+    return {
+        "system_sha256": hashlib.sha256(request.system.encode()).hexdigest(),
+        "tools_sha256": tools_sha256,
+        "model": model_string,
+        "model_id": request.model,
+        "thinking": request.thinking,
+        "max_output_tokens": request.max_output_tokens,
+        "params": request.params,
+        "cache_key": request.cache_key,
+        "cache": request.cache,
+    }
+
+
+def header_key(data: dict[str, Any]) -> bytes:
+    """What two headers must share to describe the same request shape."""
+    return orjson.dumps([data.get(name) for name in SHAPE_FIELDS])
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    """One step's request as the log records it."""
+
+    seq: int | None  # the step_start frame
+    turn_id: str
+    step: int
+    model: str  # `provider:model-id`: the provider (and so the wire) it went to
+    request: LLMRequest
+
+
+def rebuild_requests(frames: Iterable[Frame]) -> list[StepRequest]:
+    """The request of every step in the log, in the order they were sent. Encoding one with a
+    client for its provider (`LLMClient.request_body`) gives the bytes that were posted. Raises
+    ValueError for a step with no request_header before it (a log from before headers)."""
+    history = HistoryProjection()
+    frozen: dict[int, dict[str, Any]] = {}
+    header: dict[str, Any] | None = None
+    step: tuple[Frame, list[Any]] | None = None  # a step_start whose header may follow it
+    out: list[StepRequest] = []
+    for frame in frames:
+        if not frame.damaged:
+            if frame.type == ev.CONTEXT_FROZEN and frame.seq is not None:
+                frozen[frame.seq] = frame.data
+            elif frame.type == ev.REQUEST_HEADER:
+                header = frame.data  # written right after the step_start it belongs to
+            if step is not None:
+                out.append(_step_request(*step, header, frozen))
+                step = None
+            if frame.type == ev.STEP_START:
+                step = (frame, list(history.messages()))
+        history.feed([frame])
+    if step is not None:
+        out.append(_step_request(*step, header, frozen))
+    return out
+
+
+def rebuild_request(frames: Sequence[Frame], turn_id: str, step: int) -> LLMRequest:
+    """The request step `step` (1-based) of turn `turn_id` sent."""
+    for recorded in rebuild_requests(frames):
+        if (recorded.turn_id, recorded.step) == (turn_id, step):
+            return recorded.request
+    raise ValueError(f"the log has no step {step} in turn {turn_id}")
+
+
+def _step_request(
+    frame: Frame,
+    messages: list[Any],
+    header: dict[str, Any] | None,
+    frozen: dict[int, dict[str, Any]],
+) -> StepRequest:
+    if header is None:
+        raise ValueError(
+            f"step_start frame {frame.seq} has no request_header before it: the log predates "
+            "request headers, so this step's request cannot be rebuilt"
+        )
+    texts = header
+    if "frozen_seq" in header:
+        texts = frozen.get(header["frozen_seq"], {})
+        if "system" not in texts:
+            raise ValueError(
+                f"request_header points at context_frozen frame {header['frozen_seq']}, which "
+                "is missing or damaged"
+            )
+    request = LLMRequest(
+        model=header.get("model_id") or str(header.get("model", "")).partition(":")[2],
+        system=texts["system"],
+        messages=messages,
+        tools=[ToolSpec(t["name"], t["description"], t["parameters"]) for t in texts["tools"]],
+        thinking=header.get("thinking", "off"),
+        max_output_tokens=header.get("max_output_tokens"),
+        tool_choice=frame.data.get("tool_choice"),
+        cache_key=header.get("cache_key"),
+        params=header.get("params") or {},
+        cache=header.get("cache", True),
+    )
+    return StepRequest(
+        frame.seq,
+        str(frame.data.get("turn_id", "")),
+        int(frame.data.get("step", 0)),
+        str(header.get("model", "")),
+        request,
+    )
 
 
 def _text(message: dict[str, Any], kind: str = "text") -> str:
@@ -67,6 +199,7 @@ def frame_event(frame: Frame) -> Event | None:
             "usage": data.get("usage"),
             "cost_usd": data.get("cost_usd"),
             "model": data.get("model"),
+            **_present(data, "step"),
         }
     if frame.type == ev.TOOL_RESULT:
         part = next((p for p in data["message"]["content"] if p.get("type") == "tool_result"), None)
@@ -80,6 +213,7 @@ def frame_event(frame: Frame) -> Event | None:
             "is_error": bool(part.get("is_error")),
             "output": part["output"],
             "meta": data.get("meta", {}),
+            **_present(data, "duration_s"),
         }
     if frame.type == ev.TURN_END:
         return {**base, "type": E.TURN_END, **{k: v for k, v in data.items()}}
@@ -88,6 +222,11 @@ def frame_event(frame: Frame) -> Event | None:
     if frame.type == ev.CONTEXT_RESET:
         return {**base, "type": "context-reset"}
     return None
+
+
+def _present(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The fields of `data` among `names` that the frame has (older frames lack some)."""
+    return {name: data[name] for name in names if name in data}
 
 
 def replay_events(frames: Iterable[Frame]) -> Iterator[Event]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xum.core.errors import ConfigError
+from xum.core.paths import providers_path
 from xum.llm import catalog
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
@@ -24,13 +25,16 @@ from xum.store.providers import ProvidersConfig, load_providers, model_parameter
 
 DOCUMENTED_DEFAULT = "anthropic:claude-opus-5-5"
 
-NO_PROVIDER_HINT = (
-    "set a provider key in the environment (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, "
-    "OPENAI_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, XAI_API_KEY, DEEPSEEK_API_KEY, "
-    'OPENROUTER_API_KEY, MOONSHOT_API_KEY or ZAI_API_KEY), or add a provider with an "apiKey" '
-    '(or a custom "providerType" + "baseUrl" for a local server) to ~/.xum/providers.jsonc; '
-    "`xum doctor` shows what xum can see"
-)
+
+def no_provider_hint() -> str:
+    """What fixes "no provider": the variables, and the providers.jsonc this process reads."""
+    return (
+        "set a provider key in the environment (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, "
+        "OPENAI_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, XAI_API_KEY, DEEPSEEK_API_KEY, "
+        'OPENROUTER_API_KEY, MOONSHOT_API_KEY or ZAI_API_KEY), or add a provider with an "apiKey" '
+        f'(or a custom "providerType" + "baseUrl" for a local server) to {providers_path()}; '
+        "`xum doctor` shows what xum can see"
+    )
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def default_model_string(
         known = [m for m in catalog.MODELS if m.provider == provider]
         if known:
             return known[0].model_string
-    raise LLMError("config", "no model provider is configured", hint=NO_PROVIDER_HINT)
+    raise LLMError("config", "no model provider is configured", hint=no_provider_hint())
 
 
 def resolve_route(

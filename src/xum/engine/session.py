@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -37,6 +38,7 @@ from xum.engine.contextsync import ContextSync
 from xum.engine.doomloop import DoomLoopGuard
 from xum.engine.events import Event, EventSink, null_sink
 from xum.engine.middleware import ToolCall, ToolMiddleware
+from xum.engine.replay import header_key, request_shape
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
 from xum.llm.client import LLMClient, open_client
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
 
 T = TypeVar("T")
+FrameSpec = tuple[str, dict[str, Any]]
 
 TurnReason = Literal["completed", "interrupted", "error", "budget", "max_steps", "doom_loop"]
 QueueMode = Literal["step", "turn"]
@@ -81,6 +84,7 @@ PLAN_EDIT_TOOLS = frozenset(
     {"file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"}
 )
 BUDGET_TOOL_OUTPUT = "not run: the session budget was exceeded, so the turn stopped"
+INTERNAL_ERROR_TOOL_OUTPUT = "not finished: the turn stopped on an internal error in xum"
 
 
 _LOG_EXECUTOR: ThreadPoolExecutor | None = None
@@ -209,7 +213,7 @@ class AgentSession:
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
         self._background: BackgroundProcesses | None = None  # made on first use
-        self.todos: list[TodoItem] = []
+        self.todos: list[TodoItem] = _todos_from(log.frames)  # the list as last written
         self.projection = HistoryProjection()
         self.doom = DoomLoopGuard()
         self._step_queue: list[str] = []
@@ -219,7 +223,10 @@ class AgentSession:
         self._interrupt_requested = False
         self._running = False
         self.session_cost, self.cost_known = self._costs_so_far(log.frames)
-        self._header_hashes = self._last_header(log.frames)
+        self._header_key = self._last_header(log.frames)
+        # The step_start (and request_header) of the step in flight: written with its reply, or
+        # with the turn_end when the step produced none, so every request sent is on record.
+        self._pending_step: list[FrameSpec] = []
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
         self._set_tools(settings.tools)
@@ -348,6 +355,7 @@ class AgentSession:
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
+        self._pending_step = []
         self._required_done = False
         self._forced_steps = 0
         self._force_next = False
@@ -385,8 +393,14 @@ class AgentSession:
                 self.emit({"type": E.ERROR, **exc.to_dict()})
             except asyncio.CancelledError:
                 # Cancelled from outside (not by interrupt()): still close the turn durably.
-                self._end_turn(result, "interrupted")
+                self._close_turn_now(result, "interrupted", INTERRUPTED_TOOL_OUTPUT)
                 raise
+            except Exception as exc:
+                # A bug (in xum, a middleware, an event sink): the turn ends as an error, and the
+                # log stays valid for the next turn. If even that cannot be written, the original
+                # error goes up.
+                self._fail_turn(result, exc)
+                return result
             await self._end_turn_async(result, result.reason)
             return result
         finally:
@@ -411,7 +425,7 @@ class AgentSession:
             self.emit({"type": E.STEP_START, "step": step, "turn_id": result.turn_id})
             registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
             request = self._build_request(self._tool_choice())
-            header = self._header_frame(request)
+            self._pending_step = self._step_frames(result.turn_id, step, request)
             state = StreamState()
             try:
                 finish = await self._cancellable(
@@ -425,13 +439,13 @@ class AgentSession:
                     )
                 )
             except _Interrupted:
-                self._commit_partial(result, step, state, header)
+                self._commit_partial(result, step, state)
                 raise
             except _BudgetExceeded:
-                self._commit_partial(result, step, state, header, reason="budget")
+                self._commit_partial(result, step, state, reason="budget")
                 result.reason = "budget"
                 return
-            calls = await self._commit_reply(result, step, finish, header)
+            calls = await self._commit_reply(result, step, finish)
             if self._over_budget():
                 self._close_calls(calls, BUDGET_TOOL_OUTPUT)
                 result.reason = "budget"
@@ -464,6 +478,12 @@ class AgentSession:
             raise _Interrupted()
 
     async def _cancellable(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` so that interrupt() can cancel it. An interrupt that arrived while nothing
+        was cancellable (a reply being committed, a result being written) is honoured here,
+        before the stream or the tools start."""
+        if self._interrupt_requested:
+            coro.close()
+            raise _Interrupted()
         task: asyncio.Task[T] = asyncio.ensure_future(coro)
         self._task = task
         try:
@@ -584,14 +604,22 @@ class AgentSession:
             self._debug_request(request)
         return request
 
-    def _header_frame(self, request: LLMRequest) -> tuple[str, dict[str, Any]] | None:
-        """A request_header frame when the system prompt or tool set changed since the last
-        recorded one, so the exact request of any step can be reconstructed from the log."""
-        system_hash = _sha256(request.system.encode())
-        if self._header_hashes == (system_hash, self._tools_hash):
-            return None
+    def _step_frames(self, turn_id: str, step: int, request: LLMRequest) -> list[FrameSpec]:
+        """The frames that put this step's request on record: step_start (with the forced
+        tool_choice, if any) and a request_header when anything else that shapes the request
+        changed since the last one. `xum.engine.replay.rebuild_requests` reads them back."""
+        start: dict[str, Any] = {"turn_id": turn_id, "step": step}
+        if request.tool_choice is not None:
+            start["tool_choice"] = request.tool_choice
+        frames: list[FrameSpec] = [(ev.STEP_START, start)]
+        shape = request_shape(request, self.route.model_string, self._tools_hash)
+        if header_key(shape) == self._header_key:
+            return frames
         frozen = self.context.frozen
-        if (frozen.system_sha256, frozen.tools_sha256) == (system_hash, self._tools_hash):
+        if (frozen.system_sha256, frozen.tools_sha256) == (
+            shape["system_sha256"],
+            shape["tools_sha256"],
+        ):
             # The texts are in the segment's context_frozen frame already; point at it.
             body: dict[str, Any] = {"frozen_seq": frozen.seq}
         else:
@@ -602,16 +630,15 @@ class AgentSession:
                     for t in request.tools
                 ],
             }
-        return (
-            ev.REQUEST_HEADER,
-            {
-                "system_sha256": system_hash,
-                "tools_sha256": self._tools_hash,
-                **body,
-                "model": self.route.model_string,
-                "thinking": request.thinking,
-            },
-        )
+        frames.append((ev.REQUEST_HEADER, {**shape, **body}))
+        return frames
+
+    def _step_recorded(self) -> None:
+        """The in-flight step's frames were appended: remember the header they carried."""
+        for kind, data in self._pending_step:
+            if kind == ev.REQUEST_HEADER:
+                self._header_key = header_key(data)
+        self._pending_step = []
 
     def _debug_request(self, request: LLMRequest) -> None:
         """XUM_DEBUG_LLM_REQUEST=1: append the whole request (never a key) to the debug log."""
@@ -662,7 +689,6 @@ class AgentSession:
         result: TurnResult,
         step: int,
         finish: Finish,
-        header: tuple[str, dict[str, Any]] | None,
     ) -> list[ToolCall]:
         cost = self.route.cost(finish.usage)
         data = {
@@ -672,17 +698,11 @@ class AgentSession:
             "raw_finish_reason": finish.raw_reason,
             "model": self.route.model_string,
             "cost_usd": cost,
+            "step": step,
         }
-        batch: list[tuple[str, dict[str, Any]]] = [
-            (ev.STEP_START, {"turn_id": result.turn_id, "step": step})
-        ]
-        if header is not None:
-            batch.append(header)
-        batch.append((ev.ASSISTANT_MESSAGE, data))
-        frames = await self._append(batch)
+        frames = await self._append([*self._pending_step, (ev.ASSISTANT_MESSAGE, data)])
+        self._step_recorded()
         self.log.delete_partial()
-        if header is not None:
-            self._header_hashes = (header[1]["system_sha256"], header[1]["tools_sha256"])
         self._account(result, finish.usage, cost)
         text = message_text(finish.message)
         if text:
@@ -703,12 +723,12 @@ class AgentSession:
         result: TurnResult,
         step: int,
         state: StreamState,
-        header: tuple[str, dict[str, Any]] | None,
         reason: str = "interrupted",
     ) -> None:
         """Keep what streamed before an interrupt or a budget stop: its text (incomplete tool
         calls and unsigned reasoning cannot be replayed, so they are dropped) and the usage the
-        provider reported so far, which is billed even when no text arrived."""
+        provider reported so far, which is billed even when no text arrived. With nothing to
+        keep, the step's frames go out with the turn_end instead."""
         self.log.delete_partial()
         text = "".join(state.text)
         usage = state.last_usage.usage if state.last_usage else Usage()
@@ -717,26 +737,17 @@ class AgentSession:
         message: Message = (
             text_message("assistant", text) if text else {"role": "assistant", "content": []}
         )
-        batch: list[tuple[str, dict[str, Any]]] = [
-            (ev.STEP_START, {"turn_id": result.turn_id, "step": step})
-        ]
-        if header is not None:
-            batch.append(header)
-            self._header_hashes = (header[1]["system_sha256"], header[1]["tools_sha256"])
         cost = self.route.cost(usage)
-        batch.append(
-            (
-                ev.ASSISTANT_MESSAGE,
-                {
-                    "message": message,
-                    "usage": usage.to_dict(),
-                    "finish_reason": reason,
-                    "model": self.route.model_string,
-                    "cost_usd": cost,
-                },
-            )
-        )
-        frames = self.log.append_many(batch)
+        reply = {
+            "message": message,
+            "usage": usage.to_dict(),
+            "finish_reason": reason,
+            "model": self.route.model_string,
+            "cost_usd": cost,
+            "step": step,
+        }
+        frames = self.log.append_many([*self._pending_step, (ev.ASSISTANT_MESSAGE, reply)])
+        self._step_recorded()
         self._account(result, usage, cost)
         if text:
             result.text = text
@@ -770,19 +781,24 @@ class AgentSession:
             }
         )
 
-    def _result_frame(self, call: ToolCall, result: ToolResult) -> tuple[str, dict[str, Any]]:
+    @staticmethod
+    def _result_frame(call: ToolCall, result: ToolResult, seconds: float) -> FrameSpec:
         message = ev.tool_result_message(
             call.id, call.name, result.output, is_error=result.is_error
         )
-        return ev.TOOL_RESULT, {"message": message, "meta": result.meta}
+        return ev.TOOL_RESULT, {
+            "message": message,
+            "meta": result.meta,
+            "duration_s": round(seconds, 4),
+        }
 
     async def _record_result(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        (frame,) = await self._append([self._result_frame(call, result)])
+        (frame,) = await self._append([self._result_frame(call, result, seconds)])
         self._emit_result(frame, call, result, seconds)
 
     def _record_result_now(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """The synchronous form, for the rare paths that close calls that never ran."""
-        frame = self.log.append(*self._result_frame(call, result))
+        frame = self.log.append(*self._result_frame(call, result, seconds))
         self._emit_result(frame, call, result, seconds)
 
     def _emit_result(
@@ -819,18 +835,86 @@ class AgentSession:
                         answered.add(part["call_id"])
         return answered
 
-    def _end_turn(self, result: TurnResult, reason: TurnReason) -> None:
-        """The synchronous form, for a turn cancelled from outside (nothing may be awaited)."""
-        frame = self.log.append(*self._turn_end_frame(result, reason))
-        self._emit_turn_end(frame, result, reason)
+    def _unanswered_calls(self) -> list[ToolCall]:
+        """The calls of this turn's last reply that have no result in the log yet."""
+        for frame in reversed(self.log.frames):
+            if frame.type == ev.TURN_START:
+                return []
+            if frame.type == ev.ASSISTANT_MESSAGE and not frame.damaged:
+                done = self._answered_call_ids()
+                return [c for c in _tool_calls(frame.data["message"]) if c.id not in done]
+        return []
 
     async def _end_turn_async(self, result: TurnResult, reason: TurnReason) -> None:
-        (frame,) = await self._append([self._turn_end_frame(result, reason)])
-        self._emit_turn_end(frame, result, reason)
+        # A step that ended without a reply (a provider error, an early interrupt) is recorded
+        # here, so that the request it sent is on record too.
+        step = self._pending_step
+        if step:
+            self.log.delete_partial()
+        frames = await self._append([*step, self._turn_end_frame(result, reason)])
+        self._step_recorded()
+        self._emit_turn_end(frames[-1], result, reason)
+
+    def _close_turn_now(self, result: TurnResult, reason: TurnReason, output: str) -> None:
+        """End a turn that broke off (cancelled from outside, or an unexpected error) without
+        awaiting anything: in one batch, the step in flight, an error result (`output`) for
+        every call still without one, and the turn_end. Events go out after the write; a
+        failing event sink cannot undo it."""
+        from xum.tools.base import ToolResult
+
+        calls = self._unanswered_calls()
+        closing = ToolResult(output=output, is_error=True)
+        step = self._pending_step
+        self.log.delete_partial()
+        frames = self.log.append_many(
+            [
+                *step,
+                *(self._result_frame(call, closing, 0.0) for call in calls),
+                self._turn_end_frame(result, reason),
+            ]
+        )
+        self._step_recorded()
+        for call, frame in zip(calls, frames[len(step) : -1], strict=True):
+            with contextlib.suppress(Exception):
+                self._emit_result(frame, call, closing, 0.0)
+        with contextlib.suppress(Exception):
+            self._emit_turn_end(frames[-1], result, reason)
+
+    def _fail_turn(self, result: TurnResult, exc: Exception) -> None:
+        """The last-resort end of a turn that raised something unexpected."""
+        where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        location = (
+            f" (at {where[0].filename}:{where[0].lineno} in {where[0].name})" if where else ""
+        )
+        result.reason = "error"
+        result.error = {
+            "code": "internal_error",
+            "kind": "internal",
+            "message": f"the turn stopped on an unexpected error: {type(exc).__name__}: {exc}"
+            + location,
+            "hint": "this is a bug in xum or in an extension it runs (a hook, middleware or "
+            "event consumer); the session log is intact and a new turn can continue; please "
+            "report the message above",
+        }
+        try:
+            self._close_turn_now(result, "error", INTERNAL_ERROR_TOOL_OUTPUT)
+        except Exception as write_error:
+            exc.add_note(
+                f"closing the turn failed too: {type(write_error).__name__}: {write_error}"
+            )
+            raise exc from exc.__cause__
+        with contextlib.suppress(Exception):
+            self.emit({"type": E.ERROR, **result.error})
 
     @staticmethod
-    def _turn_end_frame(result: TurnResult, reason: TurnReason) -> tuple[str, dict[str, Any]]:
-        data: dict[str, Any] = {"turn_id": result.turn_id, "reason": reason}
+    def _turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
+        data: dict[str, Any] = {
+            "turn_id": result.turn_id,
+            "reason": reason,
+            "usage": result.usage.to_dict(),
+            "cost_usd": result.cost_usd,
+            "steps": result.steps,
+        }
         if result.error:
             data["error"] = result.error
         return ev.TURN_END, data
@@ -1041,11 +1125,31 @@ class AgentSession:
         return total, known
 
     @staticmethod
-    def _last_header(frames: Sequence[Frame]) -> tuple[str, str] | None:
+    def _last_header(frames: Sequence[Frame]) -> bytes | None:
         for frame in reversed(frames):
             if frame.type == ev.REQUEST_HEADER and not frame.damaged:
-                return frame.data["system_sha256"], frame.data["tools_sha256"]
+                return header_key(frame.data)
         return None
+
+
+def _todos_from(frames: Sequence[Frame]) -> list[TodoItem]:
+    """The task list as the last successful todo_write left it (empty when there is none)."""
+    for frame in reversed(frames):
+        if frame.type != ev.TOOL_RESULT or frame.damaged:
+            continue
+        parts = frame.data.get("message", {}).get("content", [])
+        part = parts[0] if parts and isinstance(parts[0], dict) else {}
+        todos = frame.data.get("meta", {}).get("todos")
+        if part.get("name") != "todo_write" or part.get("is_error") or not isinstance(todos, list):
+            continue
+        from xum.tools.base import TodoItem  # only sessions that used todo_write get here
+
+        return [
+            TodoItem(content=t["content"], status=t["status"])
+            for t in todos
+            if isinstance(t, dict) and t.get("status") in ("pending", "in_progress", "completed")
+        ]
+    return []
 
 
 def _parsed_or_raw(arguments: str) -> Any:

@@ -2,7 +2,8 @@
 
 Consecutive read-only calls run concurrently; anything that writes or runs commands runs alone,
 in the order the model asked. Middleware sees every call before and after it runs. Whatever
-happens (a blocked call, a crash, bad arguments) each call ends with exactly one result.
+happens (a blocked call, a crash, bad arguments, a middleware that raises) each call ends with
+exactly one result.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.tools import registry
-from xum.tools.base import ToolContext, ToolResult
+from xum.tools.base import ToolContext, ToolResult, error
 
 # A last line of defence: tools bound their own output, but a result bigger than this is cut.
 MAX_RESULT_CHARS = 200_000
@@ -43,19 +44,52 @@ def _is_read_only(name: str) -> bool:
         return False
 
 
+def _layer_name(layer: ToolMiddleware) -> str:
+    return type(layer).__name__
+
+
+def _failed_before(call: ToolCall, layer: ToolMiddleware, exc: Exception) -> ToolResult:
+    return error(
+        f"{call.name} was not run: the {_layer_name(layer)} step that checks each call before "
+        f"it runs failed ({type(exc).__name__}: {exc}). The call itself may be fine; this is a "
+        "problem in xum's setup (a hook or extension), which the user has to fix.",
+        middleware_error=_layer_name(layer),
+        stage="before",
+    )
+
+
+def _failed_after(call: ToolCall, layer: ToolMiddleware, exc: Exception) -> ToolResult:
+    # The output is withheld: a layer after the call may be the one that masks secrets.
+    return error(
+        f"{call.name} ran, but the {_layer_name(layer)} step that processes each result failed "
+        f"({type(exc).__name__}: {exc}), so its output is withheld. Check what the call did "
+        "(for example with file_read or `git status`) before repeating it.",
+        middleware_error=_layer_name(layer),
+        stage="after",
+    )
+
+
 async def run_one(
     call: ToolCall,
     ctx: ToolContext,
     offered: Sequence[str],
     middleware: Sequence[ToolMiddleware],
 ) -> ToolResult:
+    """One call through the middleware and the tool. A middleware that raises becomes an error
+    result (cancellation still goes through)."""
     for layer in middleware:
-        blocked = await layer.before_tool(call, ctx)
+        try:
+            blocked = await layer.before_tool(call, ctx)
+        except Exception as exc:
+            return _failed_before(call, layer, exc)
         if blocked is not None:
             return _bounded(blocked)
     result = await registry.validate_and_run(call.name, call.arguments, ctx, available=offered)
     for layer in middleware:
-        result = await layer.after_tool(call, result, ctx)
+        try:
+            result = await layer.after_tool(call, result, ctx)
+        except Exception as exc:
+            return _failed_after(call, layer, exc)
     return _bounded(result)
 
 

@@ -11,6 +11,8 @@ from xum.llm.types import ThinkingLevel
 
 if TYPE_CHECKING:
     from xum.context.skills import SkillCatalog
+    from xum.context.slash import ChatCommand
+    from xum.core.errors import UsageError
     from xum.engine.route import ModelRoute
 
 
@@ -43,7 +45,14 @@ def prepare_message(
     """Interpret a leading slash command. UsageError for a command that cannot be carried out
     (an unknown model, a bad thinking level, an override with no message)."""
     from xum.context.skills import invocation_message
-    from xum.context.slash import OneShotOverride, SkillInvocation, SlashError, parse_slash
+    from xum.context.slash import (
+        ForkCommand,
+        ModelCommand,
+        OneShotOverride,
+        SkillInvocation,
+        SlashError,
+        parse_slash,
+    )
     from xum.core.errors import UsageError
     from xum.llm import catalog
     from xum.llm.thinking import parse_thinking
@@ -54,6 +63,8 @@ def prepare_message(
         parsed = parse_slash(text, skills=skills, aliases=set(catalog.aliases()))
     except SlashError as exc:
         raise UsageError(str(exc)) from None
+    if isinstance(parsed, ModelCommand | ForkCommand):
+        raise chat_command_refusal(parsed)
     if isinstance(parsed, SkillInvocation):
         return PreparedMessage(
             invocation_message(parsed.skill, parsed.arguments),
@@ -74,3 +85,22 @@ def prepare_message(
             TurnOverride(new_route, level),
         )
     return PreparedMessage(text, text)
+
+
+def chat_command_refusal(command: ChatCommand) -> UsageError:
+    """The error for `/model` or `/fork` where no workspace UI carries it out. Chat commands act
+    on the workspace, not on a turn: the server runs them before a message reaches a session,
+    so in a turn (`xum run`, or a caller that skipped that step) they must not reach the model
+    as text."""
+    from xum.context.slash import ModelCommand
+    from xum.core.errors import UsageError
+
+    if isinstance(command, ModelCommand):
+        return UsageError(
+            "/model changes a workspace's model and has no meaning in a single turn",
+            hint="pick the model with -m/--model, or send one message with `/<alias> message`",
+        )
+    return UsageError(
+        "/fork forks a workspace and has no meaning in a single turn",
+        hint="fork from the browser UI (xum server) or with POST /api/workspaces/{id}/fork",
+    )
