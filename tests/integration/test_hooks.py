@@ -128,7 +128,7 @@ exit 0
     result = await h.call("bash", **bash(f"touch {marker}; git push --force"))
     assert result.is_error
     assert "force push blocked" in result.output and "stdout is not shown" not in result.output
-    assert "blocked by .xum/tool_pre" in result.output
+    assert result.output.startswith("blocked by .xum/tool_pre: exited with 1, so bash did not run.")
     assert result.meta["hook_exit_code"] == 1
     assert not marker.exists()
     env = json.loads(seen.read_text())
@@ -190,6 +190,31 @@ async def test_a_hanging_hook_is_killed_at_its_timeout(repo: Path, tmp_path: Pat
     result = await h.call("bash", **bash("echo never"))
     assert time.monotonic() - started < 5
     assert result.is_error and "timed out" in result.output
+    deadline = time.monotonic() + 5
+    while subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, "the hook's child survived its timeout"
+        time.sleep(0.05)
+
+
+async def test_a_hanging_tool_post_is_killed_and_the_result_still_arrives(
+    repo: Path, xum_root: Path
+) -> None:
+    marker = f"xum-post-hang-{os.urandom(4).hex()}"
+    hook(
+        repo,
+        "tool_post",
+        f"#!/usr/bin/env bash\necho checking\nbash -c 'sleep 300; : {marker}' &\nwait\n",
+    )
+    set_trusted(repo)
+    h = await harness(repo, hook_timeout_s=0.5)
+    result = await h.call("bash", **bash("echo the tool ran"))
+    assert not result.is_error  # a tool_post failure never turns the result into an error
+    assert result.output.startswith("the tool ran\n")
+    said = result.output.split("<hook_output>")[1]
+    assert ".xum/tool_post timed out and was killed" in said and "checking" in said
+    assert result.meta["hook_exit_code"] is None
+    logged = [json.loads(x) for x in (xum_root / "logs" / "hooks.log").read_text().splitlines()]
+    assert logged[-1]["hook"] == ".xum/tool_post" and logged[-1]["timedOut"] is True
     deadline = time.monotonic() + 5
     while subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0:
         assert time.monotonic() < deadline, "the hook's child survived its timeout"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -173,6 +174,23 @@ async def test_an_unreachable_host_is_an_ssh_error(ssh_host: Sshd) -> None:  # n
         await rt.stat("x")
     result = await rt.exec("true", env={})
     assert result.exit_code == 255
+
+
+async def test_a_refused_connection_is_exit_255_with_ssh_s_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ssh can exit before reading the script on its stdin; that must read as ssh's failure
+    (255 and its message), never as a broken pipe inside xum."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host xum-refused\n  HostName 127.0.0.1\n  Port {port}\n")
+    monkeypatch.setenv("XUM_SSH_CONFIG", str(config))
+    rt = SshRuntime("xum-refused", "/tmp", home="/root")
+    for _ in range(5):
+        out, code = await run(rt, "echo never")
+        assert code == 255 and "Connection refused" in out
 
 
 def test_hosts_that_look_like_options_are_refused() -> None:

@@ -30,6 +30,11 @@ PAGE = b"""<!doctype html><html><head><title>Test  Page</title>
   indented</pre></body></html>"""
 
 
+BIG_ITEMS = 5000
+# A text body much longer than what web_fetch shows the model, so it spills to a file.
+BIG_JSON = b"[" + b",".join(b'{"n": %d}' % i for i in range(BIG_ITEMS)) + b"]"
+
+
 class Handler(BaseHTTPRequestHandler):
     seen: list[dict[str, str]]
 
@@ -46,6 +51,7 @@ class Handler(BaseHTTPRequestHandler):
             "/missing": (404, "text/plain", b"no such page"),
             "/big": (200, "text/plain", b"x" * (MAX_BODY_BYTES + 1024 * 1024)),
             "/host": (200, "text/plain", self.headers.get("Host", "").encode()),
+            "/json-big": (200, "application/json", BIG_JSON),
         }
         redirects = {
             "/to-page": "/page",

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import stat
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -155,6 +158,18 @@ async def test_rename_moves_worktree_branch_and_plan(repo: Path, xum_root: Path)
     assert stored is not None and stored.name == "better-name"
 
 
+async def test_rename_leaves_the_plan_directory_private(repo: Path) -> None:
+    old = (await new_worktree(repo)).record
+    plan = lifecycle.plan_path(old)
+    plan.parent.mkdir(parents=True)
+    plan.parent.chmod(0o755)  # made by something that did not care
+    plan.write_text("# plan\n")
+    renamed = await lifecycle.rename_workspace(old.id, "private-plan")
+    moved = lifecycle.plan_path(renamed)
+    assert moved.read_text() == "# plan\n"
+    assert stat.S_IMODE(moved.parent.stat().st_mode) == 0o700
+
+
 async def test_rename_refusals(repo: Path) -> None:
     a = (await new_worktree(repo)).record
     b = (await new_worktree(repo)).record
@@ -289,6 +304,75 @@ async def test_a_failing_archive_hook_is_logged_and_does_not_block(
     assert "cleanup failed" in logged[-1]["output"]
 
 
+def hanging_hook(repo: Path, name: str) -> str:
+    """A `.xum/<name>` that never ends by itself (nor does the child it starts); returns the
+    marker that names its processes."""
+    marker = f"xum-{name}-hang-{os.urandom(4).hex()}"
+    (repo / ".xum").mkdir(exist_ok=True)
+    hook = repo / ".xum" / name
+    hook.write_text(f"#!/usr/bin/env bash\necho started\nbash -c 'sleep 300; : {marker}' &\nwait\n")
+    hook.chmod(0o755)
+    return marker
+
+
+def hook_log(xum_root: Path) -> list[dict[str, object]]:
+    path = xum_root / "logs" / "hooks.log"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def assert_gone(marker: str) -> None:
+    for _ in range(200):
+        if subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode != 0:
+            return
+        time.sleep(0.025)
+    raise AssertionError(f"a process of the hook ({marker}) survived its timeout")
+
+
+async def test_an_archive_hook_that_hangs_is_killed_logged_and_does_not_block(
+    repo: Path, xum_root: Path
+) -> None:
+    marker = hanging_hook(repo, "archive")
+    set_trusted(repo)
+    record = (await lifecycle.create_workspace(repo, "local", name_hint="x")).record
+    archived = await lifecycle.archive_workspace(record.id, hook_timeout_s=0.5)
+    assert archived.archived_at is not None
+    entry = hook_log(xum_root)[-1]
+    assert entry["hook"] == ".xum/archive" and entry["workspaceId"] == record.id
+    assert entry["timedOut"] is True and entry["exitCode"] is None
+    assert "started" in str(entry["output"])
+    assert_gone(marker)
+
+
+async def test_a_lifecycle_hook_that_cannot_run_is_logged_privately_with_secrets_masked(
+    repo: Path, xum_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An SSH host that refuses connections: ssh's own error (which names the address, here a
+    project secret) goes to hooks.log masked, and the archive goes on."""
+    from xum.store.secrets import set_project_secret
+
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host xum-down\n  HostName 127.0.0.1\n  Port {port}\n")
+    monkeypatch.setenv("XUM_SSH_CONFIG", str(config))
+    set_trusted(repo)
+    set_project_secret(str(repo), "BUILD_HOST", "127.0.0.1")
+    record = registry.create_workspace(
+        project_path=str(repo),
+        runtime="ssh",
+        name_hint="down",
+        path_for=lambda name: f"/nowhere/{name}",
+        host="xum-down",
+    )
+    assert (await lifecycle.archive_workspace(record.id)).archived_at is not None
+    entry = hook_log(xum_root)[-1]
+    assert entry["hook"] == ".xum/archive" and entry["workspaceId"] == record.id
+    assert "[secret:BUILD_HOST]" in str(entry["error"])
+    assert "127.0.0.1" not in (xum_root / "logs" / "hooks.log").read_text()
+
+
 # Delete ----------------------------------------------------------------------------------------
 
 
@@ -367,6 +451,21 @@ async def test_delete_hook_runs_before_the_dirty_check(repo: Path) -> None:
     with pytest.raises(lifecycle.DirtyWorkspaceError):
         await lifecycle.delete_workspace(record.id)
     assert (Path(os.environ["HOME"]) / "deleted").read_text() == "s3cret-value\n"
+
+
+async def test_a_delete_hook_that_hangs_is_killed_logged_and_does_not_block(
+    repo: Path, xum_root: Path
+) -> None:
+    marker = hanging_hook(repo, "delete")
+    sh_git(repo, "add", ".")
+    sh_git(repo, "commit", "-qm", "hook")
+    set_trusted(repo)
+    record = (await new_worktree(repo)).record
+    await lifecycle.delete_workspace(record.id, hook_timeout_s=0.5)
+    assert registry.get_workspace(record.id) is None and not Path(record.path).exists()
+    entry = hook_log(xum_root)[-1]
+    assert entry["hook"] == ".xum/delete" and entry["timedOut"] is True
+    assert_gone(marker)
 
 
 def test_unknown_workspace_and_runtime_are_clear_errors() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xum.runtime.local import LocalRuntime
 from xum.tools.bounds import HeadTailCapture, bound_text
 
 
@@ -58,13 +59,24 @@ def test_spill_is_capped_and_says_so(tmp_path: Path) -> None:
     assert cap.render().endswith("b" * 10)
 
 
-def test_bound_text(tmp_path: Path) -> None:
-    short, path = bound_text(
-        "short", scratch_dir=str(tmp_path), suffix=".md", head_bytes=8, tail_bytes=8
+async def test_bound_text(tmp_path: Path) -> None:
+    runtime = LocalRuntime(str(tmp_path), str(tmp_path))
+    short, path = await bound_text(
+        "short",
+        runtime=runtime,
+        scratch_dir=str(tmp_path),
+        suffix=".md",
+        head_bytes=8,
+        tail_bytes=8,
     )
     assert (short, path) == ("short", None)
-    long, path = bound_text(
-        "x" * 100, scratch_dir=str(tmp_path), suffix=".md", head_bytes=8, tail_bytes=8
+    long, path = await bound_text(
+        "x" * 100,
+        runtime=runtime,
+        scratch_dir=str(tmp_path),
+        suffix=".md",
+        head_bytes=8,
+        tail_bytes=8,
     )
     assert path is not None and path.endswith(".md") and Path(path).read_text() == "x" * 100
     assert long.startswith("xxxxxxxx\n[... 84 bytes omitted")

@@ -43,6 +43,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from xum.core.paths import ensure_private_dir, xum_root
 from xum.runtime.base import ExecResult, FileStat, NotRegularFileError, OutputSink, RuntimeKind
@@ -107,6 +108,17 @@ if [ -e "$f" ]; then
   chmod --reference="$f" -- "$t" 2>/dev/null || chmod "$(stat -c %a -- "$f")" -- "$t"
 fi
 sync -- "$t" 2>/dev/null
+mv -f -- "$t" "$f" || { rm -f -- "$t"; exit 1; }
+"""
+
+# Like _WRITE, for xum's own files (spill files): private (umask 077), the directory too.
+_UPLOAD = r"""
+umask 077
+f=$1; d=${f%/*}; [ -n "$d" ] || d=/
+mkdir -p -- "$d" || exit 1
+t="$d/.${f##*/}.$$.$RANDOM$RANDOM.xum-tmp"
+set -C
+if ! cat > "$t"; then rm -f -- "$t"; exit 1; fi
 mv -f -- "$t" "$f" || { rm -f -- "$t"; exit 1; }
 """
 
@@ -242,11 +254,18 @@ class SshRuntime:
         *,
         home: str,
         temp_dir: str = "/tmp",
+        scratch_dir: str | None = None,
     ) -> None:
+        """`scratch_dir`: a private remote directory for xum's files about this workspace (bash
+        spill files); by default one under `temp_dir` named after the workspace path."""
         self.host = check_host(host)
         self.home = home
         self.workspace_path = posixpath.normpath(workspace_path)
         self.temp_dir = temp_dir
+        if scratch_dir is None:
+            key = hashlib.sha256(f"{host}\0{self.workspace_path}".encode()).hexdigest()[:12]
+            scratch_dir = posixpath.join(temp_dir, f"xum-scratch-{key}")
+        self.scratch_dir = posixpath.normpath(scratch_dir)
 
     def __repr__(self) -> str:
         return f"SshRuntime({self.host!r}, {self.workspace_path!r})"
@@ -296,8 +315,11 @@ class SshRuntime:
         try:
             try:
                 async with asyncio.timeout(timeout_s):
-                    proc.stdin.write(payload)
-                    await proc.stdin.drain()
+                    try:
+                        proc.stdin.write(payload)
+                        await proc.stdin.drain()
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # ssh died first (no connection): its exit status and message tell
                     await _pump(proc.stdout, on_output)
                     await proc.wait()
             except TimeoutError:
@@ -350,6 +372,16 @@ class SshRuntime:
                 raise PermissionError(errno.EACCES, message, resolved)
             raise OSError(errno.EIO, message, resolved)
 
+    async def upload(self, local: Path, path: str, *, timeout_s: float = FILE_OP_TIMEOUT_S) -> None:
+        """Copy a local file to `path` on the host (created 0600, missing directories 0700),
+        streamed from disk rather than held in memory."""
+        resolved = self.resolve(path)
+        with open(local, "rb") as source:
+            rc, _out, err = await self._run(_UPLOAD, resolved, stdin=source, timeout_s=timeout_s)
+        if rc != 0:
+            message = err.decode(errors="replace").strip() or f"exit {rc}"
+            raise OSError(errno.EIO, message, resolved)
+
     async def stat(self, path: str) -> FileStat:
         resolved = self.resolve(path)
         rc, out, _err = await self._run(_STAT, resolved)
@@ -378,18 +410,27 @@ class SshRuntime:
     # -- internals ---------------------------------------------------------------------------
 
     async def _run(
-        self, script: str, *args: str, input: bytes | None = None
+        self,
+        script: str,
+        *args: str,
+        input: bytes | None = None,
+        stdin: BinaryIO | None = None,
+        timeout_s: float = FILE_OP_TIMEOUT_S,
     ) -> tuple[int, bytes, bytes]:
+        """`input`: bytes for the script's stdin; `stdin`: an open file to read it from instead."""
         proc = await asyncio.create_subprocess_exec(
             *ssh_command(self.host, remote_bash(script, *args)),
-            stdin=asyncio.subprocess.PIPE,
+            stdin=stdin if stdin is not None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
         try:
-            async with asyncio.timeout(FILE_OP_TIMEOUT_S):
-                out, err = await proc.communicate(input if input is not None else b"")
+            async with asyncio.timeout(timeout_s):
+                if stdin is not None:
+                    out, err = await proc.communicate()
+                else:
+                    out, err = await proc.communicate(input if input is not None else b"")
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()

@@ -1,22 +1,29 @@
 """Git status and diff of a workspace, bounded, for the review panel.
 
-Runs the system `git` (the user's own config applies) with output read up to a limit and the
-process killed past it, so a huge diff costs a bounded amount of memory. The base of a diff is
-the merge-base of the workspace's HEAD with its parent workspace's branch (a fork) or with the
-project's default branch (`origin/HEAD`, else `main`, else `master`); without either, HEAD.
+Git runs through the workspace's runtime, so the same code serves a local directory, a worktree
+and an SSH host's checkout (where each git call is one round trip over the shared connection).
+Output is cut on the runtime's side (`head -c`) and read up to a limit, so a huge diff costs a
+bounded amount of memory and transfer. The base of a diff is the merge-base of the workspace's
+HEAD with its parent workspace's branch (a fork) or with the project's default branch
+(`origin/HEAD`, else `main`, else `master`); without either, HEAD.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from xum.runtime.base import Runtime
+from xum.runtime.ssh import SshError
 
 GIT_TIMEOUT_S = 30.0
 MAX_STATUS_ENTRIES = 2000
 MAX_DIFF_BYTES = 512 * 1024
 MAX_UNTRACKED_DIFFS = 100
+# The user's git config applies; nothing may wait for a prompt or take optional locks.
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+# Between the untracked files' diffs in one command's output (git never prints a NUL in one).
+_FILE_SEP = b"\0xum-untracked\0"
 
 
 @dataclass
@@ -26,45 +33,52 @@ class GitOutput:
     truncated: bool
 
 
-def git_bounded(args: list[str], cwd: str, limit: int = MAX_DIFF_BYTES * 4) -> GitOutput:
-    env = dict(os.environ)
-    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_OPTIONAL_LOCKS="0")
-    proc = subprocess.Popen(
-        ["git", "-c", "core.quotepath=off", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdout is not None
-    chunks: list[bytes] = []
-    size = 0
-    truncated = False
+class _Collect:
+    """An output sink that keeps at most `limit` bytes and notes whether more came."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.more = False
+
+    def __call__(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if len(chunk) > room:
+            self.more = True
+        if room > 0:
+            self.data += chunk[:room]
+
+
+async def run_bounded(runtime: Runtime, script: str, limit: int) -> GitOutput:
+    """Run `script` (git commands, stderr discarded by the caller) in the workspace; its stdout
+    is cut after `limit` bytes on the runtime's side. A command that could not start (the
+    checkout is gone) reads as exit code -1. On SSH, exit status 255 is ssh's own failure (git
+    never exits with it): SshError, with ssh's message."""
+    sink = _Collect(limit)
+    wrapped = f"{{ {script}\n}} | head -c {limit + 1}\nexit ${{PIPESTATUS[0]}}"
     try:
-        while True:
-            chunk = proc.stdout.read(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                truncated = True
-                proc.kill()
-                break
-        code = proc.wait(timeout=GIT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        code = -1
-    finally:
-        proc.stdout.close()
-    data = b"".join(chunks)
-    return GitOutput(code, data[:limit], truncated)
+        result = await runtime.exec(wrapped, env=GIT_ENV, timeout_s=GIT_TIMEOUT_S, on_output=sink)
+    except OSError:
+        return GitOutput(-1, b"", False)
+    if runtime.kind == "ssh" and result.exit_code == 255:
+        said = bytes(sink.data).decode(errors="replace").strip().splitlines()
+        raise SshError(said[-1] if said else "ssh exited with status 255")
+    code = -1 if result.exit_code is None else result.exit_code
+    return GitOutput(code, bytes(sink.data), sink.more)
 
 
-def _text(args: list[str], cwd: str) -> str | None:
-    done = git_bounded(args, cwd, 64 * 1024)
+def _git(args: list[str]) -> str:
+    return shlex.join(["git", "-c", "core.quotepath=off", *args]) + " 2>/dev/null"
+
+
+async def git_bounded(
+    runtime: Runtime, args: list[str], limit: int = MAX_DIFF_BYTES * 4
+) -> GitOutput:
+    return await run_bounded(runtime, _git(args), limit)
+
+
+async def _text(runtime: Runtime, args: list[str]) -> str | None:
+    done = await git_bounded(runtime, args, 64 * 1024)
     return done.out.decode("utf-8", "replace").strip() if done.code == 0 else None
 
 
@@ -84,16 +98,16 @@ class GitStatus:
     truncated: bool = False
 
 
-def is_git_dir(path: str) -> bool:
-    return Path(path).is_dir() and _text(["rev-parse", "--is-inside-work-tree"], path) == "true"
+async def is_git_dir(runtime: Runtime) -> bool:
+    return await _text(runtime, ["rev-parse", "--is-inside-work-tree"]) == "true"
 
 
-def status(path: str) -> GitStatus:
-    if not is_git_dir(path):
+async def status(runtime: Runtime) -> GitStatus:
+    if not await is_git_dir(runtime):
         return GitStatus(is_git=False)
-    branch = _text(["symbolic-ref", "--quiet", "--short", "HEAD"], path)
-    done = git_bounded(
-        ["status", "--porcelain=v1", "-z", "--untracked-files=all"], path, 4 * 1024 * 1024
+    branch = await _text(runtime, ["symbolic-ref", "--quiet", "--short", "HEAD"])
+    done = await git_bounded(
+        runtime, ["status", "--porcelain=v1", "-z", "--untracked-files=all"], 4 * 1024 * 1024
     )
     fields = done.out.split(b"\0")
     entries: list[StatusEntry] = []
@@ -123,31 +137,31 @@ class Base:
     sha: str
 
 
-def default_branch(repo: str) -> str | None:
-    head = _text(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], repo)
+async def default_branch(runtime: Runtime) -> str | None:
+    head = await _text(runtime, ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"])
     if head:
         return head
     for name in ("main", "master"):
-        if _text(["rev-parse", "--verify", "--quiet", f"refs/heads/{name}"], repo):
+        if await _text(runtime, ["rev-parse", "--verify", "--quiet", f"refs/heads/{name}"]):
             return name
     return None
 
 
-def find_base(path: str, parent_branch: str | None) -> Base | None:
-    head = _text(["rev-parse", "--verify", "--quiet", "HEAD"], path)
+async def find_base(runtime: Runtime, parent_branch: str | None) -> Base | None:
+    head = await _text(runtime, ["rev-parse", "--verify", "--quiet", "HEAD"])
     if head is None:
         return None
-    for ref in (parent_branch, default_branch(path)):
+    for ref in (parent_branch, await default_branch(runtime)):
         if not ref:
             continue
-        sha = _text(["merge-base", "HEAD", ref], path)
+        sha = await _text(runtime, ["merge-base", "HEAD", ref])
         if sha:
             return Base(ref, sha)
     return Base("HEAD", head)
 
 
-def ahead_behind(path: str, base: Base) -> tuple[int, int]:
-    out = _text(["rev-list", "--left-right", "--count", f"HEAD...{base.ref}"], path)
+async def ahead_behind(runtime: Runtime, base: Base) -> tuple[int, int]:
+    out = await _text(runtime, ["rev-list", "--left-right", "--count", f"HEAD...{base.ref}"])
     if not out:
         return 0, 0
     try:
@@ -174,34 +188,50 @@ class GitDiff:
     truncated: bool
 
 
-def diff(path: str, base: Base, only: str | None = None) -> GitDiff:
+async def diff(runtime: Runtime, base: Base, only: str | None = None) -> GitDiff:
     spec = ["--", only] if only else []
-    numstat = git_bounded(["diff", "--numstat", "-z", "-M", base.sha, *spec], path, 4 * 1024 * 1024)
+    numstat = await git_bounded(
+        runtime, ["diff", "--numstat", "-z", "-M", base.sha, *spec], 4 * 1024 * 1024
+    )
     files = _parse_numstat(numstat.out)
-    text = git_bounded(["diff", "-M", "--no-color", base.sha, *spec], path, MAX_DIFF_BYTES)
+    text = await git_bounded(runtime, ["diff", "-M", "--no-color", base.sha, *spec], MAX_DIFF_BYTES)
     out = bytearray(text.out)
     truncated = text.truncated or numstat.truncated
-    untracked = git_bounded(
-        ["ls-files", "--others", "--exclude-standard", "-z", *spec], path, 1024 * 1024
+    untracked = await git_bounded(
+        runtime, ["ls-files", "--others", "--exclude-standard", "-z", *spec], 1024 * 1024
     )
-    for name in [n for n in untracked.out.split(b"\0") if n][:MAX_UNTRACKED_DIFFS]:
-        rel = name.decode("utf-8", "replace")
-        if len(out) >= MAX_DIFF_BYTES:
-            truncated = True
-            break
-        one = git_bounded(
-            ["diff", "--no-index", "--no-color", "--", "/dev/null", rel],
-            path,
-            MAX_DIFF_BYTES - len(out),
-        )
-        out += one.out
-        truncated = truncated or one.truncated
-        adds = one.out.count(b"\n+") - 1 if b"Binary files" not in one.out else 0
-        files.append(FileStat(rel, max(adds, 0), 0, b"Binary files" in one.out, untracked=True))
+    names = [n.decode("utf-8", "replace") for n in untracked.out.split(b"\0") if n]
+    if untracked.truncated and names:
+        names.pop()  # the last name may be cut
+    names = names[:MAX_UNTRACKED_DIFFS]
+    if names and len(out) < MAX_DIFF_BYTES:
+        added, cut = await _untracked_diffs(runtime, names, MAX_DIFF_BYTES - len(out))
+        for rel, one in added:
+            out += one
+            adds = one.count(b"\n+") - 1 if b"Binary files" not in one else 0
+            files.append(FileStat(rel, max(adds, 0), 0, b"Binary files" in one, untracked=True))
+        truncated = truncated or cut
+    elif names:
+        truncated = True
     if len(out) > MAX_DIFF_BYTES:
         out = out[:MAX_DIFF_BYTES]
         truncated = True
     return GitDiff(base, files, out.decode("utf-8", "replace"), truncated)
+
+
+async def _untracked_diffs(
+    runtime: Runtime, names: list[str], limit: int
+) -> tuple[list[tuple[str, bytes]], bool]:
+    """Each untracked file's diff against /dev/null, all from one command (one round trip on
+    SSH). Returns (name, diff) pairs in order, and whether the output was cut."""
+    sep = "printf '\\0xum-untracked\\0'"
+    script = "\n".join(
+        f"{sep}; {_git(['diff', '--no-index', '--no-color', '--', '/dev/null', name])}"
+        for name in names
+    )
+    done = await run_bounded(runtime, script, limit + len(_FILE_SEP) * len(names))
+    parts = done.out.split(_FILE_SEP)[1:]
+    return list(zip(names, parts, strict=False)), done.truncated
 
 
 def _parse_numstat(raw: bytes) -> list[FileStat]:

@@ -5,7 +5,9 @@ same process-group handling as a foreground command (and works on any runtime): 
 limit is the exec timeout, and cancelling the task kills the whole group. Output goes to a
 bounded in-memory ring (what `task_await` returns: the bytes since the last read) and, in full
 up to the spill cap, to a file under `$XUM_SCRATCH_DIR/tool-output/`. A reader that falls more
-than the ring behind is told how many bytes it missed and where the file is.
+than the ring behind is told how many bytes it missed and where the file is. On an SSH
+workspace the file is copied to the host when the process ends (or is stopped), where the model's
+tools can read it; until then the marker says it is on xum's machine.
 
 The session owns its `BackgroundProcesses` and closes it when it closes: no process outlives
 the session that started it.
@@ -25,7 +27,7 @@ from typing import Literal
 from xum.core.ids import random_suffix
 from xum.core.paths import FILE_MODE, ensure_private_dir
 from xum.runtime.base import ExecResult, Runtime
-from xum.tools.bounds import SPILL_CAP_BYTES, clip_middle, spill_dir
+from xum.tools.bounds import clip_middle, local_only, move_to_host, spill_cap_for, spill_dir
 from xum.tools.tasking import BASH_TASK_PREFIX, ChangeSignal
 
 RING_BYTES = 1024 * 1024
@@ -102,15 +104,22 @@ class BackgroundProcess:
         display_name: str,
         timeout_s: float,
         spill_path: Path,
+        spill_cap: int,
+        remote: bool,
         ring_bytes: int,
         on_change: Callable[[], None],
     ) -> None:
+        """`remote`: the runtime is SSH, so the spill file has to be copied to the host."""
         self.process_id = process_id
         self.task_id = BASH_TASK_PREFIX + process_id
         self.script = script
         self.display_name = display_name
         self.timeout_s = timeout_s
         self.spill_path = spill_path
+        self.spill_cap = spill_cap
+        self.remote = remote
+        self.remote_spill: str | None = None  # the spill file's path on the SSH host, once copied
+        self.copy_failure: str | None = None
         self.started = time.monotonic()
         self.ended: float | None = None
         self.ring = OutputRing(ring_bytes)
@@ -132,7 +141,7 @@ class BackgroundProcess:
         self._on_change()
 
     def _spill(self, chunk: bytes) -> None:
-        if self._spill_failed or self._spilled >= SPILL_CAP_BYTES:
+        if self._spill_failed or self._spilled >= self.spill_cap:
             return
         try:
             if self._spill_fd is None:
@@ -142,7 +151,7 @@ class BackgroundProcess:
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                     FILE_MODE,
                 )
-            view = memoryview(chunk)[: SPILL_CAP_BYTES - self._spilled]
+            view = memoryview(chunk)[: self.spill_cap - self._spilled]
             while view:
                 written = os.write(self._spill_fd, view)
                 self._spilled += written
@@ -188,12 +197,34 @@ class BackgroundProcess:
         self._close_spill()
         self._on_change()
 
+    async def copy_to_host(self, runtime: Runtime) -> None:
+        """SSH: once the process ended, copy its spill file to the host (see `move_to_host`)."""
+        self._close_spill()
+        if not self.remote or not self._spilled or self.remote_spill or self.copy_failure:
+            return
+        try:
+            self.remote_spill = await move_to_host(runtime, self.spill_path)
+        except OSError as exc:
+            self.copy_failure = str(exc.strerror or exc)
+
+    def _where(self) -> tuple[str | None, str]:
+        """The spill file's path (for meta) and how the marker names it."""
+        if not self._spilled:
+            return None, "not kept"
+        if self.remote_spill is not None:
+            return self.remote_spill, f"full output: {self.remote_spill}"
+        if self.remote:
+            reason = self.copy_failure or (
+                "it was not copied there" if self.done else "it is copied there when it ends"
+            )
+            return str(self.spill_path), local_only(self.spill_path, reason)
+        return str(self.spill_path), f"full output: {self.spill_path}"
+
     def take(self) -> BashRead:
         """The output since the previous read (the cursor moves to the end)."""
         missed, data = self.ring.read(self.cursor)
         self.cursor = self.ring.total
-        spill = str(self.spill_path) if self._spilled else None
-        where = f"full output: {spill}" if spill else "not kept"
+        spill, where = self._where()
         text = clip_middle(
             data, head_bytes=SHOW_HEAD_BYTES, tail_bytes=SHOW_TAIL_BYTES, where=where
         )
@@ -249,6 +280,8 @@ class BackgroundProcesses:
             display_name=display_name,
             timeout_s=timeout_s,
             spill_path=spill_dir(self.scratch_dir) / f"bash-{process_id}.log",
+            spill_cap=spill_cap_for(runtime),
+            remote=runtime.kind == "ssh",
             ring_bytes=self.ring_bytes,
             on_change=self.signal.notify,
         )
@@ -258,12 +291,16 @@ class BackgroundProcesses:
         return proc
 
     async def _run(self, proc: BackgroundProcess, runtime: Runtime, env: Mapping[str, str]) -> None:
+        result: ExecResult | None = None
         try:
             result = await runtime.exec(
                 proc.script, env=env, timeout_s=proc.timeout_s, on_output=proc.feed
             )
+            await proc.copy_to_host(runtime)  # before `finish`: a reader then sees the host path
         except asyncio.CancelledError:
-            proc.finish(None, None)
+            if proc.stopped and not self._closed:  # task_stop: the model may read it next
+                await proc.copy_to_host(runtime)
+            proc.finish(result, None)
             raise
         except Exception as exc:  # e.g. the workspace directory vanished
             proc.finish(None, f"{type(exc).__name__}: {exc}")

@@ -5,6 +5,11 @@ marker naming how much was cut and where the full text is. Memory stays bounded 
 volume: bytes go to the spill file as they arrive and only the head and a trimmed tail are
 kept. Small outputs never touch the disk: the spill file is created only once the stream
 outgrows what the model would see anyway.
+
+On an SSH workspace the model's file_read and bash look on the remote host, so a spill file is
+copied there when the command ends (`move_to_host`, into the runtime's remote scratch dir) and
+the marker names the remote path. If that copy fails, the marker says plainly that the file is
+on xum's machine and cannot be read from the host.
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ from pathlib import Path
 
 from xum.core.ids import sortable_id
 from xum.core.paths import FILE_MODE, ensure_private_dir
+from xum.runtime.base import Runtime
 
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 16 * 1024
 # The spill file keeps the first 512 MiB; beyond that it says how much it dropped. The tail the
 # model sees is always the real end of the stream.
 SPILL_CAP_BYTES = 512 * 1024 * 1024
+# On SSH the spill file crosses the network a second time (to the host), so it keeps less.
+SSH_SPILL_CAP_BYTES = 64 * 1024 * 1024
 # A cut prefers a line boundary when one lies this close to the byte limit.
 _LINE_SNAP_BYTES = 2048
 
@@ -31,6 +39,33 @@ def spill_dir(scratch_dir: str) -> Path:
 
 def new_spill_path(scratch_dir: str, suffix: str = ".log") -> Path:
     return spill_dir(scratch_dir) / f"{sortable_id()}{suffix}"
+
+
+def spill_cap_for(runtime: Runtime) -> int:
+    return SSH_SPILL_CAP_BYTES if runtime.kind == "ssh" else SPILL_CAP_BYTES
+
+
+async def move_to_host(runtime: Runtime, local: Path) -> str:
+    """Copy a spill file into the SSH runtime's remote scratch dir (`tool-output/<same name>`)
+    and remove the local copy; returns the remote path. Raises OSError when the copy fails (the
+    local file is then kept)."""
+    from xum.runtime.ssh import SshRuntime
+
+    if not isinstance(runtime, SshRuntime):
+        raise OSError(f"{runtime.kind} runtimes read local files; nothing to copy")
+    remote = f"{runtime.scratch_dir}/tool-output/{local.name}"
+    await runtime.upload(local, remote)
+    with contextlib.suppress(OSError):
+        local.unlink()
+    return remote
+
+
+def local_only(path: Path | str, reason: str) -> str:
+    """The marker text for a spill file that stayed on xum's machine of an SSH workspace."""
+    return (
+        f"the full output is kept on xum's machine at {path}, which tools on the remote host "
+        f"cannot read ({reason})"
+    )
 
 
 class HeadTailCapture:
@@ -54,6 +89,8 @@ class HeadTailCapture:
         self._tail = bytearray()  # bytes after the head; trimmed to tail_bytes lazily
         self._fd: int | None = None
         self._spill_error: str | None = None
+        self._shown_path: str | None = None  # where the spill file is now, if it moved
+        self._local_only: str | None = None  # why an SSH workspace's spill file stayed here
 
     @property
     def spilled(self) -> bool:
@@ -120,6 +157,16 @@ class HeadTailCapture:
                 os.write(fd, note.encode())
         os.close(fd)
 
+    async def keep_on(self, runtime: Runtime) -> None:
+        """After `close`: on an SSH runtime, move the spill file to the host (see `move_to_host`);
+        a no-op on other runtimes or when nothing was spilled."""
+        if runtime.kind != "ssh" or not self.spilled_bytes or self._spill_error is not None:
+            return
+        try:
+            self._shown_path = await move_to_host(runtime, self.spill_path)
+        except OSError as exc:
+            self._local_only = str(exc.strerror or exc)
+
     def render(self) -> str:
         """The whole stream when it fits; otherwise head, omission marker, tail."""
         if not self.truncated:
@@ -132,11 +179,14 @@ class HeadTailCapture:
         return f"{head_text}{gap}{self._marker(omitted)}\n{_decode(tail)}"
 
     def _marker(self, omitted: int) -> str:
-        if self.spilled_bytes and self._spill_error is None:
+        if self._local_only is not None:
+            where = local_only(self.spill_path, self._local_only)
+        elif self.spilled_bytes and self._spill_error is None:
+            path = self._shown_path or self.spill_path
             if self.spilled_bytes < self.total:
-                where = f"first {self.spilled_bytes:,} bytes in: {self.spill_path}"
+                where = f"first {self.spilled_bytes:,} bytes in: {path}"
             else:
-                where = f"full output: {self.spill_path}"
+                where = f"full output: {path}"
         elif self._spill_error:
             where = f"the spill file could not be written ({self._spill_error})"
         else:
@@ -144,20 +194,34 @@ class HeadTailCapture:
         return f"[... {omitted:,} bytes omitted; {where} ...]"
 
     def spill_path_if_any(self) -> str | None:
-        return str(self.spill_path) if self.spilled_bytes else None
+        """Where the spill file is (on the SSH host once moved there), or None."""
+        if not self.spilled_bytes:
+            return None
+        return self._shown_path or str(self.spill_path)
 
 
-def bound_text(
-    text: str, *, scratch_dir: str, suffix: str, head_bytes: int, tail_bytes: int
+async def bound_text(
+    text: str,
+    *,
+    runtime: Runtime,
+    scratch_dir: str,
+    suffix: str,
+    head_bytes: int,
+    tail_bytes: int,
 ) -> tuple[str, str | None]:
-    """Bound a finished text the same way; returns (text for the model, spill path or None)."""
+    """Bound a finished text the same way; returns (text for the model, spill path or None).
+    On an SSH runtime the spill file is moved to the host, as bash's is."""
     capture = HeadTailCapture(
-        new_spill_path(scratch_dir, suffix), head_bytes=head_bytes, tail_bytes=tail_bytes
+        new_spill_path(scratch_dir, suffix),
+        head_bytes=head_bytes,
+        tail_bytes=tail_bytes,
+        spill_cap=spill_cap_for(runtime),
     )
     try:
         capture.feed(text.encode("utf-8"))
     finally:
         capture.close()
+    await capture.keep_on(runtime)
     return capture.render(), capture.spill_path_if_any()
 
 

@@ -255,8 +255,9 @@ class WebFetchTool(Tool):
         body = text.strip() or "(empty body)"
         if page.body_truncated:
             body += f"\n[the response was cut at {MAX_BODY_BYTES // (1024 * 1024)} MB]"
-        output, spill = bound_text(
+        output, spill = await bound_text(
             "\n".join(header) + "\n\n" + body,
+            runtime=ctx.runtime,
             scratch_dir=ctx.scratch_dir,
             suffix=".md",
             head_bytes=OUTPUT_HEAD_BYTES,

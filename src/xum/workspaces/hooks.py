@@ -67,12 +67,16 @@ class HookResult:
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
 
-    def describe(self) -> str:
+    def outcome(self) -> str:
+        """How it ended, without the hook's name: `exited with 1`, `timed out and was killed`."""
         if self.timed_out:
-            return f"{self.hook.display} timed out and was killed"
+            return "timed out and was killed"
         if self.exit_code is None:
-            return f"{self.hook.display} was killed by a signal"
-        return f"{self.hook.display} exited with {self.exit_code}"
+            return "was killed by a signal"
+        return f"exited with {self.exit_code}"
+
+    def describe(self) -> str:
+        return f"{self.hook.display} {self.outcome()}"
 
 
 def checkout_root(runtime_kind: str, project_path: str, workspace_path: str) -> str:
@@ -259,9 +263,15 @@ def log_hook(
         "durationS": round(result.duration_s, 3),
         "output": mask(result.output[-4000:]),
     }
+    append_hooks_log(record)
+
+
+def append_hooks_log(entry: dict[str, object]) -> None:
+    """One JSON line in `$XUM_ROOT/logs/hooks.log` (the file is created 0600; callers mask
+    secret values first)."""
     path = ensure_private_dir(logs_dir()) / "hooks.log"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, orjson.dumps(record) + b"\n")
+        os.write(fd, orjson.dumps(entry) + b"\n")
     finally:
         os.close(fd)

@@ -291,7 +291,7 @@ def _rename(workspace_id: str, new_name: str) -> WorkspaceRecord:
             renamed = registry.rename_workspace(record.id, new_name)
         new_plan = plan_path(renamed)
         if old_plan.exists() and not new_plan.exists():
-            new_plan.parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(new_plan.parent)
             old_plan.rename(new_plan)
         return renamed
 
@@ -529,7 +529,9 @@ def _remove_ssh_checkout(record: WorkspaceRecord, force: bool) -> None:
             raise DirtyWorkspaceError(record.name, ["(cannot tell: no git on the remote host)"])
         if dirty:
             raise DirtyWorkspaceError(record.name, dirty)
-    ssh_checkout.remove_checkout(record.host, record.path)
+    home = str(record.extra.get("remote_home") or "")
+    scratch = ssh_checkout.remote_scratch_path(home, record.id) if home else None
+    ssh_checkout.remove_checkout(record.host, record.path, scratch)
 
 
 def _remove_local_state(record: WorkspaceRecord) -> None:
@@ -551,7 +553,8 @@ async def run_lifecycle_hook(
     """Run `.xum/archive` or `.xum/delete` in the workspace checkout, through its runtime. Skipped
     for untrusted projects, XUM_DISABLE_PROJECT_AUTOMATION=1, sub-agents that share their parent's
     checkout, and missing checkouts. Never raises: a failure is logged to
-    `$XUM_ROOT/logs/hooks.log` and the operation goes on."""
+    `$XUM_ROOT/logs/hooks.log` (secret values masked) and the operation goes on."""
+    secrets: dict[str, str] | None = None
     try:
         if not await asyncio.to_thread(project_automation_allowed, record.project_path):
             return None
@@ -584,19 +587,26 @@ async def run_lifecycle_hook(
         return result
     except Exception as exc:  # cleanup hooks never block the operation
         with contextlib.suppress(OSError):
-            _log_exception(record, name, exc)
+            _log_exception(record, name, exc, secrets)
         return None
 
 
-def _log_exception(record: WorkspaceRecord, name: str, exc: Exception) -> None:
-    import orjson
+def _log_exception(
+    record: WorkspaceRecord, name: str, exc: Exception, secrets: dict[str, str] | None
+) -> None:
+    """Record why a lifecycle hook could not run. An error message can quote anything (a remote
+    host's stderr, a path), so the project's secret values are masked in it too."""
+    from xum.workspaces.masking import SecretMasker
 
-    path = ensure_private_dir(logs_dir()) / "hooks.log"
-    line = orjson.dumps(
-        {"ts": now_ms(), "workspaceId": record.id, "hook": f".xum/{name}", "error": str(exc)}
+    if secrets is None:
+        try:
+            secrets = project_secrets(record.project_path)
+        except Exception:  # an unreadable secrets file: nothing to mask with
+            secrets = {}
+    message = SecretMasker(secrets).mask(str(exc) or type(exc).__name__)
+    hooks.append_hooks_log(
+        {"ts": now_ms(), "workspaceId": record.id, "hook": f".xum/{name}", "error": message}
     )
-    with open(path, "ab") as out:
-        out.write(line + b"\n")
 
 
 __all__ = [

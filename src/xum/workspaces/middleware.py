@@ -220,7 +220,7 @@ class HookMiddleware:
         said = result.output.strip()
         from xum.tools.base import ToolResult
 
-        message = f"blocked by {hook.display}: {result.describe()}, so {call.name} did not run."
+        message = f"blocked by {hook.display}: {result.outcome()}, so {call.name} did not run."
         if said:
             message += f"\n{said}"
         return ToolResult(

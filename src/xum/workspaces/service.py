@@ -115,11 +115,17 @@ def open_runtime(record: WorkspaceRecord) -> Runtime:
     (looked up when a tool first needs it)."""
     if record.runtime == "ssh":
         from xum.runtime.ssh import SshRuntime
+        from xum.workspaces.ssh_checkout import remote_scratch_path
 
         if not record.host:
             raise ValueError(f"workspace {record.id} is an SSH workspace without a host")
         home = str(record.extra.get("remote_home") or "")
-        return SshRuntime(record.host, record.path, home=home or "/")
+        return SshRuntime(
+            record.host,
+            record.path,
+            home=home or "/",
+            scratch_dir=remote_scratch_path(home, record.id) if home else None,
+        )
     if record.runtime == "worktree":
         from xum.runtime.worktree import WorktreeRuntime
 

@@ -1,6 +1,8 @@
 """Remote checkouts of SSH workspaces.
 
-Layout on the host: `~/xum/src/<project-name>/<workspace-name>` (the remote user's home).
+Layout on the host (the remote user's home): the checkout in
+`~/xum/src/<project-name>/<workspace-name>`, and xum's own files about the workspace (bash spill
+files) in the private `~/xum/scratch/<workspace-id>`.
 
 What goes to the remote is a `git archive` of the project's committed HEAD, unpacked with `tar`:
 no history, no uncommitted or ignored files, no `.xumignore` copies (secrets reach the remote only
@@ -22,6 +24,7 @@ from xum.runtime import git
 from xum.runtime.ssh import SshError, remote_bash, run_ssh_sync, ssh_command
 
 REMOTE_BASE = "xum/src"  # under the remote user's home
+REMOTE_SCRATCH = "xum/scratch"
 
 
 class RemoteCheckoutError(XumError):
@@ -38,6 +41,10 @@ def remote_home(host: str) -> str:
 
 def remote_workspace_path(home: str, project_name: str, workspace_name: str) -> str:
     return f"{home.rstrip('/')}/{REMOTE_BASE}/{project_name}/{workspace_name}"
+
+
+def remote_scratch_path(home: str, workspace_id: str) -> str:
+    return f"{home.rstrip('/')}/{REMOTE_SCRATCH}/{workspace_id}"
 
 
 _UNPACK = r"""
@@ -179,12 +186,17 @@ case "$1" in
   "$HOME"/xum/src/*/*) ;;
   *) echo "xum: refusing to remove $1: not under ~/xum/src" >&2; exit 4 ;;
 esac
-rm -rf -- "$1"
+case "$2" in
+  "" | "$HOME"/xum/scratch/*) ;;
+  *) echo "xum: refusing to remove $2: not under ~/xum/scratch" >&2; exit 4 ;;
+esac
+rm -rf -- "$1" ${2:+"$2"}
 """
 
 
-def remove_checkout(host: str, remote_dir: str) -> None:
-    done = run_ssh_sync(host, _REMOVE, remote_dir, timeout_s=600)
+def remove_checkout(host: str, remote_dir: str, scratch_dir: str | None = None) -> None:
+    """Remove the remote checkout and, when given, the workspace's remote scratch directory."""
+    done = run_ssh_sync(host, _REMOVE, remote_dir, scratch_dir or "", timeout_s=600)
     if done.returncode != 0:
         raise RemoteCheckoutError(
             f"could not remove {remote_dir} on {host}: "

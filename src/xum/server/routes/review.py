@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
+from xum.runtime.base import Runtime
+from xum.runtime.ssh import SshError
 from xum.server import gitinfo
 from xum.server.errors import ApiError
 from xum.server.sessions import workspace_or_404
@@ -91,12 +94,16 @@ class Costs(BaseModel):
     lastRequest: LastRequest | None
 
 
-def _local_path(record: WorkspaceRecord) -> str:
-    if record.runtime == "ssh":
-        raise ApiError(
-            400, "unavailable", "git status and diff of SSH workspaces are not available yet"
-        )
-    return record.path
+@asynccontextmanager
+async def _runtime_of(record: WorkspaceRecord) -> AsyncIterator[Runtime]:
+    """The workspace's runtime (git runs where the checkout is: locally, or on the SSH host)."""
+    from xum.workspaces.service import open_runtime
+
+    runtime = open_runtime(record)
+    try:
+        yield runtime
+    finally:
+        await runtime.close()
 
 
 def _parent_branch(record: WorkspaceRecord) -> str | None:
@@ -106,33 +113,47 @@ def _parent_branch(record: WorkspaceRecord) -> str | None:
     return parent.branch if parent is not None else None
 
 
+def _unreachable(record: WorkspaceRecord, exc: SshError) -> ApiError:
+    return ApiError(
+        400,
+        "ssh_error",
+        f"cannot run git on the SSH host {record.host}: {exc}",
+        hint=f"check that `ssh {record.host} true` works without a prompt",
+    )
+
+
 @router.get("/{workspace_id}/git/status", response_model=GitStatus)
 async def git_status(workspace_id: str) -> GitStatus:
     record = workspace_or_404(workspace_id)
-    path = _local_path(record)
-
-    def work() -> GitStatus:
-        st = gitinfo.status(path)
-        if not st.is_git:
-            return GitStatus(
-                isGit=False, branch=None, base=None, ahead=0, behind=0, entries=[], truncated=False
-            )
-        base = gitinfo.find_base(path, _parent_branch(record))
-        ahead, behind = gitinfo.ahead_behind(path, base) if base else (0, 0)
-        return GitStatus(
-            isGit=True,
-            branch=st.branch,
-            base=BaseRef(ref=base.ref, sha=base.sha) if base else None,
-            ahead=ahead,
-            behind=behind,
-            entries=[
-                StatusEntry(path=e.path, origPath=e.orig_path, index=e.index, worktree=e.worktree)
-                for e in st.entries
-            ],
-            truncated=st.truncated,
-        )
-
-    return await asyncio.to_thread(work)
+    try:
+        async with _runtime_of(record) as runtime:
+            st = await gitinfo.status(runtime)
+            if not st.is_git:
+                return GitStatus(
+                    isGit=False,
+                    branch=None,
+                    base=None,
+                    ahead=0,
+                    behind=0,
+                    entries=[],
+                    truncated=False,
+                )
+            base = await gitinfo.find_base(runtime, _parent_branch(record))
+            ahead, behind = await gitinfo.ahead_behind(runtime, base) if base else (0, 0)
+    except SshError as exc:
+        raise _unreachable(record, exc) from None
+    return GitStatus(
+        isGit=True,
+        branch=st.branch,
+        base=BaseRef(ref=base.ref, sha=base.sha) if base else None,
+        ahead=ahead,
+        behind=behind,
+        entries=[
+            StatusEntry(path=e.path, origPath=e.orig_path, index=e.index, worktree=e.worktree)
+            for e in st.entries
+        ],
+        truncated=st.truncated,
+    )
 
 
 @router.get("/{workspace_id}/git/diff", response_model=GitDiff)
@@ -140,35 +161,34 @@ async def git_diff(
     workspace_id: str, path: str | None = Query(default=None, min_length=1, max_length=4096)
 ) -> GitDiff:
     record = workspace_or_404(workspace_id)
-    root = _local_path(record)
     if path is not None and ("\0" in path or path.startswith("/") or ".." in path.split("/")):
         raise ApiError(422, "invalid_request", "path: must be a relative path inside the workspace")
-
-    def work() -> GitDiff:
-        if not gitinfo.is_git_dir(root):
-            return GitDiff(isGit=False, base=None, files=[], diff="", truncated=False)
-        base = gitinfo.find_base(root, _parent_branch(record))
-        if base is None:  # no commit yet: nothing to compare against
-            return GitDiff(isGit=True, base=None, files=[], diff="", truncated=False)
-        d = gitinfo.diff(root, base, path)
-        return GitDiff(
-            isGit=True,
-            base=BaseRef(ref=base.ref, sha=base.sha),
-            files=[
-                DiffFile(
-                    path=f.path,
-                    additions=f.additions,
-                    deletions=f.deletions,
-                    binary=f.binary,
-                    untracked=f.untracked,
-                )
-                for f in d.files
-            ],
-            diff=d.diff,
-            truncated=d.truncated,
-        )
-
-    return await asyncio.to_thread(work)
+    try:
+        async with _runtime_of(record) as runtime:
+            if not await gitinfo.is_git_dir(runtime):
+                return GitDiff(isGit=False, base=None, files=[], diff="", truncated=False)
+            base = await gitinfo.find_base(runtime, _parent_branch(record))
+            if base is None:  # no commit yet: nothing to compare against
+                return GitDiff(isGit=True, base=None, files=[], diff="", truncated=False)
+            d = await gitinfo.diff(runtime, base, path)
+    except SshError as exc:
+        raise _unreachable(record, exc) from None
+    return GitDiff(
+        isGit=True,
+        base=BaseRef(ref=base.ref, sha=base.sha),
+        files=[
+            DiffFile(
+                path=f.path,
+                additions=f.additions,
+                deletions=f.deletions,
+                binary=f.binary,
+                untracked=f.untracked,
+            )
+            for f in d.files
+        ],
+        diff=d.diff,
+        truncated=d.truncated,
+    )
 
 
 def _tokens(u: dict[str, Any]) -> Tokens:
