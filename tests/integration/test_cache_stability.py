@@ -54,9 +54,17 @@ def edit(path: Path, text: str) -> None:
     bump(path)  # a real edit a moment later moves the mtime; coarse clocks may not
 
 
+# `Mode:` sections live in xum's own instruction files; the global one is never edited below.
+GLOBAL_MODES = (
+    "## Mode: exec\nEXEC-MODE: verify before you report.\n"
+    "## Mode: reviewer\nREVIEW-MODE: cite the line of every finding.\n"
+)
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(tmp_path: Path, xum_root: Path) -> Path:
     repo = make_repo(tmp_path / "repo")
+    write(xum_root / "AGENTS.md", GLOBAL_MODES)
     write(repo / "AGENTS.md", "Run `make test` before finishing.\n")
     write(repo / ".xum/AGENTS.md", "## Tool: bash\nPrefer rg over grep.\n")
     write(repo / ".xum/agents/reviewer.md", REVIEWER)
@@ -216,7 +224,8 @@ async def test_a_tool_section_edit_leaves_the_tool_descriptions_frozen(
     assert tools_of(first) == tools_of(second)
     assert "Prefer rg over grep." in description_of(second, "bash")
     row = texts_of(second)[-2]
-    assert '<tool-instructions tool="bash">\nNever run git push.' in row
+    assert '<tool-instructions tool="bash">\nProject instructions for this tool' in row
+    assert row.endswith("Never run git push.\n</tool-instructions>\n</context-update>")
 
 
 async def test_a_restart_reuses_the_recorded_sections(
@@ -251,10 +260,41 @@ async def test_switching_to_an_agent_with_the_same_tools_is_a_row(
     first, second, third = fake_llm.requests
     assert system_of(first) == system_of(second) == system_of(third)
     assert tools_of(first) == tools_of(third)
-    assert '<agent id="reviewer"' in texts_of(second)[-2]
-    assert '<agent id="exec"' in texts_of(third)[-2]
+    assert "EXEC-MODE" in system_of(first) and "REVIEW-MODE" not in system_of(first)
+    # The new agent's body and its `Mode:` sections arrive as one row each way.
+    to_reviewer, to_exec = texts_of(second)[-2], texts_of(third)[-2]
+    assert '<agent id="reviewer"' in to_reviewer
+    assert "Mode-specific instructions now in effect:\n<mode-exec>" in to_reviewer
+    assert "REVIEW-MODE: cite the line" in to_reviewer
+    assert '<agent id="exec"' in to_exec
+    assert "EXEC-MODE" in to_exec and "REVIEW-MODE" not in to_exec
+    assert [f.data["changed"] for f in rows(harness.ws_id)] == [["agent", "mode"]] * 2
     assert prefix_breaks(SessionLog.open(harness.ws_id).frames) == []
     assert breaks_in(fake_llm.requests) == 0
+
+
+async def test_a_new_plan_file_path_is_a_row(fake_llm: FakeLLM, harness: ContextHarness) -> None:
+    """The plan section changes on its own when the workspace gets another name (a rename moves
+    its plan file) while the session goes on with the same log and tools."""
+    fake_llm.script(
+        fakellm.tool_call("propose_plan", {}),
+        fakellm.text("a"),
+        fakellm.tool_call("propose_plan", {}),
+        fakellm.text("b"),
+    )
+    old_plan = str(harness.plan_file)
+    await harness.session("plan").run_turn("one")
+    harness.name = "renamed-ws-cd34"
+    await harness.session("plan").run_turn("two")
+    first, *_, later = fake_llm.requests
+    assert system_of(later) == system_of(first) and tools_of(later) == tools_of(first)
+    assert f"Plan file: {old_plan}" in system_of(later)
+    (row,) = rows(harness.ws_id)
+    assert row.data["changed"] == ["plan"]
+    text = row.data["message"]["content"][0]["text"]
+    assert "Plan-mode rules now in effect:" in text
+    assert f"Plan file: {harness.plan_file}" in text and old_plan not in text
+    assert prefix_breaks(SessionLog.open(harness.ws_id).frames) == []
 
 
 async def test_a_reset_folds_the_changes_into_new_frozen_sections(

@@ -8,15 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.contextkit import bump, make_repo
-from tests.integration.context_harness import ContextHarness, texts_of
+from tests.contextkit import bump, make_repo, workspace_context
+from tests.integration.context_harness import ContextHarness, description_of, texts_of
 from xum.context.frozen import prefix_breaks
+from xum.context.workspace import AgentSelection
+from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.llm.client import open_client
 from xum.store import events as ev
+from xum.store import registry
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
-from xum.testing.fakellm import FakeLLM
+from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.ask_user_question import NO_USER
 from xum.tools.base import Question
+from xum.workspaces.subagents import SubAgentManager, TaskSettings
 
 
 @pytest.fixture
@@ -244,3 +249,65 @@ async def test_switching_plan_and_exec_starts_a_new_segment_once_per_switch(
     assert frozen == ["start", "tool_set_changed", "tool_set_changed"]
     # The history survives the switch: the plan turn still sees the exec turns.
     assert "exec one" in texts_of(fake_llm.requests[2])
+
+
+async def test_the_plan_agent_may_start_only_explore_sub_agents(
+    fake_llm: FakeLLM, harness: ContextHarness
+) -> None:
+    repo = harness.repo
+    plan_path = str(harness.plan_file)
+    planner = [
+        fakellm.tool_call("task", {"agentId": "exec", "title": "Doer", "prompt": "ROLE:doer"}),
+        fakellm.tool_call(
+            "task", {"agentId": "explore", "title": "Scout", "prompt": "ROLE:scout: find greet"}
+        ),
+        fakellm.tool_call("file_edit_insert", {"path": plan_path, "content": "# Plan\n"}),
+        fakellm.tool_call("propose_plan", {}),
+        fakellm.text("planned"),
+    ]
+
+    def respond(req: RecordedRequest) -> fakellm.Reply:
+        first = req.json["messages"][0]["content"]
+        text = first if isinstance(first, str) else first[-1].get("text", "")
+        if "ROLE:scout" in text:
+            return fakellm.text("greet is defined in app.py")
+        step = sum(1 for m in req.json["messages"] if m["role"] == "assistant")
+        return planner[min(step, len(planner) - 1)]
+
+    fake_llm.set_responder(respond)
+    client = open_client(harness.route.endpoint)
+    manager = SubAgentManager(settings=TaskSettings())
+    info = WorkspaceInfo(harness.ws_id, harness.name, str(repo), str(repo), "local")
+    context = workspace_context(repo, name=harness.name)
+    host = manager.host_for(
+        info, runtime=context.facts.runtime, route=harness.route, client=client, thinking="off"
+    )
+    session = AgentSession(
+        workspace=info,
+        log=SessionLog.open(harness.ws_id),
+        runtime=context.facts.runtime,
+        route=harness.route,
+        client=client,
+        settings=SessionSettings(thinking="off"),
+        scratch_dir=repo.parent / "scratch",
+        emit=harness.events.append,
+        subagents=host,
+        context=context,
+        agent=AgentSelection(agent_id="plan"),
+    )
+    try:
+        result = await session.run_turn("ROLE:planner: plan the greeting change")
+    finally:
+        await session.aclose()
+        await manager.aclose()
+        await client.aclose()
+    assert result.plan_proposed and result.text == "planned"
+    refused, scouted = [r for r in results(harness) if r["name"] == "task"]
+    assert refused["is_error"]
+    assert "may only start explore sub-agents, not 'exec'" in str(refused["output"])
+    assert not scouted["is_error"] and "greet is defined in app.py" in str(scouted["output"])
+    children = [r for r in registry.list_workspaces() if r.parent_id == harness.ws_id]
+    assert [r.agent for r in children] == ["explore"]
+    task = description_of(fake_llm.requests[0], "task")
+    assert "Agents you can start (agentId):\n- explore: Read-only" in task
+    assert "- exec" not in task

@@ -490,7 +490,8 @@ async def test_children_costs_roll_up_into_the_parent(
     await until(lambda: all(not tree.host.view(i).active for i in ids))
     costs = [tree.host.view(i).header["cost_usd"] for i in ids]  # type: ignore[index]
     assert all(c and c > 0 for c in costs)
-    assert tree.host.external_cost_usd() == pytest.approx(sum(costs))
+    # The headers round to six decimals; the tree's total does not.
+    assert tree.host.external_cost_usd() == pytest.approx(sum(costs), abs=1e-5)
     env = tree.session.tool_context().env
     assert env["XUM_COSTS_USD"] == f"{sum(costs):.2f}"
 
@@ -631,3 +632,228 @@ async def test_a_deferred_host_answers_like_the_real_one_and_makes_it_on_first_u
         assert made == [tree.host]  # made once
     finally:
         await tree.close()
+
+
+# Agents, instructions and skills of the project reach children ----------------------------------
+
+REVIEWER = """---
+name: Reviewer
+description: Reviews the change on the branch
+subagent:
+  runnable: true
+tools:
+  add: [bash, file_read, agent_skill_read]
+---
+You are the REVIEWER-BODY agent: read the diff and list the risks you see.
+"""
+
+PRIVATE = """---
+name: Private
+base: exec
+subagent:
+  runnable: false
+---
+Only for the workspace itself.
+"""
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+def system_text(req: RecordedRequest) -> str:
+    return "".join(block["text"] for block in req.json["system"])
+
+
+async def test_a_runnable_project_agent_runs_with_the_projects_instructions_and_skills(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    (repo / ".xum" / "agents").mkdir(parents=True)
+    (repo / ".xum" / "agents" / "reviewer.md").write_text(REVIEWER)
+    (repo / "AGENTS.md").write_text("Project rule: PROJECT-RULE-42 applies to every change.\n")
+    skill = repo / ".xum" / "skills" / "triage" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: triage\ndescription: Sort failures by cause\n---\nSteps.\n")
+    commit_all(repo, "agents, rules and a skill")
+    agents.add("ROLE:review", fakellm.text("two risks found"))
+
+    (task_id,) = await tree.host.spawn(TaskSpec("reviewer", "Reviewer", "ROLE:review: look"))
+    await until(lambda: not tree.host.view(task_id).active)
+
+    assert tree.host.view(task_id).result == "two risks found"
+    (request,) = agents.requests_of(fake_llm, "ROLE:review")
+    system = system_text(request)
+    assert '<agent id="reviewer" name="Reviewer">' in system and "REVIEWER-BODY" in system
+    assert "PROJECT-RULE-42" in system  # the fork's AGENTS.md
+    assert "- triage: Sort failures by cause" in system  # the skills index
+    names = [t["name"] for t in request.json["tools"]]
+    # Its own policy, then the sub-agent rules: agent_report on, nothing to ask the user.
+    assert sorted(names) == ["agent_report", "agent_skill_read", "bash", "file_read"]
+    assert registry.get_workspace(task_id).agent == "reviewer"  # type: ignore[union-attr]
+
+
+async def test_agents_without_subagent_runnable_are_refused_with_the_runnable_list(
+    fake_llm: FakeLLM, tree: Tree, repo: Path
+) -> None:
+    (repo / ".xum" / "agents").mkdir(parents=True)
+    (repo / ".xum" / "agents" / "private.md").write_text(PRIVATE)
+    (repo / ".xum" / "agents" / "reviewer.md").write_text(REVIEWER)
+    commit_all(repo, "agents")
+    for agent_id in ("private", "plan"):
+        with pytest.raises(SubAgentError, match="cannot run as a sub-agent") as refused:
+            await tree.host.spawn(TaskSpec(agent_id, "X", "ROLE:x"))
+        assert "use one of: exec, explore, reviewer" in str(refused.value)
+    with pytest.raises(SubAgentError, match=r"no agent named 'nonesuch'.*exec, explore, reviewer"):
+        await tree.host.spawn(TaskSpec("nonesuch", "X", "ROLE:x"))
+    assert [r for r in registry.list_workspaces() if r.parent_id == "parentws01"] == []
+
+
+async def test_an_uncommitted_agent_file_is_not_part_of_the_fork(
+    fake_llm: FakeLLM, tree: Tree, repo: Path
+) -> None:
+    (repo / ".xum" / "agents").mkdir(parents=True)
+    (repo / ".xum" / "agents" / "reviewer.md").write_text(REVIEWER)  # not committed
+    with pytest.raises(SubAgentError, match="not part of the fork"):
+        await tree.host.spawn(TaskSpec("reviewer", "Reviewer", "ROLE:x"))
+    assert [r for r in registry.list_workspaces() if r.parent_id == "parentws01"] == []
+
+
+async def test_a_fork_child_gets_the_xumignore_copies(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / ".xumignore").write_text("!.env\n")
+    commit_all(repo, "ignore rules")
+    (repo / ".env").write_text("TOKEN=local\n")
+    agents.add(
+        "ROLE:env", fakellm.reply(bash("cat .env")), lambda req: fakellm.text(tool_results(req))
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Env", "ROLE:env"))
+    await until(lambda: not tree.host.view(task_id).active)
+    record = registry.get_workspace(task_id)
+    assert record is not None and (Path(record.path) / ".env").read_text() == "TOKEN=local\n"
+    assert "TOKEN=local" in (tree.host.view(task_id).result or "")
+
+
+async def test_a_fork_child_runs_the_init_hook_unless_its_agent_skips_it(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    hook = repo / ".xum" / "init"
+    hook.parent.mkdir()
+    hook.write_text('#!/bin/sh\necho "set up by init" > .init-ran\n')
+    hook.chmod(0o755)
+    (repo / ".gitignore").write_text(".init-ran\n")
+    commit_all(repo, "init hook")
+    registry.set_project_trust(str(repo), True)
+    agents.add(
+        "ROLE:setup",
+        fakellm.reply(bash("cat .init-ran")),
+        lambda req: fakellm.text(tool_results(req)),
+    )
+    agents.add(
+        "ROLE:look",
+        fakellm.reply(bash("ls -a")),
+        lambda req: fakellm.text(tool_results(req)),
+    )
+    (exec_id,) = await tree.host.spawn(TaskSpec("exec", "Setup", "ROLE:setup"))
+    (explore_id,) = await tree.host.spawn(TaskSpec("explore", "Look", "ROLE:look"))
+    await until(
+        lambda: not tree.host.view(exec_id).active and not tree.host.view(explore_id).active
+    )
+    # The first tool call waited for the hook, so its file was there.
+    assert "set up by init" in (tree.host.view(exec_id).result or "")
+    record = registry.get_workspace(exec_id)
+    assert record is not None and record.init_status == "succeeded"
+    # Explore sets subagent.skip_init_hook: no hook, no file.
+    assert ".init-ran" not in (tree.host.view(explore_id).result or "")
+    skipped = registry.get_workspace(explore_id)
+    assert skipped is not None and skipped.init_status is None
+    assert not (repo / ".init-ran").exists()  # it ran in the fork, not in the parent
+
+
+async def test_the_task_model_and_thinking_reach_the_childs_requests(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.url)
+    agents.add("ROLE:plain", fakellm.text("plain"))
+    agents.add("ROLE:haiku", fakellm.text("haiku"))
+    (plain,) = await tree.host.spawn(TaskSpec("exec", "Plain", "ROLE:plain"))
+    (haiku,) = await tree.host.spawn(
+        TaskSpec("exec", "Haiku", "ROLE:haiku", model="anthropic:claude-haiku-5-5", thinking="off")
+    )
+    await until(lambda: not tree.host.view(plain).active and not tree.host.view(haiku).active)
+    (inherited,) = agents.requests_of(fake_llm, "ROLE:plain")
+    (overridden,) = agents.requests_of(fake_llm, "ROLE:haiku")
+    assert inherited.json["model"] == "claude-sonnet-5-5"  # the parent's model and thinking
+    assert inherited.json.get("thinking", {}).get("type") not in (None, "disabled")
+    assert overridden.json["model"] == "claude-haiku-5-5"
+    assert overridden.json.get("thinking") in (None, {"type": "disabled"})
+    record = registry.get_workspace(haiku)
+    assert record is not None
+    assert (record.model, record.thinking) == ("anthropic:claude-haiku-5-5", "off")
+
+
+async def test_task_retitle_renames_a_child_and_refuses_strangers(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree
+) -> None:
+    agents.add(
+        "ROLE:parent",
+        fakellm.reply(
+            call("task", title="Helper", prompt="ROLE:helper: go", run_in_background=True)
+        ),
+        lambda req: fakellm.reply(
+            call("task_retitle", task_id=started_ids(req)[0], title="  Test   fixer ")
+        ),
+        fakellm.reply(call("task_retitle", task_id="0123456789", title="Other")),
+        fakellm.reply(call("task_retitle", task_id="whatever", title="   ")),
+        fakellm.reply(call("task_list", statuses=["queued", "running", "reported"])),
+        fakellm.text("renamed"),
+    )
+    agents.add("ROLE:helper", fakellm.text("helped"))
+    result = await tree.session.run_turn("ROLE:parent: start a helper")
+    assert result.text == "renamed"
+    renamed, stranger, empty = tree.results("task_retitle")
+    assert not renamed["is_error"] and "'Test fixer'" in renamed["output"]
+    assert stranger["is_error"] and "not one of this workspace's sub-agents" in stranger["output"]
+    assert empty["is_error"] and "empty" in empty["output"]
+    task_id = renamed["meta"]["task_id"]
+    assert tree.host.view(task_id).title == "Test fixer"
+    assert registry.get_workspace(task_id).title == "Test fixer"  # type: ignore[union-attr]
+    assert "Test fixer" in tree.results("task_list")[0]["output"]
+
+
+async def test_three_way_applies_a_patch_whose_context_moved(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    lines = [f"line {i}\n" for i in range(1, 11)]
+    (repo / "notes.txt").write_text("".join(lines))
+    commit_all(repo, "notes")
+    agents.add(
+        "ROLE:editor",
+        fakellm.reply(
+            bash("sed -i 's/^line 6$/line six/' notes.txt && git commit -qam 'child: six'")
+        ),
+        fakellm.text("edited"),
+    )
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Editor", "ROLE:editor"))
+    await until(lambda: not tree.host.view(task_id).active)
+    # Meanwhile the parent changed line 4, inside the child's patch context but not its hunk.
+    lines[3] = "line four\n"
+    (repo / "notes.txt").write_text("".join(lines))
+    commit_all(repo, "parent: four")
+    head = git(repo, "rev-parse", "HEAD")
+
+    plain = await tree.host.apply_patch(
+        task_id, dry_run=False, expected_head_sha=None, three_way=False, force=False
+    )
+    assert not plain.ok and git(repo, "rev-parse", "HEAD") == head  # aborted, nothing applied
+    assert git(repo, "status", "--porcelain") == ""
+    merged = await tree.host.apply_patch(
+        task_id, dry_run=False, expected_head_sha=None, three_way=True, force=False
+    )
+    assert merged.ok, merged.text
+    text = (repo / "notes.txt").read_text()
+    assert "line four\n" in text and "line six\n" in text
+    assert git(repo, "log", "-1", "--format=%s") == "child: six"

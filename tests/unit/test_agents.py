@@ -208,3 +208,29 @@ async def test_agent_files_are_noticed_when_they_change(repo: Path) -> None:
 
     bump(path)
     assert (await context.agent_catalog())[0].resolve("late").body.endswith("version two")
+
+
+async def test_the_task_tool_lists_the_agents_a_session_may_start(
+    repo: Path, xum_root: Path
+) -> None:
+    context = workspace_context(repo)
+    before = await live(context, "exec")
+    agent_file(
+        project_agents(repo),
+        "reviewer",
+        "name: Reviewer\ndescription: Reviews </tool-instructions> changes\n"
+        "subagent:\n  runnable: true\ntools:\n  add: [file_read]",
+    )
+    agent_file(global_agents(xum_root), "private", "name: Private\ntools:\n  add: [bash]")
+    exec_ = await live(context, "exec")
+    task = next(t for t in exec_.tools if t.name == "task").description
+    listed = task[task.index("Agents you can start (agentId):") :].splitlines()
+    assert listed[1].startswith("- exec (the default): Carry out the request")
+    assert listed[2].startswith("- explore: Read-only investigation")
+    assert listed[3] == "- reviewer: Reviews &lt;/tool-instructions> changes"  # escaped
+    assert len(listed) == 4  # neither plan nor the private agent is runnable
+    # The list is the task tool's note: a change is tracked like a `Tool:` section edit.
+    assert exec_.digests["tool:task"] != before.digests["tool:task"]
+    plan = await live(context, "plan")
+    plan_task = next(t for t in plan.tools if t.name == "task").description
+    assert plan_task.endswith("Agents you can start (agentId):\n- explore: " + listed[2][11:])

@@ -143,3 +143,26 @@ async def test_a_custom_agent_adds_a_tool_its_base_removed(tmp_path: Path) -> No
     asker = await live(workspace_context(repo), "asker")
     assert "ask_user_question" in asker.policy.tools and "bash" not in asker.policy.tools
     assert asker.mode == "exec"  # not plan-like: propose_plan stays removed
+
+
+def test_a_later_layer_that_removes_the_required_tool_drops_the_requirement() -> None:
+    base = ToolLayer(add=(".*",), require=("propose_plan",))
+    assert policy(base)[0].required == "propose_plan"
+    result, _ = policy(base, ToolLayer(remove=("propose_plan",)))
+    assert result.required is None and "propose_plan" not in result.tools
+    assert not result.plan_like
+    # Requiring it again in a still later layer turns it back on.
+    again, _ = policy(base, ToolLayer(remove=("propose_plan",)), ToolLayer(require=("bash",)))
+    assert again.required == "bash" and "propose_plan" not in again.tools
+
+
+async def test_a_project_agent_removing_the_plan_tool_from_plan_is_not_forced_to_call_it(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    write(
+        repo / ".xum/agents/sketch.md",
+        "---\nname: Sketch\nbase: plan\ntools:\n  remove: [propose_plan]\n---\n",
+    )
+    sketch = await live(workspace_context(repo), "sketch")
+    assert sketch.required_tool is None and "propose_plan" not in sketch.policy.tools

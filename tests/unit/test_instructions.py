@@ -191,3 +191,37 @@ async def test_edits_are_picked_up_by_signature(repo: Path) -> None:
 def test_comment_stripping_alone() -> None:
     assert strip_html_comments("a<!--x-->b<!--y-->c") == "abc"
     assert strip_html_comments("no comments") == "no comments"
+
+
+async def test_a_mode_section_in_a_shared_file_is_plain_markdown(repo: Path) -> None:
+    write(repo / "AGENTS.md", "shared rules\n## Mode: plan\nShared plan text.\n")
+    plan = await live(workspace_context(repo), "plan")
+    assert "## Mode: plan\nShared plan text." in plan.sections["instructions"]
+    assert "Shared plan text" not in plan.sections["mode"]
+
+
+async def test_mode_sections_concatenate_across_xum_files(repo: Path, xum_root: Path) -> None:
+    write(repo / ".xum/AGENTS.md", "## Mode: plan\nFrom the project.\n")
+    write(
+        xum_root / "AGENTS.md", "## Mode: plan\nFrom the global file.\n## Mode: exec\nExec only.\n"
+    )
+    context = workspace_context(repo)
+    mode = (await live(context, "plan")).sections["mode"]
+    assert mode.startswith("<mode-plan>") and mode.count("<mode-plan>") == 1
+    assert mode.index("From the project.") < mode.index("From the global file.")
+    assert "Exec only." not in mode
+    assert "Exec only." in (await live(context, "exec")).sections["mode"]
+
+
+async def test_more_than_24_files_leaves_the_most_general_out_with_a_marker(repo: Path) -> None:
+    directory = repo
+    for depth in range(6):  # four files in each of six directories, then one more: 25
+        if depth:
+            directory = directory / f"d{depth}"
+        for name in ("AGENTS.md", "AGENTS.local.md", ".xum/AGENTS.md", ".xum/AGENTS.local.md"):
+            write(directory / name, f"level {depth} {name}")
+    write(directory / "d6" / "AGENTS.md", "the nearest file")
+    text = await block(repo, directory / "d6")
+    assert "[xum: project: AGENTS.md left out: more than 24 instruction files]" in text
+    assert "level 0 AGENTS.md" not in text
+    assert "level 0 AGENTS.local.md" in text and "the nearest file" in text

@@ -264,11 +264,14 @@ def update_row_text(
         note = live.tool_notes.get(tool, "")
         if note:
             parts.append(
-                f"Project instructions for the tool {tool} changed; they are now:\n"
-                f'<tool-instructions tool="{tool}">\n{escape_untrusted(note)}\n</tool-instructions>'
+                f"The notes at the end of the description of the tool {tool} changed; they are "
+                f'now:\n<tool-instructions tool="{tool}">\n{escape_untrusted(note)}\n'
+                "</tool-instructions>"
             )
         else:
-            parts.append(f"The project instructions for the tool {tool} were removed.")
+            parts.append(
+                f"The notes at the end of the description of the tool {tool} were removed."
+            )
     if plan_note is not None:
         parts.append(
             f'<plan-file-changed path="{plan_path}">\n'

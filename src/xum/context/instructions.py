@@ -19,6 +19,8 @@ it), then the project's files from the working directory up to the root, then th
 Bounds (a repository decides how big these files are): at most `MAX_FILES` files, each cut at
 `MAX_FILE_BYTES`, all together at most `MAX_TOTAL_BYTES`, the budget going to the most specific
 files first. Whatever is cut or left out leaves a marker in the prompt naming the file and why.
+At most `MAX_DIR_LEVELS` directories are searched: the checkout root and the ones nearest the
+working directory (directories in between are not looked at).
 Project files are read through the workspace runtime; a symlink leaving the checkout is refused.
 """
 

@@ -19,10 +19,10 @@ history instead of a new system prompt.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from xum.context.agents import ResolvedAgent
-from xum.context.markup import escape_untrusted
+from xum.context.markup import escape_untrusted, one_line
 
 SECTION_ORDER = (
     "prelude",
@@ -47,14 +47,28 @@ def tag_slug(value: str) -> str:
     return _SLUG.sub("-", value.lower()).strip("-") or "unknown"
 
 
-def agent_block(agent: ResolvedAgent, *, subagent: bool, trusted: bool) -> str:
+def agent_block(
+    agent: ResolvedAgent,
+    *,
+    subagent: bool,
+    trusted: bool,
+    candidate: tuple[int, int] | None = None,
+) -> str:
     """The agent's instructions. Built-in bodies are xum's own text; anything else is escaped
-    like other repository-controlled text."""
+    like other repository-controlled text. `candidate` (i, n): this sub-agent is candidate i of
+    a best-of-n batch."""
     body = agent.body
     if subagent and agent.append_prompt:
         body = f"{body}\n\n{agent.append_prompt}" if body else agent.append_prompt
     if not trusted:
         body = escape_untrusted(body)
+    if subagent and candidate is not None and candidate[1] > 1:
+        note = (
+            f"You are candidate {candidate[0]} of {candidate[1]}: other sub-agents work on the "
+            "same brief independently and the parent compares the results. Do your own best "
+            "attempt; do not start another best-of batch unless the brief asks for one."
+        )
+        body = f"{body}\n\n{note}" if body else note
     return f'<agent id="{agent.id}" name="{escape_untrusted(agent.name)}">\n{body}\n</agent>'
 
 
@@ -89,11 +103,30 @@ def plan_block(plan_file: str) -> str:
     )
 
 
+def tool_note(instructions: str, agents: str = "") -> str:
+    """What follows a tool's own description: for `task`, the agents this session may start
+    (`agents`, already escaped), then the tool's `Tool:` sections from the instruction files."""
+    parts = [agents] if agents else []
+    if instructions:
+        parts.append(
+            "Project instructions for this tool (from its instruction files):\n"
+            + escape_untrusted(instructions)
+        )
+    return "\n\n".join(parts)
+
+
 def tool_description(base: str, note: str) -> str:
-    """A tool's description with its `Tool:` sections from the instruction files appended."""
-    if not note:
-        return base
-    return (
-        f"{base}\n\nProject instructions for this tool (from its instruction files):\n"
-        f"{escape_untrusted(note)}"
-    )
+    """A tool's description with its note (see `tool_note`) appended."""
+    return f"{base}\n\n{note}" if note else base
+
+
+def spawnable_agents_note(agents: Sequence[tuple[str, str]]) -> str:
+    """The `task` tool's list of agents a session may start, as (id, description) pairs."""
+    if not agents:
+        return "No agent can be started as a sub-agent here."
+    lines = ["Agents you can start (agentId):"]
+    for agent_id, description in agents:
+        label = f"{agent_id} (the default)" if agent_id == "exec" else agent_id
+        text = escape_untrusted(one_line(description, 200)) if description else ""
+        lines.append(f"- {label}: {text}" if text else f"- {label}")
+    return "\n".join(lines)

@@ -3,9 +3,10 @@
 Patterns are regular expressions matched against whole tool names (`task_.*` matches
 `task_await`, not `task`). Per layer, base first: every `add` enables what it matches, then
 every `remove` disables what it matches, so a child can undo its base either way. A layer with
-`require` sets the required tool to its last literal entry (entries with regex syntax are
-dropped), replacing whatever the base required. When no layer has a `tools` block, the agent
-has no tools.
+`require` then sets the required tool to its last literal entry (entries with regex syntax are
+dropped) and enables it, replacing whatever the base required. A required tool that a later
+layer removes is no longer required: the agent must be allowed to call what it is forced to
+call. When no layer has a `tools` block, the agent has no tools.
 
 The runtime restrictions come last and no frontmatter can undo them. They are expressed by tool
 name over whatever tools exist, so they take effect by themselves when a tool family appears
@@ -96,18 +97,20 @@ def resolve_tool_policy(
             enabled.update(_matching(pattern, available, warn))
         for pattern in layer.remove:
             enabled.difference_update(_matching(pattern, available, warn))
+        if required is not None and required not in enabled:
+            required = None  # this layer removed the tool an earlier layer required
         if layer.require is not None:
             literal = [name for name in layer.require if _LITERAL.match(name)]
             for dropped in set(layer.require) - set(literal):
                 warn(f"tools.require entry {dropped!r} is not a literal tool name; ignored")
             required = literal[-1] if literal else None
+            if required is not None:
+                if required in available:
+                    enabled.add(required)
+                else:
+                    required = None
     if not declared:
         return ToolPolicy((), None, False, None, False)
-    if required is not None:
-        if required in available:
-            enabled.add(required)
-        else:
-            required = None
 
     plan_like = PLAN_TOOL in enabled
     if context.subagent:

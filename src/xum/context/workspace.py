@@ -53,9 +53,11 @@ from xum.context.system_prompt import (
     mode_block,
     model_block,
     plan_block,
+    spawnable_agents_note,
     tool_description,
+    tool_note,
 )
-from xum.context.toolpolicy import PolicyContext, ToolPolicy, resolve_tool_policy
+from xum.context.toolpolicy import TASK_TOOL, PolicyContext, ToolPolicy, resolve_tool_policy
 from xum.llm.types import ToolSpec
 from xum.runtime.base import Runtime, RuntimeKind
 from xum.tools import registry
@@ -75,6 +77,7 @@ class AgentSelection:
     subagent: bool = False
     task_depth: int = 0
     max_task_depth: int | None = None
+    best_of: tuple[int, int] | None = None  # (i, n): candidate i of a best-of-n batch
 
 
 @dataclass
@@ -86,7 +89,7 @@ class LiveContext:
     policy: ToolPolicy
     sections: dict[str, str]  # by name, see `xum.context.system_prompt.SECTION_ORDER`
     tools: list[ToolSpec]  # the offered tools, `Tool:` notes applied
-    tool_notes: dict[str, str]  # tool name -> its note (only tools in the set)
+    tool_notes: dict[str, str]  # tool name -> the text after its description (tools in the set)
     plan_file: str | None = None
     skills: SkillCatalog | None = None
     diagnostics: tuple[str, ...] = ()
@@ -284,6 +287,11 @@ class WorkspaceContext:
                 out.append(agent)
         return out
 
+    async def runnable_agents(self) -> list[ResolvedAgent]:
+        """Agents that `task` may start as sub-agents here (`subagent.runnable`)."""
+        catalog, _ = await self.agent_catalog()
+        return runnable_agents(catalog)
+
     async def live(self, selection: AgentSelection, model_string: str) -> LiveContext:
         available = tuple(self.available_tools())
         request = (selection, model_string, available)
@@ -361,7 +369,17 @@ class WorkspaceContext:
         tool_notes: dict[str, str] = {}
         for name in policy.tools:
             schema = registry.tool_schema(name)
-            note = "\n\n".join(notes.get(name.lower(), []))
+            agents = ""
+            if name == TASK_TOOL:
+                allowed = policy.spawnable_agents
+                agents = spawnable_agents_note(
+                    [
+                        (a.id, a.description)
+                        for a in runnable_agents(catalog)
+                        if allowed is None or a.id in allowed
+                    ]
+                )
+            note = tool_note("\n\n".join(notes.get(name.lower(), [])), agents)
             if note:
                 tool_notes[name] = note
             tools.append(
@@ -373,7 +391,10 @@ class WorkspaceContext:
             "prelude": PRELUDE,
             "environment": self._environment,
             "agent": agent_block(
-                agent, subagent=selection.subagent, trusted=agent.scope == SCOPE_BUILTIN
+                agent,
+                subagent=selection.subagent,
+                trusted=agent.scope == SCOPE_BUILTIN,
+                candidate=selection.best_of,
             ),
             "instructions": instructions.general_block(),
             "model": model_block(model_string, model_text),
@@ -461,6 +482,21 @@ async def agent_ai_defaults(directory: str, agent_id: str) -> tuple[str | None, 
     except AgentError:
         return None, None
     return agent.ai_model, agent.ai_thinking
+
+
+def runnable_agents(catalog: AgentCatalog) -> list[ResolvedAgent]:
+    """The catalog's enabled, resolvable agents with `subagent.runnable`, by id."""
+    out = []
+    for agent_id in sorted(catalog.ids()):
+        if not catalog.exists(agent_id):
+            continue
+        try:
+            agent = catalog.resolve(agent_id)
+        except AgentError:
+            continue
+        if agent.runnable:
+            out.append(agent)
+    return out
 
 
 def _with_body(agent: ResolvedAgent, body: str) -> ResolvedAgent:

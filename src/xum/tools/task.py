@@ -19,8 +19,9 @@ class TaskInput(ToolInput):
     agentId: str | None = Field(  # the documented (camelCase) parameter name
         default=None,
         description=(
-            "The agent to run: `exec` (default; does the work and commits it) or `explore` "
-            "(read-only investigation that reports back)."
+            "The agent to run: `exec` (default; does the work and commits it), `explore` "
+            "(read-only investigation that reports back), or another runnable agent of the "
+            "project; the agents you can start are listed at the end of this tool's description."
         ),
     )
     title: str = Field(

@@ -1,106 +1,63 @@
-"""The one place sub-agents look up their agent: system prompt and tool list for a child.
+"""How a sub-agent gets its agent: the same discovery and context as any workspace.
 
-It resolves xum's built-in agent definitions (`exec`, `explore`, ...) with the agent module's
-catalog and tool policy, including the runtime restrictions for sub-agents (no
-`ask_user_question`, `agent_report` on, the task tools off at the depth cap). Project and user
-agent files are not consulted yet: when sessions take their agent from
-`xum.context.workspace` (an `AgentSelection` with `subagent=True` and the task depth), this
-module shrinks to building that selection.
+A child's agentId is looked up like a top-level session's agent (`xum.context.agents`: the
+checkout's `.xum/agents` > `$XUM_ROOT/agents` > built-in), read through the child's own runtime,
+so a fork child sees the agent files of the commit it was forked from. The child's session runs
+on a `WorkspaceContext` of its checkout with a sub-agent `AgentSelection`, which gives it the
+instruction files, the skills index and the runtime restrictions for sub-agents (no
+`ask_user_question`, `agent_report` on, the task tools off at the depth cap).
+
+Only agents with `subagent.runnable` may be started; any other id is refused with the list of
+those that may.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
-
-from xum.context.agents import SCOPE_BUILTIN, AgentCatalog, AgentError, definition_from_data
-from xum.context.builtin import builtin_index
-from xum.context.environment import environment_block
-from xum.context.prelude import PRELUDE
-from xum.context.toolpolicy import PolicyContext, resolve_tool_policy
-from xum.runtime.base import RuntimeKind
-from xum.tools import registry
+from xum.context.agents import AgentError, ResolvedAgent
+from xum.context.workspace import AgentSelection, WorkspaceContext
+from xum.runtime.base import Runtime
 from xum.tools.tasking import SubAgentError
 
 
-@dataclass(frozen=True)
-class ChildAgent:
-    id: str
-    name: str
-    system_prompt: str
-    tools: tuple[str, ...]
-    model: str | None  # the definition's default model, if any
-    thinking: str | None
-    skip_init_hook: bool = False
+def child_context(
+    runtime: Runtime, *, project_path: str, workspace_name: str, is_git: bool
+) -> WorkspaceContext:
+    """The context of a checkout a sub-agent is looked up in or runs in."""
+    return WorkspaceContext.for_workspace(
+        runtime,
+        workspace_path=runtime.workspace_path,
+        project_path=project_path,
+        workspace_name=workspace_name,
+        is_git=is_git,
+    )
 
 
-@cache
-def _catalog() -> AgentCatalog:
-    catalog = AgentCatalog()
-    for entry in builtin_index()["agents"]:
-        definition = definition_from_data(
-            entry["id"], SCOPE_BUILTIN, "built-in", entry["data"], entry["body"], lambda _m: None
-        )
-        catalog.add(definition)
-    return catalog
+def child_selection(
+    agent_id: str, *, depth: int, max_depth: int, best_of: tuple[int, int] | None = None
+) -> AgentSelection:
+    return AgentSelection(
+        agent_id=agent_id,
+        subagent=True,
+        task_depth=depth,
+        max_task_depth=max_depth,
+        best_of=best_of if best_of is not None and best_of[1] > 1 else None,
+    )
 
 
-def runnable_agents() -> list[str]:
-    catalog = _catalog()
-    out = []
-    for agent_id in catalog.ids():
-        try:
-            if catalog.resolve(agent_id).runnable:
-                out.append(agent_id)
-        except AgentError:
-            continue
-    return out
-
-
-def resolve_child_agent(
-    agent_id: str,
-    *,
-    runtime_kind: RuntimeKind,
-    is_git: bool,
-    depth: int,
-    max_depth: int,
-    best_of: tuple[int, int] | None = None,
-) -> ChildAgent:
-    """The agent a child at `depth` runs. SubAgentError when it is unknown or not runnable."""
-    catalog = _catalog()
+async def runnable_agent(context: WorkspaceContext, agent_id: str) -> ResolvedAgent:
+    """The agent `agent_id` resolves to in `context`. SubAgentError when it is unknown, disabled,
+    broken or not runnable as a sub-agent; the message lists the agents that are."""
+    catalog, _ = await context.agent_catalog()
+    runnable = ", ".join(a.id for a in await context.runnable_agents()) or "none"
     try:
         agent = catalog.resolve(agent_id)
     except AgentError as exc:
         raise SubAgentError(
-            f"{exc.message}; agents that can run as sub-agents: {', '.join(runnable_agents())}"
+            f"{exc.message}; agents that can run as sub-agents: {runnable}"
         ) from None
     if not agent.runnable:
         raise SubAgentError(
-            f"the {agent_id!r} agent cannot run as a sub-agent; use one of: "
-            + ", ".join(runnable_agents())
+            f"the {agent_id!r} agent cannot run as a sub-agent (its definition lacks "
+            f"`subagent.runnable: true`); use one of: {runnable}"
         )
-    policy = resolve_tool_policy(
-        agent.tool_layers,
-        registry.tool_names(),
-        PolicyContext(subagent=True, task_depth=depth, max_task_depth=max_depth),
-    )
-    body = agent.body
-    if agent.append_prompt:
-        body = f"{body}\n\n{agent.append_prompt}" if body else agent.append_prompt
-    if best_of is not None and best_of[1] > 1:
-        body += (
-            f"\n\nYou are candidate {best_of[0]} of {best_of[1]}: other sub-agents work on the "
-            "same brief independently and the parent compares the results. Do your own best "
-            "attempt; do not start another best-of batch unless the brief asks for one."
-        )
-    block = f'<agent id="{agent.id}" name="{agent.name}">\n{body}\n</agent>'
-    system = "\n\n".join([PRELUDE, environment_block(runtime_kind, is_git=is_git), block])
-    return ChildAgent(
-        id=agent.id,
-        name=agent.name,
-        system_prompt=system,
-        tools=policy.tools,
-        model=agent.ai_model,
-        thinking=agent.ai_thinking,
-        skip_init_hook=agent.skip_init_hook,
-    )
+    return agent

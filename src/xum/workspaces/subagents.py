@@ -62,9 +62,9 @@ from xum.workspaces.subagent_host import TaskSettings as TaskSettings
 from xum.workspaces.subagent_host import offered_at
 
 if TYPE_CHECKING:
+    from xum.context.agents import ResolvedAgent
     from xum.tools.taskrecords import PatchOutcome, Report, TaskSpec, TaskView
     from xum.workspaces.init_hook import InitHookRun
-    from xum.workspaces.subagent_agents import ChildAgent
     from xum.workspaces.wiring import SessionWiring
 
 # Every front-end makes a manager and a host per session, but most sessions never start a
@@ -263,6 +263,9 @@ class SubAgentManager:
                 title=record.title,
                 isolation="none" if extra.get("task_isolation") == "none" else "fork",
                 fork_base=extra.get("task_fork_base"),
+                group=extra.get("task_group"),
+                group_index=int(extra.get("task_group_index") or 1),
+                group_total=int(extra.get("task_group_total") or 1),
                 status=_inactive_status(extra.get("task_status")),
             )
             header = extra.get("task_header")
@@ -316,7 +319,7 @@ class SubAgentManager:
     # Creating children -----------------------------------------------------------------------
 
     async def _spawn(self, host: ScopedHost, spec: TaskSpec) -> list[str]:
-        from xum.workspaces.subagent_agents import resolve_child_agent
+        from xum.workspaces.subagent_agents import child_context, runnable_agent
 
         if self._closed:
             raise SubAgentError("xum is shutting down; no new sub-agents")
@@ -343,22 +346,20 @@ class SubAgentManager:
             raise SubAgentError(f"thinking {spec.thinking!r}: {exc}") from None
         is_git, fork_base = await asyncio.to_thread(_git_state, parent)
         group = f"best-{now_ms():x}" if spec.n > 1 else None
-        agents = [
-            resolve_child_agent(
-                spec.agent_id,
-                runtime_kind="worktree" if spec.isolation == "fork" else parent.runtime.kind,
-                is_git=is_git,
-                depth=host.depth + 1,
-                max_depth=settings.max_depth,
-                best_of=(i + 1, spec.n) if spec.n > 1 else None,
-            )
-            for i in range(spec.n)
-        ]
+        # An unknown or non-runnable agent is refused before anything is created; the child
+        # looks its agent up again in its own checkout when its session opens.
+        lookup = child_context(
+            parent.runtime,
+            project_path=parent.workspace.project_path,
+            workspace_name=parent.workspace.name,
+            is_git=is_git,
+        )
+        agent = await runnable_agent(lookup, spec.agent_id)
         if spec.isolation == "fork":
             if parent.runtime.kind not in ("local", "worktree"):
                 raise SubAgentError(
-                    f"isolation 'fork' is not available for {parent.runtime.kind} workspaces "
-                    "yet; use isolation 'none' for read-only work"
+                    f"isolation 'fork' is not available for {parent.runtime.kind} workspaces: "
+                    'pass isolation: "none" to run the sub-agent in your own checkout'
                 )
             if fork_base is None:
                 raise SubAgentError(
@@ -375,13 +376,14 @@ class SubAgentManager:
                     _create_child_workspace,
                     parent,
                     title=titles[i],
-                    agent_id=agents[i].id,
+                    agent_id=agent.id,
                     model=route.model_string,
                     thinking=thinking,
                     isolation=spec.isolation,
                     fork_base=fork_base,
                     depth=host.depth + 1,
-                    group=group,
+                    group=(group, i + 1, spec.n) if group is not None else None,
+                    is_git=is_git,
                 )
                 for i in range(spec.n)
             ),
@@ -400,7 +402,7 @@ class SubAgentManager:
                 record=record,
                 parent_id=host.workspace_id,
                 depth=host.depth + 1,
-                agent_id=agents[i].id,
+                agent_id=agent.id,
                 title=titles[i],
                 isolation=spec.isolation,
                 fork_base=fork_base if spec.isolation == "fork" else None,
@@ -410,9 +412,9 @@ class SubAgentManager:
             )
             children.append(child)
         try:
-            for child, agent in zip(children, agents, strict=True):
-                await self._open_session(child, host, route, thinking, agent)
-        except Exception as exc:  # e.g. the project's hooks could not be wired
+            for child in children:
+                await self._open_session(child, host, route, thinking)
+        except Exception as exc:  # the agent is not in the fork, the hooks could not be wired
             for child in children:
                 await self._discard(child)
             raise SubAgentError(f"could not start the sub-agent: {exc}") from None
@@ -439,12 +441,37 @@ class SubAgentManager:
         host: ScopedHost,
         route: ModelRoute,
         thinking: ThinkingLevel,
-        agent: ChildAgent,
     ) -> None:
+        """Give the child a session: its agent looked up in its own checkout (a fork sees the
+        agent files of the commit it was made from) and the checkout's instruction files and
+        skills, with the sub-agent rules of its depth."""
+        from xum.workspaces.subagent_agents import child_context, child_selection, runnable_agent
+
         parent = host.parent
         record = child.record
         runtime = parent.runtime if child.isolation == "none" else open_runtime(record)
         child.runtime = runtime
+        context = child_context(
+            runtime,
+            project_path=record.project_path,
+            workspace_name=record.name,
+            is_git=child.isolation == "fork" or bool(record.extra.get("task_git", True)),
+        )
+        try:
+            agent = await runnable_agent(context, child.agent_id)
+        except SubAgentError as exc:
+            if child.isolation != "fork":
+                raise
+            raise SubAgentError(
+                f"in its fork of your last commit, {exc} (agent files you have not committed "
+                "are not part of the fork)"
+            ) from None
+        selection = child_selection(
+            child.agent_id,
+            depth=child.depth,
+            max_depth=self.settings.max_depth,
+            best_of=(child.group_index, child.group_total),
+        )
 
         def emit(event: Event) -> None:
             self._emit(record.id, event)
@@ -474,23 +501,19 @@ class SubAgentManager:
             runtime=runtime,
             route=route,
             client=child_parent.client,
-            settings=SessionSettings(
-                system_prompt=agent.system_prompt,
-                tools=list(agent.tools),
-                thinking=thinking,
-                budget_usd=parent.budget_usd,
-                mode="exec",
-            ),
+            settings=SessionSettings(thinking=thinking, budget_usd=parent.budget_usd),
             scratch_dir=scratch_dir(record.id),
             emit=emit,
             middleware=wiring.middleware,
             base_env=wiring.base_env,
             subagents=child_host,
+            context=context,
+            agent=selection,
         )
         child.host = child_host
 
     async def _wire(
-        self, child: Child, runtime: Runtime, agent: ChildAgent, emit: Callable[[Event], None]
+        self, child: Child, runtime: Runtime, agent: ResolvedAgent, emit: Callable[[Event], None]
     ) -> SessionWiring:
         from xum.workspaces.init_hook import start_init_hook
         from xum.workspaces.wiring import project_secrets, wire_session
@@ -519,17 +542,7 @@ class SubAgentManager:
         if child.record.thinking:
             with contextlib.suppress(Exception):
                 thinking = parse_thinking(child.record.thinking, route.provider, route.model_id)
-        from xum.workspaces.subagent_agents import resolve_child_agent
-
-        kind = parent.runtime.kind if child.isolation == "none" else "worktree"
-        agent = resolve_child_agent(
-            child.agent_id,
-            runtime_kind=kind,
-            is_git=True,
-            depth=child.depth,
-            max_depth=self.settings.max_depth,
-        )
-        await self._open_session(child, host, route, thinking, agent)
+        await self._open_session(child, host, route, thinking)
 
     # Running children ------------------------------------------------------------------------
 
@@ -876,11 +889,15 @@ def _create_child_workspace(
     isolation: Isolation,
     fork_base: str | None,
     depth: int,
-    group: str | None,
+    group: tuple[str, int, int] | None,
+    is_git: bool,
 ) -> WorkspaceRecord:
+    """The registry record (and for a fork, the worktree) of a new child. `group`: (best-of
+    batch id, this child's place, the batch size)."""
     import tempfile
 
     from xum.runtime.worktree import create_worktree, worktree_path
+    from xum.workspaces.xumignore import copy_ignored_files
 
     project = parent.workspace.project_path
     extra: dict[str, Any] = {
@@ -889,7 +906,7 @@ def _create_child_workspace(
         "task_status": "queued",
     }
     if group is not None:
-        extra["task_group"] = group
+        extra["task_group"], extra["task_group_index"], extra["task_group_total"] = group
     fields: dict[str, Any] = {
         "title": title,
         "agent": agent_id,
@@ -898,6 +915,11 @@ def _create_child_workspace(
         "parent_id": parent.workspace.id,
     }
     if isolation == "none":
+        host, remote = _shared_checkout(parent)
+        if host is not None:
+            fields["host"] = host
+            extra.update(remote)
+        extra["task_git"] = bool(remote.get("remote_git", is_git))
         record = registry.create_workspace(
             project_path=project,
             runtime=parent.runtime.kind,
@@ -925,9 +947,28 @@ def _create_child_workspace(
         except BaseException:
             registry.remove_workspace(record.id)
             raise
+        copy_ignored_files(Path(project), Path(record.path))
         record = registry.update_workspace(record.id, branch=record.name)
     ensure_private_dir(scratch_dir(record.id))
     return record
+
+
+def _shared_checkout(parent: ParentInfo) -> tuple[str | None, dict[str, Any]]:
+    """(host, extra fields) that let a child sharing an SSH parent's checkout open it again
+    later (the same as the parent's record holds); (None, {}) for a checkout on this machine."""
+    runtime = parent.runtime
+    if runtime.kind != "ssh":
+        return None, {}
+    from xum.runtime.ssh import SshRuntime
+
+    assert isinstance(runtime, SshRuntime)
+    record = registry.get_workspace(parent.workspace.id)
+    if record is not None and record.host:
+        kept: dict[str, Any] = {
+            k: record.extra[k] for k in ("remote_home", "remote_git") if k in record.extra
+        }
+        return record.host, kept
+    return runtime.host, {"remote_home": runtime.home}
 
 
 async def _delete_child_workspace(record: WorkspaceRecord) -> None:
