@@ -2,10 +2,10 @@
 Python Playwright (headless; browsers are never downloaded).
 
 The fake model answers by keyword in the newest user prompt, so one server serves every test:
-`[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[xss]` answers with
-hostile Markdown, `[rich]` with math and a diagram, `[fail]` with a provider error, `[ask]`
-asks a question (plan mode), `[plan]` writes and proposes a plan (plan mode); anything else is
-echoed.
+`[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[edit]` inserts a line
+into a file, `[todo]` writes a task list, `[xss]` answers with hostile Markdown, `[rich]` with
+math and a diagram, `[fail]` with a provider error, `[ask]` asks a question (plan mode), `[plan]`
+writes and proposes a plan (plan mode); anything else is echoed (its last line).
 """
 
 from __future__ import annotations
@@ -48,6 +48,12 @@ RICH_TEXT = (
     "```python\ndef f(x):\n    return x * 2\n```\n"
 )
 PLAN_MD = "# Plan\n\n1. Add a **cache** in front of the API.\n2. Measure the hit ratio.\n"
+EDIT_LINE = "added by the agent"
+TODOS = [
+    {"content": "Read the code", "status": "completed"},
+    {"content": "Writing the tests", "status": "in_progress"},
+    {"content": "Ship it", "status": "pending"},
+]
 QUESTION = {
     "question": "Which database should the cache use?",
     "header": "Database",
@@ -104,6 +110,7 @@ def _system_text(body: dict[str, Any]) -> str:
 
 AFTER_TOOL = {
     "bash": "The tool finished: tool-output-42 seen.",
+    "todo_write": "Tasks noted.",
     "propose_plan": "The plan is ready for review.",
     "ask_user_question": "Answer noted.",
 }
@@ -125,6 +132,8 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
     text, after_tool = _last_prompt(messages)
     if after_tool:
         tool = _last_tool(messages)
+        if tool == "file_edit_insert" and "[edit]" in text:
+            return fakellm.text("The file is edited.")
         if tool == "file_edit_insert":
             return fakellm.tool_call("propose_plan", {})
         return fakellm.text(AFTER_TOOL.get(tool or "", "Done."))
@@ -139,6 +148,16 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
             "insert_before": None,
         }
         return fakellm.tool_call("file_edit_insert", args)
+    if "[edit]" in text:
+        args = {
+            "path": "notes.txt",
+            "content": EDIT_LINE + "\n",
+            "insert_after": None,
+            "insert_before": None,
+        }
+        return fakellm.tool_call("file_edit_insert", args)
+    if "[todo]" in text:
+        return fakellm.tool_call("todo_write", {"todos": TODOS})
     if "[ask]" in text:
         return fakellm.tool_call("ask_user_question", {"questions": [QUESTION]})
     if "[rich]" in text:

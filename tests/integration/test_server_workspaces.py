@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.integration.server_support import (
     AUTH,
@@ -221,3 +222,45 @@ def test_git_routes_outside_git(tmp_path: Path) -> None:
         assert status["isGit"] is False and status["entries"] == []
         diff = client.get(f"/api/workspaces/{ws['id']}/git/diff", headers=AUTH).json()
         assert diff["isGit"] is False
+
+
+def test_agents_route_lists_selectable_agents_and_edit_checks_the_id(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    agents = repo / ".xum" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "review.md").write_text(
+        "---\nname: Review\ndescription: Terse reviewer feedback\nbase: exec\n"
+        "ui:\n  color: '#aa3366'\n---\nReview the change.\n"
+    )
+    (agents / "secret.md").write_text(
+        "---\nname: Secret\nbase: exec\nui:\n  hidden: true\n---\nx\n"
+    )
+    (agents / "gone.md").write_text("---\nname: Gone\nbase: exec\ndisabled: true\n---\nx\n")
+    with server_client() as client:
+        ws = create_workspace(client, repo)
+        res = client.get(f"/api/workspaces/{ws['id']}/agents", headers=AUTH)
+        assert res.status_code == 200
+        listed = {a["id"]: a for a in res.json()["agents"]}
+        assert {"exec", "plan", "review"} <= listed.keys()
+        assert "secret" not in listed and "gone" not in listed
+        assert listed["review"] == {
+            "id": "review",
+            "name": "Review",
+            "description": "Terse reviewer feedback",
+            "color": "#aa3366",
+            "scope": "project",
+        }
+        assert listed["exec"]["scope"] == "built-in"
+
+        def edit(agent: str) -> Any:
+            return client.patch(f"/api/workspaces/{ws['id']}", json={"agent": agent}, headers=AUTH)
+
+        assert edit("review").json()["agent"] == "review"
+        assert edit("secret").json()["agent"] == "secret"  # hidden: not offered, still allowed
+        for bad in ("gone", "no-such-agent"):
+            res = edit(bad)
+            assert res.status_code == 422 and res.json()["error"]["code"] == "invalid_request"
+            assert res.json()["error"]["message"].startswith("agent:")
+        assert edit("Not An Id").status_code == 422
+        assert client.get(f"/api/workspaces/{ws['id']}", headers=AUTH).json()["agent"] == "secret"
+        assert client.get("/api/workspaces/nope123/agents", headers=AUTH).status_code == 404

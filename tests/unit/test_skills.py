@@ -199,7 +199,13 @@ def test_one_shot_overrides() -> None:
 
 
 def test_advertised_slash_forms() -> None:
-    assert advertised_slash_names() == ["/<skill>", "/<alias>+<level>", "/+<level>"]
+    assert advertised_slash_names() == [
+        "/<skill>",
+        "/<alias>+<level>",
+        "/+<level>",
+        "/model",
+        "/fork",
+    ]
 
 
 async def test_the_skill_tools(repo: Path, tmp_path: Path) -> None:

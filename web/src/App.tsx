@@ -5,6 +5,7 @@ import { AddProjectDialog } from "./components/dialogs/AddProjectDialog";
 import { DeleteDialog } from "./components/dialogs/DeleteDialog";
 import { ForkDialog } from "./components/dialogs/ForkDialog";
 import { NewWorkspaceDialog } from "./components/dialogs/NewWorkspaceDialog";
+import { RenameDialog } from "./components/dialogs/RenameDialog";
 import { SettingsDialog } from "./components/dialogs/SettingsDialog";
 import { LeftSidebar } from "./components/LeftSidebar";
 import { Palette } from "./components/Palette";
@@ -31,6 +32,8 @@ function Dialogs() {
       return <DeleteDialog workspaceId={dialog.workspaceId} />;
     case "fork":
       return <ForkDialog workspaceId={dialog.workspaceId} />;
+    case "rename":
+      return <RenameDialog workspaceId={dialog.workspaceId} />;
     case "settings":
       return <SettingsDialog />;
   }

@@ -189,7 +189,12 @@ def _serve(
             if print_token:
                 click.echo(f"auth token: {token}")
         else:
-            click.echo(f"auth token from {source} (add --print-auth-token to show it)")
+            # A token the user supplied is not echoed (stdout may be a shared log); the sign-in
+            # page takes it, and --print-auth-token prints the one-click link.
+            click.echo(
+                f"sign in at {url}/ with the token from {source} (the page asks for it), "
+                "or add --print-auth-token for a sign-in link"
+            )
         sys.stdout.flush()
 
         async def main() -> None:

@@ -8,10 +8,15 @@ Implemented here:
   override for that message only (`/sonnet+high ...`, `/opus ...`, `/+2 ...`). An alias is any
   model alias of the catalog or a full `provider:model` string; the level is a thinking level
   name or a number 0-9 relative to the model.
+* Chat commands, carried out by the front-end that receives the message (the server) and never
+  sent to a model: `/model <alias|provider:model>` changes the workspace's model;
+  `/fork [name]` forks the workspace, and lines after the first are sent to the new fork as its
+  first message.
 
-Resolution order for `/<name>`: a `+` or a `:` in the name, or a known model alias, makes it an
-override; otherwise a skill of that name; otherwise the message is sent as typed (it may be a
-path such as `/etc/hosts`).
+Resolution order for `/<name>`: the chat commands `/model` and `/fork` first (a skill or model
+alias of the same name is shadowed); then a `+` or a `:` in the name, or a known model alias,
+makes it an override; otherwise a skill of that name; otherwise the message is sent as typed (it
+may be a path such as `/etc/hosts`).
 
 `advertised_slash_names()` lists the command *forms* (the parity ledger reconciles them);
 `suggestions()` lists concrete entries for a `/` menu.
@@ -22,17 +27,21 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Literal
 
 from xum.context.skills import Skill, SkillCatalog
 
 SKILL_FORM = "/<skill>"
 OVERRIDE_FORM = "/<alias>+<level>"
 THINKING_FORM = "/+<level>"
+MODEL_COMMAND = "model"
+FORK_COMMAND = "fork"
+CHAT_COMMANDS = (MODEL_COMMAND, FORK_COMMAND)
 
 
 def advertised_slash_names() -> list[str]:
     """The slash command forms xum understands (`+<level>` is optional after an alias)."""
-    return [SKILL_FORM, OVERRIDE_FORM, THINKING_FORM]
+    return [SKILL_FORM, OVERRIDE_FORM, THINKING_FORM, *(f"/{c}" for c in CHAT_COMMANDS)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +64,25 @@ class OneShotOverride:
     typed: str
 
 
-SlashResult = PlainMessage | SkillInvocation | OneShotOverride
+@dataclass(frozen=True, slots=True)
+class ModelCommand:
+    """`/model <alias|provider:model>`: change the workspace's model (None: name none)."""
+
+    model: str | None
+    typed: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForkCommand:
+    """`/fork [name]`, then optionally the new fork's first message on the following lines."""
+
+    name: str | None
+    message: str | None
+    typed: str
+
+
+ChatCommand = ModelCommand | ForkCommand
+SlashResult = PlainMessage | SkillInvocation | OneShotOverride | ChatCommand
 
 
 class SlashError(ValueError):
@@ -71,6 +98,34 @@ def _split(text: str) -> tuple[str, str]:
     if match is None:
         return "", ""
     return match.group(1), (match.group(2) or "").strip()
+
+
+_FIRST_LINE = re.compile(r"\s*/(\S+)[ \t]*([^\n]*)(?:\n(.*))?\Z", re.DOTALL)
+
+
+def parse_command(text: str) -> ChatCommand | None:
+    """The chat command (`/model`, `/fork`) `text` starts with, if any. SlashError when it is
+    one but malformed (more than one word after `/model` or `/fork`, a message after `/model`).
+    A bare `/model` parses, with no model: what to do with it is the front-end's call."""
+    match = _FIRST_LINE.match(text)
+    if match is None or match.group(1) not in CHAT_COMMANDS:
+        return None
+    name = match.group(1)
+    words = match.group(2).split()
+    rest = (match.group(3) or "").strip()
+    if name == MODEL_COMMAND:
+        if len(words) > 1 or rest:
+            raise SlashError(
+                "/model takes one model and nothing else (e.g. /model sonnet); to send one "
+                "message with another model, write /<alias> message (e.g. /sonnet fix it)"
+            )
+        return ModelCommand(words[0] if words else None, text)
+    if len(words) > 1:
+        raise SlashError(
+            "/fork takes at most one word, the new workspace's name; write the fork's first "
+            "message on the lines below (e.g. /fork try-redis, then the message on a new line)"
+        )
+    return ForkCommand(words[0] if words else None, rest or None, text)
 
 
 def parse_override(text: str, aliases: Collection[str]) -> OneShotOverride | None:
@@ -93,6 +148,9 @@ def parse_override(text: str, aliases: Collection[str]) -> OneShotOverride | Non
 
 def parse_slash(text: str, *, skills: SkillCatalog | None, aliases: Collection[str]) -> SlashResult:
     """What a typed message asks for (see the module docstring for the order)."""
+    command = parse_command(text)
+    if command is not None:
+        return command
     override = parse_override(text, aliases)
     if override is not None:
         return override
@@ -110,19 +168,46 @@ class SlashSuggestion:
     name: str  # "/deploy"
     description: str
     argument_hint: str
-    kind: str  # "skill" or "override"
+    kind: Literal["command", "skill", "override"]
+
+
+COMMAND_SUGGESTIONS = (
+    SlashSuggestion(
+        f"/{MODEL_COMMAND}",
+        "change this workspace's model (no message is sent)",
+        "<alias|provider:model>",
+        "command",
+    ),
+    SlashSuggestion(
+        f"/{FORK_COMMAND}",
+        "fork this workspace; lines below go to the fork",
+        "[name]",
+        "command",
+    ),
+)
 
 
 def suggestions(skills: SkillCatalog | None, aliases: Collection[str]) -> list[SlashSuggestion]:
-    """Entries for a `/` menu: user-invocable skills (advertised or not), then model aliases."""
-    out = [
+    """Entries for a `/` menu: the chat commands, user-invocable skills (advertised or not),
+    model aliases, then the thinking-only override. A skill shadowed by a command or an alias
+    (those win, see the module docstring) is left out: typing it would not run it."""
+    lowered = {a.lower() for a in aliases}
+    out = list(COMMAND_SUGGESTIONS)
+    out.extend(
         SlashSuggestion(f"/{s.name}", s.description, s.argument_hint, "skill")
         for s in (skills.user_invocable() if skills else [])
-    ]
+        if s.name not in CHAT_COMMANDS and s.name.lower() not in lowered
+    )
     out.extend(
         SlashSuggestion(
             f"/{alias}", f"send one message with {alias}", "[+level] message", "override"
         )
         for alias in sorted(aliases)
+        if alias not in CHAT_COMMANDS
+    )
+    out.append(
+        SlashSuggestion(
+            "/+", "send one message with another thinking level", "<level> message", "override"
+        )
     )
     return out

@@ -160,7 +160,28 @@ export interface SlashCommand {
   name: string;
   description: string;
   usage?: string | null;
+  /** "command" (carried out by the server: /model, /fork), "skill" or "override". */
   kind?: string | null;
+}
+
+/** What `POST .../messages` answers. */
+export interface SentMessage {
+  disposition: "started" | "queued" | "command";
+  when: "step" | "turn" | null;
+  command?: "model" | "fork" | null;
+  /** /model: the workspace as changed; /fork: the new fork. */
+  workspace?: Workspace | null;
+  forkMessage?: "started" | null;
+  forkMessageError?: { code: string; message: string } | null;
+}
+
+/** An agent the picker offers (`GET .../agents`). */
+export interface AgentInfo {
+  id: string;
+  name: string;
+  description: string;
+  color: string | null;
+  scope: string;
 }
 
 export interface AuthStatus {

@@ -5,18 +5,20 @@ import { useEffect, useRef, useState } from "react";
 import { isMacPlatform, shortcutLabel, type ActionId } from "../lib/keybinds";
 import { fuzzyScore } from "../lib/fuzzy";
 import { modelLabel } from "../lib/models";
+import { slashInsertion } from "../lib/slash";
 import { useStore } from "../lib/store";
 import {
   app,
   archiveWorkspace,
   openDialog,
+  openPicker,
   selectedWorkspace,
   selectWorkspace,
   signOut,
   stepWorkspace,
   toast,
 } from "../state/app";
-import { cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode } from "../state/commands";
+import { cycleAgent, cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode } from "../state/commands";
 import { errorMessage } from "../api/http";
 import { focusComposer, insertComposerText } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
@@ -58,6 +60,9 @@ function commandEntries(): Entry[] {
   if (ws && s.caps.fork) {
     out.push({ id: "fork", section: "Workspaces", label: "Fork workspace", detail: ws.title || ws.name, run: () => openDialog({ kind: "fork", workspaceId: ws.id }) });
   }
+  if (ws && s.caps.rename) {
+    out.push({ id: "rename", section: "Workspaces", label: "Rename workspace", detail: ws.title || ws.name, run: () => openDialog({ kind: "rename", workspaceId: ws.id }) });
+  }
   if (ws && s.caps.archive) {
     out.push({
       id: "archive",
@@ -76,6 +81,8 @@ function commandEntries(): Entry[] {
       { id: "bottom", section: "Chat", label: "Jump to bottom", shortcut: key("JUMP_TO_BOTTOM"), run: jumpToBottom },
       { id: "interrupt", section: "Chat", label: "Interrupt the running turn", shortcut: key("INTERRUPT"), run: () => void interruptCurrent() },
       { id: "mode", section: "Modes", label: ws.agent === "plan" ? "Switch to Exec mode" : "Switch to Plan mode", shortcut: key("TOGGLE_MODE"), run: () => void toggleMode() },
+      { id: "agent-picker", section: "Modes", label: "Choose agent", shortcut: key("OPEN_AGENT_PICKER"), run: () => openPicker("agent") },
+      { id: "cycle-agent", section: "Modes", label: "Cycle agent", shortcut: key("CYCLE_AGENT"), run: () => void cycleAgent() },
       { id: "cycle-model", section: "Models", label: "Cycle model", shortcut: key("CYCLE_MODEL"), run: () => void cycleModel() },
       { id: "think-up", section: "Models", label: "Increase thinking level", shortcut: key("THINKING_UP"), run: () => void stepThinkingLevel(1) },
       { id: "think-down", section: "Models", label: "Decrease thinking level", shortcut: key("THINKING_DOWN"), run: () => void stepThinkingLevel(-1) },
@@ -117,7 +124,7 @@ function slashEntries(): Entry[] {
     label: `/${c.name}`,
     detail: c.description,
     run: () => {
-      if (ws) insertComposerText(ws.id, `/${c.name} `);
+      if (ws) insertComposerText(ws.id, slashInsertion(c));
     },
   }));
 }

@@ -4,8 +4,8 @@
 
 import { useEffect } from "react";
 import { actionFor, isEditableTarget, isMacPlatform, type ActionId } from "../lib/keybinds";
-import { app, openDialog, openPalette, stepWorkspace } from "../state/app";
-import { cycleModel, interruptCurrent, stepThinkingLevel, toggleMode } from "../state/commands";
+import { app, openDialog, openPalette, openPicker, selectedWorkspace, stepWorkspace } from "../state/app";
+import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode } from "../state/commands";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
 
@@ -49,6 +49,12 @@ function run(action: ActionId): void {
       return;
     case "TOGGLE_MODE":
       void toggleMode();
+      return;
+    case "OPEN_AGENT_PICKER":
+      if (selectedWorkspace(app.get())) openPicker(app.get().picker === "agent" ? null : "agent");
+      return;
+    case "CYCLE_AGENT":
+      void cycleAgent();
       return;
     case "INTERRUPT":
       void interruptCurrent();

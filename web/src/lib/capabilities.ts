@@ -6,11 +6,22 @@ export interface Capabilities {
   archive: boolean;
   delete: boolean;
   answers: boolean;
+  rename: boolean;
+  /** The workspace's selectable agents (`GET /api/workspaces/{id}/agents`). */
+  agents: boolean;
   /** The GET route of the server's slash-command registry, if it has one. */
   slashPath: string | null;
 }
 
-export const NO_CAPABILITIES: Capabilities = { fork: false, archive: false, delete: false, answers: false, slashPath: null };
+export const NO_CAPABILITIES: Capabilities = {
+  fork: false,
+  archive: false,
+  delete: false,
+  answers: false,
+  rename: false,
+  agents: false,
+  slashPath: null,
+};
 
 export interface OpenApiDoc {
   paths?: Record<string, Record<string, unknown>>;
@@ -37,6 +48,8 @@ export function capabilitiesOf(routes: Set<string>): Capabilities {
     archive: routes.has(`POST ${ws}/archive`) && routes.has(`POST ${ws}/unarchive`),
     delete: routes.has(`DELETE ${ws}`) && routes.has(`GET ${ws}/deletion`),
     answers: routes.has(`POST ${ws}/answers`),
+    rename: routes.has(`POST ${ws}/rename`),
+    agents: routes.has(`GET ${ws}/agents`),
     slashPath: slash ? slash.slice(4) : null,
   };
 }

@@ -35,6 +35,8 @@ export type ActionId =
   | "THINKING_UP"
   | "THINKING_DOWN"
   | "TOGGLE_MODE"
+  | "OPEN_AGENT_PICKER"
+  | "CYCLE_AGENT"
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
   | "TOGGLE_RIGHT_SIDEBAR";
@@ -61,6 +63,8 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
   THINKING_UP: { binds: [{ key: "]", ctrl: true, shift: true, code: "BracketRight" }] },
   THINKING_DOWN: { binds: [{ key: "[", ctrl: true, shift: true, code: "BracketLeft" }] },
   TOGGLE_MODE: { binds: [{ key: "m", ctrl: true, shift: true, code: "KeyM" }] },
+  OPEN_AGENT_PICKER: { binds: [{ key: "a", ctrl: true, shift: true, code: "KeyA" }] },
+  CYCLE_AGENT: { binds: [{ key: ".", ctrl: true, code: "Period" }] },
   INTERRUPT: { binds: [{ key: "Escape" }] },
   JUMP_TO_BOTTOM: { binds: [{ key: "G", shift: true, code: "KeyG" }] },
   TOGGLE_RIGHT_SIDEBAR: { binds: [{ key: "b", ctrl: true, shift: true, code: "KeyB" }] },

@@ -30,3 +30,8 @@ export function matchSlash(commands: readonly SlashCommand[], query: string): Sl
   );
   return [...prefix, ...inner];
 }
+
+/** What accepting a suggestion puts in the input: `/+` waits for its level, the rest a space. */
+export function slashInsertion(cmd: SlashCommand): string {
+  return cmd.name.endsWith("+") ? `/${cmd.name}` : `/${cmd.name} `;
+}

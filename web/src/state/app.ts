@@ -4,11 +4,13 @@
 import { api, ApiError, errorMessage, qs, setUnauthorizedHandler } from "../api/http";
 import { EventSocket, type ConnectionState } from "../api/socket";
 import type {
+  AgentInfo,
   AuthStatus,
   HistoryPage,
   ModelsInfo,
   PendingQuestion,
   Project,
+  SentMessage,
   SlashCommand,
   Workspace,
   WorkspaceStatus,
@@ -33,7 +35,11 @@ export type Dialog =
   | { kind: "add-project" }
   | { kind: "delete"; workspaceId: string }
   | { kind: "fork"; workspaceId: string }
+  | { kind: "rename"; workspaceId: string }
   | { kind: "settings" };
+
+/** The composer's footer menus; one is open at a time (keybinds and `/model` open them too). */
+export type Picker = "model" | "thinking" | "agent";
 
 export interface AppState {
   auth: AuthState;
@@ -45,6 +51,9 @@ export interface AppState {
   selectedId: string | null;
   models: ModelsInfo | null;
   slash: SlashCommand[];
+  /** The selected workspace's selectable agents (empty until loaded). */
+  agents: AgentInfo[];
+  picker: Picker | null;
   connection: ConnectionState;
   leftOpen: boolean;
   rightOpen: boolean;
@@ -77,6 +86,8 @@ export const app = new Store<AppState>({
   selectedId: null,
   models: null,
   slash: [],
+  agents: [],
+  picker: null,
   connection: "connecting",
   leftOpen: matches(MEDIUM_QUERY),
   rightOpen: matches(WIDE_QUERY),
@@ -238,6 +249,7 @@ async function startSession(): Promise<void> {
   if (pick) selectWorkspace(pick);
   await caps;
   void loadSlash();
+  void loadAgents();
 }
 
 // ---- Loading --------------------------------------------------------------------------------
@@ -303,17 +315,36 @@ async function loadSlash(): Promise<void> {
   const s = app.get();
   const template = s.caps.slashPath;
   const perWorkspace = template?.includes("{}") ?? false;
-  if (!template || (perWorkspace && !s.selectedId)) {
+  const forId = s.selectedId;
+  if (!template || (perWorkspace && !forId)) {
     app.update({ slash: [] });
     return;
   }
-  const path = perWorkspace ? template.replace("{}", encodeURIComponent(s.selectedId ?? "")) : template;
+  const path = perWorkspace ? template.replace("{}", encodeURIComponent(forId ?? "")) : template;
+  // A per-workspace answer that arrives after the user moved on belongs to another workspace.
+  const stale = () => perWorkspace && app.get().selectedId !== forId;
   try {
     const data = await api<SlashPayload | SlashCommand[]>("GET", path);
+    if (stale()) return;
     const list = Array.isArray(data) ? data : (data.commands ?? data.suggestions ?? []);
     app.update({ slash: list.map(normalizeSlash) });
   } catch {
-    app.update({ slash: [] });
+    if (!stale()) app.update({ slash: [] });
+  }
+}
+
+/** The selected workspace's selectable agents (the picker, Ctrl+. cycling). */
+export async function loadAgents(): Promise<void> {
+  const forId = app.get().selectedId;
+  if (!app.get().caps.agents || !forId) {
+    app.update({ agents: [] });
+    return;
+  }
+  try {
+    const data = await api<{ agents: AgentInfo[] }>("GET", `/api/workspaces/${encodeURIComponent(forId)}/agents`);
+    if (app.get().selectedId === forId) app.update({ agents: data.agents });
+  } catch {
+    if (app.get().selectedId === forId) app.update({ agents: [] });
   }
 }
 
@@ -381,7 +412,11 @@ export function selectWorkspace(id: string | null): void {
     return;
   }
   history.replaceState(null, "", `#/w/${encodeURIComponent(id)}`);
-  if (app.get().caps.slashPath?.includes("{}") && prev !== id) void loadSlash();
+  if (prev !== id) {
+    app.update({ picker: null, agents: [] });
+    if (app.get().caps.slashPath?.includes("{}")) void loadSlash();
+    void loadAgents();
+  }
   if (prev && prev !== id && socket.isSubscribed(prev)) {
     // Keep following workspaces that are busy so switching back is instant; drop idle ones.
     const st = app.get().statuses[prev];
@@ -434,8 +469,21 @@ export function markRead(id: string, seq: number): void {
     .catch(() => undefined);
 }
 
-export async function sendMessage(id: string, text: string, when: "step" | "turn"): Promise<void> {
-  await api("POST", `/api/workspaces/${encodeURIComponent(id)}/messages`, { text, when });
+/** Send a message. A chat command (`/model x`, `/fork`) is carried out by the server; its
+ *  result (the changed workspace, or the new fork, which is then selected) is applied here. */
+export async function sendMessage(id: string, text: string, when: "step" | "turn"): Promise<SentMessage> {
+  const sent = await api<SentMessage>("POST", `/api/workspaces/${encodeURIComponent(id)}/messages`, { text, when });
+  const ws = sent.workspace;
+  if (sent.disposition === "command" && ws) {
+    if (sent.command === "fork") addWorkspace(ws);
+    else replaceWorkspace(ws);
+  }
+  if (sent.forkMessageError) toast(`The fork was made, but its first message did not start: ${sent.forkMessageError.message}`);
+  return sent;
+}
+
+export function openPicker(picker: Picker | null): void {
+  app.update({ picker });
 }
 
 export async function interrupt(id: string): Promise<void> {
@@ -475,15 +523,26 @@ export async function createWorkspace(body: {
   return ws;
 }
 
-export async function forkWorkspace(id: string, name?: string): Promise<Workspace> {
-  const body = name ? { name } : {};
-  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/fork`, body);
+/** A workspace just made (a fork): listed first and selected. */
+function addWorkspace(ws: Workspace): void {
   app.set((s) => ({
     ...s,
     workspaces: [ws, ...s.workspaces.filter((w) => w.id !== ws.id)],
     statuses: { ...s.statuses, [ws.id]: ws.status },
   }));
   selectWorkspace(ws.id);
+}
+
+export async function forkWorkspace(id: string, name?: string): Promise<Workspace> {
+  const body = name ? { name } : {};
+  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/fork`, body);
+  addWorkspace(ws);
+  return ws;
+}
+
+export async function renameWorkspace(id: string, name: string): Promise<Workspace> {
+  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/rename`, { name });
+  replaceWorkspace(ws);
   return ws;
 }
 

@@ -51,6 +51,27 @@ export function toggleMode(): Promise<void> {
   return guarded(() => patchWorkspace(ws.id, { agent: ws.agent === "plan" ? "exec" : "plan" }));
 }
 
+/** The agents to offer: the workspace's catalog once loaded, else the two built-in modes. */
+export function agentChoices(): { id: string; name: string; description: string; color: string | null }[] {
+  const listed = app.get().agents;
+  if (listed.length > 0) return listed;
+  return [
+    { id: "exec", name: "Exec", description: "Make changes", color: null },
+    { id: "plan", name: "Plan", description: "Read, then propose a plan", color: null },
+  ];
+}
+
+/** Ctrl+.: the next agent of the picker's list. */
+export function cycleAgent(): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  const list = agentChoices();
+  const i = list.findIndex((a) => a.id === ws.agent);
+  const next = list[(i + 1) % list.length];
+  if (!next || next.id === ws.agent) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { agent: next.id }));
+}
+
 export function setAgent(agent: string): Promise<void> {
   const ws = current();
   if (!ws) return Promise.resolve();

@@ -4,7 +4,15 @@ import { capabilitiesOf, routesOf } from "../lib/capabilities";
 describe("capabilities from the OpenAPI document", () => {
   it("offers only the workspace actions the server routes", () => {
     const none = capabilitiesOf(routesOf({ paths: { "/api/workspaces/{workspace_id}": { get: {}, patch: {} } } }));
-    expect(none).toEqual({ fork: false, archive: false, delete: false, answers: false, slashPath: null });
+    expect(none).toEqual({
+      fork: false,
+      archive: false,
+      delete: false,
+      answers: false,
+      rename: false,
+      agents: false,
+      slashPath: null,
+    });
     const all = capabilitiesOf(
       routesOf({
         paths: {
@@ -14,10 +22,20 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/archive": { post: {} },
           "/api/workspaces/{id}/unarchive": { post: {} },
           "/api/workspaces/{id}/answers": { post: {} },
+          "/api/workspaces/{id}/rename": { post: {} },
+          "/api/workspaces/{id}/agents": { get: {} },
         },
       }),
     );
-    expect(all).toEqual({ fork: true, archive: true, delete: true, answers: true, slashPath: null });
+    expect(all).toEqual({
+      fork: true,
+      archive: true,
+      delete: true,
+      answers: true,
+      rename: true,
+      agents: true,
+      slashPath: null,
+    });
   });
 
   it("finds a global or per-workspace slash registry", () => {

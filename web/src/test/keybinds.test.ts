@@ -26,6 +26,8 @@ describe("keybind matching", () => {
     expect(actionFor(key("}", { ctrlKey: true, shiftKey: true, code: "BracketRight" }), false)).toBe("THINKING_UP");
     expect(actionFor(key("{", { ctrlKey: true, shiftKey: true, code: "BracketLeft" }), false)).toBe("THINKING_DOWN");
     expect(actionFor(key("/", { ctrlKey: true, code: "Slash" }), false)).toBe("CYCLE_MODEL");
+    expect(actionFor(key(".", { ctrlKey: true, code: "Period" }), false)).toBe("CYCLE_AGENT");
+    expect(actionFor(key("A", { ctrlKey: true, shiftKey: true, code: "KeyA" }), false)).toBe("OPEN_AGENT_PICKER");
     // Alt+N produces a dead key or another character on some layouts.
     expect(actionFor(key("˜", { altKey: true, code: "KeyN" }), true)).toBe("NEW_WORKSPACE");
   });

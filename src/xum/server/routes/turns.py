@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from xum.core.errors import XumError
 from xum.engine.replay import frame_event
-from xum.server.errors import ApiError
+from xum.server.errors import ApiError, from_xum_error
+from xum.server.schemas import Workspace
 from xum.server.sessions import workspace_or_404
-from xum.server.state import get_state
+from xum.server.state import ServerState, get_state
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
 
 router = APIRouter(prefix="/api/workspaces", tags=["turns"])
 
@@ -25,8 +28,16 @@ class SendMessage(BaseModel):
 
 
 class Sent(BaseModel):
-    disposition: Literal["started", "queued"]
+    # "command": a chat command (`/model`, `/fork`) was carried out; nothing went to a model
+    # in this workspace.
+    disposition: Literal["started", "queued", "command"]
     when: Literal["step", "turn"] | None
+    command: Literal["model", "fork"] | None = None
+    # /model: this workspace as changed; /fork: the new fork.
+    workspace: Workspace | None = None
+    # /fork with a message: what became of it in the fork ("started"), or why it did not start.
+    forkMessage: Literal["started"] | None = None
+    forkMessageError: dict[str, str] | None = None
 
 
 class Interrupted(BaseModel):
@@ -54,10 +65,10 @@ class PendingQuestionBody(BaseModel):
 
 
 class SlashCommand(BaseModel):
-    name: str  # "/deploy", "/opus"
+    name: str  # "/model", "/deploy", "/opus", "/+"
     description: str
     usage: str  # what follows the command
-    kind: str  # "skill" or "override"
+    kind: Literal["command", "skill", "override"]
 
 
 class SlashCommands(BaseModel):
@@ -72,18 +83,77 @@ class HistoryPage(BaseModel):
     logLastSeq: int
 
 
-@router.post("/{workspace_id}/messages", response_model=Sent, status_code=202)
+# Unset fields stay out: a plain message answers {"disposition", "when"} only.
+@router.post(
+    "/{workspace_id}/messages",
+    response_model=Sent,
+    status_code=202,
+    response_model_exclude_unset=True,
+)
 async def send_message(workspace_id: str, body: SendMessage, request: Request) -> Sent:
     state = get_state(request)
     record = workspace_or_404(workspace_id)
     if not body.text.strip():
         raise ApiError(422, "invalid_request", "text: the message is empty")
+    command = _chat_command(body.text)
+    if command is not None:
+        return await _run_command(state, record, command)
     if record.archived_at is not None:
         raise ApiError(
             409, "conflict", "this workspace is archived", "unarchive it to continue the chat"
         )
     disposition, when = await state.sessions.send(record, body.text, body.when)
     return Sent(disposition=disposition, when=when)
+
+
+def _chat_command(text: str) -> Any:
+    from xum.context.slash import SlashError, parse_command
+
+    try:
+        return parse_command(text)
+    except SlashError as exc:
+        raise ApiError(422, "usage_error", str(exc)) from None
+
+
+async def _run_command(state: ServerState, record: WorkspaceRecord, command: Any) -> Sent:
+    """`/model` and `/fork`, carried out here exactly as PATCH and POST .../fork do; nothing is
+    sent to a model in this workspace (whether a turn runs in it or not)."""
+    from xum.context.slash import ModelCommand
+    from xum.server.routes.workspaces import as_json, change_workspace, checked_model, fork
+
+    if isinstance(command, ModelCommand):
+        if command.model is None:
+            raise ApiError(
+                422,
+                "usage_error",
+                "/model needs a model: an alias or provider:model (e.g. /model sonnet)",
+                "GET /api/settings/models lists them",
+            )
+        changed = await change_workspace(state, record, {"model": checked_model(command.model)})
+        return Sent(
+            disposition="command", when=None, command="model", workspace=as_json(state, changed)
+        )
+    if command.name is not None and len(command.name) > 80:
+        raise ApiError(422, "usage_error", "/fork: a workspace name is at most 80 characters")
+    new = await fork(state, record.id, command.name, None)
+    sent = Sent(
+        disposition="command",
+        when=None,
+        command="fork",
+        forkMessage=None,
+        forkMessageError=None,
+    )
+    if command.message is not None:
+        try:
+            await state.sessions.send(new, command.message, "step")
+            sent.forkMessage = "started"
+        except (ApiError, XumError) as exc:
+            # The fork exists either way (a turn that failed to start shows the error in it).
+            error = exc if isinstance(exc, ApiError) else from_xum_error(exc)
+            sent.forkMessageError = {"code": error.code, "message": error.message}
+    latest = registry.get_workspace(new.id) or new
+    sent.workspace = as_json(state, latest)
+    return sent
 
 
 @router.post("/{workspace_id}/interrupt", response_model=Interrupted)
@@ -129,33 +199,27 @@ async def pending_question(workspace_id: str, request: Request) -> PendingQuesti
 
 @router.get("/{workspace_id}/slash", response_model=SlashCommands)
 async def slash_commands(workspace_id: str) -> SlashCommands:
-    """What `/` offers in this workspace: its user-invocable skills, then model aliases."""
+    """What `/` offers in this workspace: the chat commands, its user-invocable skills, model
+    aliases and the thinking-only override."""
     from xum.context.slash import suggestions
     from xum.llm.catalog import aliases
+    from xum.server.routes.workspaces import workspace_context
 
     record = workspace_or_404(workspace_id)
-    skills = None
-    if record.runtime != "ssh":  # a remote checkout's skills would cost a round trip each
-        from xum.context.workspace import WorkspaceContext
-        from xum.runtime import git
-        from xum.workspaces.service import open_runtime
-
-        runtime = open_runtime(record)
-        try:
-            is_git = await asyncio.to_thread(git.toplevel, record.path) is not None
-            context = WorkspaceContext.for_workspace(
-                runtime,
-                workspace_path=runtime.workspace_path,
-                project_path=record.project_path,
-                workspace_name=record.name,
-                is_git=is_git,
-            )
-            skills = await context.skill_catalog()
-        finally:
-            await runtime.close()
+    # An SSH workspace's skills are read from the project directory it was copied from.
+    context, runtime = await workspace_context(record)
+    try:
+        skills = await context.skill_catalog()
+    finally:
+        await runtime.close()
     return SlashCommands(
         commands=[
-            SlashCommand(name=s.name, description=s.description, usage=s.argument_hint, kind=s.kind)
+            SlashCommand(
+                name=s.name,
+                description=s.description,
+                usage=s.argument_hint,
+                kind=s.kind,
+            )
             for s in suggestions(skills, set(aliases()))
         ]
     )

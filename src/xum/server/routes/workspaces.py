@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
@@ -54,6 +54,18 @@ class RenameBody(BaseModel):
 class ForkBody(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=80)
     title: str | None = Field(default=None, max_length=300)
+
+
+class AgentInfo(BaseModel):
+    id: str
+    name: str
+    description: str
+    color: str | None
+    scope: str  # "built-in", "global" or "project": where the definition came from
+
+
+class AgentList(BaseModel):
+    agents: list[AgentInfo]
 
 
 class ReadBody(BaseModel):
@@ -178,6 +190,102 @@ async def get_workspace(workspace_id: str, request: Request) -> Workspace:
     return as_json(get_state(request), workspace_or_404(workspace_id))
 
 
+async def workspace_context(record: WorkspaceRecord) -> Any:
+    """The `WorkspaceContext` of a workspace, read on this machine: its own checkout for a
+    local or worktree workspace; for an SSH one, the project directory it was copied from (its
+    remote checkout is a `git archive` of that HEAD, and a round trip per file would make every
+    listing slow). The caller closes the runtime: `(context, runtime)`."""
+    from xum.context.workspace import WorkspaceContext
+    from xum.runtime import git
+    from xum.runtime.local import LocalRuntime
+    from xum.workspaces.service import open_runtime
+
+    if record.runtime == "ssh":
+        runtime: Any = LocalRuntime(record.project_path)
+        path = record.project_path
+    else:
+        runtime = open_runtime(record)
+        path = runtime.workspace_path
+    is_git = await asyncio.to_thread(git.toplevel, path) is not None
+    context = WorkspaceContext.for_workspace(
+        runtime,
+        workspace_path=path,
+        project_path=record.project_path,
+        workspace_name=record.name,
+        is_git=is_git,
+    )
+    return context, runtime
+
+
+async def selectable_agents(record: WorkspaceRecord) -> list[Any]:
+    """The agents a user may pick in this workspace (enabled, resolvable, not `ui.hidden`)."""
+    context, runtime = await workspace_context(record)
+    try:
+        agents: list[Any] = await context.list_agents()
+        return agents
+    finally:
+        await runtime.close()
+
+
+async def checked_agent(record: WorkspaceRecord, agent_id: str) -> str:
+    """`agent_id` when this workspace's catalog has it enabled and resolvable; 422 otherwise.
+    Hidden agents may be chosen here (they are only left out of the picker)."""
+    from xum.context.agents import AgentError
+
+    context, runtime = await workspace_context(record)
+    try:
+        catalog, _ = await context.agent_catalog()
+        try:
+            catalog.resolve(agent_id)
+        except AgentError as exc:
+            raise ApiError(422, "invalid_request", f"agent: {exc.message}", exc.hint) from None
+    finally:
+        await runtime.close()
+    return agent_id
+
+
+async def change_workspace(
+    state: ServerState, record: WorkspaceRecord, changes: dict[str, object]
+) -> WorkspaceRecord:
+    """Store checked changes; a live session picks up a new model, thinking level or agent
+    from its next turn."""
+    workspace_id = record.id
+    record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+    if changes.keys() & {"model", "thinking", "agent"}:
+        await state.sessions.mark_stale(workspace_id)
+    state.hub.workspaces_changed()
+    return record
+
+
+async def fork(
+    state: ServerState, workspace_id: str, name: str | None, title: str | None
+) -> WorkspaceRecord:
+    record = await state.sessions.fork(workspace_id, name, title)
+    state.hub.workspaces_changed()
+    return record
+
+
+@router.get("/{workspace_id}/agents", response_model=AgentList)
+async def list_agents(workspace_id: str) -> AgentList:
+    """The agents the picker offers in this workspace."""
+    from xum.context.agents import SCOPE_NAMES
+
+    record = workspace_or_404(workspace_id)
+    agents = await selectable_agents(record)
+    return AgentList(
+        agents=[
+            AgentInfo(
+                id=a.id,
+                name=a.name,
+                description=a.description,
+                color=a.color,
+                scope=SCOPE_NAMES.get(a.scope, "built-in"),
+            )
+            for a in agents
+        ]
+    )
+
+
 @router.patch("/{workspace_id}", response_model=Workspace)
 async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Request) -> Workspace:
     state = get_state(request)
@@ -192,15 +300,11 @@ async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Reques
         changes["thinking"] = checked_thinking(
             body.thinking, model if isinstance(model, str) else None
         )
-    if body.agent is not None:
-        changes["agent"] = body.agent
+    if body.agent is not None and body.agent != record.agent:
+        changes["agent"] = await checked_agent(record, body.agent)
     if not changes:
         return as_json(state, record)
-    record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
-    if changes.keys() & {"model", "thinking", "agent"}:
-        await state.sessions.mark_stale(workspace_id)
-    state.hub.workspaces_changed()
-    return as_json(state, record)
+    return as_json(state, await change_workspace(state, record, changes))
 
 
 @router.post("/{workspace_id}/rename", response_model=Workspace)
@@ -221,9 +325,7 @@ async def rename_workspace(workspace_id: str, body: RenameBody, request: Request
 async def fork_workspace(workspace_id: str, body: ForkBody, request: Request) -> Workspace:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    record = await state.sessions.fork(workspace_id, body.name, body.title)
-    state.hub.workspaces_changed()
-    return as_json(state, record)
+    return as_json(state, await fork(state, workspace_id, body.name, body.title))
 
 
 @router.post("/{workspace_id}/archive", response_model=Workspace)

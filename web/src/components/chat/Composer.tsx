@@ -1,15 +1,17 @@
 // The message input. Enter sends (while a turn runs: queued after the current step), Ctrl+Enter
 // sends after the turn, Shift+Enter is a newline, Esc interrupts a running turn. A leading `/`
-// suggests the slash commands the server's registry has.
+// suggests the slash commands the server's registry has. Every command is carried out by the
+// server (`/model x`, `/fork`, skills, overrides); the one exception is a bare `/model`, which
+// opens the model picker here.
 
 import { ArrowUp, Square } from "lucide-react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { errorMessage } from "../../api/http";
 import type { SlashCommand, Workspace } from "../../api/types";
 import { isMacPlatform } from "../../lib/keybinds";
-import { matchSlash, parseSlash, slashQuery } from "../../lib/slash";
+import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
 import { useStore } from "../../lib/store";
-import { app, clearQueue, forkWorkspace, interrupt, patchWorkspace, sendMessage } from "../../state/app";
+import { app, clearQueue, interrupt, openPicker, sendMessage } from "../../state/app";
 import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
@@ -17,21 +19,14 @@ import { ComposerPickers } from "./Pickers";
 const drafts = new Map<string, string>();
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
-/** Slash commands the UI carries out itself instead of sending them as a message. */
-async function runClientCommand(ws: Workspace, text: string, commands: readonly SlashCommand[]): Promise<boolean> {
+/** Whether the text is a bare `/model` of the registry's command kind (a skill or alias of that
+ *  name is never taken for it): the UI answers it by opening the model picker. */
+function isBareModelCommand(text: string, commands: readonly SlashCommand[]): boolean {
   const parsed = parseSlash(text);
-  if (!parsed || !commands.some((c) => c.name === parsed.name)) return false;
-  if (parsed.name === "model" && parsed.args) {
-    await patchWorkspace(ws.id, { model: parsed.args });
-    return true;
-  }
-  if (parsed.name === "fork") {
-    const fork = await forkWorkspace(ws.id, parsed.args || undefined);
-    if (parsed.rest) await sendMessage(fork.id, parsed.rest, "turn");
-    return true;
-  }
-  return false;
+  if (!parsed || parsed.name !== "model" || parsed.args || parsed.rest) return false;
+  return commands.some((c) => c.kind === "command" && c.name === "model");
 }
+
 
 export function Composer(props: { workspace: Workspace }) {
   const ws = props.workspace;
@@ -39,8 +34,12 @@ export function Composer(props: { workspace: Workspace }) {
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
   const [slashIndex, setSlashIndex] = useState(0);
-  const [slashDismissed, setSlashDismissed] = useState(false);
+  // The text the suggestions were closed at (Esc, or a suggestion accepted): they stay closed
+  // until the text changes.
+  const [dismissedAt, setDismissedAt] = useState<string | null>(null);
   const ref = useRef<HTMLTextAreaElement>(null);
+  const idRef = useRef(ws.id);
+  idRef.current = ws.id;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
   const commands = useStore(app, (s) => s.slash);
   const streaming = status.state === "streaming";
@@ -77,14 +76,15 @@ export function Composer(props: { workspace: Workspace }) {
     el.style.height = `${Math.min(el.scrollHeight + 2, window.innerHeight * 0.4)}px`;
   }, [text]);
 
-  const query = slashDismissed ? null : slashQuery(text);
+  const query = text === dismissedAt ? null : slashQuery(text);
   const suggestions = query === null ? [] : matchSlash(commands, query).slice(0, 12);
   const slashOpen = suggestions.length > 0;
   const slashActive = Math.min(slashIndex, Math.max(0, suggestions.length - 1));
 
   const acceptSlash = (cmd: SlashCommand) => {
-    setText(`/${cmd.name} `);
-    setSlashDismissed(true);
+    const inserted = slashInsertion(cmd);
+    setText(inserted);
+    setDismissedAt(inserted);
     ref.current?.focus();
   };
 
@@ -93,10 +93,14 @@ export function Composer(props: { workspace: Workspace }) {
     if (!value || sending) return;
     setSending(true);
     setError(null);
+    const source = ws.id;
     try {
-      if (!(await runClientCommand(ws, value, commands))) await sendMessage(ws.id, value, when);
-      setText("");
-      setSlashDismissed(false);
+      if (isBareModelCommand(value, commands)) openPicker("model");
+      else await sendMessage(source, value, when);
+      // A /fork has moved the composer to the new fork by now: clear the source's draft.
+      drafts.set(source, "");
+      if (idRef.current === source) setText("");
+      setDismissedAt(null);
     } catch (exc) {
       setError(errorMessage(exc));
     } finally {
@@ -132,7 +136,7 @@ export function Composer(props: { workspace: Workspace }) {
       if (e.key === "Escape") {
         e.preventDefault();
         e.stopPropagation();
-        setSlashDismissed(true);
+        setDismissedAt(text);
         return;
       }
     }
@@ -166,7 +170,7 @@ export function Composer(props: { workspace: Workspace }) {
                   acceptSlash(c);
                 }}
               >
-                <span className="grow">
+                <span className="grow" data-kind={c.kind ?? undefined}>
                   /{c.name}
                   {c.usage ? <span className="faint"> {c.usage}</span> : null}
                   <div className="desc">{c.description}</div>
@@ -200,7 +204,6 @@ export function Composer(props: { workspace: Workspace }) {
           onChange={(e) => {
             setText(e.target.value);
             setSlashIndex(0);
-            if (!e.target.value.startsWith("/")) setSlashDismissed(false);
           }}
           onKeyDown={onKeyDown}
         />

@@ -1,45 +1,73 @@
-// The composer's footer pickers: agent mode (Plan/Exec), model pill, thinking level.
+// The composer's footer pickers: the agent (the workspace's selectable agents, Plan/Exec among
+// them), the model pill and the thinking level. Which menu is open lives in the app state, so
+// keybinds (Ctrl+Shift+A) and `/model` can open one.
 
 import { Brain, ChevronDown } from "lucide-react";
-import { useState } from "react";
+import { useEffect } from "react";
 import type { Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { effectiveThinking, modelLabel, resolveModel, thinkingLevels } from "../../lib/models";
 import { useStore } from "../../lib/store";
-import { app } from "../../state/app";
-import { setAgent, setModel, setThinking } from "../../state/commands";
+import { app, loadAgents, openPicker, type Picker } from "../../state/app";
+import { agentChoices, setAgent, setModel, setThinking } from "../../state/commands";
 import { Menu } from "../Menu";
 import { Tooltip } from "../Tooltip";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
-type Open = "none" | "model" | "thinking" | "agent";
+/** An agent's `ui.color`, only when it is a plain colour (it comes from a repository file). */
+export function safeColor(color: string | null | undefined): string | undefined {
+  if (!color) return undefined;
+  return /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i.test(color.trim()) ? color.trim() : undefined;
+}
 
-const AGENTS = [
-  { id: "exec", label: "Exec", description: "Make changes" },
-  { id: "plan", label: "Plan", description: "Read, then propose a plan" },
-];
+function agentLabel(id: string, name: string | undefined): string {
+  if (name) return name;
+  return id.charAt(0).toUpperCase() + id.slice(1);
+}
 
 export function ComposerPickers(props: { workspace: Workspace; onError: (m: string | null) => void }) {
   const ws = props.workspace;
   const models = useStore(app, (s) => s.models);
-  const [open, setOpen] = useState<Open>("none");
-  const close = () => setOpen("none");
+  const agents = useStore(app, (s) => s.agents);
+  const open = useStore(app, (s) => s.picker);
+  const setOpen = (p: Picker | null) => openPicker(open === p ? null : p);
+  const close = () => openPicker(null);
   const levels = thinkingLevels(models, ws.model);
   const plan = ws.agent === "plan";
   const current = resolveModel(models, ws.model);
   const thinking = effectiveThinking(ws.thinking);
+  const choices = agents.length > 0 ? agents : agentChoices();
+  const agent = choices.find((a) => a.id === ws.agent);
+  const color = safeColor(agent?.color);
+
+  // The agent files may have changed since the list was read: read it again when opened.
+  useEffect(() => {
+    if (open === "agent") void loadAgents();
+  }, [open]);
 
   return (
     <span style={{ position: "relative", display: "inline-flex", gap: 6, flexWrap: "wrap", minWidth: 0 }}>
-      <Tooltip content={<>Agent mode <span className="kbd-hint">({shortcutLabel("TOGGLE_MODE", mac)})</span></>}>
+      <Tooltip
+        content={
+          <>
+            Agent{" "}
+            <span className="kbd-hint">
+              ({shortcutLabel("OPEN_AGENT_PICKER", mac)}; {shortcutLabel("CYCLE_AGENT", mac)} cycles;{" "}
+              {shortcutLabel("TOGGLE_MODE", mac)} Plan/Exec)
+            </span>
+          </>
+        }
+      >
         <button
           type="button"
           className={`pill ${plan ? "mode-plan" : "mode-exec"}`}
-          aria-label={`Agent: ${plan ? "Plan" : "Exec"}`}
-          onClick={() => setOpen(open === "agent" ? "none" : "agent")}
+          aria-label={`Agent: ${agentLabel(ws.agent, agent?.name)}`}
+          data-agent={ws.agent}
+          onClick={() => setOpen("agent")}
         >
-          {plan ? "Plan" : "Exec"}
+          {color ? <span className="agent-dot" style={{ background: color }} aria-hidden /> : null}
+          {agentLabel(ws.agent, agent?.name)}
           <ChevronDown size={12} aria-hidden />
         </button>
       </Tooltip>
@@ -49,7 +77,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           className="pill"
           aria-label={`Model: ${modelLabel(models, ws.model)}`}
           data-model={current ?? ""}
-          onClick={() => setOpen(open === "model" ? "none" : "model")}
+          onClick={() => setOpen("model")}
         >
           {modelLabel(models, ws.model)}
           <ChevronDown size={12} aria-hidden />
@@ -70,7 +98,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           className="pill"
           aria-label={`Thinking: ${thinking}`}
           data-thinking={thinking}
-          onClick={() => setOpen(open === "thinking" ? "none" : "thinking")}
+          onClick={() => setOpen("thinking")}
         >
           <Brain size={12} aria-hidden />
           {thinking}
@@ -80,7 +108,20 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
         <Menu
           label="Agent"
           onClose={close}
-          items={AGENTS.map((a) => ({ ...a, active: a.id === ws.agent }))}
+          items={choices.map((a) => {
+            const dot = safeColor(a.color);
+            return {
+              id: a.id,
+              label: (
+                <>
+                  {dot ? <span className="agent-dot" style={{ background: dot }} aria-hidden /> : null}
+                  {agentLabel(a.id, a.name)}
+                </>
+              ),
+              description: a.description || a.id,
+              active: a.id === ws.agent,
+            };
+          })}
           onSelect={(id) => {
             close();
             void setAgent(id);

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from "react";
+import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import { sanitizeSvg } from "./sanitize";
 
 type Mermaid = typeof import("mermaid").default;
@@ -26,11 +26,44 @@ interface Props {
   source: string;
 }
 
+const FIT_PADDING = 8;
+
+/** Mermaid sizes its viewBox from text measured off-screen; a label that wraps differently once
+ *  shown (long or odd text) can then stick out and be cut off. Fit the box to what is drawn. */
+function fitViewBox(svg: SVGSVGElement): void {
+  let box: DOMRect;
+  try {
+    box = svg.getBBox();
+  } catch {
+    return; // not laid out (hidden): keep Mermaid's box
+  }
+  if (!box.width || !box.height) return;
+  const x = box.x - FIT_PADDING;
+  const y = box.y - FIT_PADDING;
+  const w = box.width + 2 * FIT_PADDING;
+  const h = box.height + 2 * FIT_PADDING;
+  const current = svg.viewBox.baseVal;
+  const inside =
+    current && current.width > 0 && x >= current.x && y >= current.y && x + w <= current.x + current.width && y + h <= current.y + current.height;
+  if (inside) return;
+  const nx = Math.min(x, current?.x ?? x);
+  const ny = Math.min(y, current?.y ?? y);
+  const nw = Math.max(x + w, (current?.x ?? x) + (current?.width ?? 0)) - nx;
+  const nh = Math.max(y + h, (current?.y ?? y) + (current?.height ?? 0)) - ny;
+  svg.setAttribute("viewBox", `${nx} ${ny} ${nw} ${nh}`);
+  svg.style.maxWidth = `${nw}px`;
+}
+
 /** A ```mermaid block as a diagram; the source is shown while it renders or when it is invalid. */
 export function MermaidView(props: Props) {
   const id = `mmd-${useId().replace(/[^a-zA-Z0-9]/g, "")}`;
   const [svg, setSvg] = useState<string | null>(null);
   const [failed, setFailed] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const el = box.current?.querySelector("svg");
+    if (el) fitViewBox(el);
+  }, [svg]);
   useEffect(() => {
     let live = true;
     setFailed(false);
@@ -62,6 +95,6 @@ export function MermaidView(props: Props) {
   // (labels are sanitized, click handlers disabled) and its SVG is sanitized again with DOMPurify
   // (SVG profile; no scripts, foreignObject, links, images or event handlers) before insertion.
   return (
-    <div className="mermaid-diagram" role="img" aria-label="Mermaid diagram" dangerouslySetInnerHTML={{ __html: svg }} />
+    <div ref={box} className="mermaid-diagram" role="img" aria-label="Mermaid diagram" dangerouslySetInnerHTML={{ __html: svg }} />
   );
 }
