@@ -34,8 +34,8 @@ def sh_git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def make_project(tmp_path: Path) -> Path:
+    """A git repository with one commit."""
     path = tmp_path / "proj"
     path.mkdir()
     sh_git(path, "init", "-q", "-b", "main")
@@ -43,6 +43,11 @@ def repo(tmp_path: Path) -> Path:
     sh_git(path, "add", ".")
     sh_git(path, "commit", "-qm", "first")
     return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_project(tmp_path)
 
 
 def hook(repo: Path, name: str, body: str, *, executable: bool = True) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_hooks import Harness, bash, harness, hook, sh_git
+from tests.integration.test_hooks import Harness, bash, harness, hook, make_project, sh_git
 from tests.integration.test_web_fetch import BIG_ITEMS, allow, server  # noqa: F401 - fixture
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from xum.store.secrets import set_project_secret
@@ -25,13 +25,7 @@ from xum.workspaces.trust import set_trusted
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    sh_git(path, "init", "-q", "-b", "main")
-    (path / "app.py").write_text("x = 1\n")
-    sh_git(path, "add", ".")
-    sh_git(path, "commit", "-qm", "first")
-    return path
+    return make_project(tmp_path)
 
 
 def commit_hooks(repo: Path) -> None:

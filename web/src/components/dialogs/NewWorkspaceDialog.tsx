@@ -1,9 +1,8 @@
 import { useState } from "react";
-import { errorMessage } from "../../api/http";
 import type { RuntimeType } from "../../api/types";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, createWorkspace, selectedWorkspace } from "../../state/app";
-import { Modal } from "./Modal";
+import { FormDialog } from "./FormDialog";
 
 export function NewWorkspaceDialog(props: { projectPath: string | null }) {
   const projects = useStore(app, (s) => s.projects);
@@ -16,91 +15,52 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
   const [host, setHost] = useState("");
   const [name, setName] = useState("");
   const [title, setTitle] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
   const submit = async () => {
-    if (!project) {
-      setError("Add a project first.");
-      return;
-    }
-    if (runtime === "ssh" && !host.trim()) {
-      setError("Name the SSH host.");
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await createWorkspace({
-        projectPath: project,
-        runtime: runtime === "ssh" ? { type: "ssh", host: host.trim() } : { type: runtime },
-        ...(name.trim() ? { name: name.trim() } : {}),
-        ...(title.trim() ? { title: title.trim() } : {}),
-      });
-      closeDialog();
-    } catch (exc) {
-      setError(errorMessage(exc));
-    } finally {
-      setBusy(false);
-    }
+    if (!project) throw new Error("Add a project first.");
+    if (runtime === "ssh" && !host.trim()) throw new Error("Name the SSH host.");
+    await createWorkspace({
+      projectPath: project,
+      runtime: runtime === "ssh" ? { type: "ssh", host: host.trim() } : { type: runtime },
+      ...(name.trim() ? { name: name.trim() } : {}),
+      ...(title.trim() ? { title: title.trim() } : {}),
+    });
+    closeDialog();
   };
 
   return (
-    <Modal
-      title="New workspace"
-      onClose={closeDialog}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={closeDialog}>
-            Cancel
-          </button>
-          <button type="submit" form="new-ws" className="btn btn-primary" disabled={busy}>
-            Create
-          </button>
-        </>
-      }
-    >
-      <form
-        id="new-ws"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
+    <FormDialog title="New workspace" formId="new-ws" submitLabel="Create" onSubmit={submit}>
+      <label className="field">
+        <span>Project</span>
+        <select className="input" value={project} onChange={(e) => setProject(e.target.value)} aria-label="Project">
+          {projects.map((p) => (
+            <option key={p.path} value={p.path}>
+              {p.name} ({p.path})
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field">
+        <span>Runtime</span>
+        <select className="input" value={runtime} onChange={(e) => setRuntime(e.target.value as RuntimeType)} aria-label="Runtime">
+          <option value="worktree">Worktree: a new branch in its own git worktree</option>
+          <option value="local">Local: work in the project directory itself</option>
+          <option value="ssh">SSH: a checkout on a remote host</option>
+        </select>
+      </label>
+      {runtime === "ssh" ? (
         <label className="field">
-          <span>Project</span>
-          <select className="input" value={project} onChange={(e) => setProject(e.target.value)} aria-label="Project">
-            {projects.map((p) => (
-              <option key={p.path} value={p.path}>
-                {p.name} ({p.path})
-              </option>
-            ))}
-          </select>
+          <span>SSH host</span>
+          <input className="input" value={host} onChange={(e) => setHost(e.target.value)} placeholder="user@host or an ssh config alias" aria-label="SSH host" />
         </label>
-        <label className="field">
-          <span>Runtime</span>
-          <select className="input" value={runtime} onChange={(e) => setRuntime(e.target.value as RuntimeType)} aria-label="Runtime">
-            <option value="worktree">Worktree: a new branch in its own git worktree</option>
-            <option value="local">Local: work in the project directory itself</option>
-            <option value="ssh">SSH: a checkout on a remote host</option>
-          </select>
-        </label>
-        {runtime === "ssh" ? (
-          <label className="field">
-            <span>SSH host</span>
-            <input className="input" value={host} onChange={(e) => setHost(e.target.value)} placeholder="user@host or an ssh config alias" aria-label="SSH host" />
-          </label>
-        ) : null}
-        <label className="field">
-          <span>Branch or name (optional)</span>
-          <input className="input" value={name} onChange={(e) => setName(e.target.value)} placeholder="fix-login-bug" aria-label="Branch or name" data-autofocus />
-        </label>
-        <label className="field">
-          <span>Title (optional)</span>
-          <input className="input" value={title} onChange={(e) => setTitle(e.target.value)} aria-label="Title" />
-        </label>
-        {error ? <div className="form-error" role="alert">{error}</div> : null}
-      </form>
-    </Modal>
+      ) : null}
+      <label className="field">
+        <span>Branch or name (optional)</span>
+        <input className="input" value={name} onChange={(e) => setName(e.target.value)} placeholder="fix-login-bug" aria-label="Branch or name" data-autofocus />
+      </label>
+      <label className="field">
+        <span>Title (optional)</span>
+        <input className="input" value={title} onChange={(e) => setTitle(e.target.value)} aria-label="Title" />
+      </label>
+    </FormDialog>
   );
 }
