@@ -20,6 +20,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 
+from xum.runtime import childwatch
 from xum.runtime.base import ExecResult, OutputSink
 
 READ_CHUNK = 256 * 1024
@@ -151,6 +152,7 @@ async def run_script(
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    childwatch.install()
     try:
         proc = await asyncio.create_subprocess_exec(
             "bash",

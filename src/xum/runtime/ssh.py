@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from xum.core.paths import ensure_private_dir, xum_root
+from xum.runtime import childwatch
 from xum.runtime.base import ExecResult, FileStat, NotRegularFileError, OutputSink, RuntimeKind
 
 # Laid over the remote login environment for every command (as the local runtime does).
@@ -303,6 +304,7 @@ class SshRuntime:
     ) -> ExecResult:
         started = time.monotonic()
         payload = _payload(script, env, self.resolve(cwd) if cwd else self.workspace_path)
+        childwatch.install()
         proc = await asyncio.create_subprocess_exec(
             *ssh_command(self.host, "exec bash -c " + shlex.quote(_BOOTSTRAP)),
             stdin=asyncio.subprocess.PIPE,
@@ -418,6 +420,7 @@ class SshRuntime:
         timeout_s: float = FILE_OP_TIMEOUT_S,
     ) -> tuple[int, bytes, bytes]:
         """`input`: bytes for the script's stdin; `stdin`: an open file to read it from instead."""
+        childwatch.install()
         proc = await asyncio.create_subprocess_exec(
             *ssh_command(self.host, remote_bash(script, *args)),
             stdin=stdin if stdin is not None else asyncio.subprocess.PIPE,

@@ -1,0 +1,40 @@
+"""Commands are reaped through pidfds on the event loop, not by a thread per child, and their
+exit codes and signals still arrive exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from xum.runtime.local import LocalRuntime
+
+pytestmark = pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="Python 3.12+ reaps children through pidfds itself"
+)
+
+
+async def test_many_commands_at_once_start_no_threads_and_keep_their_exit_codes(
+    tmp_path: Path,
+) -> None:
+    runtime = LocalRuntime(str(tmp_path), str(tmp_path))
+    threads_before = threading.active_count()
+    seen_threads: list[int] = []
+
+    async def watch() -> None:
+        while True:
+            seen_threads.append(threading.active_count())
+            await asyncio.sleep(0.01)
+
+    watcher = asyncio.create_task(watch())
+    scripts = [f"sleep 0.2; exit {code}" for code in range(8)] + ["kill -TERM $$"]
+    results = await asyncio.gather(*(runtime.exec(s, env={}) for s in scripts))
+    watcher.cancel()
+    # asyncio's default watcher on 3.11 would have started one thread per running command.
+    assert max(seen_threads) == threads_before
+    assert [r.exit_code for r in results[:8]] == list(range(8))
+    assert results[8].exit_code is None and results[8].signal == signal.SIGTERM
