@@ -795,6 +795,47 @@ async def test_the_task_model_and_thinking_reach_the_childs_requests(
     assert (record.model, record.thinking) == ("anthropic:claude-haiku-5-5", "off")
 
 
+FAST_REVIEWER = """---
+name: Fast reviewer
+base: reviewer
+ai:
+  model: anthropic:claude-haiku-5-5
+  thinkingLevel: "off"
+---
+"""
+
+
+async def test_an_agents_ai_defaults_apply_unless_the_task_call_names_its_own(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.url)
+    (repo / ".xum" / "agents").mkdir(parents=True)
+    (repo / ".xum" / "agents" / "reviewer.md").write_text(REVIEWER)
+    (repo / ".xum" / "agents" / "fast.md").write_text(FAST_REVIEWER)
+    commit_all(repo, "agents")
+    agents.add("ROLE:fast", fakellm.text("quick look"))
+    agents.add("ROLE:deep", fakellm.text("long look"))
+    (fast,) = await tree.host.spawn(TaskSpec("fast", "Fast", "ROLE:fast"))
+    (deep,) = await tree.host.spawn(
+        TaskSpec("fast", "Deep", "ROLE:deep", model="anthropic:claude-sonnet-5-5", thinking="high")
+    )
+    await until(lambda: not tree.host.view(fast).active and not tree.host.view(deep).active)
+    (by_agent,) = agents.requests_of(fake_llm, "ROLE:fast")
+    (by_call,) = agents.requests_of(fake_llm, "ROLE:deep")
+    assert by_agent.json["model"] == "claude-haiku-5-5"  # the agent's ai block
+    assert by_agent.json.get("thinking") in (None, {"type": "disabled"})
+    assert by_call.json["model"] == "claude-sonnet-5-5"  # the task call wins
+    assert by_call.json["thinking"]["type"] != "disabled"
+
+    (repo / ".xum" / "agents" / "fast.md").write_text(
+        FAST_REVIEWER.replace("anthropic:", "nosuch:")
+    )
+    commit_all(repo, "a bad model")
+    with pytest.raises(SubAgentError, match="ai.model of the 'fast' agent"):
+        await tree.host.spawn(TaskSpec("fast", "Broken", "ROLE:fast"))
+
+
 async def test_task_retitle_renames_a_child_and_refuses_strangers(
     fake_llm: FakeLLM, agents: Agents, tree: Tree
 ) -> None:

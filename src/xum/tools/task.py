@@ -40,14 +40,14 @@ class TaskInput(ToolInput):
         default=None,
         description=(
             "Model for the sub-agent (an alias or provider:model). Omit unless the user asked "
-            "for one: by default it uses your model."
+            "for one: by default it uses the agent's own default model, else yours."
         ),
     )
     thinking: str | None = Field(
         default=None,
         description=(
             "Thinking level (off, low, medium, high, xhigh, max, or 0-9). Omit unless the "
-            "user asked: by default it uses yours."
+            "user asked: by default the agent's own default level, else yours."
         ),
     )
     n: int | None = Field(

@@ -330,20 +330,6 @@ class SubAgentManager:
                 "workspace cannot start sub-agents; do the work yourself"
             )
         parent = host.parent
-        route = parent.route
-        if spec.model:
-            try:
-                route = resolve_route(spec.model)
-            except Exception as exc:  # an unknown model, a provider without a key
-                raise SubAgentError(f"model {spec.model!r}: {exc}") from None
-        try:
-            thinking = (
-                parse_thinking(spec.thinking, route.provider, route.model_id)
-                if spec.thinking
-                else parent.thinking
-            )
-        except Exception as exc:
-            raise SubAgentError(f"thinking {spec.thinking!r}: {exc}") from None
         is_git, fork_base = await asyncio.to_thread(_git_state, parent)
         group = f"best-{now_ms():x}" if spec.n > 1 else None
         # An unknown or non-runnable agent is refused before anything is created; the child
@@ -355,6 +341,24 @@ class SubAgentManager:
             is_git=is_git,
         )
         agent = await runnable_agent(lookup, spec.agent_id)
+        # Model and thinking: the task call's, else the agent's own `ai` defaults, else the
+        # parent's.
+        route = parent.route
+        model = spec.model or agent.ai_model
+        if model:
+            try:
+                route = resolve_route(model)
+            except Exception as exc:  # an unknown model, a provider without a key
+                origin = "" if spec.model else f" (ai.model of the {agent.id!r} agent)"
+                raise SubAgentError(f"model {model!r}{origin}: {exc}") from None
+        level = spec.thinking or agent.ai_thinking
+        try:
+            thinking = (
+                parse_thinking(level, route.provider, route.model_id) if level else parent.thinking
+            )
+        except Exception as exc:
+            origin = "" if spec.thinking else f" (ai.thinkingLevel of the {agent.id!r} agent)"
+            raise SubAgentError(f"thinking {level!r}{origin}: {exc}") from None
         if spec.isolation == "fork":
             if parent.runtime.kind not in ("local", "worktree"):
                 raise SubAgentError(
