@@ -832,7 +832,7 @@ async def test_an_agents_ai_defaults_apply_unless_the_task_call_names_its_own(
         FAST_REVIEWER.replace("anthropic:", "nosuch:")
     )
     commit_all(repo, "a bad model")
-    with pytest.raises(SubAgentError, match="ai.model of the 'fast' agent"):
+    with pytest.raises(SubAgentError, match=r"ai\.model of the 'fast' agent"):
         await tree.host.spawn(TaskSpec("fast", "Broken", "ROLE:fast"))
 
 
