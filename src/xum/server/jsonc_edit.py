@@ -1,11 +1,12 @@
 """Edit a JSONC document in place: change one value and keep every other byte.
 
-The settings page writes API keys and base URLs into `providers.jsonc`, a file the user also edits
+The settings page writes API keys, base URLs and model ids into `providers.jsonc`, a file the user also edits
 by hand, with comments. Re-serializing the parsed data would lose the comments and the layout, so
 this module tokenizes the text (strings, numbers, literals, punctuation, comments, whitespace),
 parses the tokens into a tree that remembers each node's character span, and splices only the
 span that changes. The dialect is what `xum.core.jsonc` reads (json5): comments, trailing
-commas, single-quoted strings and unquoted keys.
+commas, single-quoted strings and unquoted keys. Arrays of values can gain an item at the end
+(`append`) or lose the items equal to a value (`remove_item`) the same way.
 
 Every edit is checked: the edited text is parsed again and must equal the original data with
 exactly that change applied, otherwise `JsoncEditError` is raised and nothing is written.
@@ -104,6 +105,12 @@ class _Object(_Node):
 
 
 @dataclass
+class _Array(_Node):
+    # Items as members with an empty key: `key_start` is where the item starts.
+    items: list[_Member] = field(default_factory=list)
+
+
+@dataclass
 class _Other(_Node):
     pass
 
@@ -144,11 +151,17 @@ class _Parser:
             obj.end = self.take("}").end
             return obj
         if tok.kind == "[":
-            depth = 1
-            while depth:
-                t = self.take()
-                depth += {"[": 1, "{": 1, "]": -1, "}": -1}.get(t.kind, 0)
-            return _Other(tok.start, t.end)
+            arr = _Array(tok.start, tok.start)
+            while (nxt := self.peek()) is not None and nxt.kind != "]":
+                item = _Member("", nxt.start, self.value())
+                arr.items.append(item)
+                after = self.peek()
+                if after is not None and after.kind == ",":
+                    item.comma = self.take().start
+                elif after is None or after.kind != "]":
+                    raise JsoncEditError("expected ',' or ']' after an array item")
+            arr.end = self.take("]").end
+            return arr
         if tok.kind in ("string", "scalar"):
             return _Other(tok.start, tok.end)
         raise JsoncEditError(f"unexpected {tok.kind!r} where a value belongs")
@@ -231,6 +244,44 @@ class JsoncDocument:
             raise ValueError("empty path")
         return self._edit(path, _DELETE)
 
+    def get(self, path: Sequence[str]) -> Any:
+        """The parsed value at `path`, or None when something on the way is missing."""
+        node = self.data
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+        return node
+
+    def append(self, path: Sequence[str], value: Any) -> str:
+        """Add `value` at the end of the array at `path` (created when missing)."""
+        if not path:
+            raise ValueError("empty path")
+        current = self.get(path)
+        if current is None:
+            return self._edit(path, [value])
+        if not isinstance(current, list):
+            raise JsoncEditError(f"{'.'.join(path)} is not a list")
+        expected = copy.deepcopy(self.data)
+        _target(expected, path).append(copy.deepcopy(value))
+        arr = self._array_at(path)
+        return self._checked(self._append_item(arr, value), expected)
+
+    def remove_item(self, path: Sequence[str], value: Any) -> str:
+        """Remove every item equal to `value` from the array at `path` (no change when there is
+        none); the array itself stays, empty or not."""
+        if not path:
+            raise ValueError("empty path")
+        current = self.get(path)
+        if not isinstance(current, list) or value not in current:
+            return self.text
+        expected = copy.deepcopy(self.data)
+        target = _target(expected, path)
+        target[:] = [item for item in target if item != value]
+        arr = self._array_at(path)
+        matches = [item for item, data in zip(arr.items, current, strict=True) if data == value]
+        return self._checked(self._remove(arr.items, matches), expected)
+
     # --------------------------------------------------------------------------------------
 
     def _edit(self, path: Sequence[str], value: Any) -> str:
@@ -244,6 +295,9 @@ class JsoncDocument:
         else:
             assert isinstance(self.root, _Object)
             new_text = self._splice(self.root, list(path), value)
+        return self._checked(new_text, expected)
+
+    def _checked(self, new_text: str, expected: Any) -> str:
         try:
             again = parse_jsonc(new_text, path=self.path)
         except XumError as exc:  # pragma: no cover - a bug in the splicer
@@ -252,6 +306,46 @@ class JsoncDocument:
             raise JsoncEditError(f"editing {self.path} in place failed; the file was not changed")
         return new_text
 
+    def _array_at(self, path: Sequence[str]) -> _Array:
+        node: _Node | None = self.root
+        for key in path:
+            if not isinstance(node, _Object):
+                raise JsoncEditError(f"{'.'.join(path)} cannot be edited in place")
+            matches = [m for m in node.members if m.key == key]
+            if not matches:
+                raise JsoncEditError(f"{'.'.join(path)} cannot be edited in place")
+            node = matches[-1].value  # duplicate keys: the last one wins, as when reading
+        if not isinstance(node, _Array):
+            raise JsoncEditError(f"{'.'.join(path)} is not a list")
+        return node
+
+    def _append_item(self, arr: _Array, value: Any) -> str:
+        text = self.text
+        dumped = _inline(value)
+        if arr.items:
+            last = arr.items[-1]
+            multiline = "\n" in text[arr.start : last.key_start]
+            indent = _indent_of(text, last.key_start)
+            lead = f"\n{indent}" if multiline else " "
+            after = last.comma + 1 if last.comma is not None else last.value.end
+            eol = _trailing_trivia_end(text, after) if multiline else after
+            if last.comma is not None:
+                return text[:eol] + lead + dumped + "," + text[eol:]
+            return text[:after] + "," + text[after:eol] + lead + dumped + text[eol:]
+        close = arr.end - 1
+        inside = text[arr.start + 1 : close]
+        if not inside.strip():
+            return text[: arr.start + 1] + dumped + text[close:]
+        if "\n" not in inside:  # `[ /* none */ ]`: the item goes right before the bracket
+            return text[:close] + dumped + text[close:]
+        # Only comments inside: keep them and put the item on its own line before the bracket.
+        close_indent = _indent_of(text, close)
+        line_start = _line_start(text, close)
+        if not text[line_start:close].strip():
+            indent = close_indent + self._unit()
+            return text[:line_start] + f"{indent}{dumped}\n" + text[line_start:]
+        return text[:close] + f"\n{close_indent}{dumped}\n{close_indent}" + text[close:]
+
     def _splice(self, obj: _Object, path: list[str], value: Any) -> str:
         key, rest = path[0], path[1:]
         matches = [m for m in obj.members if m.key == key]
@@ -259,7 +353,7 @@ class JsoncDocument:
             assert value is not _DELETE
             return self._insert(obj, key, _nest(rest, value))
         if value is _DELETE and not rest:
-            return self._remove(obj, matches)
+            return self._remove(obj.members, matches)
         member = matches[-1]  # duplicate keys: the last one wins, as when reading
         if rest and isinstance(member.value, _Object):
             return self._splice(member.value, rest, value)
@@ -293,12 +387,13 @@ class JsoncDocument:
             return text[: obj.end - 1] + f"{indent}{entry}\n{close_indent}" + text[obj.end - 1 :]
         return text[: obj.start + 1] + f"\n{indent}{entry}\n{close_indent}" + text[obj.end - 1 :]
 
-    def _remove(self, obj: _Object, matches: list[_Member]) -> str:
+    def _remove(self, members: list[_Member], matches: list[_Member]) -> str:
+        """Take `matches` (object members, or array items) out of the text."""
         text = self.text
         # Remove from the last occurrence backwards: the offsets of earlier members stay valid.
         for member in sorted(matches, key=lambda m: m.key_start, reverse=True):
-            idx = obj.members.index(member)
-            prev = obj.members[idx - 1] if idx > 0 else None
+            idx = members.index(member)
+            prev = members[idx - 1] if idx > 0 else None
             # The removed member was the last one: the comma before it goes too (unless that
             # comma's member is being removed as well).
             drop_prev_comma = (
@@ -333,6 +428,13 @@ class JsoncDocument:
                     end += 1  # `"key": value, ` up to the next member
                 text = text[:start] + text[end:]
         return text
+
+
+def _target(data: Any, path: Sequence[str]) -> Any:
+    node = data
+    for key in path:
+        node = node[key]
+    return node
 
 
 def _apply(data: Any, path: Sequence[str], value: Any) -> bool:

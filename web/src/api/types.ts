@@ -137,6 +137,30 @@ export interface ProviderRow {
   credentialSource: string | null;
   baseUrl: string | null;
   problem: string | null;
+  /** The provider's `models` in providers.jsonc, in file order. */
+  models: string[];
+}
+
+/** One suggestion from a provider's own model list (`GET .../catalog`). */
+export interface CatalogModel {
+  id: string;
+  displayName: string | null;
+}
+
+export interface CatalogList {
+  provider: string;
+  models: CatalogModel[];
+  /** Why listing failed; ids can still be typed. */
+  error: string | null;
+  truncated: boolean;
+  cached: boolean;
+}
+
+/** The answer to adding or removing a custom model. */
+export interface ModelEdit {
+  provider: ProviderRow;
+  changed: boolean;
+  message: string | null;
 }
 
 export interface ModelEntry {
@@ -152,6 +176,8 @@ export interface ModelEntry {
 
 export interface ModelsInfo {
   defaultModel: string | null;
+  /** config.json `defaultModel`; null when the default is chosen automatically. */
+  configuredDefaultModel?: string | null;
   aliases: Record<string, string>;
   models: ModelEntry[];
 }

@@ -1,17 +1,21 @@
-"""Settings: providers (keys are write-only) and models.
+"""Settings: providers (keys are write-only), their custom models, model suggestions and the
+default model.
 
 Provider changes edit `providers.jsonc` in place (see `xum.server.jsonc_edit`): the user's
 comments, layout and every other key survive; a file that does not parse is refused untouched.
+The default model is config.json's `defaultModel`, written under config.json's lock.
+Suggestions come from the provider's own model list (`xum.llm.discovery`) and never add anything.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from xum.core.errors import ConfigError
@@ -33,6 +37,7 @@ class ProviderRow(BaseModel):
     credentialSource: str | None
     baseUrl: str | None
     problem: str | None
+    models: list[str]  # the provider's `models` in providers.jsonc, in file order
 
 
 class ProviderList(BaseModel):
@@ -48,6 +53,33 @@ class BaseUrlBody(BaseModel):
     baseUrl: str | None = Field(default=None, max_length=2048)
 
 
+class ModelIdBody(BaseModel):
+    id: str = Field(min_length=1, max_length=1024)
+
+
+class ModelEdit(BaseModel):
+    provider: ProviderRow
+    changed: bool  # False: nothing to do (already there); `message` says why
+    message: str | None
+
+
+class CatalogModel(BaseModel):
+    id: str
+    displayName: str | None
+
+
+class CatalogList(BaseModel):
+    provider: str
+    models: list[CatalogModel]
+    error: str | None  # why listing failed; ids can still be entered by hand
+    truncated: bool
+    cached: bool
+
+
+class DefaultModelBody(BaseModel):
+    model: str | None = Field(default=None, max_length=1024)
+
+
 class ModelRow(BaseModel):
     model: str
     provider: str
@@ -61,6 +93,7 @@ class ModelRow(BaseModel):
 
 class ModelList(BaseModel):
     defaultModel: str | None
+    configuredDefaultModel: str | None  # config.json `defaultModel`; None: chosen automatically
     aliases: dict[str, str]
     models: list[ModelRow]
 
@@ -107,6 +140,7 @@ def provider_rows() -> list[ProviderRow]:
                 credentialSource=source,
                 baseUrl=base_url or entry.base_url,
                 problem=problem,
+                models=list(entry.models),
             )
         )
     return rows
@@ -134,6 +168,16 @@ def _known_provider(provider_id: str) -> None:
 
 def edit_providers(path_in_file: list[str], value: Any, *, delete: bool = False) -> None:
     """Change one value of providers.jsonc in place, under the providers lock."""
+    change_providers(
+        lambda document: (
+            document.delete(path_in_file) if delete else document.set(path_in_file, value)
+        )
+    )
+
+
+def change_providers(edit: Callable[[Any], str]) -> bool:
+    """Apply `edit(JsoncDocument) -> new text` to providers.jsonc under the providers lock;
+    False when the text stays the same. The result must read back as a valid providers file."""
     from xum.server.jsonc_edit import JsoncDocument, JsoncEditError
 
     path = providers_path()
@@ -147,9 +191,7 @@ def edit_providers(path_in_file: list[str], value: Any, *, delete: bool = False)
             raise ConfigError(f"cannot read: {exc}", path=str(path)) from None
         try:
             document = JsoncDocument(text, path=str(path))
-            new_text = (
-                document.delete(path_in_file) if delete else document.set(path_in_file, value)
-            )
+            new_text = edit(document)
         except JsoncEditError as exc:
             raise ApiError(
                 422,
@@ -158,7 +200,7 @@ def edit_providers(path_in_file: list[str], value: Any, *, delete: bool = False)
                 "edit the file by hand",
             ) from None
         if new_text == text:
-            return
+            return False
         # Check the result the way xum reads it before it replaces the file.
         from xum.core.jsonc import parse_jsonc
         from xum.store.providers import parse_providers
@@ -166,9 +208,13 @@ def edit_providers(path_in_file: list[str], value: Any, *, delete: bool = False)
         parse_providers(parse_jsonc(new_text, path=str(path)), str(path))
         target = Path(path).resolve()  # a symlinked providers.jsonc (dotfiles) stays a link
         atomic_write_bytes(target, new_text.encode("utf-8"), mode=0o600)
+        return True
 
 
 async def _after_change(request: Request) -> None:
+    from xum.llm import discovery
+
+    discovery.clear_cache()
     state = get_state(request)
     for ws in list(state.sessions.sessions):
         await state.sessions.mark_stale(ws)
@@ -244,6 +290,8 @@ def model_rows() -> ModelList:
         default: str | None = default_model_string(providers, config, os.environ)
     except Exception:
         default = None
+    chosen = config.get("defaultModel")
+    configured_default = chosen.strip() if isinstance(chosen, str) and chosen.strip() else None
     rows: list[ModelRow] = []
     seen: set[str] = set()
     for info in catalog.MODELS:
@@ -278,9 +326,158 @@ def model_rows() -> ModelList:
                     thinkingLevels=list(allowed_levels(pid, model_id)),
                 )
             )
-    return ModelList(defaultModel=default, aliases=catalog.aliases(), models=rows)
+    return ModelList(
+        defaultModel=default,
+        configuredDefaultModel=configured_default,
+        aliases=catalog.aliases(),
+        models=rows,
+    )
 
 
 @router.get("/models", response_model=ModelList)
 async def models() -> ModelList:
+    return await asyncio.to_thread(model_rows)
+
+
+# ---- Custom models -------------------------------------------------------------------------
+
+
+def _checked_model_id(raw: str) -> str:
+    from xum.llm.discovery import model_id_problem
+
+    model_id = raw.strip()
+    problem = model_id_problem(model_id)
+    if problem:
+        raise ApiError(422, "invalid_request", f"id: {problem}")
+    return model_id
+
+
+def _add_model(provider_id: str, model_id: str) -> tuple[bool, str | None]:
+    from xum.llm import catalog
+
+    if catalog.lookup(provider_id, model_id) is not None:
+        return False, f"{provider_id}:{model_id} is built in: it is already in the model picker"
+    outcome: dict[str, str] = {}
+
+    def edit(document: Any) -> str:
+        current = document.get([provider_id, "models"])
+        if isinstance(current, list) and model_id in current:
+            outcome["message"] = f"{provider_id}:{model_id} is already configured"
+            return str(document.text)
+        return str(document.append([provider_id, "models"], model_id))
+
+    changed = change_providers(edit)
+    return changed, outcome.get("message")
+
+
+def _remove_model(provider_id: str, model_id: str) -> bool:
+    def edit(document: Any) -> str:
+        current = document.get([provider_id, "models"])
+        if not isinstance(current, list) or model_id not in current:
+            raise not_found(
+                f"'{model_id[:80]}' is not among {provider_id}'s configured models",
+                "GET /api/settings/providers lists each provider's models",
+            )
+        return str(document.remove_item([provider_id, "models"], model_id))
+
+    return change_providers(edit)
+
+
+@router.post("/providers/{provider_id}/models", response_model=ModelEdit)
+async def add_model(provider_id: str, body: ModelIdBody) -> ModelEdit:
+    # Only the picker's list changes: no route does, so live sessions stay open.
+    _known_provider(provider_id)
+    model_id = _checked_model_id(body.id)
+    changed, message = await asyncio.to_thread(_add_model, provider_id, model_id)
+    row = await asyncio.to_thread(_row, provider_id)
+    return ModelEdit(provider=row, changed=changed, message=message)
+
+
+@router.delete("/providers/{provider_id}/models", response_model=ModelEdit)
+async def remove_model(
+    provider_id: str, id: str = Query(min_length=1, max_length=1024)
+) -> ModelEdit:
+    _known_provider(provider_id)
+    model_id = _checked_model_id(id)
+    changed = await asyncio.to_thread(_remove_model, provider_id, model_id)
+    row = await asyncio.to_thread(_row, provider_id)
+    return ModelEdit(provider=row, changed=changed, message=None)
+
+
+@router.get("/providers/{provider_id}/catalog", response_model=CatalogList)
+async def provider_catalog(provider_id: str, refresh: bool = False) -> CatalogList:
+    """Suggestions from the provider's model list; a failure is an answer with `error` set."""
+    from xum.llm import discovery
+    from xum.llm.errors import LLMError
+    from xum.llm.resolve import resolve_endpoint
+    from xum.store.providers import load_providers
+
+    _known_provider(provider_id)
+    config = await asyncio.to_thread(load_providers)
+    try:
+        endpoint = resolve_endpoint(provider_id, config, os.environ)
+    except (LLMError, ConfigError) as exc:
+        reason = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        return CatalogList(
+            provider=provider_id, models=[], error=reason, truncated=False, cached=False
+        )
+    try:
+        listing = await discovery.list_models(endpoint, refresh=refresh)
+    except discovery.ListingError as exc:
+        return CatalogList(
+            provider=provider_id, models=[], error=exc.message, truncated=False, cached=False
+        )
+    return CatalogList(
+        provider=provider_id,
+        models=[CatalogModel(id=m.id, displayName=m.display_name) for m in listing.models],
+        error=None,
+        truncated=listing.truncated,
+        cached=listing.cached,
+    )
+
+
+# ---- Default model -------------------------------------------------------------------------
+
+
+def _set_default_model(text: str | None) -> None:
+    from xum.llm import catalog
+    from xum.llm.discovery import model_id_problem
+    from xum.llm.errors import LLMError
+    from xum.store.config import update_config
+    from xum.store.providers import load_providers
+
+    value: str | None = None
+    if text is not None and text.strip():
+        try:
+            provider, model_id = catalog.resolve_model_string(text)
+        except LLMError as exc:
+            raise ApiError(422, "invalid_request", f"model: {exc.message}", exc.hint) from None
+        known = load_providers().all_ids()
+        if provider not in known:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"model: unknown provider '{provider[:60]}'",
+                f"use one of: {', '.join(known)}; or add a custom provider to providers.jsonc",
+            )
+        problem = model_id_problem(model_id)
+        if problem:
+            raise ApiError(422, "invalid_request", f"model: {problem}")
+        value = f"{provider}:{model_id}"
+
+    def mutate(config: dict[str, Any]) -> None:
+        if value is None:
+            config.pop("defaultModel", None)
+        else:
+            config["defaultModel"] = value
+
+    update_config(mutate)
+
+
+@router.put("/default-model", response_model=ModelList)
+async def set_default_model(body: DefaultModelBody, request: Request) -> ModelList:
+    """config.json `defaultModel`: what `xum run` and new workspaces use without a model of
+    their own. null (or blank) removes it, so the automatic choice applies again."""
+    await asyncio.to_thread(_set_default_model, body.model)
+    await _after_change(request)
     return await asyncio.to_thread(model_rows)

@@ -1,11 +1,13 @@
 // Settings: providers (keys are write-only: the UI says where a key comes from, never what it
-// is), models, project secrets (write-only values), project trust, and browser sessions.
+// is), models (the default model, custom models with catalog suggestions), project secrets
+// (write-only values), project trust, and browser sessions.
 
 import { useEffect, useState } from "react";
 import { api, ApiError, errorMessage, qs } from "../../api/http";
 import type { ModelsInfo, Project, ProviderRow, ServerSession } from "../../api/types";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, loadModels, loadWorkspaces, signOut } from "../../state/app";
+import { CustomModels, DefaultModelPicker } from "./CustomModels";
 import { Modal } from "./Modal";
 
 function credentialText(p: ProviderRow): string {
@@ -92,37 +94,31 @@ function ProviderItem(props: { row: ProviderRow; onChange: (row: ProviderRow) =>
   );
 }
 
-function ProvidersSection() {
-  const [rows, setRows] = useState<ProviderRow[] | null>(null);
-  const [path, setPath] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    api<{ providers: ProviderRow[]; path: string }>("GET", "/api/settings/providers")
-      .then((d) => {
-        setRows(d.providers);
-        setPath(d.path);
-      })
-      .catch((exc: unknown) => setError(errorMessage(exc)));
-  }, []);
+function ProvidersSection(props: {
+  rows: ProviderRow[] | null;
+  path: string;
+  error: string | null;
+  onChange: (row: ProviderRow) => void;
+}) {
   return (
     <section className="settings-section">
       <h3>Providers</h3>
       <p className="muted" style={{ marginTop: 0 }}>
-        Keys are saved to <code>{path || "providers.jsonc"}</code> and are never shown again.
+        Keys are saved to <code>{props.path || "providers.jsonc"}</code> and are never shown again.
       </p>
-      {error ? <div className="form-error">{error}</div> : null}
-      {rows?.map((r) => (
-        <ProviderItem key={r.id} row={r} onChange={(row) => setRows((all) => all?.map((x) => (x.id === row.id ? row : x)) ?? null)} />
-      ))}
+      {props.error ? <div className="form-error">{props.error}</div> : null}
+      {props.rows?.map((r) => <ProviderItem key={r.id} row={r} onChange={props.onChange} />)}
     </section>
   );
 }
 
-function ModelsSection() {
+function ModelsSection(props: { providers: ProviderRow[] | null; onProviderChange: (row: ProviderRow) => void }) {
   const models = useStore(app, (s) => s.models);
   return (
-    <section className="settings-section">
+    <section className="settings-section" aria-label="Models">
       <h3>Models</h3>
+      <DefaultModelPicker info={models} />
+      {props.providers ? <CustomModels providers={props.providers} onProviderChange={props.onProviderChange} /> : null}
       <ModelsList info={models} />
     </section>
   );
@@ -132,9 +128,7 @@ function ModelsList(props: { info: ModelsInfo | null }) {
   if (!props.info) return <div className="muted">Loading…</div>;
   return (
     <>
-      <div className="muted" style={{ marginBottom: 6 }}>
-        Default: {props.info.defaultModel ?? "the first usable model"}
-      </div>
+      <div className="section-title">All models</div>
       {props.info.models.map((m) => (
         <div className="list-row" key={m.model}>
           <span className="grow">
@@ -313,10 +307,22 @@ function SessionsSection() {
 
 export function SettingsDialog() {
   const projects = useStore(app, (s) => s.projects);
+  const [rows, setRows] = useState<ProviderRow[] | null>(null);
+  const [path, setPath] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api<{ providers: ProviderRow[]; path: string }>("GET", "/api/settings/providers")
+      .then((d) => {
+        setRows(d.providers);
+        setPath(d.path);
+      })
+      .catch((exc: unknown) => setError(errorMessage(exc)));
+  }, []);
+  const onChange = (row: ProviderRow) => setRows((all) => all?.map((x) => (x.id === row.id ? row : x)) ?? null);
   return (
     <Modal title="Settings" onClose={closeDialog} wide>
-      <ProvidersSection />
-      <ModelsSection />
+      <ProvidersSection rows={rows} path={path} error={error} onChange={onChange} />
+      <ModelsSection providers={rows} onProviderChange={onChange} />
       <SecretsSection projects={projects} />
       <TrustSection projects={projects} />
       <SessionsSection />
