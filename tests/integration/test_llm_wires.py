@@ -363,11 +363,49 @@ async def test_switching_wires_drops_foreign_replay_state(fake_llm: FakeLLM) -> 
 # Failures ------------------------------------------------------------------------------------
 
 
+# Direct connections go through xum's lean HTTP client; behind a proxy, requests go through
+# httpx instead. Here the fake server is the proxy: the client is pointed at a host that does
+# not exist and reaches it only because HTTP_PROXY names the fake server, which answers the
+# absolute-form request itself. The failure tests below run both ways (`how`).
+
+UPSTREAM = "http://llm.example.test"  # .test never resolves: only the proxy can answer
+
+
+PROXY_VARS = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
+
+
+def route(server: FakeLLM, monkeypatch: pytest.MonkeyPatch, how: str) -> str | None:
+    """Set the environment for a direct connection or one through the fake server as an HTTP
+    proxy; the base URL to give the client (None: the server's own)."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    if how == "direct":
+        return None
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    return f"{UPSTREAM}/v1"
+
+
+@pytest.fixture
+def proxied(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    return route(fake_llm, monkeypatch, "proxy")
+
+
+def assert_went_through_the_proxy(server: FakeLLM, wire: Wire) -> None:
+    assert server.requests
+    for rec in server.requests:
+        assert rec.target == UPSTREAM + PATH[wire] and rec.path == PATH[wire]
+        assert rec.headers["host"] == "llm.example.test"
+
+
+@pytest.mark.parametrize("how", ["direct", "proxy"])
 @pytest.mark.parametrize("wire", WIRES)
-async def test_429_with_retry_after_then_success(fake_llm: FakeLLM, wire: Wire) -> None:
+async def test_429_with_retry_after_then_success(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, wire: Wire, how: str
+) -> None:
+    base_url = route(fake_llm, monkeypatch, how)
     fake_llm.script(fakellm.rate_limited(retry_after=2), fakellm.text("recovered"))
     sleeps = Sleeps()
-    client = make_client(fake_llm, wire, sleeps)
+    client = make_client(fake_llm, wire, sleeps, base_url=base_url)
     try:
         events = await collect(client, make_request(wire))
     finally:
@@ -377,6 +415,8 @@ async def test_429_with_retry_after_then_success(fake_llm: FakeLLM, wire: Wire) 
     assert (retry.attempt, retry.delay_s, retry.discard_partial) == (1, 2.0, False)
     assert "rate_limit" in retry.reason and sleeps.delays == [2.0]
     assert texts(events) == "recovered" and len(fake_llm.requests) == 2
+    if how == "proxy":
+        assert_went_through_the_proxy(fake_llm, wire)
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -431,14 +471,18 @@ async def test_in_band_error_mid_stream_is_retried_with_discard(
     assert texts(after_last_retry(events)) == "clean answer"
 
 
+@pytest.mark.parametrize("how", ["direct", "proxy"])
 @pytest.mark.parametrize("wire", WIRES)
-async def test_disconnect_mid_stream_then_success(fake_llm: FakeLLM, wire: Wire) -> None:
+async def test_disconnect_mid_stream_then_success(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, wire: Wire, how: str
+) -> None:
+    base_url = route(fake_llm, monkeypatch, how)
     cut = 3000 if wire == "openai-responses" else 900  # past the first text deltas, not the end
     fake_llm.script(
         fakellm.text("x" * 200, chunk_size=10, disconnect=fakellm.Disconnect(after_bytes=cut)),
         fakellm.text("whole reply"),
     )
-    client = make_client(fake_llm, wire)
+    client = make_client(fake_llm, wire, base_url=base_url)
     try:
         events = await collect(client, make_request(wire))
     finally:
@@ -450,6 +494,8 @@ async def test_disconnect_mid_stream_then_success(fake_llm: FakeLLM, wire: Wire)
     finish = events[-1]
     assert isinstance(finish, Finish) and texts(after_last_retry(events)) == "whole reply"
     assert finish.message["content"] == [{"type": "text", "text": "whole reply"}]
+    if how == "proxy":
+        assert_went_through_the_proxy(fake_llm, wire)
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -468,38 +514,6 @@ async def test_connection_closed_before_headers_is_retried(fake_llm: FakeLLM, wi
 
 
 # The httpx path -------------------------------------------------------------------------------
-# Direct connections go through xum's lean HTTP client; behind a proxy, requests go through
-# httpx instead. Here the fake server is the proxy: the client is pointed at a host that does
-# not exist and reaches it only because HTTP_PROXY names the fake server, which answers the
-# absolute-form request itself.
-
-UPSTREAM = "http://llm.example.test"  # .test never resolves: only the proxy can answer
-
-
-PROXY_VARS = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
-
-
-def route(server: FakeLLM, monkeypatch: pytest.MonkeyPatch, how: str) -> str | None:
-    """Set the environment for a direct connection or one through the fake server as an HTTP
-    proxy; the base URL to give the client (None: the server's own)."""
-    for name in PROXY_VARS:
-        monkeypatch.delenv(name, raising=False)
-    if how == "direct":
-        return None
-    monkeypatch.setenv("HTTP_PROXY", server.url)
-    return f"{UPSTREAM}/v1"
-
-
-@pytest.fixture
-def proxied(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> str | None:
-    return route(fake_llm, monkeypatch, "proxy")
-
-
-def assert_went_through_the_proxy(server: FakeLLM, wire: Wire) -> None:
-    assert server.requests
-    for rec in server.requests:
-        assert rec.target == UPSTREAM + PATH[wire] and rec.path == PATH[wire]
-        assert rec.headers["host"] == "llm.example.test"
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -519,46 +533,6 @@ async def test_text_reply_through_a_proxy(
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1
     (rec,) = fake_llm.requests
     assert rec.body == client.request_body(request) and rec.status == 200
-    assert_went_through_the_proxy(fake_llm, wire)
-
-
-@pytest.mark.parametrize("wire", WIRES)
-async def test_429_then_success_through_a_proxy(
-    fake_llm: FakeLLM, proxied: str | None, wire: Wire
-) -> None:
-    fake_llm.script(fakellm.rate_limited(retry_after=2), fakellm.text("recovered"))
-    sleeps = Sleeps()
-    client = make_client(fake_llm, wire, sleeps, base_url=proxied)
-    try:
-        events = await collect(client, make_request(wire))
-    finally:
-        await client.aclose()
-    retry = events[0]
-    assert isinstance(retry, Retrying) and (retry.attempt, retry.delay_s) == (1, 2.0)
-    assert "rate_limit" in retry.reason and sleeps.delays == [2.0]
-    assert texts(events) == "recovered" and len(fake_llm.requests) == 2
-    assert_went_through_the_proxy(fake_llm, wire)
-
-
-@pytest.mark.parametrize("wire", WIRES)
-async def test_disconnect_mid_stream_then_success_through_a_proxy(
-    fake_llm: FakeLLM, proxied: str | None, wire: Wire
-) -> None:
-    cut = 3000 if wire == "openai-responses" else 900
-    fake_llm.script(
-        fakellm.text("x" * 200, chunk_size=10, disconnect=fakellm.Disconnect(after_bytes=cut)),
-        fakellm.text("whole reply"),
-    )
-    client = make_client(fake_llm, wire, base_url=proxied)
-    try:
-        events = await collect(client, make_request(wire))
-    finally:
-        await client.aclose()
-    retries = [e for e in events if isinstance(e, Retrying)]
-    assert len(retries) == 1 and retries[0].discard_partial is True
-    assert "network" in retries[0].reason
-    assert texts(events[: events.index(retries[0])])
-    assert texts(after_last_retry(events)) == "whole reply"
     assert_went_through_the_proxy(fake_llm, wire)
 
 
