@@ -1,5 +1,5 @@
-"""A server turn takes its session log's writer lock on a worker thread: waiting for another
-writer (such as `xum run`) never stalls the loop every workspace shares."""
+"""A turn takes its session log's writer lock on a worker thread: waiting for another writer
+(such as `xum run`) never stalls the loop every workspace of a server shares."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import threading
 
 from xum.core.ids import workspace_id
 from xum.core.lock import is_locked
-from xum.server.sessions import _hold_writer
 from xum.store.sessionlog import LOCK_NAME, SessionLog
 
 
@@ -42,7 +41,7 @@ async def test_the_loop_runs_on_while_the_turn_waits_for_another_writer() -> Non
             ticks += 1
 
     ticker = asyncio.create_task(tick())
-    await _hold_writer(log)
+    await log.begin_write_off_loop()
     ticker.cancel()
     assert ticks >= 10  # the loop kept going while the lock was awaited
     assert log.writing_now
@@ -56,7 +55,7 @@ async def test_a_cancelled_wait_does_not_keep_the_lock() -> None:
     ws = workspace_id()
     log = SessionLog.open(ws, purpose="xum server")
     other = hold_elsewhere(ws, 0.3)
-    waiting = asyncio.create_task(_hold_writer(log))
+    waiting = asyncio.create_task(log.begin_write_off_loop())
     await asyncio.sleep(0.05)
     waiting.cancel()
     await asyncio.gather(waiting, return_exceptions=True)

@@ -142,7 +142,7 @@ class JsonRenderer:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        if event["type"] in (E.ERROR, E.FINAL):
+        if event["type"] == E.ERROR:
             return
         self._write(event)
 

@@ -10,7 +10,6 @@ terminal event, whatever happens (bad flags, a provider error, a bug): `final` w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -264,6 +263,8 @@ async def _run(
     from xum.engine.route import resolve_route
     from xum.llm.http import prewarm
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
+    from xum.store.config import load_config
+    from xum.store.providers import load_providers
     from xum.workspaces.lifecycle import create_workspace
 
     # A one-shot `/<alias>+<level> message` picks the model and thinking of this run.
@@ -275,7 +276,9 @@ async def _run(
 
         agent_model, agent_thinking = await agent_ai_defaults(str(directory), mode)
     # Everything that can fail on configuration is resolved before anything is written.
-    route = resolve_route(model or agent_model)
+    # config.json is read once, for the route and the sub-agent settings.
+    providers, config = load_providers(), load_config()
+    route = resolve_route(model or agent_model, providers=providers, config=config)
     prewarm(route.endpoint.base_url)  # overlaps the setup below
     thinking = parse_thinking(
         thinking_text or os.environ.get("XUM_THINKING_LEVEL") or agent_thinking or DEFAULT_THINKING,
@@ -332,7 +335,7 @@ async def _run(
         client = open_client(route.endpoint)
         # Sub-agents run in this process; their events are not rendered (their logs keep them).
         # The manager is made (and imported) when the agent first uses a task tool.
-        settings = TaskSettings.from_config()
+        settings = TaskSettings.from_config(config)
         manager: SubAgentManager | None = None
 
         def make_host() -> SubAgentHost:
@@ -388,7 +391,9 @@ async def _run(
         if interrupts >= 2:
             # Leave now: the log is durable as it stands (the next open closes the turn), and
             # the commands this run started go with it.
-            _kill_child_groups()
+            from xum.runtime.process import kill_child_groups
+
+            kill_child_groups()
             os._exit(EXIT_INTERRUPTED)
         session.interrupt()
 
@@ -438,26 +443,6 @@ async def _run(
     if code == EXIT_OK and exit_choice:
         code = int(exit_choice["code"])
     return RunOutcome(code, result.reason, extra)
-
-
-def _kill_child_groups() -> None:
-    """SIGKILL the process group of every child that leads its own session: how xum starts
-    commands (bash, background jobs, ssh). Linux only (it reads /proc); elsewhere a no-op."""
-    me = os.getpid()
-    try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as stat_file:
-                fields = stat_file.read().rsplit(b")", 1)[1].split()
-            parent, session = int(fields[1]), int(fields[3])
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == me and session == pid:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
 
 
 def _open_log(workspace_id: str) -> SessionLog:

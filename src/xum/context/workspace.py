@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -275,22 +275,7 @@ class WorkspaceContext:
     async def list_agents(self) -> list[ResolvedAgent]:
         """Agents a user can pick: enabled, resolvable and not hidden."""
         catalog, _ = await self.agent_catalog()
-        out = []
-        for agent_id in catalog.ids():
-            if not catalog.exists(agent_id):
-                continue
-            try:
-                agent = catalog.resolve(agent_id)
-            except AgentError:
-                continue
-            if not agent.hidden:
-                out.append(agent)
-        return out
-
-    async def runnable_agents(self) -> list[ResolvedAgent]:
-        """Agents that `task` may start as sub-agents here (`subagent.runnable`)."""
-        catalog, _ = await self.agent_catalog()
-        return runnable_agents(catalog)
+        return [a for a in usable_agents(catalog, catalog.ids()) if not a.hidden]
 
     async def live(self, selection: AgentSelection, model_string: str) -> LiveContext:
         available = tuple(self.available_tools())
@@ -425,18 +410,21 @@ class WorkspaceContext:
         cls,
         runtime: Runtime,
         *,
-        workspace_path: str,
         project_path: str,
         workspace_name: str,
         is_git: bool,
+        workspace_path: str | None = None,
     ) -> WorkspaceContext:
-        """The context of a local or worktree workspace (global files under $XUM_ROOT and HOME,
-        the plan under $XUM_ROOT/plans). Upward searches stop at the project (the git toplevel)
-        when the workspace lies inside it, else at the workspace itself."""
+        """The context of a workspace's checkout, read through `runtime` (global files under
+        $XUM_ROOT and HOME, the plan under $XUM_ROOT/plans). `workspace_path`: the working
+        directory, by default the runtime's. Upward searches stop at the project (the git
+        toplevel) when the workspace lies inside it, else at the workspace itself."""
         from xum.context.files import inside
         from xum.context.plan import plan_file_path
         from xum.core.paths import xum_root
 
+        if workspace_path is None:
+            workspace_path = runtime.workspace_path
         root = project_path if inside(workspace_path, project_path) else workspace_path
         return cls(
             WorkspaceFacts(
@@ -484,19 +472,21 @@ async def agent_ai_defaults(directory: str, agent_id: str) -> tuple[str | None, 
     return agent.ai_model, agent.ai_thinking
 
 
-def runnable_agents(catalog: AgentCatalog) -> list[ResolvedAgent]:
-    """The catalog's enabled, resolvable agents with `subagent.runnable`, by id."""
-    out = []
-    for agent_id in sorted(catalog.ids()):
+def usable_agents(catalog: AgentCatalog, ids: Iterable[str]) -> Iterator[ResolvedAgent]:
+    """The agents of `ids` (in that order) that are enabled and resolve; a broken one is
+    skipped (its problem is among the catalog's diagnostics)."""
+    for agent_id in ids:
         if not catalog.exists(agent_id):
             continue
         try:
-            agent = catalog.resolve(agent_id)
+            yield catalog.resolve(agent_id)
         except AgentError:
             continue
-        if agent.runnable:
-            out.append(agent)
-    return out
+
+
+def runnable_agents(catalog: AgentCatalog) -> list[ResolvedAgent]:
+    """The catalog's enabled, resolvable agents with `subagent.runnable`, by id."""
+    return [a for a in usable_agents(catalog, sorted(catalog.ids())) if a.runnable]
 
 
 def _with_body(agent: ResolvedAgent, body: str) -> ResolvedAgent:

@@ -8,13 +8,12 @@ and the sub-agent host (the workspaces layer makes each child a workspace).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from xum.tools.tasking import SubAgentError, SubAgentHost
 
 if TYPE_CHECKING:
     from xum.tools.base import ToolContext, ToolResult
-    from xum.tools.tasking import PatchOutcome, TaskSpec, TaskView
 
 
 @dataclass(slots=True)
@@ -39,21 +38,11 @@ class ToolMiddleware(Protocol):
 # The sub-agent host is defined where the task tools can see it (tools, L2) and re-exported
 # here: the engine hands it to tools through ToolContext.subagents, and the workspaces layer
 # implements it (xum.workspaces.subagents), one host per session, scoped to its nesting depth.
-# Its records are imported on first use (see xum.tools.tasking).
-def __getattr__(name: str) -> Any:
-    if name in ("PatchOutcome", "TaskSpec", "TaskView"):
-        from xum.tools import tasking
-
-        return getattr(tasking, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
+# Its records (PatchOutcome, TaskSpec, TaskView) are in xum.tools.tasking, imported on first
+# use.
 __all__ = [
-    "PatchOutcome",
     "SubAgentError",
     "SubAgentHost",
-    "TaskSpec",
-    "TaskView",
     "ToolCall",
     "ToolMiddleware",
 ]

@@ -213,7 +213,9 @@ class AgentSession:
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
         self._background: BackgroundProcesses | None = None  # made on first use
-        self.todos: list[TodoItem] = _todos_from(log.frames)  # the list as last written
+        # What the log says so far: the task list as last written, the cost, the last header.
+        resumed = _resume(log.frames)
+        self.todos: list[TodoItem] = resumed.todos
         self.projection = HistoryProjection()
         self.doom = DoomLoopGuard()
         self._step_queue: list[str] = []
@@ -222,11 +224,12 @@ class AgentSession:
         self._pending_advisories: dict[str, str] = {}
         self._interrupt_requested = False
         self._running = False
-        self.session_cost, self.cost_known = self._costs_so_far(log.frames)
-        self._header_key = self._last_header(log.frames)
+        self.session_cost, self.cost_known = resumed.cost, resumed.cost_known
+        self._header_key = resumed.header_key
         # The step_start (and request_header) of the step in flight: written with its reply, or
         # with the turn_end when the step produced none, so every request sent is on record.
         self._pending_step: list[FrameSpec] = []
+        self._pending_key: bytes | None = None  # the key of its request_header, if it has one
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
         self._set_tools(settings.tools)
@@ -351,23 +354,27 @@ class AgentSession:
     async def _run_turn(self, text: str, prepared: PreparedMessage | None = None) -> TurnResult:
         """`text` is what the model receives; `prepared`, what a slash command made of the
         message (None for plain text)."""
-        slash = None if prepared is None else prepared.slash
+        # A slash command's message keeps what was typed and what the command was.
+        slash_fields: dict[str, Any] = (
+            {}
+            if prepared is None or prepared.slash is None
+            else {"typed": prepared.typed, "slash": prepared.slash}
+        )
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
-        self._pending_step = []
+        self._pending_step, self._pending_key = [], None
         self._required_done = False
         self._forced_steps = 0
         self._force_next = False
         self._plan_proposed = False
         self.doom.reset()
-        self.log.begin_write(purpose=f"turn {result.turn_id}")
+        # Off the loop: other sessions (the server's, a parent's) share it.
+        await self.log.begin_write_off_loop(f"turn {result.turn_id}")
         try:
             # Context changes noticed now go before the user's message.
             context_frames = await self._context_frames()
-            user: dict[str, Any] = {"message": text_message("user", text)}
-            if prepared is not None and slash is not None:
-                user.update(typed=prepared.typed, slash=slash)
+            user: dict[str, Any] = {"message": text_message("user", text), **slash_fields}
             frames = await self._append(
                 [
                     (ev.TURN_START, {"turn_id": result.turn_id}),
@@ -379,10 +386,7 @@ class AgentSession:
                 E.TURN_START, frames[0], turn_id=result.turn_id, model=self.route.model_string
             )
             self._context_events(context_frames, frames[1:-1])
-            fields: dict[str, Any] = {"text": text}
-            if prepared is not None and slash is not None:
-                fields.update(typed=prepared.typed, slash=slash)
-            self._emit(E.USER_MESSAGE, frames[-1], **fields)
+            self._emit(E.USER_MESSAGE, frames[-1], text=text, **slash_fields)
             try:
                 await self._steps(result)
             except _Interrupted:
@@ -425,7 +429,7 @@ class AgentSession:
             self.emit({"type": E.STEP_START, "step": step, "turn_id": result.turn_id})
             registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
             request = self._build_request(self._tool_choice())
-            self._pending_step = self._step_frames(result.turn_id, step, request)
+            self._pending_step, self._pending_key = self._step_frames(result.turn_id, step, request)
             state = StreamState()
             try:
                 finish = await self._cancellable(
@@ -604,17 +608,21 @@ class AgentSession:
             self._debug_request(request)
         return request
 
-    def _step_frames(self, turn_id: str, step: int, request: LLMRequest) -> list[FrameSpec]:
+    def _step_frames(
+        self, turn_id: str, step: int, request: LLMRequest
+    ) -> tuple[list[FrameSpec], bytes | None]:
         """The frames that put this step's request on record: step_start (with the forced
         tool_choice, if any) and a request_header when anything else that shapes the request
-        changed since the last one. `xum.engine.replay.rebuild_requests` reads them back."""
+        changed since the last one (with the header's key; None without one).
+        `xum.engine.replay.rebuild_requests` reads them back."""
         start: dict[str, Any] = {"turn_id": turn_id, "step": step}
         if request.tool_choice is not None:
             start["tool_choice"] = request.tool_choice
         frames: list[FrameSpec] = [(ev.STEP_START, start)]
         shape = request_shape(request, self.route.model_string, self._tools_hash)
-        if header_key(shape) == self._header_key:
-            return frames
+        key = header_key(shape)
+        if key == self._header_key:
+            return frames, None
         frozen = self.context.frozen
         if (frozen.system_sha256, frozen.tools_sha256) == (
             shape["system_sha256"],
@@ -631,14 +639,13 @@ class AgentSession:
                 ],
             }
         frames.append((ev.REQUEST_HEADER, {**shape, **body}))
-        return frames
+        return frames, key
 
     def _step_recorded(self) -> None:
         """The in-flight step's frames were appended: remember the header they carried."""
-        for kind, data in self._pending_step:
-            if kind == ev.REQUEST_HEADER:
-                self._header_key = header_key(data)
-        self._pending_step = []
+        if self._pending_key is not None:
+            self._header_key = self._pending_key
+        self._pending_step, self._pending_key = [], None
 
     def _debug_request(self, request: LLMRequest) -> None:
         """XUM_DEBUG_LLM_REQUEST=1: append the whole request (never a key) to the debug log."""
@@ -796,11 +803,6 @@ class AgentSession:
         (frame,) = await self._append([self._result_frame(call, result, seconds)])
         self._emit_result(frame, call, result, seconds)
 
-    def _record_result_now(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        """The synchronous form, for the rare paths that close calls that never ran."""
-        frame = self.log.append(*self._result_frame(call, result, seconds))
-        self._emit_result(frame, call, result, seconds)
-
     def _emit_result(
         self, frame: Frame, call: ToolCall, result: ToolResult, seconds: float
     ) -> None:
@@ -815,14 +817,27 @@ class AgentSession:
             duration_s=round(seconds, 4),
         )
 
-    def _close_calls(self, calls: Sequence[ToolCall], output: str) -> None:
-        """Give every call that has no result yet an error result saying why it did not run."""
+    def _closing_frames(
+        self, calls: Sequence[ToolCall], output: str
+    ) -> tuple[ToolResult, list[FrameSpec]]:
+        """The error result (`output`) for calls that never ran, and the frames that give it
+        to each of `calls`."""
         from xum.tools.base import ToolResult
 
+        closing = ToolResult(output=output, is_error=True)
+        return closing, [self._result_frame(call, closing, 0.0) for call in calls]
+
+    def _close_calls(self, calls: Sequence[ToolCall], output: str) -> None:
+        """Give every call that has no result yet an error result saying why it did not run,
+        in one batch."""
         done = self._answered_call_ids()
-        for call in calls:
-            if call.id not in done:
-                self._record_result_now(call, ToolResult(output=output, is_error=True), 0.0)
+        open_calls = [call for call in calls if call.id not in done]
+        if not open_calls:
+            return
+        closing, batch = self._closing_frames(open_calls, output)
+        frames = self.log.append_many(batch)
+        for call, frame in zip(open_calls, frames, strict=True):
+            self._emit_result(frame, call, closing, 0.0)
 
     def _answered_call_ids(self) -> set[str]:
         answered: set[str] = set()
@@ -860,19 +875,11 @@ class AgentSession:
         awaiting anything: in one batch, the step in flight, an error result (`output`) for
         every call still without one, and the turn_end. Events go out after the write; a
         failing event sink cannot undo it."""
-        from xum.tools.base import ToolResult
-
         calls = self._unanswered_calls()
-        closing = ToolResult(output=output, is_error=True)
+        closing, results = self._closing_frames(calls, output)
         step = self._pending_step
         self.log.delete_partial()
-        frames = self.log.append_many(
-            [
-                *step,
-                *(self._result_frame(call, closing, 0.0) for call in calls),
-                self._turn_end_frame(result, reason),
-            ]
-        )
+        frames = self.log.append_many([*step, *results, self._turn_end_frame(result, reason)])
         self._step_recorded()
         for call, frame in zip(calls, frames[len(step) : -1], strict=True):
             with contextlib.suppress(Exception):
@@ -1110,46 +1117,64 @@ class AgentSession:
 
         return watch
 
-    # Reading the log -------------------------------------------------------------------------
 
-    @staticmethod
-    def _costs_so_far(frames: Sequence[Frame]) -> tuple[float, bool]:
-        total, known = 0.0, True
-        for frame in frames:
-            if frame.type == ev.ASSISTANT_MESSAGE and not frame.damaged:
-                cost = frame.data.get("cost_usd")
-                if cost is None:
-                    known = False
-                else:
-                    total += float(cost)
-        return total, known
+@dataclass(slots=True)
+class _Resumed:
+    todos: list[TodoItem]
+    cost: float
+    cost_known: bool
+    header_key: bytes | None
 
-    @staticmethod
-    def _last_header(frames: Sequence[Frame]) -> bytes | None:
-        for frame in reversed(frames):
-            if frame.type == ev.REQUEST_HEADER and not frame.damaged:
-                return header_key(frame.data)
+
+def _resume(frames: Sequence[Frame]) -> _Resumed:
+    """What a session takes over from its log, in one pass: the task list as the last
+    successful todo_write left it (empty when there is none), the cost of every reply so far
+    (known only if every reply's is), and the key of the last request header."""
+    total, known = 0.0, True
+    todos: list[Any] | None = None
+    header: dict[str, Any] | None = None
+    for frame in frames:
+        if frame.damaged:
+            continue
+        kind = frame.type
+        if kind == ev.ASSISTANT_MESSAGE:
+            cost = frame.data.get("cost_usd")
+            if cost is None:
+                known = False
+            else:
+                total += float(cost)
+        elif kind == ev.REQUEST_HEADER:
+            header = frame.data
+        elif kind == ev.TOOL_RESULT:
+            written = _written_todos(frame.data)
+            if written is not None:
+                todos = written
+    return _Resumed(
+        _todo_items(todos) if todos is not None else [],
+        total,
+        known,
+        header_key(header) if header is not None else None,
+    )
+
+
+def _written_todos(data: dict[str, Any]) -> list[Any] | None:
+    """The list a successful todo_write result carries, else None."""
+    parts = data.get("message", {}).get("content", [])
+    part = parts[0] if parts and isinstance(parts[0], dict) else {}
+    todos = data.get("meta", {}).get("todos")
+    if part.get("name") != "todo_write" or part.get("is_error") or not isinstance(todos, list):
         return None
+    return todos
 
 
-def _todos_from(frames: Sequence[Frame]) -> list[TodoItem]:
-    """The task list as the last successful todo_write left it (empty when there is none)."""
-    for frame in reversed(frames):
-        if frame.type != ev.TOOL_RESULT or frame.damaged:
-            continue
-        parts = frame.data.get("message", {}).get("content", [])
-        part = parts[0] if parts and isinstance(parts[0], dict) else {}
-        todos = frame.data.get("meta", {}).get("todos")
-        if part.get("name") != "todo_write" or part.get("is_error") or not isinstance(todos, list):
-            continue
-        from xum.tools.base import TodoItem  # only sessions that used todo_write get here
+def _todo_items(todos: list[Any]) -> list[TodoItem]:
+    from xum.tools.base import TodoItem  # only sessions that used todo_write get here
 
-        return [
-            TodoItem(content=t["content"], status=t["status"])
-            for t in todos
-            if isinstance(t, dict) and t.get("status") in ("pending", "in_progress", "completed")
-        ]
-    return []
+    return [
+        TodoItem(content=t["content"], status=t["status"])
+        for t in todos
+        if isinstance(t, dict) and t.get("status") in ("pending", "in_progress", "completed")
+    ]
 
 
 def _parsed_or_raw(arguments: str) -> Any:

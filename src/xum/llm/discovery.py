@@ -28,7 +28,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import orjson
 
 from xum import __version__
-from xum.llm.endpoint import Endpoint
+from xum.llm.endpoint import Endpoint, auth_headers
 
 MODEL_ID_MAX = 200
 TIMEOUT_S = 10.0
@@ -36,7 +36,6 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_MODELS = 5000
 MAX_PAGES = 10
 CACHE_TTL_S = 60.0
-ANTHROPIC_VERSION = "2023-06-01"
 
 
 def model_id_problem(model_id: str) -> str | None:
@@ -126,17 +125,14 @@ def _style(endpoint: Endpoint) -> str:
 def _headers(endpoint: Endpoint, style: str) -> dict[str, str]:
     headers = {"Accept": "application/json", "User-Agent": f"xum/{__version__}"}
     headers.update(endpoint.headers)
-    key = endpoint.api_key
     if style == "anthropic":
-        headers["anthropic-version"] = ANTHROPIC_VERSION
-    if key is None or endpoint.auth_style == "none":
-        return headers
-    if style == "gemini":
-        headers["x-goog-api-key"] = key
-    elif endpoint.auth_style == "x-api-key":
-        headers["x-api-key"] = key
-    else:
-        headers["Authorization"] = f"Bearer {key}"
+        from xum.llm.anthropic import API_VERSION  # the wire module: only when listing
+
+        headers["anthropic-version"] = API_VERSION
+    if style != "gemini":
+        headers.update(auth_headers(endpoint))
+    elif endpoint.api_key and endpoint.auth_style != "none":
+        headers["x-goog-api-key"] = endpoint.api_key  # the Gemini API's own header
     return headers
 
 

@@ -30,3 +30,13 @@ class Endpoint:
             f"Endpoint(provider={self.provider!r}, wire={self.wire!r}, base_url={self.base_url!r}, "
             f"key_source={self.key_source!r})"
         )
+
+
+def auth_headers(endpoint: Endpoint) -> dict[str, str]:
+    """The header that carries `endpoint`'s key, as its `auth_style` says (none without a key)."""
+    key = endpoint.api_key
+    if not key or endpoint.auth_style == "none":
+        return {}
+    if endpoint.auth_style == "x-api-key":
+        return {"x-api-key": key}
+    return {"authorization": f"Bearer {key}"}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from xum import __version__
 from xum.llm.common import dumps, loads
-from xum.llm.endpoint import Endpoint
+from xum.llm.endpoint import Endpoint, auth_headers
 from xum.llm.errors import (
     ErrorContext,
     LLMError,
@@ -263,10 +263,7 @@ class WireClient:
         }
         if stream:
             headers["accept-encoding"] = "identity"  # compressed SSE arrives in bursts
-        if ep.api_key and ep.auth_style == "x-api-key":
-            headers["x-api-key"] = ep.api_key
-        elif ep.api_key and ep.auth_style == "bearer":
-            headers["authorization"] = f"Bearer {ep.api_key}"
+        headers.update(auth_headers(ep))
         headers.update(self.wire_headers())
         headers.update(ep.headers)
         return headers

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 RuntimeKind = Literal["local", "worktree", "ssh"]
+
+# A tool's spill file (xum.tools.bounds) keeps the first 512 MiB of a stream on a runtime whose
+# tools read xum's own files; one that has to be copied elsewhere keeps less (see `spill_cap`).
+SPILL_CAP_BYTES = 512 * 1024 * 1024
 
 OutputSink = Callable[[bytes], None]
 
@@ -48,6 +53,11 @@ class FileStat:
 class Runtime(Protocol):
     kind: RuntimeKind
     workspace_path: str  # absolute, in the runtime's namespace
+    # The most bytes a tool's spill file keeps (xum.tools.bounds).
+    spill_cap: int
+    # Whether the runtime's tools read files on xum's machine where xum wrote them (local,
+    # worktree); otherwise a file xum wrote for them reaches them through `publish_file`.
+    sees_local_files: bool
 
     @property
     def temp_dir(self) -> str:
@@ -94,5 +104,12 @@ class Runtime(Protocol):
         ...
 
     async def stat(self, path: str) -> FileStat: ...
+
+    async def publish_file(self, local: Path) -> str:
+        """Where the runtime's tools read `local`, a file xum wrote on its own machine for them
+        (a spill file): `local` itself when they read xum's files; otherwise a copy in the
+        runtime's scratch space, and the local file is removed. Raises OSError when the copy
+        fails (the local file is then kept)."""
+        ...
 
     async def close(self) -> None: ...

@@ -8,8 +8,10 @@ import errno
 import os
 import stat
 from collections.abc import Mapping
+from pathlib import Path
 
 from xum.runtime.base import (
+    SPILL_CAP_BYTES,
     ExecResult,
     FileStat,
     NotRegularFileError,
@@ -30,6 +32,8 @@ _READ_CHUNK = 1024 * 1024
 
 class LocalRuntime:
     kind: RuntimeKind = "local"
+    spill_cap: int = SPILL_CAP_BYTES
+    sees_local_files: bool = True
 
     def __init__(self, workspace_path: str, temp_dir: str | None = None) -> None:
         """`temp_dir`: default the system's (`tempfile.gettempdir()`), looked up on first use:
@@ -110,6 +114,10 @@ class LocalRuntime:
             mode=st.st_mode,
             mtime_ns=st.st_mtime_ns,
         )
+
+    async def publish_file(self, local: Path) -> str:
+        """The tools read this machine's files: `local` as it is."""
+        return str(local)
 
     async def close(self) -> None:
         return None

@@ -36,6 +36,18 @@ EOF_AFTER_KILL_S = 1.0
 _POLL_S = 0.02
 
 
+def _proc_stat(pid: int | str) -> tuple[bytes, int, int, int] | None:
+    """(state, parent pid, process group, session) from `/proc/<pid>/stat`, or None when it
+    cannot be read (the process is gone, or this is not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat_file:
+            # The command name (in parentheses) may itself contain ") ": split at the last one.
+            fields = stat_file.read().rsplit(b")", 1)[1].split()
+        return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _group_alive(pgid: int) -> bool:
     """True while a process of the group still runs. Zombies do not count: an orphan that
     died waits for init to reap it, and some inits (in containers) are slow to do so."""
@@ -53,12 +65,8 @@ def _group_alive(pgid: int) -> bool:
         for entry in entries:
             if not entry.name.isdigit():
                 continue
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as stat_file:
-                    fields = stat_file.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            stat = _proc_stat(entry.name)
+            if stat is not None and stat[2] == pgid and stat[0] not in (b"Z", b"X"):
                 return True
     return False
 
@@ -66,6 +74,21 @@ def _group_alive(pgid: int) -> bool:
 def _signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def kill_child_groups() -> None:
+    """SIGKILL the process group of every child of this process that leads its own session:
+    how xum starts commands (bash, background jobs, ssh). Linux only (it reads /proc);
+    elsewhere a no-op."""
+    me = os.getpid()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        stat = _proc_stat(pid)
+        if stat is not None and stat[1] == me and stat[3] == pid:
+            _signal_group(pid, signal.SIGKILL)
 
 
 async def stop_group(pgid: int, proc: asyncio.subprocess.Process) -> None:

@@ -57,6 +57,10 @@ NON_INTERACTIVE_ENV: dict[str, str] = {
 }
 # Variables that name local paths: meaningless (or misleading) on the remote.
 LOCAL_ONLY_ENV = frozenset({"XUM_SCRATCH_DIR"})
+# The most bytes a tool's spill file keeps here (the local runtime's: `SPILL_CAP_BYTES`).
+SSH_SPILL_CAP_BYTES = 64 * 1024 * 1024
+# Where `publish_file` puts files under the remote scratch dir.
+PUBLISHED_DIR = "tool-output"
 
 CONTROL_PERSIST_S = 300
 CONNECT_TIMEOUT_S = 15
@@ -247,6 +251,9 @@ def _payload(script: str, env: Mapping[str, str], cwd: str) -> bytes:
 
 class SshRuntime:
     kind: RuntimeKind = "ssh"
+    # A spill file crosses the network a second time (to the host, `publish_file`): it keeps less.
+    spill_cap: int = SSH_SPILL_CAP_BYTES
+    sees_local_files: bool = False
 
     def __init__(
         self,
@@ -383,6 +390,16 @@ class SshRuntime:
         if rc != 0:
             message = err.decode(errors="replace").strip() or f"exit {rc}"
             raise OSError(errno.EIO, message, resolved)
+
+    async def publish_file(self, local: Path) -> str:
+        """Copy `local` into the remote scratch dir (`tool-output/<same name>`, where the tools
+        on the host read it) and remove the local copy; returns the remote path. Raises OSError
+        when the copy fails (the local file is then kept)."""
+        remote = f"{self.scratch_dir}/{PUBLISHED_DIR}/{local.name}"
+        await self.upload(local, remote)
+        with contextlib.suppress(OSError):
+            local.unlink()
+        return remote
 
     async def stat(self, path: str) -> FileStat:
         resolved = self.resolve(path)

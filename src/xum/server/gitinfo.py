@@ -151,9 +151,12 @@ async def find_base(runtime: Runtime, parent_branch: str | None) -> Base | None:
     head = await _text(runtime, ["rev-parse", "--verify", "--quiet", "HEAD"])
     if head is None:
         return None
-    for ref in (parent_branch, await default_branch(runtime)):
-        if not ref:
-            continue
+    if parent_branch:
+        sha = await _text(runtime, ["merge-base", "HEAD", parent_branch])
+        if sha:
+            return Base(parent_branch, sha)
+    ref = await default_branch(runtime)  # asked only when the parent branch gives no base
+    if ref:
         sha = await _text(runtime, ["merge-base", "HEAD", ref])
         if sha:
             return Base(ref, sha)
@@ -224,7 +227,7 @@ async def _untracked_diffs(
 ) -> tuple[list[tuple[str, bytes]], bool]:
     """Each untracked file's diff against /dev/null, all from one command (one round trip on
     SSH). Returns (name, diff) pairs in order, and whether the output was cut."""
-    sep = "printf '\\0xum-untracked\\0'"
+    sep = _printf(_FILE_SEP)
     script = "\n".join(
         f"{sep}; {_git(['diff', '--no-index', '--no-color', '--', '/dev/null', name])}"
         for name in names
@@ -232,6 +235,16 @@ async def _untracked_diffs(
     done = await run_bounded(runtime, script, limit + len(_FILE_SEP) * len(names))
     parts = done.out.split(_FILE_SEP)[1:]
     return list(zip(names, parts, strict=False)), done.truncated
+
+
+def _printf(data: bytes) -> str:
+    """A `printf` command that writes `data` exactly: bytes other than plain printable ASCII
+    (and `%`, `\\`, `'`) as octal escapes, in a single-quoted format."""
+    special = {ord(c) for c in "%\\'"}
+    escaped = "".join(
+        chr(b) if 0x20 <= b < 0x7F and b not in special else f"\\{b:03o}" for b in data
+    )
+    return f"printf '{escaped}'"
 
 
 def _parse_numstat(raw: bytes) -> list[FileStat]:

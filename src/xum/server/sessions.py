@@ -29,12 +29,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import XumError
 from xum.core.lock import is_locked
@@ -47,6 +46,10 @@ from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import LOCK_NAME, check_workspace_id
 
+if TYPE_CHECKING:
+    from xum.engine.route import ModelRoute
+    from xum.llm.types import ThinkingLevel
+
 log = logging.getLogger("xum.server")
 
 When = Literal["step", "turn"]
@@ -56,10 +59,12 @@ PREPARED_KEEP_S = 1800.0  # a new workspace's runtime (and init hook) kept for i
 
 @dataclass
 class Prepared:
-    """A workspace just created: its runtime and init hook, kept for the first turn."""
+    """A workspace just created: its runtime and init hook, kept for the first turn, and what
+    creating it learnt about its project."""
 
     runtime: Any  # Runtime
     init: Any  # InitHookRun | None
+    project: Any = None  # ProjectPaths | None
     since: float = field(default_factory=time.monotonic)
 
 
@@ -99,25 +104,16 @@ class SessionManager:
         self.prepared: dict[str, Prepared] = {}
         self.questions = Questions(hub)
         self._locks: dict[str, asyncio.Lock] = {}
-        self._main: asyncio.AbstractEventLoop | None = None
         self._background: set[asyncio.Task[Any]] = set()
         hub.active = lambda ws: ws in self.sessions
-
-    @property
-    def main_loop(self) -> asyncio.AbstractEventLoop:
-        if self._main is None:
-            self._main = asyncio.get_running_loop()
-        return self._main
 
     def lock_for(self, workspace_id: str) -> asyncio.Lock:
         return self._locks.setdefault(workspace_id, asyncio.Lock())
 
     def _publisher(self, workspace_id: str, on_event: Callable[[Any], None] | None = None) -> Any:
         """The session's event sink: each event goes to the hub on the spot (the session runs
-        on the server's loop). An event emitted from another thread, which the engine does not
-        do today, is handed to the loop instead, so the hub is only ever touched there."""
-        hub = self.hub
-        publish = _on_loop(self.main_loop, hub.publish)
+        on the server's loop, and the engine emits only there)."""
+        publish = _guarded(self.hub.publish)
 
         if on_event is None:
             return lambda event: publish(workspace_id, event)
@@ -164,7 +160,7 @@ class SessionManager:
                 self.hub.workspaces_changed()
 
             self._spawn(announce())
-        self.prepared[record.id] = Prepared(created.runtime, init)
+        self.prepared[record.id] = Prepared(created.runtime, init, created.project)
         assert isinstance(record, WorkspaceRecord)
         return record
 
@@ -255,7 +251,9 @@ class SessionManager:
         # Configuration problems (no provider, unknown model) fail here, before a new
         # workspace's prepared runtime is taken.
         route = await asyncio.to_thread(resolve_route, record.model)
-        parse_thinking(record.thinking or DEFAULT_THINKING, route.provider, route.model_id)
+        thinking = parse_thinking(
+            record.thinking or DEFAULT_THINKING, route.provider, route.model_id
+        )
         channel = await self.hub.channel(record.id)
         prepared = self.prepared.pop(record.id, None)
         holder: dict[str, LiveSession] = {}
@@ -267,10 +265,11 @@ class SessionManager:
         emit = self._publisher(record.id, on_event)
         parts = await _build(
             record,
-            prepared.runtime if prepared else None,
-            prepared.init if prepared else None,
+            route,
+            thinking,
+            prepared,
             emit,
-            _on_loop(self.main_loop, self.hub.publish),  # sub-agents' events
+            _guarded(self.hub.publish),  # sub-agents' events
             self.questions.asker(record.id),
         )
         live = LiveSession(record.id, parts, channel)
@@ -309,11 +308,7 @@ class SessionManager:
 
     async def _one_turn(self, live: LiveSession, text: str) -> str:
         try:
-            await _hold_writer(live.parts.log)
-            try:
-                result = await live.parts.agent.run_turn(text)
-            finally:
-                live.parts.log.end_write()
+            result = await live.parts.agent.run_turn(text)
             return str(result.reason)
         except asyncio.CancelledError:
             raise
@@ -417,36 +412,69 @@ class SessionManager:
             task.cancel()
 
 
+@dataclass(frozen=True)
+class _ProjectFacts:
+    trust_root: Path
+    is_git: bool  # whether the workspace's local checkout is a git work tree
+    secrets: dict[str, str]
+
+
+def _project_facts(record: WorkspaceRecord, known: Any) -> _ProjectFacts:
+    """What wiring a session needs to know about its project: git calls and a file read, so it
+    runs on a worker thread, never on the loop every workspace shares. `known`: the
+    `ProjectPaths` creating the workspace found, if this process created it."""
+    from xum.runtime import git
+    from xum.store.secrets import load_project_secrets
+    from xum.workspaces.service import project_paths
+
+    if known is not None:
+        is_git = known.is_git
+    else:
+        known = project_paths(Path(record.project_path))
+        checkout = Path(record.path)
+        if record.runtime == "ssh" or checkout.resolve() == known.root:
+            is_git = known.is_git  # (an SSH session takes it from the record instead)
+        else:
+            is_git = git.toplevel(checkout) is not None
+    return _ProjectFacts(known.trust_root, is_git, load_project_secrets(str(known.trust_root)))
+
+
 async def _build(
     record: WorkspaceRecord,
-    runtime: Any,
-    init: Any,
+    route: ModelRoute,
+    thinking: ThinkingLevel,
+    prepared: Prepared | None,
     emit: Any,
     children: Any,
     ask_user: Any,
 ) -> Parts:
-    """Everything `xum run` assembles for a turn."""
-    from xum.engine.route import resolve_route
+    """Everything `xum run` assembles for a turn (`route` and `thinking` resolved by the
+    caller, off the loop)."""
     from xum.engine.session import WorkspaceInfo
     from xum.llm.client import open_client
-    from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
     from xum.server.writerlog import WriterLog
     from xum.workspaces.service import open_runtime, scratch_dir
     from xum.workspaces.sessions import open_agent_session
     from xum.workspaces.subagents import SubAgentManager
     from xum.workspaces.wiring import wire_session
 
-    route = resolve_route(record.model)
-    thinking = parse_thinking(record.thinking or DEFAULT_THINKING, route.provider, route.model_id)
-    if runtime is None:
-        runtime = open_runtime(record)
+    runtime = prepared.runtime if prepared is not None else open_runtime(record)
     client = open_client(route.endpoint)
     # Reading a long log is the slow part of opening: off the loop every workspace shares.
     writer = await asyncio.to_thread(WriterLog.open, record.id, purpose="xum server")
     subagents = SubAgentManager(listener=children)
     try:
+        facts = await asyncio.to_thread(
+            _project_facts, record, prepared.project if prepared is not None else None
+        )
         wiring = await wire_session(
-            record, runtime, scratch_dir=scratch_dir(record.id), emit=emit, init=init
+            record,
+            runtime,
+            scratch_dir=scratch_dir(record.id),
+            emit=emit,
+            init=prepared.init if prepared is not None else None,
+            secrets=facts.secrets,
+            trust_root=facts.trust_root,
         )
         host = subagents.host_for(
             WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind),
@@ -471,6 +499,7 @@ async def _build(
             middleware=wiring.middleware,
             base_env=wiring.base_env,
             ask_user=ask_user,
+            is_git=facts.is_git,
         )
     except BaseException:
         await subagents.aclose()
@@ -511,40 +540,14 @@ def workspace_or_404(workspace_id: str) -> WorkspaceRecord:
     return record
 
 
-async def _hold_writer(log: Any) -> None:
-    """Take the session log's writer lock on a worker thread; the turn's own `begin_write` is
-    then a re-entrant no-op. Taking it reads what other processes appended, heals the log and
-    may wait (up to two seconds) for another writer: none of that on the loop every workspace
-    shares. A cancelled wait lets go of the lock as soon as the thread has it."""
-    future = asyncio.ensure_future(asyncio.to_thread(log.begin_write))
-    try:
-        await asyncio.shield(future)
-    except asyncio.CancelledError:
-
-        def release(done: asyncio.Future[None]) -> None:
-            if not done.cancelled() and done.exception() is None:
-                log.end_write()
-
-        future.add_done_callback(release)
-        raise
-
-
-def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None]) -> Callable[..., None]:
-    """`fn`, called at once on `loop`'s thread and handed over to `loop` from any other. It runs
+def _guarded(fn: Callable[..., None]) -> Callable[..., None]:
+    """`fn`, called at once (the engine emits on the server's loop, where the hub lives). It runs
     inside the engine's emit: a failure is logged, never raised into the turn."""
-    loop_thread = threading.get_ident()
 
-    def guarded(*args: Any) -> None:
+    def call(*args: Any) -> None:
         try:
             fn(*args)
         except Exception:
             log.exception("publishing an event failed")
-
-    def call(*args: Any) -> None:
-        if threading.get_ident() == loop_thread:
-            guarded(*args)
-        else:
-            with contextlib.suppress(RuntimeError):  # the loop is closing
-                loop.call_soon_threadsafe(guarded, *args)
 
     return call

@@ -150,6 +150,28 @@ class SessionLog:
 
     # Writing ---------------------------------------------------------------------------------
 
+    async def begin_write_off_loop(self, purpose: str | None = None) -> None:
+        """`begin_write` on a worker thread. Taking the lock reads what other processes
+        appended, heals the log and may wait (up to `lock_timeout`) for another writer: none of
+        that belongs on an event loop that other sessions share. A wait that is cancelled lets
+        go of the lock as soon as the thread has it."""
+        if self._depth:  # held already (re-entrant): nothing slow to do, no thread hop
+            self.begin_write(purpose)
+            return
+        import asyncio
+
+        future = asyncio.ensure_future(asyncio.to_thread(self.begin_write, purpose))
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+
+            def release(done: asyncio.Future[None]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    self.end_write()
+
+            future.add_done_callback(release)
+            raise
+
     def begin_write(self, purpose: str | None = None, timeout: float | None = None) -> None:
         """Take the writer lock (re-entrant). Waits up to `timeout` seconds (default
         `lock_timeout`) for another writer, then raises `SessionBusyError` naming it."""
@@ -216,8 +238,11 @@ class SessionLog:
     def write_partial(self, data: Mapping[str, Any]) -> None:
         from xum.store import partial  # while a reply streams: not needed to open a log
 
-        ensure_private_dir(self.directory)
-        partial.write_partial(self.directory, self._last_seq, data)
+        try:
+            partial.write_partial(self.directory, self._last_seq, data)
+        except FileNotFoundError:  # the session directory is made by begin_write
+            ensure_private_dir(self.directory)
+            partial.write_partial(self.directory, self._last_seq, data)
 
     def read_partial(self) -> Partial | None:
         from xum.store import partial

@@ -5,9 +5,10 @@ same process-group handling as a foreground command (and works on any runtime): 
 limit is the exec timeout, and cancelling the task kills the whole group. Output goes to a
 bounded in-memory ring (what `task_await` returns: the bytes since the last read) and, in full
 up to the spill cap, to a file under `$XUM_SCRATCH_DIR/tool-output/`. A reader that falls more
-than the ring behind is told how many bytes it missed and where the file is. On an SSH
-workspace the file is copied to the host when the process ends (or is stopped), where the model's
-tools can read it; until then the marker says it is on xum's machine.
+than the ring behind is told how many bytes it missed and where the file is. When the process
+ends (or is stopped) the file is handed to the runtime (`Runtime.publish_file`): on an SSH
+workspace it is copied to the host, where the model's tools can read it; until then the marker
+says it is on xum's machine.
 
 The session owns its `BackgroundProcesses` and closes it when it closes: no process outlives
 the session that started it.
@@ -27,7 +28,7 @@ from typing import Literal
 from xum.core.ids import random_suffix
 from xum.core.paths import FILE_MODE, ensure_private_dir
 from xum.runtime.base import ExecResult, Runtime
-from xum.tools.bounds import clip_middle, local_only, move_to_host, spill_cap_for, spill_dir
+from xum.tools.bounds import SpillPlace, clip_middle, spill_dir
 from xum.tools.tasking import BASH_TASK_PREFIX, ChangeSignal
 
 RING_BYTES = 1024 * 1024
@@ -105,11 +106,13 @@ class BackgroundProcess:
         timeout_s: float,
         spill_path: Path,
         spill_cap: int,
-        remote: bool,
+        spill_visible: bool,
         ring_bytes: int,
         on_change: Callable[[], None],
     ) -> None:
-        """`remote`: the runtime is SSH, so the spill file has to be copied to the host."""
+        """`spill_visible`: the runtime's tools read the spill file where it is written
+        (`Runtime.sees_local_files`); otherwise only once it is published when the process
+        ends."""
         self.process_id = process_id
         self.task_id = BASH_TASK_PREFIX + process_id
         self.script = script
@@ -117,9 +120,7 @@ class BackgroundProcess:
         self.timeout_s = timeout_s
         self.spill_path = spill_path
         self.spill_cap = spill_cap
-        self.remote = remote
-        self.remote_spill: str | None = None  # the spill file's path on the SSH host, once copied
-        self.copy_failure: str | None = None
+        self.spill = SpillPlace(spill_path, visible=spill_visible)
         self.started = time.monotonic()
         self.ended: float | None = None
         self.ring = OutputRing(ring_bytes)
@@ -197,28 +198,19 @@ class BackgroundProcess:
         self._close_spill()
         self._on_change()
 
-    async def copy_to_host(self, runtime: Runtime) -> None:
-        """SSH: once the process ended, copy its spill file to the host (see `move_to_host`)."""
+    async def publish_spill(self, runtime: Runtime) -> None:
+        """Once the process ended, hand its spill file to the runtime (see `SpillPlace`; on SSH
+        it is copied to the host)."""
         self._close_spill()
-        if not self.remote or not self._spilled or self.remote_spill or self.copy_failure:
-            return
-        try:
-            self.remote_spill = await move_to_host(runtime, self.spill_path)
-        except OSError as exc:
-            self.copy_failure = str(exc.strerror or exc)
+        if self._spilled:
+            await self.spill.publish(runtime)
 
     def _where(self) -> tuple[str | None, str]:
         """The spill file's path (for meta) and how the marker names it."""
         if not self._spilled:
             return None, "not kept"
-        if self.remote_spill is not None:
-            return self.remote_spill, f"full output: {self.remote_spill}"
-        if self.remote:
-            reason = self.copy_failure or (
-                "it was not copied there" if self.done else "it is copied there when it ends"
-            )
-            return str(self.spill_path), local_only(self.spill_path, reason)
-        return str(self.spill_path), f"full output: {self.spill_path}"
+        pending = "it was not copied there" if self.done else "it is copied there when it ends"
+        return self.spill.path, self.spill.where(pending=pending)
 
     def take(self) -> BashRead:
         """The output since the previous read (the cursor moves to the end)."""
@@ -280,8 +272,8 @@ class BackgroundProcesses:
             display_name=display_name,
             timeout_s=timeout_s,
             spill_path=spill_dir(self.scratch_dir) / f"bash-{process_id}.log",
-            spill_cap=spill_cap_for(runtime),
-            remote=runtime.kind == "ssh",
+            spill_cap=runtime.spill_cap,
+            spill_visible=runtime.sees_local_files,
             ring_bytes=self.ring_bytes,
             on_change=self.signal.notify,
         )
@@ -296,10 +288,10 @@ class BackgroundProcesses:
             result = await runtime.exec(
                 proc.script, env=env, timeout_s=proc.timeout_s, on_output=proc.feed
             )
-            await proc.copy_to_host(runtime)  # before `finish`: a reader then sees the host path
+            await proc.publish_spill(runtime)  # before `finish`: a reader sees the published path
         except asyncio.CancelledError:
             if proc.stopped and not self._closed:  # task_stop: the model may read it next
-                await proc.copy_to_host(runtime)
+                await proc.publish_spill(runtime)
             proc.finish(result, None)
             raise
         except Exception as exc:  # e.g. the workspace directory vanished

@@ -10,7 +10,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from xum.tools.base import Tool, ToolContext, ToolResult, error
-from xum.tools.bounds import HeadTailCapture, new_spill_path, spill_cap_for
+from xum.tools.bounds import HeadTailCapture, new_spill_path
 from xum.tools.input import ToolInput
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -74,9 +74,7 @@ class BashTool(Tool):
         if timeout > MAX_TIMEOUT_S:
             notes.append(f"timeout_secs {timeout:g} is above the maximum; used {MAX_TIMEOUT_S:.0f}")
             timeout = MAX_TIMEOUT_S
-        capture = HeadTailCapture(
-            new_spill_path(ctx.scratch_dir), spill_cap=spill_cap_for(ctx.runtime)
-        )
+        capture = HeadTailCapture(new_spill_path(ctx.scratch_dir), spill_cap=ctx.runtime.spill_cap)
         sink = ctx.on_output
 
         def on_output(chunk: bytes) -> None:
@@ -97,7 +95,8 @@ class BashTool(Tool):
             )
         finally:
             capture.close()
-        await capture.keep_on(ctx.runtime)  # SSH: the spill file goes where file_read looks
+        # The spill file goes where file_read looks (on SSH: the host).
+        await capture.publish(ctx.runtime)
 
         body = capture.render()
         if result.timed_out:

@@ -4,31 +4,31 @@ A command may print gigabytes; the model sees at most `head + tail` bytes with a
 marker naming how much was cut and where the full text is. Memory stays bounded whatever the
 volume: bytes go to the spill file as they arrive and only the head and a trimmed tail are
 kept. Small outputs never touch the disk: the spill file is created only once the stream
-outgrows what the model would see anyway.
+outgrows what the model would see anyway. The spill file keeps the first `Runtime.spill_cap`
+bytes (`SPILL_CAP_BYTES` unless told); beyond that it says how much it dropped. The tail the
+model sees is always the real end of the stream.
 
-On an SSH workspace the model's file_read and bash look on the remote host, so a spill file is
-copied there when the command ends (`move_to_host`, into the runtime's remote scratch dir) and
-the marker names the remote path. If that copy fails, the marker says plainly that the file is
-on xum's machine and cannot be read from the host.
+A spill file is written on xum's machine; when the command ends it is handed to the runtime's
+`publish_file`, which says where the model's tools read it (on an SSH workspace they look on the
+remote host, so it is copied into the runtime's remote scratch dir) and the marker names that
+path. If that copy fails, the marker says plainly that the file is on xum's machine and cannot
+be read from the host. `SpillPlace` keeps that state for bash's capture and for background
+processes alike.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from xum.core.ids import sortable_id
 from xum.core.paths import FILE_MODE, ensure_private_dir
-from xum.runtime.base import Runtime
+from xum.runtime.base import SPILL_CAP_BYTES, Runtime
 
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 16 * 1024
-# The spill file keeps the first 512 MiB; beyond that it says how much it dropped. The tail the
-# model sees is always the real end of the stream.
-SPILL_CAP_BYTES = 512 * 1024 * 1024
-# On SSH the spill file crosses the network a second time (to the host), so it keeps less.
-SSH_SPILL_CAP_BYTES = 64 * 1024 * 1024
 # A cut prefers a line boundary when one lies this close to the byte limit.
 _LINE_SNAP_BYTES = 2048
 
@@ -41,31 +41,47 @@ def new_spill_path(scratch_dir: str, suffix: str = ".log") -> Path:
     return spill_dir(scratch_dir) / f"{sortable_id()}{suffix}"
 
 
-def spill_cap_for(runtime: Runtime) -> int:
-    return SSH_SPILL_CAP_BYTES if runtime.kind == "ssh" else SPILL_CAP_BYTES
-
-
-async def move_to_host(runtime: Runtime, local: Path) -> str:
-    """Copy a spill file into the SSH runtime's remote scratch dir (`tool-output/<same name>`)
-    and remove the local copy; returns the remote path. Raises OSError when the copy fails (the
-    local file is then kept)."""
-    from xum.runtime.ssh import SshRuntime
-
-    if not isinstance(runtime, SshRuntime):
-        raise OSError(f"{runtime.kind} runtimes read local files; nothing to copy")
-    remote = f"{runtime.scratch_dir}/tool-output/{local.name}"
-    await runtime.upload(local, remote)
-    with contextlib.suppress(OSError):
-        local.unlink()
-    return remote
-
-
 def local_only(path: Path | str, reason: str) -> str:
     """The marker text for a spill file that stayed on xum's machine of an SSH workspace."""
     return (
         f"the full output is kept on xum's machine at {path}, which tools on the remote host "
         f"cannot read ({reason})"
     )
+
+
+@dataclass(slots=True)
+class SpillPlace:
+    """Where a spill file is for the runtime's tools: at `local` until `publish` hands it to the
+    runtime (which may move it, see `Runtime.publish_file`)."""
+
+    local: Path
+    # Whether the tools read `local` before it is published (`Runtime.sees_local_files`).
+    visible: bool = True
+    published: str | None = None  # where the runtime's tools read it, once published
+    failure: str | None = None  # why publishing failed (the file stayed at `local`)
+
+    async def publish(self, runtime: Runtime) -> None:
+        """Once: hand the (closed) file to the runtime; a failure is noted, never raised."""
+        if self.published is not None or self.failure is not None:
+            return
+        try:
+            self.published = await runtime.publish_file(self.local)
+        except OSError as exc:
+            self.failure = str(exc.strerror or exc)
+
+    @property
+    def path(self) -> str:
+        """The path to report (meta): where the tools read it, else where it is."""
+        return self.published or str(self.local)
+
+    def where(self, label: str = "full output", *, pending: str = "") -> str:
+        """How a marker names the file: `<label>: <path>` where the tools can read it; otherwise
+        that it is on xum's machine, and why (`pending`: why, while it is not published yet)."""
+        if self.failure is not None:
+            return local_only(self.local, self.failure)
+        if self.published is None and not self.visible:
+            return local_only(self.local, pending)
+        return f"{label}: {self.path}"
 
 
 class HeadTailCapture:
@@ -89,8 +105,7 @@ class HeadTailCapture:
         self._tail = bytearray()  # bytes after the head; trimmed to tail_bytes lazily
         self._fd: int | None = None
         self._spill_error: str | None = None
-        self._shown_path: str | None = None  # where the spill file is now, if it moved
-        self._local_only: str | None = None  # why an SSH workspace's spill file stayed here
+        self._place = SpillPlace(spill_path)
 
     @property
     def spilled(self) -> bool:
@@ -157,15 +172,12 @@ class HeadTailCapture:
                 os.write(fd, note.encode())
         os.close(fd)
 
-    async def keep_on(self, runtime: Runtime) -> None:
-        """After `close`: on an SSH runtime, move the spill file to the host (see `move_to_host`);
-        a no-op on other runtimes or when nothing was spilled."""
-        if runtime.kind != "ssh" or not self.spilled_bytes or self._spill_error is not None:
+    async def publish(self, runtime: Runtime) -> None:
+        """After `close`: hand the spill file to the runtime (`Runtime.publish_file`: on SSH it
+        moves to the host); a no-op when nothing was spilled."""
+        if not self.spilled_bytes or self._spill_error is not None:
             return
-        try:
-            self._shown_path = await move_to_host(runtime, self.spill_path)
-        except OSError as exc:
-            self._local_only = str(exc.strerror or exc)
+        await self._place.publish(runtime)
 
     def render(self) -> str:
         """The whole stream when it fits; otherwise head, omission marker, tail."""
@@ -179,14 +191,11 @@ class HeadTailCapture:
         return f"{head_text}{gap}{self._marker(omitted)}\n{_decode(tail)}"
 
     def _marker(self, omitted: int) -> str:
-        if self._local_only is not None:
-            where = local_only(self.spill_path, self._local_only)
-        elif self.spilled_bytes and self._spill_error is None:
-            path = self._shown_path or self.spill_path
-            if self.spilled_bytes < self.total:
-                where = f"first {self.spilled_bytes:,} bytes in: {path}"
-            else:
-                where = f"full output: {path}"
+        if self.spilled_bytes and self._spill_error is None:
+            capped = self.spilled_bytes < self.total
+            where = self._place.where(
+                f"first {self.spilled_bytes:,} bytes in" if capped else "full output"
+            )
         elif self._spill_error:
             where = f"the spill file could not be written ({self._spill_error})"
         else:
@@ -197,7 +206,7 @@ class HeadTailCapture:
         """Where the spill file is (on the SSH host once moved there), or None."""
         if not self.spilled_bytes:
             return None
-        return self._shown_path or str(self.spill_path)
+        return self._place.path
 
 
 async def bound_text(
@@ -210,18 +219,18 @@ async def bound_text(
     tail_bytes: int,
 ) -> tuple[str, str | None]:
     """Bound a finished text the same way; returns (text for the model, spill path or None).
-    On an SSH runtime the spill file is moved to the host, as bash's is."""
+    The spill file is handed to the runtime (moved to the host on SSH), as bash's is."""
     capture = HeadTailCapture(
         new_spill_path(scratch_dir, suffix),
         head_bytes=head_bytes,
         tail_bytes=tail_bytes,
-        spill_cap=spill_cap_for(runtime),
+        spill_cap=runtime.spill_cap,
     )
     try:
         capture.feed(text.encode("utf-8"))
     finally:
         capture.close()
-    await capture.keep_on(runtime)
+    await capture.publish(runtime)
     return capture.render(), capture.spill_path_if_any()
 
 

@@ -85,7 +85,6 @@ def open_agent_session(
         is_git = git.toplevel(Path(record.path)) is not None
     context = WorkspaceContext.for_workspace(
         runtime,
-        workspace_path=runtime.workspace_path,
         project_path=record.project_path,
         workspace_name=record.name,
         is_git=is_git,

@@ -3,9 +3,10 @@
 A child's agentId is looked up like a top-level session's agent (`xum.context.agents`: the
 checkout's `.xum/agents` > `$XUM_ROOT/agents` > built-in), read through the child's own runtime,
 so a fork child sees the agent files of the commit it was forked from. The child's session runs
-on a `WorkspaceContext` of its checkout with a sub-agent `AgentSelection`, which gives it the
-instruction files, the skills index and the runtime restrictions for sub-agents (no
-`ask_user_question`, `agent_report` on, the task tools off at the depth cap).
+on a `WorkspaceContext` of its checkout (`WorkspaceContext.for_workspace`, as every session's)
+with a sub-agent `AgentSelection`, which gives it the instruction files, the skills index and the
+runtime restrictions for sub-agents (no `ask_user_question`, `agent_report` on, the task tools
+off at the depth cap).
 
 Only agents with `subagent.runnable` may be started; any other id is refused with the list of
 those that may.
@@ -14,22 +15,8 @@ those that may.
 from __future__ import annotations
 
 from xum.context.agents import AgentError, ResolvedAgent
-from xum.context.workspace import AgentSelection, WorkspaceContext
-from xum.runtime.base import Runtime
+from xum.context.workspace import AgentSelection, WorkspaceContext, runnable_agents
 from xum.tools.tasking import SubAgentError
-
-
-def child_context(
-    runtime: Runtime, *, project_path: str, workspace_name: str, is_git: bool
-) -> WorkspaceContext:
-    """The context of a checkout a sub-agent is looked up in or runs in."""
-    return WorkspaceContext.for_workspace(
-        runtime,
-        workspace_path=runtime.workspace_path,
-        project_path=project_path,
-        workspace_name=workspace_name,
-        is_git=is_git,
-    )
 
 
 def child_selection(
@@ -48,16 +35,19 @@ async def runnable_agent(context: WorkspaceContext, agent_id: str) -> ResolvedAg
     """The agent `agent_id` resolves to in `context`. SubAgentError when it is unknown, disabled,
     broken or not runnable as a sub-agent; the message lists the agents that are."""
     catalog, _ = await context.agent_catalog()
-    runnable = ", ".join(a.id for a in await context.runnable_agents()) or "none"
+
+    def runnable() -> str:
+        return ", ".join(a.id for a in runnable_agents(catalog)) or "none"
+
     try:
         agent = catalog.resolve(agent_id)
     except AgentError as exc:
         raise SubAgentError(
-            f"{exc.message}; agents that can run as sub-agents: {runnable}"
+            f"{exc.message}; agents that can run as sub-agents: {runnable()}"
         ) from None
     if not agent.runnable:
         raise SubAgentError(
             f"the {agent_id!r} agent cannot run as a sub-agent (its definition lacks "
-            f"`subagent.runnable: true`); use one of: {runnable}"
+            f"`subagent.runnable: true`); use one of: {runnable()}"
         )
     return agent

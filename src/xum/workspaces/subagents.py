@@ -319,7 +319,8 @@ class SubAgentManager:
     # Creating children -----------------------------------------------------------------------
 
     async def _spawn(self, host: ScopedHost, spec: TaskSpec) -> list[str]:
-        from xum.workspaces.subagent_agents import child_context, runnable_agent
+        from xum.context.workspace import WorkspaceContext
+        from xum.workspaces.subagent_agents import runnable_agent
 
         if self._closed:
             raise SubAgentError("xum is shutting down; no new sub-agents")
@@ -332,9 +333,10 @@ class SubAgentManager:
         parent = host.parent
         is_git, fork_base = await asyncio.to_thread(_git_state, parent)
         group = f"best-{now_ms():x}" if spec.n > 1 else None
-        # An unknown or non-runnable agent is refused before anything is created; the child
-        # looks its agent up again in its own checkout when its session opens.
-        lookup = child_context(
+        # An unknown or non-runnable agent is refused before anything is created; a fork child
+        # looks its agent up again in its own checkout when its session opens (one that shares
+        # this checkout keeps what was found here).
+        lookup = WorkspaceContext.for_workspace(
             parent.runtime,
             project_path=parent.workspace.project_path,
             workspace_name=parent.workspace.name,
@@ -416,8 +418,9 @@ class SubAgentManager:
             )
             children.append(child)
         try:
+            shared = agent if spec.isolation == "none" else None
             for child in children:
-                await self._open_session(child, host, route, thinking)
+                await self._open_session(child, host, route, thinking, agent=shared)
         except Exception as exc:  # the agent is not in the fork, the hooks could not be wired
             for child in children:
                 await self._discard(child)
@@ -445,24 +448,29 @@ class SubAgentManager:
         host: ScopedHost,
         route: ModelRoute,
         thinking: ThinkingLevel,
+        *,
+        agent: ResolvedAgent | None = None,
     ) -> None:
         """Give the child a session: its agent looked up in its own checkout (a fork sees the
         agent files of the commit it was made from) and the checkout's instruction files and
-        skills, with the sub-agent rules of its depth."""
-        from xum.workspaces.subagent_agents import child_context, child_selection, runnable_agent
+        skills, with the sub-agent rules of its depth. `agent`: the child's agent when the caller
+        has just looked it up in the checkout the child runs in (isolation "none")."""
+        from xum.context.workspace import WorkspaceContext
+        from xum.workspaces.subagent_agents import child_selection, runnable_agent
 
         parent = host.parent
         record = child.record
         runtime = parent.runtime if child.isolation == "none" else open_runtime(record)
         child.runtime = runtime
-        context = child_context(
+        context = WorkspaceContext.for_workspace(
             runtime,
             project_path=record.project_path,
             workspace_name=record.name,
             is_git=child.isolation == "fork" or bool(record.extra.get("task_git", True)),
         )
         try:
-            agent = await runnable_agent(context, child.agent_id)
+            if agent is None:
+                agent = await runnable_agent(context, child.agent_id)
         except SubAgentError as exc:
             if child.isolation != "fork":
                 raise

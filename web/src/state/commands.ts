@@ -1,6 +1,7 @@
 // Workspace commands shared by keybinds, the palette and the composer's pickers.
 
 import { errorMessage } from "../api/http";
+import type { AgentInfo } from "../api/types";
 import { nextModel, stepThinking, thinkingLevels } from "../lib/models";
 import { app, interrupt, patchWorkspace, selectedWorkspace, toast } from "./app";
 
@@ -51,9 +52,12 @@ export function toggleMode(): Promise<void> {
   return guarded(() => patchWorkspace(ws.id, { agent: ws.agent === "plan" ? "exec" : "plan" }));
 }
 
-/** The agents to offer: the workspace's catalog once loaded, else the two built-in modes. */
-export function agentChoices(): { id: string; name: string; description: string; color: string | null }[] {
-  const listed = app.get().agents;
+/** An agent the picker offers. */
+export type AgentChoice = Pick<AgentInfo, "id" | "name" | "description" | "color">;
+
+/** The agents to offer: the workspace's catalog once loaded (`listed`, by default the app
+ * state's), else the two built-in modes. */
+export function agentChoices(listed: AgentChoice[] = app.get().agents): AgentChoice[] {
   if (listed.length > 0) return listed;
   return [
     { id: "exec", name: "Exec", description: "Make changes", color: null },

@@ -440,18 +440,14 @@ async def provider_catalog(provider_id: str, refresh: bool = False) -> CatalogLi
 
 
 def _set_default_model(text: str | None) -> None:
-    from xum.llm import catalog
     from xum.llm.discovery import model_id_problem
-    from xum.llm.errors import LLMError
+    from xum.server.routes.workspaces import checked_model
     from xum.store.config import update_config
     from xum.store.providers import load_providers
 
-    value: str | None = None
-    if text is not None and text.strip():
-        try:
-            provider, model_id = catalog.resolve_model_string(text)
-        except LLMError as exc:
-            raise ApiError(422, "invalid_request", f"model: {exc.message}", exc.hint) from None
+    value = checked_model(text)
+    if value is not None:
+        provider, _, model_id = value.partition(":")
         known = load_providers().all_ids()
         if provider not in known:
             raise ApiError(
@@ -463,7 +459,6 @@ def _set_default_model(text: str | None) -> None:
         problem = model_id_problem(model_id)
         if problem:
             raise ApiError(422, "invalid_request", f"model: {problem}")
-        value = f"{provider}:{model_id}"
 
     def mutate(config: dict[str, Any]) -> None:
         if value is None:

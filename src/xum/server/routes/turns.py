@@ -203,15 +203,12 @@ async def slash_commands(workspace_id: str) -> SlashCommands:
     aliases and the thinking-only override."""
     from xum.context.slash import suggestions
     from xum.llm.catalog import aliases
-    from xum.server.routes.workspaces import workspace_context
+    from xum.server.routes.workspaces import context_for
 
     record = workspace_or_404(workspace_id)
     # An SSH workspace's skills are read from the project directory it was copied from.
-    context, runtime = await workspace_context(record)
-    try:
+    async with context_for(record) as context:
         skills = await context.skill_catalog()
-    finally:
-        await runtime.close()
     return SlashCommands(
         commands=[
             SlashCommand(

@@ -5,6 +5,8 @@ shares."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -190,11 +192,13 @@ async def get_workspace(workspace_id: str, request: Request) -> Workspace:
     return as_json(get_state(request), workspace_or_404(workspace_id))
 
 
-async def workspace_context(record: WorkspaceRecord) -> Any:
+@contextlib.asynccontextmanager
+async def context_for(record: WorkspaceRecord) -> AsyncIterator[Any]:
     """The `WorkspaceContext` of a workspace, read on this machine: its own checkout for a
     local or worktree workspace; for an SSH one, the project directory it was copied from (its
     remote checkout is a `git archive` of that HEAD, and a round trip per file would make every
-    listing slow). The caller closes the runtime: `(context, runtime)`."""
+    listing slow). The runtime it reads through is closed on leaving; the git call runs off the
+    server's loop."""
     from xum.context.workspace import WorkspaceContext
     from xum.runtime import git
     from xum.runtime.local import LocalRuntime
@@ -202,29 +206,25 @@ async def workspace_context(record: WorkspaceRecord) -> Any:
 
     if record.runtime == "ssh":
         runtime: Any = LocalRuntime(record.project_path)
-        path = record.project_path
     else:
         runtime = open_runtime(record)
-        path = runtime.workspace_path
-    is_git = await asyncio.to_thread(git.toplevel, path) is not None
-    context = WorkspaceContext.for_workspace(
-        runtime,
-        workspace_path=path,
-        project_path=record.project_path,
-        workspace_name=record.name,
-        is_git=is_git,
-    )
-    return context, runtime
+    try:
+        is_git = await asyncio.to_thread(git.toplevel, runtime.workspace_path) is not None
+        yield WorkspaceContext.for_workspace(
+            runtime,
+            project_path=record.project_path,
+            workspace_name=record.name,
+            is_git=is_git,
+        )
+    finally:
+        await runtime.close()
 
 
 async def selectable_agents(record: WorkspaceRecord) -> list[Any]:
     """The agents a user may pick in this workspace (enabled, resolvable, not `ui.hidden`)."""
-    context, runtime = await workspace_context(record)
-    try:
+    async with context_for(record) as context:
         agents: list[Any] = await context.list_agents()
         return agents
-    finally:
-        await runtime.close()
 
 
 async def checked_agent(record: WorkspaceRecord, agent_id: str) -> str:
@@ -232,15 +232,12 @@ async def checked_agent(record: WorkspaceRecord, agent_id: str) -> str:
     Hidden agents may be chosen here (they are only left out of the picker)."""
     from xum.context.agents import AgentError
 
-    context, runtime = await workspace_context(record)
-    try:
+    async with context_for(record) as context:
         catalog, _ = await context.agent_catalog()
-        try:
-            catalog.resolve(agent_id)
-        except AgentError as exc:
-            raise ApiError(422, "invalid_request", f"agent: {exc.message}", exc.hint) from None
-    finally:
-        await runtime.close()
+    try:
+        catalog.resolve(agent_id)
+    except AgentError as exc:
+        raise ApiError(422, "invalid_request", f"agent: {exc.message}", exc.hint) from None
     return agent_id
 
 

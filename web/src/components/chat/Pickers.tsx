@@ -37,7 +37,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
   const plan = ws.agent === "plan";
   const current = resolveModel(models, ws.model);
   const thinking = effectiveThinking(ws.thinking);
-  const choices = agents.length > 0 ? agents : agentChoices();
+  const choices = agentChoices(agents);
   const agent = choices.find((a) => a.id === ws.agent);
   const color = safeColor(agent?.color);
 
