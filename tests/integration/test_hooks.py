@@ -20,7 +20,8 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces import lifecycle
-from xum.workspaces.service import open_runtime, scratch_dir
+from xum.workspaces.service import open_runtime
+from xum.workspaces.state import scratch_dir
 from xum.workspaces.trust import is_trusted, set_trusted, trust_root
 from xum.workspaces.wiring import SessionWiring, wire_session
 

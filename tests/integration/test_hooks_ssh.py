@@ -19,7 +19,7 @@ from xum.tools.background import BackgroundProcesses
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES
 from xum.tools.web_fetch import WebFetchInput, WebFetchTool
 from xum.workspaces import lifecycle
-from xum.workspaces.service import scratch_dir
+from xum.workspaces.state import scratch_dir
 from xum.workspaces.trust import set_trusted
 
 

@@ -24,6 +24,7 @@ from xum.store import registry
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.tasking import TASK_TOOL_NAMES, SubAgentError, TaskSpec
+from xum.workspaces.state import local_state
 from xum.workspaces.subagent_host import DeferredHost
 from xum.workspaces.subagents import ScopedHost, SubAgentManager, TaskSettings
 
@@ -507,6 +508,26 @@ async def test_isolation_none_shares_the_checkout(
         await tree.host.apply_patch(
             task_id, dry_run=True, expected_head_sha=None, three_way=False, force=False
         )
+
+
+async def test_removing_a_child_deletes_all_its_local_state(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    # A child that shares the parent's checkout is removed without the workspace lifecycle (its
+    # checkout is the parent's), and must still lose what a deleted workspace loses.
+    agents.add("ROLE:note", fakellm.text("noted"))
+    (task_id,) = await tree.host.spawn(TaskSpec("explore", "Note", "ROLE:note", isolation="none"))
+    await until(lambda: not tree.host.view(task_id).active)
+    record = registry.get_workspace(task_id)
+    assert record is not None
+    kept = dict(local_state(record))
+    for kind in ("plan-file", "init-log"):
+        kept[kind].parent.mkdir(parents=True, exist_ok=True)
+        kept[kind].write_text("left behind?\n")
+    assert kept["session-log"].is_dir() and kept["scratch-dir"].is_dir()
+    assert await tree.host.remove([task_id]) == [task_id]
+    assert [kind for kind, path in kept.items() if path.exists()] == []
+    assert (repo / "README.md").exists()  # the shared checkout is the parent's: untouched
 
 
 async def test_unknown_agent_and_fork_without_git_are_refused(

@@ -25,6 +25,7 @@ from xum.store import registry
 from xum.store.sessionlog import SessionLog
 from xum.workspaces import lifecycle
 from xum.workspaces.busy import WorkspaceBusyError
+from xum.workspaces.state import plan_path
 from xum.workspaces.trust import set_trusted
 
 GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
@@ -143,7 +144,7 @@ async def test_xumignore_copies_before_init_and_never_overwrites(
 async def test_rename_moves_worktree_branch_and_plan(repo: Path, xum_root: Path) -> None:
     created = await new_worktree(repo)
     old = created.record
-    plan = lifecycle.plan_path(old)
+    plan = plan_path(old)
     plan.parent.mkdir(parents=True)
     plan.write_text("# plan\n")
     renamed = await lifecycle.rename_workspace(old.id, "better-name")
@@ -152,7 +153,7 @@ async def test_rename_moves_worktree_branch_and_plan(repo: Path, xum_root: Path)
     assert Path(renamed.path, "README.md").exists() and not Path(old.path).exists()
     assert renamed.branch == "better-name" and git.current_branch(renamed.path) == "better-name"
     assert not git.branch_exists(repo, old.name)
-    assert not plan.exists() and lifecycle.plan_path(renamed).read_text() == "# plan\n"
+    assert not plan.exists() and plan_path(renamed).read_text() == "# plan\n"
     assert "better-name" in sh_git(repo, "worktree", "list")
     stored = registry.get_workspace(old.id)
     assert stored is not None and stored.name == "better-name"
@@ -160,12 +161,12 @@ async def test_rename_moves_worktree_branch_and_plan(repo: Path, xum_root: Path)
 
 async def test_rename_leaves_the_plan_directory_private(repo: Path) -> None:
     old = (await new_worktree(repo)).record
-    plan = lifecycle.plan_path(old)
+    plan = plan_path(old)
     plan.parent.mkdir(parents=True)
     plan.parent.chmod(0o755)  # made by something that did not care
     plan.write_text("# plan\n")
     renamed = await lifecycle.rename_workspace(old.id, "private-plan")
-    moved = lifecycle.plan_path(renamed)
+    moved = plan_path(renamed)
     assert moved.read_text() == "# plan\n"
     assert stat.S_IMODE(moved.parent.stat().st_mode) == 0o700
 
@@ -392,7 +393,7 @@ async def test_delete_refuses_a_dirty_worktree_naming_the_files(repo: Path, xum_
 
     scratch = xum_root / "scratch" / record.id
     SessionLog.open(record.id).append(ev.USER_MESSAGE, {"message": text_message("user", "x")})
-    plan = lifecycle.plan_path(record)
+    plan = plan_path(record)
     plan.parent.mkdir(parents=True, exist_ok=True)
     plan.write_text("plan")
     report = await lifecycle.delete_workspace(record.id, force=True)

@@ -26,7 +26,8 @@ import pytest
 
 from tests.unit.test_projection import assert_valid
 from xum.store.projection import rebuild_history
-from xum.store.sessionlog import SessionLog, inspect
+from xum.store.sessionlog import SessionLog
+from xum.store.sessions import inspect
 
 KILLS = 200
 ROUNDS_PER_SESSION = 40  # a fresh session now and then keeps the open cost of each round small

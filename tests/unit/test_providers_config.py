@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from xum.core.errors import ConfigError
+from xum.engine.endpoints import configured_provider_ids, resolve_endpoint
 from xum.llm.errors import LLMError
-from xum.llm.resolve import configured_provider_ids, resolve_endpoint
 from xum.store.providers import (
     load_providers,
     model_parameters_for,

@@ -20,7 +20,8 @@ from xum.store import events as ev
 from xum.store.frames import checksum_ok, encode_frame
 from xum.store.manifest import Manifest
 from xum.store.projection import HistoryProjection, rebuild_history
-from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog, inspect
+from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog
+from xum.store.sessions import inspect
 
 WS = "ws-test"
 

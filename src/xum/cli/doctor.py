@@ -20,7 +20,6 @@ from xum.core.paths import (
     config_path,
     providers_path,
     secrets_path,
-    sessions_dir,
     xum_root,
 )
 
@@ -130,7 +129,7 @@ def check_secrets() -> list[Check]:
 
 
 def check_providers() -> tuple[list[Check], list[dict[str, Any]]]:
-    from xum.llm.resolve import find_credential, missing_key_hint, needs_key
+    from xum.engine.endpoints import find_credential, missing_key_hint, needs_key
     from xum.store.providers import load_providers
 
     path = providers_path()
@@ -198,15 +197,14 @@ def check_providers() -> tuple[list[Check], list[dict[str, Any]]]:
 
 def check_sessions() -> tuple[list[Check], dict[str, Any]]:
     """Count session logs and report damage. Uses the store's read-only inspection."""
-    from xum.store.sessionlog import inspect_dir
+    from xum.store import sessions as session_files
 
-    root = sessions_dir()
     summary: dict[str, Any] = {"count": 0, "damaged_frames": 0, "damaged": []}
-    if not root.is_dir():
+    found = session_files.reports()
+    if not found:
         return [Check("sessions", "ok", "no sessions yet")], summary
     problems = []
-    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
-        report = inspect_dir(directory)
+    for name, report in found:
         if not report.exists:
             continue
         summary["count"] += 1
@@ -214,14 +212,14 @@ def check_sessions() -> tuple[list[Check], dict[str, Any]]:
             summary["damaged_frames"] += report.damaged
             summary["damaged"].append(
                 {
-                    "session": directory.name,
+                    "session": name,
                     "damaged_seqs": report.damaged_seqs,
                     "missing": report.missing,
                     "manifest": report.manifest,
                 }
             )
             problems.append(
-                f"{directory.name}: {report.damaged} damaged frame(s)"
+                f"{name}: {report.damaged} damaged frame(s)"
                 + (f", missing seqs {report.missing}" if report.missing else "")
                 + (
                     f", manifest {report.manifest}"

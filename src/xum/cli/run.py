@@ -311,8 +311,8 @@ async def _run(
     await asyncio.sleep(0)  # let it start its thread
     from xum.engine.session import WorkspaceInfo
     from xum.llm.client import open_client
-    from xum.workspaces.service import scratch_dir
     from xum.workspaces.sessions import open_agent_session
+    from xum.workspaces.state import scratch_dir
     from xum.workspaces.subagent_host import DeferredHost, TaskSettings
     from xum.workspaces.wiring import wire_session
 

@@ -12,8 +12,8 @@ import orjson
 
 from xum.core.clock import iso_from_ms
 from xum.core.errors import XumError
-from xum.core.paths import session_dir
 from xum.store import events as ev
+from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord, list_workspaces
 
 DEFAULT_LIMIT = 20
@@ -77,7 +77,7 @@ def current_project() -> str:
 
 def session_rows(all_projects: bool) -> list[SessionRow]:
     records = list_workspaces(None if all_projects else current_project())
-    rows = [_row(r) for r in records if (session_dir(r.id) / "chat.jsonl").exists()]
+    rows = [_row(r) for r in records if session_files.has_log(r.id)]
     rows.sort(key=lambda row: (row.updated_ms, row.record.created_at), reverse=True)
     return rows
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from xum.core.errors import ConfigError
 from xum.core.paths import providers_path
+from xum.engine.endpoints import configured_provider_ids, resolve_endpoint
 from xum.llm import catalog
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
 from xum.llm.pricing import Price, parse_user_prices, price_for
-from xum.llm.resolve import configured_provider_ids, resolve_endpoint
 from xum.llm.types import Usage
 from xum.store.config import load_config
 from xum.store.providers import ProvidersConfig, load_providers, model_parameters_for

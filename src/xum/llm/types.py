@@ -1,106 +1,26 @@
-"""The provider-neutral vocabulary every wire format translates to and from.
-
-Messages are plain JSON-ready dicts (they are stored in the session log and sent to clients
-as-is). A part may carry `wire` + `state`: opaque data that one wire format needs to replay the
-message exactly (Anthropic thinking signatures, OpenAI Responses item ids and encrypted
-reasoning). An encoder for a different wire drops that state, so switching a session to another
-provider degrades cleanly instead of sending foreign data.
-
-Usage convention: `input_tokens` is the whole prompt, cached or not; `cache_read_tokens` and
-`cache_write_tokens` are the parts of it that were served from or written to the cache.
-"""
+"""The provider-neutral vocabulary every wire format translates to and from: requests, tool
+specs and stream events. Messages and usage (shared with the session log) are defined in
+`xum.core.messages` and re-exported here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal
+
+# The shared message and usage types live in core (the session log stores them too).
+from xum.core.messages import Message as Message
+from xum.core.messages import Part as Part
+from xum.core.messages import ReasoningPart as ReasoningPart
+from xum.core.messages import TextPart as TextPart
+from xum.core.messages import ToolCallPart as ToolCallPart
+from xum.core.messages import ToolResultPart as ToolResultPart
+from xum.core.messages import Usage as Usage
+from xum.core.messages import text_message as text_message
 
 Wire = Literal["anthropic", "openai-responses", "openai-chat"]
 ThinkingLevel = Literal["off", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "low", "medium", "high", "xhigh", "max")
 FinishReason = Literal["stop", "tool_calls", "length", "refusal", "content_filter", "other"]
-
-
-class TextPart(TypedDict):
-    type: Literal["text"]
-    text: str
-    wire: NotRequired[str]
-    state: NotRequired[dict[str, Any]]
-
-
-class ReasoningPart(TypedDict):
-    type: Literal["reasoning"]
-    text: str
-    wire: NotRequired[str]
-    state: NotRequired[dict[str, Any]]
-
-
-class ToolCallPart(TypedDict):
-    type: Literal["tool_call"]
-    id: str
-    name: str
-    arguments: str  # the raw JSON text the model produced; may be invalid
-    wire: NotRequired[str]
-    state: NotRequired[dict[str, Any]]
-
-
-class ToolResultPart(TypedDict):
-    type: Literal["tool_result"]
-    call_id: str
-    name: str
-    output: str
-    is_error: NotRequired[bool]
-
-
-Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
-
-
-class Message(TypedDict):
-    """role `user` holds text, `assistant` holds text/reasoning/tool calls, `tool` holds results."""
-
-    role: Literal["user", "assistant", "tool"]
-    content: list[Part]
-
-
-def text_message(role: Literal["user", "assistant"], text: str) -> Message:
-    return {"role": role, "content": [{"type": "text", "text": text}]}
-
-
-@dataclass(slots=True)
-class Usage:
-    """Token counts of one reply (or a sum of them)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def add(self, other: Usage) -> None:
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.cache_read_tokens += other.cache_read_tokens
-        self.cache_write_tokens += other.cache_write_tokens
-        self.reasoning_tokens += other.reasoning_tokens
-
-    def to_dict(self) -> dict[str, int]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(
-            input_tokens=int(data.get("input_tokens", 0)),
-            output_tokens=int(data.get("output_tokens", 0)),
-            cache_read_tokens=int(data.get("cache_read_tokens", 0)),
-            cache_write_tokens=int(data.get("cache_write_tokens", 0)),
-            reasoning_tokens=int(data.get("reasoning_tokens", 0)),
-        )
 
 
 @dataclass(slots=True)

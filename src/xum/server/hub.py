@@ -27,14 +27,12 @@ from typing import Any
 
 import orjson
 
-from xum.core.lock import is_locked
-from xum.core.paths import session_dir
 from xum.engine import events as E
 from xum.engine.events import Event
 from xum.engine.replay import frame_event
 from xum.server.outbox import WORKSPACES_CHANGED, Backlog, Outbox
-from xum.store.manifest import read_manifest
-from xum.store.sessionlog import LOCK_NAME, MANIFEST_NAME, SessionLog, check_workspace_id
+from xum.store import sessions as session_files
+from xum.store.sessionlog import SessionLog, check_workspace_id
 
 IDLE_LOGS_KEPT = 32
 POLL_INTERVAL_S = 1.0
@@ -398,7 +396,7 @@ class Hub:
         for ws, channel in list(self.channels.items()):
             if self._live(channel):
                 continue
-            busy = is_locked(session_dir(ws) / LOCK_NAME)
+            busy = session_files.is_busy(ws)
             if channel.subscribers:
                 with contextlib.suppress(Exception):
                     self._sync_external(channel)
@@ -423,9 +421,9 @@ class Hub:
         channel = self.channels.get(workspace_id)
         read_seq = self.read_seq(workspace_id)
         if channel is None:
-            last_seq = _manifest_last_seq(workspace_id)
+            last_seq = session_files.last_seq(workspace_id)
             open_turn = workspace_id in self._open_turns
-            busy = not open_turn and is_locked(session_dir(workspace_id) / LOCK_NAME)
+            busy = not open_turn and session_files.is_busy(workspace_id)
             state = "streaming" if open_turn else "idle"
             return _status_dict(
                 state, None, 0, 0, last_seq, read_seq, busy, None, running=open_turn
@@ -486,14 +484,6 @@ def _render(workspace_id: str, frames: list[Any], last_seq: int) -> Iterator[str
         event = frame_event(frame)
         if event is not None:
             yield dumps({"type": "event", "workspaceId": workspace_id, "event": event})
-
-
-def _manifest_last_seq(workspace_id: str) -> int:
-    try:
-        read = read_manifest(session_dir(check_workspace_id(workspace_id)) / MANIFEST_NAME)
-    except Exception:
-        return 0
-    return read.manifest.last_seq if read.manifest is not None else 0
 
 
 def _status_dict(

@@ -36,15 +36,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import XumError
-from xum.core.lock import is_locked
-from xum.core.paths import session_dir
 from xum.engine import events as E
 from xum.server.errors import ApiError, from_xum_error, not_found
 from xum.server.hub import Channel, Hub
 from xum.server.questions import Questions
 from xum.store import registry
+from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
-from xum.store.sessionlog import LOCK_NAME, check_workspace_id
+from xum.store.sessionlog import check_workspace_id
 
 if TYPE_CHECKING:
     from xum.engine.route import ModelRoute
@@ -182,7 +181,7 @@ class SessionManager:
                     live.channel.queued_step += 1
                 self.hub.status_changed(record.id)
                 return "queued", when
-            if is_locked(session_dir(record.id) / LOCK_NAME):
+            if session_files.is_busy(record.id):
                 raise ApiError(
                     409,
                     "session_busy",
@@ -453,8 +452,9 @@ async def _build(
     from xum.engine.session import WorkspaceInfo
     from xum.llm.client import open_client
     from xum.server.writerlog import WriterLog
-    from xum.workspaces.service import open_runtime, scratch_dir
+    from xum.workspaces.service import open_runtime
     from xum.workspaces.sessions import open_agent_session
+    from xum.workspaces.state import scratch_dir
     from xum.workspaces.subagents import SubAgentManager
     from xum.workspaces.wiring import wire_session
 

@@ -2,7 +2,7 @@
 
 Three families:
 
-* Messages that go into the provider history; `data["message"]` is an `xum.llm.types.Message`:
+* Messages that go into the provider history; `data["message"]` is an `xum.core.messages.Message`:
   `user_message` (role user), `assistant_message` (role assistant, plus `usage`,
   `finish_reason`, `model`), `tool_result` (role tool, exactly one `tool_result` part) and
   `synthetic_message` (role user: notes xum itself adds, such as "AGENTS.md changed").
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
-from xum.llm.types import Message
+from xum.core.messages import Message
 
 USER_MESSAGE: Final = "user_message"
 ASSISTANT_MESSAGE: Final = "assistant_message"
@@ -56,7 +56,7 @@ class UserMessageData(TypedDict):
 
 class AssistantMessageData(TypedDict):
     message: Message
-    usage: dict[str, int]  # `xum.llm.types.Usage.to_dict()`
+    usage: dict[str, int]  # `xum.core.messages.Usage.to_dict()`
     finish_reason: str
     model: str
 

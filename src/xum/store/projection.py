@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, cast
 
-from xum.llm.types import Message, Part
+from xum.core.messages import Message, Part
 from xum.store import events as ev
 from xum.store.frames import Frame
 

@@ -2,7 +2,7 @@
 
 Provider settings are user-global on purpose: nothing inside a repository can choose where
 prompts go or which key pays for them. This module only parses and validates the file; turning
-an entry plus the environment into a usable endpoint is `xum.llm.resolve`'s job.
+an entry plus the environment into a usable endpoint is `xum.engine.endpoints`'s job.
 """
 
 from __future__ import annotations

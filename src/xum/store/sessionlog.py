@@ -24,14 +24,13 @@ import os
 import re
 import socket
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.clock import now_ms
 from xum.core.errors import SessionBusyError, SessionChangedError, StoreError
 from xum.core.ids import event_id
-from xum.core.lock import FileLock, LockTimeout, is_locked, read_holder
+from xum.core.lock import FileLock, LockTimeout
 from xum.core.paths import FILE_MODE, ensure_private_dir, session_dir
 from xum.store import events as ev
 from xum.store.frames import Frame, decode_trusted, encode_frame
@@ -45,6 +44,7 @@ from xum.store.manifest import (
     write_manifest,
 )
 from xum.store.scan import Loaded, decode_published, load_log, read_all
+from xum.store.turns import open_turn
 
 if TYPE_CHECKING:
     from hashlib import _Hash as Hasher
@@ -474,10 +474,10 @@ class SessionLog:
         """Close a turn whose writer died in it: a synthetic error result for each tool call
         left without one, then `turn_end` (interrupted by a crash), published as one batch, so
         the provider history derived from the log is valid again."""
-        dangling = _dangling_turn(self._frames)
+        dangling = open_turn(self._frames)
         if dangling is None:
             return
-        turn_id, calls = dangling
+        turn_id, calls = dangling.turn_id, dangling.calls
         batch: list[Event] = [
             (
                 ev.TOOL_RESULT,
@@ -506,36 +506,6 @@ class SessionLog:
             self._lock = None
 
 
-def _dangling_turn(frames: Sequence[Frame]) -> tuple[str, dict[str, str]] | None:
-    """The last turn when it has no `turn_end`: its id and its tool calls without a result."""
-    start = len(frames) - 1
-    while start >= 0:
-        frame = frames[start]
-        if not frame.damaged and frame.type in (ev.TURN_START, ev.TURN_END):
-            break
-        start -= 1
-    if start < 0 or frames[start].type != ev.TURN_START:
-        return None
-    turn_id = frames[start].data.get("turn_id")
-    calls: dict[str, str] = {}
-    for frame in frames[start + 1 :]:
-        if frame.damaged:
-            continue
-        message = frame.data.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-            continue
-        for part in message["content"]:
-            if not isinstance(part, dict):
-                continue
-            if frame.type == ev.ASSISTANT_MESSAGE and part.get("type") == "tool_call":
-                call_id, name = part.get("id"), part.get("name")
-                if isinstance(call_id, str):
-                    calls[call_id] = name if isinstance(name, str) else ""
-            elif frame.type == ev.TOOL_RESULT and part.get("type") == "tool_result":
-                calls.pop(str(part.get("call_id")), None)
-    return (turn_id if isinstance(turn_id, str) else ""), calls
-
-
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -554,62 +524,4 @@ def _busy(name: str, holder: dict[str, object] | None, waited: float) -> Session
         f"session {name} is busy: {who} is writing to it (waited {waited:g}s)",
         hint="wait for that turn to finish and try again, or stop that process; "
         "the session can still be read meanwhile",
-    )
-
-
-# Read-only health report (`xum doctor`) --------------------------------------------------------
-
-
-@dataclass(slots=True)
-class LogReport:
-    """A session log's health, for `xum doctor`."""
-
-    directory: Path
-    exists: bool
-    frames: int  # lines in the published region, damaged ones included
-    damaged: int
-    damaged_seqs: list[int | None]  # None where the seq a damaged line held cannot be told
-    missing: list[tuple[int, int]]  # inclusive seq ranges with no frame on disk
-    last_seq: int
-    unpublished_tail_bytes: int
-    manifest: Literal["ok", "missing", "invalid", "stale", "none"]
-    open_turn: str | None  # a turn with no turn_end (closed by the next writer)
-    writer: dict[str, object] | None = field(default=None)  # who holds writer.lock right now
-
-    @property
-    def healthy(self) -> bool:
-        return self.manifest in ("ok", "none") and not self.damaged and not self.missing
-
-
-def inspect(workspace_id: str) -> LogReport:
-    """Health of a session log, for `xum doctor`. Reads only: no lock, no write, no repair."""
-    return inspect_dir(session_dir(check_workspace_id(workspace_id)))
-
-
-def inspect_dir(directory: Path) -> LogReport:
-    loaded = load_log(directory / LOG_NAME, directory / MANIFEST_NAME)
-    mread = loaded.manifest_read
-    exists = loaded.log_sig is not None or mread.sig is not None
-    status: Literal["ok", "missing", "invalid", "stale", "none"]
-    if mread.sig is None:
-        # An empty log without a manifest is a writer that died before its first publish.
-        status = "missing" if loaded.log_sig is not None and loaded.file_size else "none"
-    elif mread.manifest is None:
-        status = "invalid"
-    else:
-        status = "ok" if loaded.fast else "stale"
-    lock_path = directory / LOCK_NAME
-    dangling = _dangling_turn(loaded.frames)
-    return LogReport(
-        directory=directory,
-        exists=exists,
-        frames=len(loaded.frames),
-        damaged=len(loaded.damaged),
-        damaged_seqs=[seq for _, seq in loaded.damaged],
-        missing=list(loaded.missing),
-        last_seq=loaded.last_seq,
-        unpublished_tail_bytes=loaded.file_size - loaded.size,
-        manifest=status,
-        open_turn=dangling[0] if dangling else None,
-        writer=read_holder(lock_path) if is_locked(lock_path) else None,
     )

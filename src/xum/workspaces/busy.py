@@ -13,11 +13,10 @@ import contextlib
 from collections.abc import Iterator
 
 from xum.core.errors import XumError
-from xum.core.lock import FileLock, LockTimeout, describe_holder, is_locked
-from xum.core.paths import ensure_private_dir, session_dir
+from xum.core.lock import LockTimeout, describe_holder
 from xum.store import registry
+from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
-from xum.store.sessionlog import LOCK_NAME, check_workspace_id
 
 
 class WorkspaceBusyError(XumError):
@@ -25,15 +24,14 @@ class WorkspaceBusyError(XumError):
 
 
 def is_streaming(workspace_id: str) -> bool:
-    return is_locked(session_dir(check_workspace_id(workspace_id)) / LOCK_NAME)
+    return session_files.is_busy(workspace_id)
 
 
 @contextlib.contextmanager
 def hold_workspace(record: WorkspaceRecord, action: str) -> Iterator[None]:
     """Hold the workspace's writer lock for a lifecycle operation; refuse at once (naming the
     holder) when a turn or another operation holds it."""
-    directory = ensure_private_dir(session_dir(check_workspace_id(record.id)))
-    lock = FileLock(directory / LOCK_NAME, purpose=f"{action} workspace")
+    lock = session_files.writer_lock(record.id, purpose=f"{action} workspace")
     try:
         lock.acquire(timeout=0)
     except LockTimeout as exc:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from xum.core.clock import now_ms
 from xum.core.errors import XumError
-from xum.core.paths import ensure_private_dir, logs_dir, session_dir
+from xum.core.paths import ensure_private_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store import registry
@@ -35,6 +35,7 @@ from xum.workspaces.busy import hold_workspace
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
 from xum.workspaces.runtime_spec import parse_runtime
+from xum.workspaces.state import plan_path, remove_local_state, scratch_dir
 from xum.workspaces.trust import project_automation_allowed
 from xum.workspaces.wiring import project_secrets
 
@@ -114,12 +115,6 @@ def list_workspaces(
     if archived is None:
         return records
     return [r for r in records if (r.archived_at is not None) == archived]
-
-
-def plan_path(record: WorkspaceRecord) -> Path:
-    from xum.context.plan import plan_file_path
-
-    return Path(plan_file_path(record.project_path, record.name))
 
 
 def check_name(name: str) -> str:
@@ -251,7 +246,7 @@ def _create_ssh(
         registry.remove_workspace(record.id)
         raise
     extra = dict(record.extra, remote_home=home, remote_git=has_git)
-    ensure_private_dir(service.scratch_dir(record.id))
+    ensure_private_dir(scratch_dir(record.id))
     return registry.update_workspace(
         record.id, branch=record.name if has_git else None, extra=extra
     )
@@ -489,7 +484,7 @@ async def delete_workspace(
             await asyncio.to_thread(_remove_worktree_checkout, record, force, branch, report)
         elif record.runtime == "ssh":
             await asyncio.to_thread(_remove_ssh_checkout, record, force)
-        await asyncio.to_thread(_remove_local_state, record)
+        await asyncio.to_thread(remove_local_state, record)
         await asyncio.to_thread(registry.remove_workspace, record.id)
     return report
 
@@ -532,16 +527,6 @@ def _remove_ssh_checkout(record: WorkspaceRecord, force: bool) -> None:
     home = str(record.extra.get("remote_home") or "")
     scratch = ssh_checkout.remote_scratch_path(home, record.id) if home else None
     ssh_checkout.remove_checkout(record.host, record.path, scratch)
-
-
-def _remove_local_state(record: WorkspaceRecord) -> None:
-    import shutil
-
-    for directory in (session_dir(record.id), service.scratch_dir(record.id)):
-        shutil.rmtree(directory, ignore_errors=True)
-    for file in (plan_path(record), logs_dir() / "init" / f"{record.id}.log"):
-        with contextlib.suppress(FileNotFoundError):
-            file.unlink()
 
 
 # Lifecycle hooks -------------------------------------------------------------------------------

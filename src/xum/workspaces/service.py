@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from xum.core.paths import ensure_private_dir, xum_root
+from xum.core.paths import ensure_private_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.runtime.local import LocalRuntime
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
+from xum.workspaces.state import scratch_dir
 from xum.workspaces.trust import trust_root_of
 
 
@@ -41,11 +42,6 @@ def project_root(directory: Path) -> Path:
     """The project a directory belongs to: its git toplevel, or the directory itself."""
     directory = directory.resolve()
     return git.toplevel(directory) or directory
-
-
-def scratch_dir(workspace_id: str) -> Path:
-    """`$XUM_SCRATCH_DIR` of a local or worktree workspace; removed with the workspace."""
-    return xum_root() / "scratch" / workspace_id
 
 
 def create_workspace(

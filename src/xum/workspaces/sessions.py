@@ -20,7 +20,7 @@ from xum.llm.types import ThinkingLevel
 from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
-from xum.workspaces.service import scratch_dir
+from xum.workspaces.state import scratch_dir
 
 if TYPE_CHECKING:
     from xum.tools.base import AskUser

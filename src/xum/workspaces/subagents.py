@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xum.core.clock import now_ms
-from xum.core.paths import ensure_private_dir, session_dir
+from xum.core.paths import ensure_private_dir
 from xum.engine.events import Event
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.session import AgentSession, SessionSettings, TurnResult, WorkspaceInfo
@@ -57,7 +57,8 @@ from xum.tools.tasking import (
     SubAgentError,
     TaskStatus,
 )
-from xum.workspaces.service import open_runtime, scratch_dir
+from xum.workspaces.service import open_runtime
+from xum.workspaces.state import remove_local_state, scratch_dir
 from xum.workspaces.subagent_host import TaskSettings as TaskSettings
 from xum.workspaces.subagent_host import offered_at
 
@@ -999,16 +1000,14 @@ async def _delete_child_workspace(record: WorkspaceRecord) -> None:
 
 
 def _delete_workspace(record: WorkspaceRecord) -> None:
-    """Delete a child's checkout (worktree and branch; never a shared checkout), session log,
-    scratch dir and registry record."""
-    import shutil
-
+    """Delete a child's checkout (worktree and branch; never a shared checkout), its local state
+    (session log, scratch dir, plan file, init log) and its registry record."""
     from xum.workspaces import patches
 
     if record.runtime == "worktree" and record.extra.get("task_isolation") != "none":
         patches.remove_checkout(record.project_path, record.path, record.branch)
-    shutil.rmtree(session_dir(record.id), ignore_errors=True)
-    shutil.rmtree(scratch_dir(record.id), ignore_errors=True)
+    # The same local state a deleted workspace loses (plan file and init log included).
+    remove_local_state(record)
     registry.remove_workspace(record.id)
 
 

@@ -99,7 +99,7 @@ class ModelList(BaseModel):
 
 
 def provider_rows() -> list[ProviderRow]:
-    from xum.llm.resolve import find_credential, missing_key_hint, needs_key, resolve_endpoint
+    from xum.engine.endpoints import find_credential, missing_key_hint, needs_key, resolve_endpoint
     from xum.store.providers import load_providers
 
     config = load_providers()
@@ -270,10 +270,10 @@ async def set_base_url(provider_id: str, body: BaseUrlBody, request: Request) ->
 
 
 def model_rows() -> ModelList:
+    from xum.engine.endpoints import configured_provider_ids
     from xum.engine.route import default_model_string
     from xum.llm import catalog
     from xum.llm.pricing import parse_user_prices, price_for
-    from xum.llm.resolve import configured_provider_ids
     from xum.llm.thinking import allowed_levels
     from xum.store.config import load_config
     from xum.store.providers import load_providers
@@ -407,9 +407,9 @@ async def remove_model(
 @router.get("/providers/{provider_id}/catalog", response_model=CatalogList)
 async def provider_catalog(provider_id: str, refresh: bool = False) -> CatalogList:
     """Suggestions from the provider's model list; a failure is an answer with `error` set."""
+    from xum.engine.endpoints import resolve_endpoint
     from xum.llm import discovery
     from xum.llm.errors import LLMError
-    from xum.llm.resolve import resolve_endpoint
     from xum.store.providers import load_providers
 
     _known_provider(provider_id)

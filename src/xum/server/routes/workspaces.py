@@ -353,10 +353,8 @@ BranchPolicy = Literal["merged", "always", "never"]
 
 
 def _preview(record: WorkspaceRecord, branch: BranchPolicy) -> DeletionPreview:
-    from xum.core.paths import logs_dir, session_dir
     from xum.runtime import git
-    from xum.workspaces.lifecycle import plan_path
-    from xum.workspaces.service import scratch_dir
+    from xum.workspaces.state import local_state
 
     removes: list[RemovalItem] = []
     keeps: list[str] = []
@@ -387,14 +385,9 @@ def _preview(record: WorkspaceRecord, branch: BranchPolicy) -> DeletionPreview:
     if dirty:
         shown = ", ".join(dirty[:20]) + (f" and {len(dirty) - 20} more" if len(dirty) > 20 else "")
         warnings.append(f"{len(dirty)} uncommitted change(s) in the worktree will be lost: {shown}")
-    for kind, path in (
-        ("session-log", session_dir(record.id)),
-        ("scratch-dir", scratch_dir(record.id)),
-        ("plan-file", plan_path(record)),
-        ("init-log", logs_dir() / "init" / f"{record.id}.log"),
-    ):
+    for kind, path in local_state(record):
         if path.exists():
-            removes.append(RemovalItem(kind=kind, path=str(path)))  # type: ignore[arg-type]
+            removes.append(RemovalItem(kind=kind, path=str(path)))
     removes.append(RemovalItem(kind="record", name=record.name, detail="the registry entry"))
     return DeletionPreview(
         workspaceId=record.id, removes=removes, keeps=keeps, warnings=warnings, dirtyFiles=dirty

@@ -3,6 +3,10 @@
 Precedence for each setting: providers.jsonc first, then the documented environment variables,
 then the built-in default. Only the user's global config and environment are consulted: a
 repository can never redirect prompts or pick the key that pays for them.
+
+This lives beside `route` in the engine layer because it joins two lower layers: it reads the
+user's provider entries (`xum.store.providers`) and builds the `Endpoint` an `xum.llm` client
+takes. The provider clients themselves never read a config file.
 """
 
 from __future__ import annotations

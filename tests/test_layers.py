@@ -1,0 +1,202 @@
+"""The layering of ARCHITECTURE.md, held by reading every import in src/xum.
+
+Every `import` and `from ... import` is found with `ast` wherever it is written: at module level,
+inside functions (the lazy imports that keep start-up fast) and under `if TYPE_CHECKING:` (a type
+that crosses a forbidden arrow is still a dependency a reader has to know about). Each forbidden
+arrow below carries its reason; the test names every offending file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "xum"
+
+# The packages of src/xum, lowest first. A lower layer never imports a higher one.
+LAYERS: dict[str, int] = {
+    "core": 0,
+    "store": 1,
+    "llm": 1,
+    "tools": 2,
+    "runtime": 2,
+    "context": 3,
+    "engine": 4,
+    "workspaces": 5,
+    "cli": 6,
+    "server": 6,
+    "acp": 6,
+    "tui": 6,
+}
+FRONT_ENDS = ("cli", "server", "acp", "tui")
+
+# Arrows between packages that the layer numbers alone would allow (same layer, or a front-end
+# reaching into another), with the reason each is forbidden.
+FORBIDDEN: dict[tuple[str, str], str] = {
+    ("store", "llm"): "the log and the config files must not depend on how providers are spoken "
+    "to; shared message types live in core",
+    ("llm", "store"): "provider clients take a resolved Endpoint; reading providers.jsonc is the "
+    "job of the layer that reads the config (engine.endpoints)",
+    ("runtime", "tools"): "a runtime executes and reads files; tools are built on it, not under it",
+    ("server", "cli"): "front-ends share code through the layers below, never through each other",
+    ("acp", "cli"): "front-ends share code through the layers below, never through each other",
+    ("tui", "cli"): "front-ends share code through the layers below, never through each other",
+    ("tui", "server"): "the terminal UI talks to a server over its API, not by importing it",
+    ("acp", "server"): "the ACP bridge talks to a server over its API, not by importing it",
+    ("server", "acp"): "front-ends share code through the layers below, never through each other",
+    ("server", "tui"): "front-ends share code through the layers below, never through each other",
+    ("acp", "tui"): "front-ends share code through the layers below, never through each other",
+    ("tui", "acp"): "front-ends share code through the layers below, never through each other",
+}
+# The one sanctioned crossing between front-ends: each `xum <command>` module in cli/ starts the
+# front-end it is named after.
+CLI_STARTS = {"cli/server.py": "server", "cli/acp.py": "acp", "cli/tui.py": "tui"}
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # path relative to src/xum, e.g. "engine/session.py"
+    line: int
+    target: str  # the imported module, e.g. "xum.store.sessionlog"
+
+
+def package_of(module: str) -> str | None:
+    """`xum.engine.session` -> `engine`; `xum` itself (the version) counts as core."""
+    parts = module.split(".")
+    if parts[0] != "xum":
+        return None
+    if len(parts) == 1 or parts[1] in ("__init__", "__main__", "_build_info"):
+        return "core"
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, as_source: str | None = None) -> list[Import]:
+    """Every import in the file, resolved to an absolute module name (relative ones too).
+    `as_source`: read the file as if it lived at that path under src/xum."""
+    source = as_source or str(path.relative_to(SRC))
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    here = module_name(SRC / source)
+    package = here if source.endswith("__init__.py") else here.rpartition(".")[0]
+    found: list[Import] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(Import(source, node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            # `from xum import engine` imports the package `xum.engine`.
+            if target == "xum":  # `from xum import engine` (a package) or `__version__`
+                found.extend(
+                    Import(source, node.lineno, f"xum.{a.name}" if _is_module(a.name) else "xum")
+                    for a in node.names
+                )
+            else:
+                found.append(Import(source, node.lineno, target))
+    return found
+
+
+def _is_module(name: str) -> bool:
+    return (SRC / name).is_dir() or (SRC / f"{name}.py").exists()
+
+
+def violation(imp: Import) -> str | None:
+    """Why `imp` breaks the layering, or None."""
+    if imp.source == "__main__.py":
+        return None  # `python -m xum`: the program's entry point starts the CLI
+    src_pkg = imp.source.split("/")[0] if "/" in imp.source else "core"
+    dst_pkg = package_of(imp.target)
+    if dst_pkg is None or dst_pkg == src_pkg:
+        return None
+    if dst_pkg == "testing":
+        return "product code never imports xum.testing (the fake LLM and fixtures are for tests)"
+    if src_pkg == "testing":
+        return None  # test helpers may use anything they drive
+    if src_pkg not in LAYERS or dst_pkg not in LAYERS:
+        return f"{src_pkg} or {dst_pkg} is not a layer ARCHITECTURE.md names; add it there first"
+    if CLI_STARTS.get(imp.source) == dst_pkg:
+        return None
+    reason = FORBIDDEN.get((src_pkg, dst_pkg))
+    if reason is not None:
+        return reason
+    if src_pkg in FRONT_ENDS and dst_pkg in FRONT_ENDS:
+        return "front-ends share code through the layers below, never through each other"
+    if LAYERS[dst_pkg] > LAYERS[src_pkg]:
+        return (
+            f"{src_pkg} (L{LAYERS[src_pkg]}) must not import {dst_pkg} (L{LAYERS[dst_pkg]}): "
+            "a lower layer never imports a higher one; pass what it needs in through a "
+            "protocol the lower layer defines"
+        )
+    return None
+
+
+def all_imports() -> list[Import]:
+    return [imp for path in sorted(SRC.rglob("*.py")) for imp in imports_of(path)]
+
+
+def test_the_source_tree_is_there() -> None:
+    # A guard against the test passing vacuously (a moved tree, an empty walk).
+    imports = all_imports()
+    assert len(imports) > 500
+    assert any(i.target.startswith("xum.engine") for i in imports)
+
+
+def test_no_import_crosses_a_forbidden_arrow() -> None:
+    problems = [
+        f"{imp.source}:{imp.line} imports {imp.target}: {why}"
+        for imp in all_imports()
+        if (why := violation(imp)) is not None
+    ]
+    assert not problems, "layering violations:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "allowed"),
+    [
+        ("engine/session.py", "xum.workspaces.assembly", False),
+        ("store/events.py", "xum.llm.types", False),
+        ("llm/client.py", "xum.store.providers", False),
+        ("core/paths.py", "xum.store.config", False),
+        ("tools/bash.py", "xum.engine.events", False),
+        ("runtime/local.py", "xum.tools.bounds", False),
+        ("context/workspace.py", "xum.engine.session", False),
+        ("server/sessions.py", "xum.cli.run", False),
+        ("workspaces/assembly.py", "xum.server.hub", False),
+        ("engine/session.py", "xum.testing.fakellm", False),
+        ("cli/server.py", "xum.server.app", True),
+        ("cli/run.py", "xum.server.app", False),
+        ("workspaces/assembly.py", "xum.engine.session", True),
+        ("tools/bash.py", "xum.runtime.base", True),
+        ("engine/session.py", "xum.core.messages", True),
+        ("llm/http.py", "xum", True),
+    ],
+)
+def test_the_rules_themselves(source: str, target: str, allowed: bool) -> None:
+    # The checker must refuse what ARCHITECTURE.md forbids, or the test above proves nothing.
+    assert (violation(Import(source, 1, target)) is None) is allowed
+
+
+def test_function_level_and_type_checking_imports_are_seen(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from xum.workspaces import busy\n"
+        "def f():\n    from ..server import hub\n    import xum.cli.run\n"
+    )
+    found = [i for i in imports_of(path, "engine/probe.py") if i.target.startswith("xum")]
+    assert sorted(i.target for i in found) == ["xum.cli.run", "xum.server", "xum.workspaces"]
+    assert all(violation(i) is not None for i in found)
