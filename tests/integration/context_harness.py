@@ -60,7 +60,7 @@ class ContextHarness:
             client=client,
             settings=SessionSettings(thinking=thinking, **settings),  # type: ignore[arg-type]
             scratch_dir=self.repo.parent / "scratch",
-            emit=self.events.append,
+            emit=lambda event: self.events.append(event.to_dict()),
             context=context,
             agent=AgentSelection(agent_id=agent),
             ask_user=ask_user,

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,11 @@ from xum.testing.fakellm import FakeLLM
 TOOLS = ["bash", "file_read", "file_edit_replace_string", "todo_write", "todo_read", "web_fetch"]
 
 
+def as_dicts(sink: Callable[[dict[str, Any]], None]) -> EventSink:
+    """An engine event sink that hands `sink` each event as the JSON object clients get."""
+    return lambda event: sink(event.to_dict())
+
+
 class Harness:
     def __init__(self, server: FakeLLM, workdir: Path, ws_id: str = "ws-test") -> None:
         env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url}
@@ -49,7 +54,7 @@ class Harness:
         self,
         *,
         middleware: Sequence[ToolMiddleware] = (),
-        emit: EventSink | None = None,
+        emit: Callable[[dict[str, Any]], None] | None = None,
         **settings: Any,
     ) -> AgentSession:
         """A new engine object over the harness's log (a second call is a reopen)."""
@@ -65,7 +70,7 @@ class Harness:
             client=client,
             settings=SessionSettings(system_prompt="You are a test.", tools=TOOLS, **settings),
             scratch_dir=self.workdir / ".scratch",
-            emit=emit or self.events.append,
+            emit=as_dicts(emit or self.events.append),
             middleware=middleware,
         )
 

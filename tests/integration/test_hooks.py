@@ -86,10 +86,14 @@ class Harness:
 
 
 async def harness(
-    repo: Path, runtime: str = "local", events: list[Event] | None = None, **kw: Any
+    repo: Path, runtime: str = "local", events: list[dict[str, Any]] | None = None, **kw: Any
 ) -> Harness:
     created = await lifecycle.create_workspace(repo, runtime, name_hint="hooks", run_init=False)
-    sink = events.append if events is not None else (lambda _e: None)
+
+    def sink(event: Event) -> None:
+        if events is not None:
+            events.append(event.to_dict())
+
     wiring = await wire_session(
         created.record,
         created.runtime,
@@ -236,7 +240,7 @@ async def test_untrusted_project_runs_no_hooks_and_says_so_once(repo: Path, tmp_
         hook(repo, name, f"#!/bin/sh\necho {name} >> {ran}\nexit 0\n")
     hook(repo, "tool_env", f"echo tool_env >> {ran}\n", executable=False)
     hook(repo, "init", f"#!/bin/sh\necho init >> {ran}\n")
-    events: list[Event] = []
+    events: list[dict[str, Any]] = []
     h = await harness(repo, events=events)
     await h.call("bash", **bash("echo ok"))
     await h.call("file_read", path="app.py")
@@ -391,10 +395,10 @@ async def test_local_workspace_warns_when_another_local_one_is_streaming(repo: P
     from tests.integration.test_workspace_lifecycle import turn_in_other_process
 
     other = await lifecycle.create_workspace(repo, "local", name_hint="other", run_init=False)
-    quiet: list[Event] = []
+    quiet: list[dict[str, Any]] = []
     await harness(repo, events=quiet)
     assert not [e for e in quiet if e.get("kind") == "local-workspace-streaming"]
-    events: list[Event] = []
+    events: list[dict[str, Any]] = []
     with turn_in_other_process(other.record.id):
         h = await harness(repo, events=events)
         await h.call("bash", **bash("true"))

@@ -290,7 +290,7 @@ async def test_the_plan_agent_may_start_only_explore_sub_agents(
         client=client,
         settings=SessionSettings(thinking="off"),
         scratch_dir=repo.parent / "scratch",
-        emit=harness.events.append,
+        emit=lambda event: harness.events.append(event.to_dict()),
         subagents=host,
         context=context,
         agent=AgentSelection(agent_id="plan"),

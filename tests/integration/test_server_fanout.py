@@ -8,6 +8,8 @@ import asyncio
 import json
 from typing import Any
 
+from xum.engine import events as E
+from xum.engine.derive import frame_event
 from xum.llm.types import text_message
 from xum.server.hub import Client, Hub
 from xum.store import events as ev
@@ -32,7 +34,9 @@ def commit(hub: Hub, text: str, *, publish: bool = True) -> int:
     frame = log.append(ev.USER_MESSAGE, {"message": text_message("user", text)})
     assert frame.seq is not None
     if publish:
-        hub.publish(WS, {"type": "user-message", "seq": frame.seq, "text": text})
+        event = frame_event(frame)
+        assert event is not None
+        hub.publish(WS, event)
     return frame.seq
 
 
@@ -54,7 +58,7 @@ async def test_slow_client_is_bounded_and_resumes_without_gaps() -> None:
     slow_got: list[dict[str, Any]] = []
     for i in range(60):
         commit(hub, f"live {i}")
-        hub.publish(WS, {"type": "text-delta", "text": "x"})
+        hub.publish(WS, E.TextDelta(text="x"))
         fast_got += await drain(fast)  # the fast client keeps up
         if i == 1:
             slow_got += await drain(slow)  # the slow one reads once, then stalls
@@ -89,21 +93,19 @@ async def test_frames_committed_without_an_event_are_filled_in() -> None:
     assert seqs(got) == [1, 2]
     assert [m["event"]["text"] for m in got if m["type"] == "event"] == ["silent", "announced"]
     # An event the hub already sent from the log is not sent twice.
-    hub.publish(WS, {"type": "user-message", "seq": 1, "text": "silent"})
+    hub.publish(WS, E.UserMessage(seq=1, ts=0, text="silent"))
     assert await drain(client) == []
 
 
 async def test_partial_snapshot_on_subscribe_mid_reply() -> None:
     hub = Hub(capacity=100)
     await hub.channel(WS)
-    hub.publish(
-        WS, {"type": "turn-start", "seq": commit(hub, "start", publish=False), "turn_id": "t1"}
-    )
-    hub.publish(WS, {"type": "step-start", "step": 1, "turn_id": "t1"})
+    hub.publish(WS, E.TurnStart(seq=commit(hub, "start", publish=False), ts=0, turn_id="t1"))
+    hub.publish(WS, E.StepStart(step=1, turn_id="t1"))
     for piece in ("Hel", "lo"):
-        hub.publish(WS, {"type": "text-delta", "text": piece})
-    hub.publish(WS, {"type": "tool-call-start", "index": 0, "call_id": "c1", "name": "bash"})
-    hub.publish(WS, {"type": "tool-call-delta", "index": 0, "call_id": "c1", "arguments": '{"a"'})
+        hub.publish(WS, E.TextDelta(text=piece))
+    hub.publish(WS, E.ToolCallStart(index=0, call_id="c1", name="bash"))
+    hub.publish(WS, E.ToolCallDelta(index=0, call_id="c1", arguments='{"a"'))
     late = hub.connect()
     await hub.subscribe(late, WS, 1)
     got = await drain(late)
@@ -115,7 +117,7 @@ async def test_partial_snapshot_on_subscribe_mid_reply() -> None:
     }
     assert got[0]["afterSeq"] == 1 and got[0]["turnId"] == "t1" and got[0]["step"] == 1
     assert got[1]["type"] == "subscribed"
-    hub.publish(WS, {"type": "discard-partial"})
+    hub.publish(WS, E.DiscardPartial())
     again = hub.connect()
     await hub.subscribe(again, WS, 1)
     assert (await drain(again))[0]["message"]["text"] == ""

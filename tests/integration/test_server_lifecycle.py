@@ -22,7 +22,7 @@ from tests.integration.server_support import (
     wait_for,
 )
 from xum.core.paths import session_dir
-from xum.engine.replay import replay_events
+from xum.engine.derive import replay_events
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
@@ -69,7 +69,7 @@ def test_fork_copies_the_conversation(
         wait_for(lambda: idle(client, src["id"]) and session_dir(src["id"]).exists())
         wait_for(
             lambda: any(
-                e["type"] == "turn-end" for e in replay_events(SessionLog.open(src["id"]).frames)
+                e.type == "turn-end" for e in replay_events(SessionLog.open(src["id"]).frames)
             )
         )
         res = client.post(

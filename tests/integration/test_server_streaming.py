@@ -21,7 +21,7 @@ from tests.integration.server_support import (
     use_fake_llm,
     wait_for,
 )
-from xum.engine.replay import replay_events
+from xum.engine.derive import replay_events
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
@@ -35,7 +35,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def log_events(workspace_id: str) -> list[dict[str, Any]]:
-    return list(replay_events(SessionLog.open(workspace_id).frames))
+    return [e.to_dict() for e in replay_events(SessionLog.open(workspace_id).frames)]
 
 
 def subscribe(ws: Any, workspace_id: str, after: int = 0) -> list[dict[str, Any]]:

@@ -113,7 +113,7 @@ class Tree:
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.parent_events: list[dict[str, Any]] = []
         self.manager = SubAgentManager(
-            settings=settings, listener=lambda ws, e: self.events.append((ws, e))
+            settings=settings, listener=lambda ws, e: self.events.append((ws, e.to_dict()))
         )
         info = WorkspaceInfo("parentws01", "parent", str(repo), str(repo), "local")
         self.runtime = LocalRuntime(str(repo), str(repo.parent))
@@ -130,7 +130,7 @@ class Tree:
             client=self.client,
             settings=SessionSettings(system_prompt="You are the parent.", tools=PARENT_TOOLS),
             scratch_dir=repo.parent / "scratch",
-            emit=self.parent_events.append,
+            emit=lambda event: self.parent_events.append(event.to_dict()),
             subagents=self.host,
         )
 

@@ -50,7 +50,7 @@ def outcome(name: str, is_error: bool, meta: dict[str, Any]) -> str:
     return "error" if is_error else "ok"
 
 
-def usage_line(reason: str, event: Event, elapsed_s: float) -> str:
+def usage_line(reason: str, event: dict[str, Any], elapsed_s: float) -> str:
     usage = event.get("usage") or {}
     inp = int(usage.get("input_tokens", 0))
     cached = int(usage.get("cache_read_tokens", 0))
@@ -85,44 +85,43 @@ class TextRenderer:
             self._at_line_start = True
 
     def __call__(self, event: Event) -> None:
-        kind = event["type"]
-        if kind == E.TEXT_DELTA:
-            text = event["text"]
+        if isinstance(event, E.TextDelta):
+            text = event.text
             self.out.write(text)
             self.out.flush()
             if text:
                 self._at_line_start = text.endswith("\n")
-        elif kind == E.REASONING_DELTA and not self._thinking_shown:
+        elif isinstance(event, E.ReasoningDelta) and not self._thinking_shown:
             self._newline()
             self.err.write(self._dim("(thinking)") + "\n")
             self._thinking_shown = True
-        elif kind == E.STEP_START:
+        elif isinstance(event, E.StepStart):
             self._thinking_shown = False
-        elif kind == E.TOOL_CALL:
-            self._calls[event["call_id"]] = (event["name"], event["arguments"])
-        elif kind == E.TOOL_RESULT:
+        elif isinstance(event, E.ToolCall):
+            self._calls[event.call_id] = (event.name, event.arguments)
+        elif isinstance(event, E.ToolResult):
             self._newline()
-            name, arguments = self._calls.pop(event["call_id"], (event["name"], None))
-            mark = "✗" if event["is_error"] else "✓"
+            name, arguments = self._calls.pop(event.call_id, (event.name, None))
+            mark = "✗" if event.is_error else "✓"
             detail = key_argument(name, arguments)
-            line = f"{mark} {name} {detail} → {outcome(name, event['is_error'], event['meta'])}"
+            line = f"{mark} {name} {detail} → {outcome(name, event.is_error, event.meta)}"
             self.err.write(self._dim(line) + "\n")
-        elif kind == E.DISCARD_PARTIAL:
+        elif isinstance(event, E.DiscardPartial):
             self._newline()
             self.err.write(self._dim("(connection lost; the reply restarts)") + "\n")
-        elif kind == E.RETRYING:
+        elif isinstance(event, E.Retrying):
             self._newline()
-            self.err.write(
-                self._dim(f"(retrying in {event['delay_s']:.1f}s: {event['reason']})") + "\n"
-            )
-        elif kind == E.ADVISORY:
+            self.err.write(self._dim(f"(retrying in {event.delay_s:.1f}s: {event.reason})") + "\n")
+        elif isinstance(event, E.Advisory):
             self._newline()
-            self.err.write(self._dim(f"note: {event['message']}") + "\n")
-        elif kind == E.ERROR:
+            self.err.write(self._dim(f"note: {event.message}") + "\n")
+        elif isinstance(event, E.InitOutput):
+            self.err.write(self._dim(f"init: {event.line}") + "\n")
+        elif isinstance(event, E.ErrorEvent):
             self._newline()
-            self.err.write(f"error: {event['message']}\n")
-            if event.get("hint"):
-                self.err.write(f"  hint: {event['hint']}\n")
+            self.err.write(f"error: {event.message}\n")
+            if event.hint:
+                self.err.write(f"  hint: {event.hint}\n")
 
     def finish(self, line: str) -> None:
         self._newline()
@@ -142,14 +141,14 @@ class JsonRenderer:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        if event["type"] == E.ERROR:
+        if isinstance(event, E.ErrorEvent):
             return
+        self._write(event.to_dict())
+
+    def terminal(self, event: dict[str, Any]) -> None:
         self._write(event)
 
-    def terminal(self, event: Event) -> None:
-        self._write(event)
-
-    def _write(self, event: Event) -> None:
+    def _write(self, event: dict[str, Any]) -> None:
         self.out.write(orjson.dumps(event, default=str).decode() + "\n")
         self.out.flush()
 
@@ -164,10 +163,10 @@ class QuietRenderer:
         self.err = err or sys.stderr
 
     def __call__(self, event: Event) -> None:
-        if event["type"] == E.ERROR:
-            self.err.write(f"error: {event['message']}\n")
-            if event.get("hint"):
-                self.err.write(f"  hint: {event['hint']}\n")
+        if isinstance(event, E.ErrorEvent):
+            self.err.write(f"error: {event.message}\n")
+            if event.hint:
+                self.err.write(f"  hint: {event.hint}\n")
 
     def finish(self, line: str) -> None:
         pass

@@ -492,23 +492,20 @@ def _init_line_sink(renderer: Any) -> Any:
     """How `.xum/init` output is shown: an `init-output` event per line with --json, dimmed
     lines on stderr in text mode, nothing with --quiet."""
     from xum.cli.render import JsonRenderer, TextRenderer
+    from xum.engine import events as E
 
-    if isinstance(renderer, JsonRenderer):
-        return lambda line: renderer({"type": "init-output", "line": line})
-    if isinstance(renderer, TextRenderer):
-        return lambda line: renderer.err.write(renderer._dim(f"init: {line}") + "\n")
+    if isinstance(renderer, JsonRenderer | TextRenderer):
+        return lambda line: renderer(E.InitOutput(line=line))
     return None
 
 
 async def _finish_init(init: Any, renderer: Any) -> None:
     """A one-shot run ends with its workspace set up: wait for the init hook if it still runs."""
+    from xum.engine import events as E
+
     if not init.done:
         renderer(
-            {
-                "type": "advisory",
-                "kind": "init-hook-wait",
-                "message": f"waiting for {init.hook.display} to finish",
-            }
+            E.Advisory(kind="init-hook-wait", message=f"waiting for {init.hook.display} to finish")
         )
     status = await init.wait()
-    renderer({"type": "init-end", "status": status, "exit_code": init.exit_code})
+    renderer(E.InitEnd(status=status, exit_code=init.exit_code))

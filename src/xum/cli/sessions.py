@@ -125,7 +125,7 @@ def _resolve(ident: str) -> WorkspaceRecord:
 @click.option("--json", "as_json", is_flag=True, help="The session as NDJSON events.")
 def session(ident: str, as_json: bool) -> None:
     """Replay one session (by workspace id or name, or `last`), read-only."""
-    from xum.engine.replay import replay_events
+    from xum.engine.derive import replay_events
     from xum.store.sessionlog import SessionLog
 
     try:
@@ -136,11 +136,11 @@ def session(ident: str, as_json: bool) -> None:
     log = SessionLog.open(record.id)
     if as_json:
         for event in replay_events(log.frames):
-            sys.stdout.write(orjson.dumps(event).decode() + "\n")
+            sys.stdout.write(orjson.dumps(event.to_dict()).decode() + "\n")
         return
     click.echo(f"{record.name} ({record.id}) · {record.runtime} · {record.path}")
     for event in replay_events(log.frames):
-        _print_event(event)
+        _print_event(event.to_dict())
 
 
 def _print_event(event: dict[str, Any]) -> None:

@@ -1,30 +1,33 @@
-"""AgentSession: the turn loop of one workspace.
+"""AgentSession: the turn loop of one workspace, and its interrupts and queues.
 
 A turn: record the user message, then repeat steps until the model stops calling tools: build
 the request from the log's projection, stream the reply (deltas become events), commit the
-assistant message, run its tool calls, record each result. The writer lock is held for the whole
-turn, so another process cannot interleave frames. Whatever ends the turn (completion, Ctrl-C,
-a provider error, the budget, the step limit, a doom loop) it ends with a durable `turn_end`, and
-every tool call in the log has a result: the provider history stays valid.
+assistant message, run its tool calls, record each result. Whatever ends the turn (completion,
+Ctrl-C, a provider error, the budget, the step limit, a doom loop) it ends with a durable
+`turn_end`, and every tool call in the log has a result: the provider history stays valid.
+
+The jobs around the loop each have a module: the recorder appends frames and emits the events
+derived from them (`recorder`), the ledger keeps cost and budget (`ledger`), plan mode and
+required tools keep their per-turn state (`planmode`), requests are built and put on record
+(`requests`), and what a session takes over from its log is read once (`resume`).
+
+Messages sent while a turn runs are queued here, for "after the step" (delivered when the
+running tool calls finish) or "after the turn" (each runs as a turn of its own). A front-end
+asks `next_queued()` for the next message to run once a turn ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import os
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 
-from xum.context.files import RuntimeFiles
-from xum.context.plan import read_snapshot
 from xum.context.workspace import (
     AgentSelection,
     ContextProvider,
@@ -32,31 +35,32 @@ from xum.context.workspace import (
     WorkspaceContext,
 )
 from xum.core.ids import sortable_id
-from xum.core.paths import ensure_private_dir, logs_dir
+from xum.core.messages import Message, Usage, text_message
+from xum.core.paths import ensure_private_dir
 from xum.engine import events as E
 from xum.engine.contextsync import ContextSync
 from xum.engine.doomloop import DoomLoopGuard
-from xum.engine.events import Event, EventSink, null_sink
+from xum.engine.events import EventSink, null_sink
+from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.middleware import ToolCall, ToolMiddleware
-from xum.engine.replay import header_key, request_shape
+from xum.engine.planmode import TurnRules
+from xum.engine.recorder import (
+    FrameSpec,
+    Recorder,
+    closing_frames,
+    result_frame,
+    turn_end_frame,
+)
+from xum.engine.requests import StepRecords, debug_requested, write_debug_request
+from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
+from xum.engine.turn import QueueMode, SessionSettings, TurnReason, TurnResult, WorkspaceInfo
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
-from xum.llm.types import (
-    Finish,
-    LLMRequest,
-    Message,
-    ThinkingLevel,
-    ToolChoice,
-    ToolSpec,
-    Usage,
-    UsageUpdate,
-    text_message,
-)
-from xum.runtime.base import Runtime, RuntimeKind
+from xum.llm.types import Finish, LLMRequest, ToolChoice, ToolSpec
+from xum.runtime.base import Runtime
 from xum.store import events as ev
-from xum.store.frames import Frame
 from xum.store.projection import HistoryProjection
 from xum.store.sessionlog import SessionLog
 from xum.tools import registry
@@ -70,87 +74,18 @@ if TYPE_CHECKING:
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
 
-T = TypeVar("T")
-FrameSpec = tuple[str, dict[str, Any]]
+# Re-exported: these records were defined here before `xum.engine.turn` held them.
+__all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
 
-TurnReason = Literal["completed", "interrupted", "error", "budget", "max_steps", "doom_loop"]
-QueueMode = Literal["step", "turn"]
+T = TypeVar("T")
 
 INTERRUPTED_TOOL_OUTPUT = "interrupted: the user stopped the turn before this tool finished"
-# A turn whose agent requires a tool (`tools.require`) and ends without calling it gets up to
-# this many extra steps that force the call through the request's tool_choice.
-MAX_FORCED_STEPS = 2
-PLAN_EDIT_TOOLS = frozenset(
-    {"file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"}
-)
 BUDGET_TOOL_OUTPUT = "not run: the session budget was exceeded, so the turn stopped"
 INTERNAL_ERROR_TOOL_OUTPUT = "not finished: the turn stopped on an internal error in xum"
 
 
-_LOG_EXECUTOR: ThreadPoolExecutor | None = None
-
-
-def _log_executor() -> ThreadPoolExecutor:
-    """Threads for durable log appends, shared by every session of the process (fsync releases
-    the GIL, and parallel syncs let the filesystem commit them together)."""
-    global _LOG_EXECUTOR
-    if _LOG_EXECUTOR is None:
-        _LOG_EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="xum-log")
-    return _LOG_EXECUTOR
-
-
 class _Interrupted(Exception):
     """Raised inside the loop when the user asked to stop."""
-
-
-class _BudgetExceeded(Exception):
-    """Raised mid-stream once the usage reported so far already exceeds the budget."""
-
-
-@dataclass(frozen=True)
-class WorkspaceInfo:
-    """The workspace a session runs in."""
-
-    id: str
-    name: str
-    project_path: str
-    path: str  # the workspace directory (in the runtime's namespace)
-    runtime: RuntimeKind
-
-
-@dataclass
-class SessionSettings:
-    """How a session runs: model settings, limits, mode."""
-
-    # A fixed prompt and tool list, used when the session has no context provider (tests and
-    # embedded uses); with one, the agent definition and the workspace decide both.
-    system_prompt: str = ""
-    tools: list[str] = field(default_factory=list)  # the tool names offered to the model
-    thinking: ThinkingLevel = "medium"
-    budget_usd: float | None = None
-    max_steps: int = 200
-    max_output_tokens: int | None = None
-    mode: str = "exec"
-
-
-@dataclass
-class TurnResult:
-    """How a turn ended, and what it cost."""
-
-    turn_id: str
-    reason: TurnReason
-    text: str = ""  # the last assistant text of the turn
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0  # None: some reply had no known price
-    steps: int = 0
-    error: dict[str, str] | None = None
-    agent: str = ""  # the agent that ran the turn
-    plan_file: str | None = None  # plan mode: where the plan is
-    plan_proposed: bool = False  # plan mode: propose_plan presented it during the turn
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def message_text(message: Message) -> str:
@@ -163,17 +98,6 @@ def _tool_calls(message: Message) -> list[ToolCall]:
         for p in message["content"]
         if p["type"] == "tool_call"
     ]
-
-
-def _public_message(message: Message) -> dict[str, Any]:
-    """The assistant message for events: text, reasoning and calls, without replay state."""
-    return {
-        "text": message_text(message),
-        "reasoning": "".join(p["text"] for p in message["content"] if p["type"] == "reasoning"),
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in _tool_calls(message)
-        ],
-    }
 
 
 class AgentSession:
@@ -213,9 +137,17 @@ class AgentSession:
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
         self._background: BackgroundProcesses | None = None  # made on first use
-        # What the log says so far: the task list as last written, the cost, the last header.
-        resumed = _resume(log.frames)
+        resumed = resume(log.frames)
         self.todos: list[TodoItem] = resumed.todos
+        self.recorder = Recorder(log, emit)
+        self.ledger = Ledger(
+            cost=resumed.cost,
+            cost_known=resumed.cost_known,
+            budget_usd=settings.budget_usd,
+            subagents=subagents,
+            emit=emit,
+        )
+        self.steps = StepRecords(resumed.header_key)
         self.projection = HistoryProjection()
         self.doom = DoomLoopGuard()
         self._step_queue: list[str] = []
@@ -224,38 +156,36 @@ class AgentSession:
         self._pending_advisories: dict[str, str] = {}
         self._interrupt_requested = False
         self._running = False
-        self.session_cost, self.cost_known = resumed.cost, resumed.cost_known
-        self._header_key = resumed.header_key
-        # The step_start (and request_header) of the step in flight: written with its reply, or
-        # with the turn_end when the step produced none, so every request sent is on record.
-        self._pending_step: list[FrameSpec] = []
-        self._pending_key: bytes | None = None  # the key of its request_header, if it has one
+        # The tools of the current segment, as offered (set from the frozen context).
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
-        self._set_tools(settings.tools)
+        self._tools_hash = ""
         # What the model is told: the agent, the workspace's instructions and skills, frozen
         # per context segment (see xum.engine.contextsync and xum.context.frozen).
         self.context = ContextSync(
             context or StaticContext(settings.system_prompt, settings.tools),
             agent or AgentSelection(),
         )
+        self.rules = TurnRules(self.context, runtime, emit)
         self.ask_user = ask_user
         if skills is None and isinstance(context, WorkspaceContext):
             skills = context.skill_access()
         self.skills = skills
         self.resolve_model = resolve_model or resolve_route
-        self._plan_view = RuntimeFiles(runtime)
-        self._required_done = False
-        self._forced_steps = 0
-        self._force_next = False
-        self._plan_edits: list[str | None] = []  # plan-file paths touched this step
-        self._plan_proposed = False
 
     # Public API ------------------------------------------------------------------------------
 
     @property
     def running(self) -> bool:
         return self._running
+
+    @property
+    def session_cost(self) -> float:
+        return self.ledger.session_cost
+
+    @property
+    def cost_known(self) -> bool:
+        return self.ledger.cost_known
 
     def interrupt(self) -> None:
         """Stop the current turn: the stream is closed, running tool processes are killed, and
@@ -270,6 +200,11 @@ class AgentSession:
         """Deliver `text` after the running tool calls finish ("step") or after the turn."""
         (self._step_queue if when == "step" else self._turn_queue).append(text)
 
+    @property
+    def queued(self) -> tuple[int, int]:
+        """How many messages wait: (after the step, after the turn)."""
+        return len(self._step_queue), len(self._turn_queue)
+
     def take_turn_queue(self) -> list[str]:
         queued, self._turn_queue = self._turn_queue, []
         return queued
@@ -278,6 +213,19 @@ class AgentSession:
         """Messages queued for "after the step" that a turn ended before delivering."""
         queued, self._step_queue = self._step_queue, []
         return queued
+
+    def take_queue(self) -> list[str]:
+        """Every message still waiting, in the order they would have run; the queue empties."""
+        return self.take_step_queue() + self.take_turn_queue()
+
+    def next_queued(self) -> str | None:
+        """The message to run as the next turn once a turn has ended: a "step" message the turn
+        ended before delivering comes first, then the "turn" queue in order."""
+        if self._step_queue:
+            return self._step_queue.pop(0)
+        if self._turn_queue:
+            return self._turn_queue.pop(0)
+        return None
 
     @property
     def background(self) -> BackgroundProcesses:
@@ -288,11 +236,19 @@ class AgentSession:
             self._background = BackgroundProcesses(str(self.scratch_dir))
         return self._background
 
+    async def hold_writer(self, purpose: str) -> None:
+        """Keep the log's writer lock from now until `aclose` (a front-end that owns this
+        workspace for its whole run); without it each turn takes the lock for its duration."""
+        await self.recorder.hold_for_session(purpose)
+
     async def aclose(self) -> None:
-        """Release what outlives a turn: background processes are killed. The log, client and
-        runtime belong to the caller."""
-        if self._background is not None:
-            await self._background.close()
+        """Release what outlives a turn: background processes are killed, a writer hold is let
+        go. The log, client and runtime belong to the caller."""
+        try:
+            if self._background is not None:
+                await self._background.close()
+        finally:
+            self.recorder.close()
 
     @property
     def agent_id(self) -> str:
@@ -303,7 +259,7 @@ class AgentSession:
         new instructions arrive as a change row in the history; with a different one (plan vs
         exec) a new context segment starts, which costs one prompt-cache prefix break."""
         self.context.selection = replace(self.context.selection, agent_id=agent_id)
-        self.emit({"type": E.AGENT_CHANGED, "agent": agent_id})
+        self.emit(E.AgentChanged(agent=agent_id))
 
     def set_mode(self, mode: Literal["exec", "plan"]) -> None:
         """Plan or exec: the built-in agents of those names (or the project's versions)."""
@@ -314,7 +270,7 @@ class AgentSession:
         first (a new segment, a change row). For benchmarks and debugging; not during a turn."""
         frames = await self._context_frames()
         if frames:
-            self._context_events(frames, self.log.append_many(frames))
+            self.recorder.append_now(frames)
         return self._build_request()
 
     async def run_turn(self, text: str) -> TurnResult:
@@ -354,39 +310,25 @@ class AgentSession:
     async def _run_turn(self, text: str, prepared: PreparedMessage | None = None) -> TurnResult:
         """`text` is what the model receives; `prepared`, what a slash command made of the
         message (None for plain text)."""
-        # A slash command's message keeps what was typed and what the command was.
-        slash_fields: dict[str, Any] = (
-            {}
-            if prepared is None or prepared.slash is None
-            else {"typed": prepared.typed, "slash": prepared.slash}
-        )
+        user: dict[str, Any] = {"message": text_message("user", text)}
+        if prepared is not None and prepared.slash is not None:
+            # A slash command's message keeps what was typed and what the command was.
+            user.update(typed=prepared.typed, slash=prepared.slash)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
-        self._pending_step, self._pending_key = [], None
-        self._required_done = False
-        self._forced_steps = 0
-        self._force_next = False
-        self._plan_proposed = False
+        self.steps.clear()
+        self.rules.reset()
         self.doom.reset()
         # Off the loop: other sessions (the server's, a parent's) share it.
-        await self.log.begin_write_off_loop(f"turn {result.turn_id}")
+        await self.recorder.begin_turn(result.turn_id)
         try:
             # Context changes noticed now go before the user's message.
             context_frames = await self._context_frames()
-            user: dict[str, Any] = {"message": text_message("user", text), **slash_fields}
-            frames = await self._append(
-                [
-                    (ev.TURN_START, {"turn_id": result.turn_id}),
-                    *context_frames,
-                    (ev.USER_MESSAGE, user),
-                ]
+            start = {"turn_id": result.turn_id, "model": self.route.model_string}
+            await self.recorder.append(
+                [(ev.TURN_START, start), *context_frames, (ev.USER_MESSAGE, user)]
             )
-            self._emit(
-                E.TURN_START, frames[0], turn_id=result.turn_id, model=self.route.model_string
-            )
-            self._context_events(context_frames, frames[1:-1])
-            self._emit(E.USER_MESSAGE, frames[-1], text=text, **slash_fields)
             try:
                 await self._steps(result)
             except _Interrupted:
@@ -394,7 +336,7 @@ class AgentSession:
             except LLMError as exc:
                 result.reason = "error"
                 result.error = exc.to_dict()
-                self.emit({"type": E.ERROR, **exc.to_dict()})
+                self.emit(E.ErrorEvent.from_dict(result.error))
             except asyncio.CancelledError:
                 # Cancelled from outside (not by interrupt()): still close the turn durably.
                 self._close_turn_now(result, "interrupted", INTERRUPTED_TOOL_OUTPUT)
@@ -405,16 +347,16 @@ class AgentSession:
                 # error goes up.
                 self._fail_turn(result, exc)
                 return result
-            await self._end_turn_async(result, result.reason)
+            await self._end_turn(result, result.reason)
             return result
         finally:
             live = self.context.live
             result.agent = live.agent.id if live else self.agent_id
             result.plan_file = live.plan_file if live else None
-            result.plan_proposed = self._plan_proposed
+            result.plan_proposed = self.rules.plan_proposed
             self._running = False
             self._task = None
-            self.log.end_write()
+            self.recorder.end_turn()
 
     # The loop --------------------------------------------------------------------------------
 
@@ -425,11 +367,18 @@ class AgentSession:
             if step > 1:
                 frames = await self._context_frames()
                 if frames:
-                    self._context_events(frames, await self._append(frames))
-            self.emit({"type": E.STEP_START, "step": step, "turn_id": result.turn_id})
+                    await self.recorder.append(frames)
+            self.emit(E.StepStart(step=step, turn_id=result.turn_id))
             registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
-            request = self._build_request(self._tool_choice())
-            self._pending_step, self._pending_key = self._step_frames(result.turn_id, step, request)
+            request = self._build_request(self.rules.tool_choice())
+            self.steps.start_step(
+                result.turn_id,
+                step,
+                request,
+                model_string=self.route.model_string,
+                tools_sha256=self._tools_hash,
+                frozen=self.context.frozen,
+            )
             state = StreamState()
             try:
                 finish = await self._cancellable(
@@ -439,25 +388,25 @@ class AgentSession:
                         state,
                         self.emit,
                         self.log.write_partial,
-                        self._budget_watch(result),
+                        self.ledger.watch(self.route.cost),
                     )
                 )
             except _Interrupted:
                 self._commit_partial(result, step, state)
                 raise
-            except _BudgetExceeded:
+            except BudgetExceeded:
                 self._commit_partial(result, step, state, reason="budget")
                 result.reason = "budget"
                 return
             calls = await self._commit_reply(result, step, finish)
-            if self._over_budget():
+            if self.ledger.over_budget():
                 self._close_calls(calls, BUDGET_TOOL_OUTPUT)
                 result.reason = "budget"
                 return
             if not calls:
                 if await self._deliver_step_queue():
                     continue
-                if self._force_required_tool():
+                if self.rules.force_required_tool(self._offered):
                     continue
                 return
             stop = self._doom_check(calls)
@@ -466,15 +415,14 @@ class AgentSession:
                 result.reason = "doom_loop"
                 return
             await self._run_tools(calls)
-            await self._snapshot_plan()
+            await self.rules.snapshot_plan(self.recorder.append)
             await self._deliver_step_queue()
         result.reason = "max_steps"
         self.emit(
-            {
-                "type": E.ADVISORY,
-                "kind": "max-steps",
-                "message": f"the turn reached its limit of {self.settings.max_steps} steps",
-            }
+            E.Advisory(
+                kind="max-steps",
+                message=f"the turn reached its limit of {self.settings.max_steps} steps",
+            )
         )
 
     def _check_interrupt(self) -> None:
@@ -501,14 +449,6 @@ class AgentSession:
 
     # Requests --------------------------------------------------------------------------------
 
-    def _set_tools(self, names: Sequence[str]) -> None:
-        offered = [n for n in names if self._can_offer(n)]
-        self._offered = offered
-        self._tool_specs = [ToolSpec(**registry.tool_schema(n)) for n in offered]
-        self._tools_hash = _sha256(
-            orjson.dumps([(t.name, t.description, t.parameters) for t in self._tool_specs])
-        )
-
     def _can_offer(self, name: str) -> bool:
         """Tools that need something this session lacks are left out of the request."""
         if name == "set_exit_code":
@@ -519,45 +459,22 @@ class AgentSession:
             return self.subagents is None or self.subagents.offers(name)
         return True
 
-    async def _context_frames(self) -> list[tuple[str, dict[str, Any]]]:
+    async def _context_frames(self) -> list[FrameSpec]:
         """The frames to append before the next request (a new segment's frozen sections, or a
         change row); see xum.engine.contextsync."""
         frames = await self.context.prepare(
-            self.log, self.route.model_string, self._can_offer, self._plan_view
+            self.log, self.route.model_string, self._can_offer, self.rules.plan_view
         )
         for message in self.context.new_diagnostics():
-            self.emit({"type": E.ADVISORY, "kind": "context", "message": message})
+            self.emit(E.Advisory(kind="context", message=message))
         live = self.context.live
-        if live is not None and live.plan_file and self.runtime.kind in ("local", "worktree"):
+        if live is not None and live.plan_file and self.runtime.sees_local_files:
             # The plan lives under $XUM_ROOT, which stays private (0700).
             parent = Path(live.plan_file).parent
             if not parent.is_dir():
                 ensure_private_dir(parent.parent)
                 ensure_private_dir(parent)
         return frames
-
-    def _context_events(
-        self, specs: Sequence[tuple[str, dict[str, Any]]], frames: Sequence[Frame]
-    ) -> None:
-        for (kind, data), frame in zip(specs, frames, strict=True):
-            if kind == ev.CONTEXT_FROZEN:
-                self._emit(
-                    E.CONTEXT_FROZEN,
-                    frame,
-                    reason=data["reason"],
-                    agent=data["agent"],
-                    mode=data["mode"],
-                    tools=[t["name"] for t in data["tools"]],
-                )
-            elif kind == ev.SYNTHETIC_MESSAGE:
-                self._emit(
-                    E.USER_MESSAGE,
-                    frame,
-                    text=data["message"]["content"][0]["text"],
-                    synthetic=True,
-                    kind=data.get("kind"),
-                    changed=data.get("changed", []),
-                )
 
     def _use_frozen(self) -> tuple[str, list[ToolSpec]]:
         """The segment's recorded system prompt and tools; the session offers exactly these."""
@@ -568,27 +485,6 @@ class AgentSession:
             self._offered = [t.name for t in frozen.tools]
             self._tools_hash = frozen.tools_sha256
         return frozen.system, frozen.tools
-
-    def _tool_choice(self) -> ToolChoice | None:
-        """Force the agent's required tool on a step added because the turn was about to end
-        without it (see _force_required_tool)."""
-        live = self.context.live
-        force, self._force_next = self._force_next, False
-        if force and not self._required_done and live and live.required_tool:
-            return {"name": live.required_tool}
-        return None
-
-    def _force_required_tool(self) -> bool:
-        """The model stopped without calling the agent's required tool: add a forced step."""
-        live = self.context.live
-        required = live.required_tool if live else None
-        if required is None or self._required_done or required not in self._offered:
-            return False
-        if self._forced_steps >= MAX_FORCED_STEPS:
-            return False
-        self._forced_steps += 1
-        self._force_next = True
-        return True
 
     def _build_request(self, tool_choice: ToolChoice | None = None) -> LLMRequest:
         messages = self.projection.update(self.log)
@@ -604,99 +500,31 @@ class AgentSession:
             cache_key=f"xum-{self.workspace.id}",
             params=self.route.params,
         )
-        if os.environ.get("XUM_DEBUG_LLM_REQUEST") == "1":
-            self._debug_request(request)
+        if debug_requested():
+            write_debug_request(
+                {
+                    "workspaceId": self.workspace.id,
+                    "model": self.route.model_string,
+                    "systemMessage": request.system,
+                    "messages": request.messages,
+                    "tools": [
+                        {"name": t.name, "description": t.description, "inputSchema": t.parameters}
+                        for t in request.tools
+                    ],
+                    "providerOptions": {"thinking": request.thinking, "params": request.params},
+                    "mode": self.context.live.mode if self.context.live else self.settings.mode,
+                    "agent": self.agent_id,
+                    "toolChoice": request.tool_choice,
+                    "thinkingLevel": request.thinking,
+                    "maxOutputTokens": request.max_output_tokens,
+                    "toolPolicy": self._offered,
+                }
+            )
         return request
-
-    def _step_frames(
-        self, turn_id: str, step: int, request: LLMRequest
-    ) -> tuple[list[FrameSpec], bytes | None]:
-        """The frames that put this step's request on record: step_start (with the forced
-        tool_choice, if any) and a request_header when anything else that shapes the request
-        changed since the last one (with the header's key; None without one).
-        `xum.engine.replay.rebuild_requests` reads them back."""
-        start: dict[str, Any] = {"turn_id": turn_id, "step": step}
-        if request.tool_choice is not None:
-            start["tool_choice"] = request.tool_choice
-        frames: list[FrameSpec] = [(ev.STEP_START, start)]
-        shape = request_shape(request, self.route.model_string, self._tools_hash)
-        key = header_key(shape)
-        if key == self._header_key:
-            return frames, None
-        frozen = self.context.frozen
-        if (frozen.system_sha256, frozen.tools_sha256) == (
-            shape["system_sha256"],
-            shape["tools_sha256"],
-        ):
-            # The texts are in the segment's context_frozen frame already; point at it.
-            body: dict[str, Any] = {"frozen_seq": frozen.seq}
-        else:
-            body = {
-                "system": request.system,
-                "tools": [
-                    {"name": t.name, "description": t.description, "parameters": t.parameters}
-                    for t in request.tools
-                ],
-            }
-        frames.append((ev.REQUEST_HEADER, {**shape, **body}))
-        return frames, key
-
-    def _step_recorded(self) -> None:
-        """The in-flight step's frames were appended: remember the header they carried."""
-        if self._pending_key is not None:
-            self._header_key = self._pending_key
-        self._pending_step, self._pending_key = [], None
-
-    def _debug_request(self, request: LLMRequest) -> None:
-        """XUM_DEBUG_LLM_REQUEST=1: append the whole request (never a key) to the debug log."""
-        path = ensure_private_dir(logs_dir()) / "llm-requests.log"
-        record = {
-            "workspaceId": self.workspace.id,
-            "model": self.route.model_string,
-            "systemMessage": request.system,
-            "messages": request.messages,
-            "tools": [
-                {"name": t.name, "description": t.description, "inputSchema": t.parameters}
-                for t in request.tools
-            ],
-            "providerOptions": {"thinking": request.thinking, "params": request.params},
-            "mode": self.context.live.mode if self.context.live else self.settings.mode,
-            "agent": self.agent_id,
-            "toolChoice": request.tool_choice,
-            "thinkingLevel": request.thinking,
-            "maxOutputTokens": request.max_output_tokens,
-            "toolPolicy": self._offered,
-        }
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
-        finally:
-            os.close(fd)
 
     # Committing ------------------------------------------------------------------------------
 
-    async def _append(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> list[Frame]:
-        """A durable append (write, fdatasync, manifest) on a worker thread, so that one
-        session's disk syncs do not stall every other session sharing the event loop. This
-        session still waits for it; a cancellation takes effect once the write is done (it cannot
-        be abandoned half-way, and the log has one writer at a time)."""
-        future = asyncio.get_running_loop().run_in_executor(
-            _log_executor(), self.log.append_many, batch
-        )
-        try:
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
-            while not future.done():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(future)
-            raise
-
-    async def _commit_reply(
-        self,
-        result: TurnResult,
-        step: int,
-        finish: Finish,
-    ) -> list[ToolCall]:
+    async def _commit_reply(self, result: TurnResult, step: int, finish: Finish) -> list[ToolCall]:
         cost = self.route.cost(finish.usage)
         data = {
             "message": finish.message,
@@ -707,22 +535,13 @@ class AgentSession:
             "cost_usd": cost,
             "step": step,
         }
-        frames = await self._append([*self._pending_step, (ev.ASSISTANT_MESSAGE, data)])
-        self._step_recorded()
+        await self.recorder.append([*self.steps.take(), (ev.ASSISTANT_MESSAGE, data)])
+        self.steps.recorded()
         self.log.delete_partial()
-        self._account(result, finish.usage, cost)
+        self.ledger.account(result, finish.usage, cost)
         text = message_text(finish.message)
         if text:
             result.text = text
-        self._emit(
-            E.ASSISTANT_MESSAGE,
-            frames[-1],
-            **_public_message(finish.message),
-            finish_reason=finish.reason,
-            usage=finish.usage.to_dict(),
-            cost_usd=cost,
-            step=step,
-        )
         return _tool_calls(finish.message)
 
     def _commit_partial(
@@ -753,139 +572,38 @@ class AgentSession:
             "cost_usd": cost,
             "step": step,
         }
-        frames = self.log.append_many([*self._pending_step, (ev.ASSISTANT_MESSAGE, reply)])
-        self._step_recorded()
-        self._account(result, usage, cost)
+        self.recorder.append_now([*self.steps.take(), (ev.ASSISTANT_MESSAGE, reply)])
+        self.steps.recorded()
+        self.ledger.account(result, usage, cost)
         if text:
             result.text = text
-        self._emit(
-            E.ASSISTANT_MESSAGE,
-            frames[-1],
-            **_public_message(message),
-            finish_reason=reason,
-            usage=usage.to_dict(),
-            cost_usd=cost,
-            step=step,
-        )
-
-    def _account(self, result: TurnResult, usage: Usage, cost: float | None) -> None:
-        result.usage.add(usage)
-        if cost is None:
-            result.cost_usd = None
-            self.cost_known = False
-        else:
-            if result.cost_usd is not None:
-                result.cost_usd += cost
-            self.session_cost += cost
-        if self.subagents is not None:
-            self.subagents.note_cost(self.session_cost)
-        self.emit(
-            {
-                "type": E.USAGE,
-                "turn": result.usage.to_dict(),
-                "turn_cost_usd": result.cost_usd,
-                "session_cost_usd": self.session_cost if self.cost_known else None,
-            }
-        )
-
-    @staticmethod
-    def _result_frame(call: ToolCall, result: ToolResult, seconds: float) -> FrameSpec:
-        message = ev.tool_result_message(
-            call.id, call.name, result.output, is_error=result.is_error
-        )
-        return ev.TOOL_RESULT, {
-            "message": message,
-            "meta": result.meta,
-            "duration_s": round(seconds, 4),
-        }
-
-    async def _record_result(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        (frame,) = await self._append([self._result_frame(call, result, seconds)])
-        self._emit_result(frame, call, result, seconds)
-
-    def _emit_result(
-        self, frame: Frame, call: ToolCall, result: ToolResult, seconds: float
-    ) -> None:
-        self._emit(
-            E.TOOL_RESULT,
-            frame,
-            call_id=call.id,
-            name=call.name,
-            is_error=result.is_error,
-            output=result.output,
-            meta=result.meta,
-            duration_s=round(seconds, 4),
-        )
-
-    def _closing_frames(
-        self, calls: Sequence[ToolCall], output: str
-    ) -> tuple[ToolResult, list[FrameSpec]]:
-        """The error result (`output`) for calls that never ran, and the frames that give it
-        to each of `calls`."""
-        from xum.tools.base import ToolResult
-
-        closing = ToolResult(output=output, is_error=True)
-        return closing, [self._result_frame(call, closing, 0.0) for call in calls]
 
     def _close_calls(self, calls: Sequence[ToolCall], output: str) -> None:
         """Give every call that has no result yet an error result saying why it did not run,
         in one batch."""
-        done = self._answered_call_ids()
-        open_calls = [call for call in calls if call.id not in done]
-        if not open_calls:
-            return
-        closing, batch = self._closing_frames(open_calls, output)
-        frames = self.log.append_many(batch)
-        for call, frame in zip(open_calls, frames, strict=True):
-            self._emit_result(frame, call, closing, 0.0)
+        open_calls = self.recorder.unanswered(calls)
+        if open_calls:
+            self.recorder.append_now(closing_frames(open_calls, output))
 
-    def _answered_call_ids(self) -> set[str]:
-        answered: set[str] = set()
-        for frame in reversed(self.log.frames):
-            if frame.type == ev.ASSISTANT_MESSAGE:
-                break
-            if frame.type == ev.TOOL_RESULT:
-                for part in frame.data["message"]["content"]:
-                    if part["type"] == "tool_result":
-                        answered.add(part["call_id"])
-        return answered
-
-    def _unanswered_calls(self) -> list[ToolCall]:
-        """The calls of this turn's last reply that have no result in the log yet."""
-        for frame in reversed(self.log.frames):
-            if frame.type == ev.TURN_START:
-                return []
-            if frame.type == ev.ASSISTANT_MESSAGE and not frame.damaged:
-                done = self._answered_call_ids()
-                return [c for c in _tool_calls(frame.data["message"]) if c.id not in done]
-        return []
-
-    async def _end_turn_async(self, result: TurnResult, reason: TurnReason) -> None:
+    async def _end_turn(self, result: TurnResult, reason: TurnReason) -> None:
         # A step that ended without a reply (a provider error, an early interrupt) is recorded
         # here, so that the request it sent is on record too.
-        step = self._pending_step
+        step = self.steps.take()
         if step:
             self.log.delete_partial()
-        frames = await self._append([*step, self._turn_end_frame(result, reason)])
-        self._step_recorded()
-        self._emit_turn_end(frames[-1], result, reason)
+        await self.recorder.append([*step, turn_end_frame(result, reason)])
+        self.steps.recorded()
 
     def _close_turn_now(self, result: TurnResult, reason: TurnReason, output: str) -> None:
         """End a turn that broke off (cancelled from outside, or an unexpected error) without
         awaiting anything: in one batch, the step in flight, an error result (`output`) for
         every call still without one, and the turn_end. Events go out after the write; a
         failing event sink cannot undo it."""
-        calls = self._unanswered_calls()
-        closing, results = self._closing_frames(calls, output)
-        step = self._pending_step
+        results = closing_frames(self.recorder.unanswered(), output)
+        step = self.steps.take()
         self.log.delete_partial()
-        frames = self.log.append_many([*step, *results, self._turn_end_frame(result, reason)])
-        self._step_recorded()
-        for call, frame in zip(calls, frames[len(step) : -1], strict=True):
-            with contextlib.suppress(Exception):
-                self._emit_result(frame, call, closing, 0.0)
-        with contextlib.suppress(Exception):
-            self._emit_turn_end(frames[-1], result, reason)
+        self.recorder.append_now([*step, *results, turn_end_frame(result, reason)], guarded=True)
+        self.steps.recorded()
 
     def _fail_turn(self, result: TurnResult, exc: Exception) -> None:
         """The last-resort end of a turn that raised something unexpected."""
@@ -911,44 +629,13 @@ class AgentSession:
             )
             raise exc from exc.__cause__
         with contextlib.suppress(Exception):
-            self.emit({"type": E.ERROR, **result.error})
-
-    @staticmethod
-    def _turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
-        data: dict[str, Any] = {
-            "turn_id": result.turn_id,
-            "reason": reason,
-            "usage": result.usage.to_dict(),
-            "cost_usd": result.cost_usd,
-            "steps": result.steps,
-        }
-        if result.error:
-            data["error"] = result.error
-        return ev.TURN_END, data
-
-    def _emit_turn_end(self, frame: Frame, result: TurnResult, reason: TurnReason) -> None:
-        self._emit(
-            E.TURN_END,
-            frame,
-            turn_id=result.turn_id,
-            reason=reason,
-            usage=result.usage.to_dict(),
-            cost_usd=result.cost_usd,
-            steps=result.steps,
-            error=result.error,
-        )
-
-    def _emit(self, event_type: str, frame: Frame, **fields: Any) -> None:
-        event: Event = {"type": event_type, "seq": frame.seq}
-        event.update(fields)
-        self.emit(event)
+            self.emit(E.ErrorEvent.from_dict(result.error))
 
     # Tools -----------------------------------------------------------------------------------
 
-    def tool_context(self) -> ToolContext:
-        from xum.tools.base import ToolContext
-
-        live = self.context.live
+    def tool_env(self) -> dict[str, str]:
+        """The environment every command of this session gets over the runtime's own: the
+        project's secrets (`base_env`) and the `XUM_*` variables."""
         env = dict(self.base_env)
         env.update(
             {
@@ -958,17 +645,26 @@ class AgentSession:
                 "XUM_WORKSPACE_ID": self.workspace.id,
                 "XUM_MODEL_STRING": self.route.model_string,
                 "XUM_THINKING_LEVEL": self.settings.thinking,
-                "XUM_COSTS_USD": f"{self.session_cost + self._tree_cost():.2f}",
+                "XUM_COSTS_USD": f"{self.ledger.total():.2f}",
                 "XUM_SCRATCH_DIR": str(self.scratch_dir),
             }
         )
+        return env
+
+    def tool_context(
+        self, call: ToolCall | None = None, env: dict[str, str] | None = None
+    ) -> ToolContext:
+        """A fresh context for one call (`call`: None for a context not tied to a call)."""
+        from xum.tools.base import ToolContext
+
+        live = self.context.live
         return ToolContext(
             runtime=self.runtime,
             workspace_id=self.workspace.id,
             workspace_name=self.workspace.name,
             project_path=self.workspace.project_path,
             scratch_dir=str(self.scratch_dir),
-            env=env,
+            env=dict(env) if env is not None else self.tool_env(),
             todos=self.todos,
             set_exit_code=self.set_exit_code,
             subagents=self.subagents,
@@ -983,88 +679,41 @@ class AgentSession:
     async def _run_tools(self, calls: list[ToolCall]) -> None:
         from xum.engine.toolrun import run_calls
 
-        ctx = self.tool_context()
+        env = self.tool_env()  # one snapshot per step (the cost it carries is per step)
 
         def started(call: ToolCall) -> None:
             self.emit(
-                {
-                    "type": E.TOOL_CALL,
-                    "call_id": call.id,
-                    "name": call.name,
-                    "arguments": _parsed_or_raw(call.arguments),
-                }
+                E.ToolCall(
+                    call_id=call.id, name=call.name, arguments=_parsed_or_raw(call.arguments)
+                )
             )
 
         try:
             await self._cancellable(
                 run_calls(
                     calls,
-                    ctx,
+                    lambda call: self.tool_context(call, env),
                     offered=self._offered,
                     middleware=self.middleware,
                     on_start=started,
-                    on_result=self._with_advisories(),
+                    on_result=self._record_result,
                 )
             )
         except _Interrupted:
             self._close_calls(calls, INTERRUPTED_TOOL_OUTPUT)
             raise
 
-    def _with_advisories(self) -> Callable[[ToolCall, ToolResult, float], Awaitable[None]]:
-        advisories = self._pending_advisories
-
-        async def record(call: ToolCall, result: ToolResult, seconds: float) -> None:
-            note = advisories.pop(call.id, None)
-            if note is not None:
-                result.output = f"{result.output}\n\n{note}"
-                self.emit(
-                    {"type": E.ADVISORY, "kind": "doom-loop", "call_id": call.id, "message": note}
-                )
-            await self._record_result(call, result, seconds)
-            self._note_result(call, result)
-
-        return record
-
-    def _note_result(self, call: ToolCall, result: ToolResult) -> None:
-        """Bookkeeping for plan mode and required tools after each tool result."""
-        if result.is_error:
-            return
-        live = self.context.live
-        if live is not None and call.name == live.required_tool:
-            self._required_done = True
-        if call.name in PLAN_EDIT_TOOLS and isinstance(result.meta.get("path"), str):
-            self._plan_edits.append(result.meta["path"])
-        elif call.name == "propose_plan" and isinstance(result.meta.get("plan"), dict):
-            self._plan_proposed = True
-            self._plan_edits.append(None)
-            plan = result.meta["plan"]
-            self.emit(
-                {
-                    "type": E.PLAN_PROPOSED,
-                    "call_id": call.id,
-                    "path": plan.get("path"),
-                    "content": plan.get("content"),
-                    "mtime_ns": plan.get("mtime_ns"),
-                }
-            )
-
-    async def _snapshot_plan(self) -> None:
-        """After a step that edited or proposed the plan: record the plan as the model now knows
-        it, so the next request does not mistake the model's own edit for an outside one."""
-        touched, self._plan_edits = self._plan_edits, []
-        if not touched:
-            return
-        live = self.context.live
-        known = self.context.tracker.plan
-        target = live.plan_file if live and live.plan_file else known.path if known else None
-        if target is None:
-            return
-        real = await self.runtime.realpath(target)
-        if not any(path is None or path == real for path in touched):
-            return
-        snapshot = await read_snapshot(self._plan_view, target)
-        if self.context.snapshot_due(snapshot):
-            await self._append([(ev.PLAN_SNAPSHOT, snapshot.to_dict())])
+    async def _record_result(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        note = self._pending_advisories.pop(call.id, None)
+        output = result.output
+        if note is not None:
+            output = f"{output}\n\n{note}"
+            self.emit(E.Advisory(kind="doom-loop", call_id=call.id, message=note))
+        frame = result_frame(
+            call, output, is_error=result.is_error, meta=result.meta, seconds=seconds
+        )
+        await self.recorder.append([frame])
+        self.rules.note_result(call, result)
 
     def _doom_check(self, calls: Sequence[ToolCall]) -> str | None:
         """Advisories for repeated identical calls; the stop message when the guard trips."""
@@ -1073,9 +722,7 @@ class AgentSession:
             verdict = self.doom.observe(call.name, call.arguments)
             if verdict.stop:
                 assert verdict.advisory is not None
-                self.emit(
-                    {"type": E.ADVISORY, "kind": "doom-loop-stop", "message": verdict.advisory}
-                )
+                self.emit(E.Advisory(kind="doom-loop-stop", message=verdict.advisory))
                 return verdict.advisory
             if verdict.advisory is not None:
                 self._pending_advisories[call.id] = verdict.advisory
@@ -1085,96 +732,13 @@ class AgentSession:
         if not self._step_queue:
             return False
         queued, self._step_queue = self._step_queue, []
-        frames = await self._append(
-            [(ev.USER_MESSAGE, {"message": text_message("user", text)}) for text in queued]
+        await self.recorder.append(
+            [
+                (ev.USER_MESSAGE, {"message": text_message("user", text), "queued": True})
+                for text in queued
+            ]
         )
-        for frame, text in zip(frames, queued, strict=True):
-            self._emit(E.USER_MESSAGE, frame, text=text, queued=True)
         return True
-
-    # Budget ----------------------------------------------------------------------------------
-
-    def _tree_cost(self) -> float:
-        """What the rest of this session's task tree (its sub-agents, and for a sub-agent its
-        ancestors and their other sub-agents) has cost: the budget covers the whole tree."""
-        return self.subagents.external_cost_usd() if self.subagents is not None else 0.0
-
-    def _over_budget(self) -> bool:
-        budget = self.settings.budget_usd
-        return budget is not None and self.session_cost + self._tree_cost() > budget
-
-    def _budget_watch(self, result: TurnResult) -> Callable[[UsageUpdate], None] | None:
-        """Mid-stream: once the usage so far already costs more than the budget allows, stop the
-        stream instead of paying for the rest of it."""
-        budget = self.settings.budget_usd
-        if budget is None:
-            return None
-
-        def watch(update: UsageUpdate) -> None:
-            cost = self.route.cost(update.usage)
-            if cost is not None and self.session_cost + self._tree_cost() + cost > budget:
-                raise _BudgetExceeded()
-
-        return watch
-
-
-@dataclass(slots=True)
-class _Resumed:
-    todos: list[TodoItem]
-    cost: float
-    cost_known: bool
-    header_key: bytes | None
-
-
-def _resume(frames: Sequence[Frame]) -> _Resumed:
-    """What a session takes over from its log, in one pass: the task list as the last
-    successful todo_write left it (empty when there is none), the cost of every reply so far
-    (known only if every reply's is), and the key of the last request header."""
-    total, known = 0.0, True
-    todos: list[Any] | None = None
-    header: dict[str, Any] | None = None
-    for frame in frames:
-        if frame.damaged:
-            continue
-        kind = frame.type
-        if kind == ev.ASSISTANT_MESSAGE:
-            cost = frame.data.get("cost_usd")
-            if cost is None:
-                known = False
-            else:
-                total += float(cost)
-        elif kind == ev.REQUEST_HEADER:
-            header = frame.data
-        elif kind == ev.TOOL_RESULT:
-            written = _written_todos(frame.data)
-            if written is not None:
-                todos = written
-    return _Resumed(
-        _todo_items(todos) if todos is not None else [],
-        total,
-        known,
-        header_key(header) if header is not None else None,
-    )
-
-
-def _written_todos(data: dict[str, Any]) -> list[Any] | None:
-    """The list a successful todo_write result carries, else None."""
-    parts = data.get("message", {}).get("content", [])
-    part = parts[0] if parts and isinstance(parts[0], dict) else {}
-    todos = data.get("meta", {}).get("todos")
-    if part.get("name") != "todo_write" or part.get("is_error") or not isinstance(todos, list):
-        return None
-    return todos
-
-
-def _todo_items(todos: list[Any]) -> list[TodoItem]:
-    from xum.tools.base import TodoItem  # only sessions that used todo_write get here
-
-    return [
-        TodoItem(content=t["content"], status=t["status"])
-        for t in todos
-        if isinstance(t, dict) and t.get("status") in ("pending", "in_progress", "completed")
-    ]
 
 
 def _parsed_or_raw(arguments: str) -> Any:

@@ -92,36 +92,22 @@ def _apply(
     """Fold one event into `state` and forward it; True when the partial message changed."""
     if isinstance(event, TextDelta):
         state.text.append(event.text)
-        emit({"type": E.TEXT_DELTA, "text": event.text})
+        emit(E.TextDelta(text=event.text))
         return True
     if isinstance(event, ReasoningDelta):
         state.reasoning.append(event.text)
-        emit({"type": E.REASONING_DELTA, "text": event.text})
+        emit(E.ReasoningDelta(text=event.text))
         return True
     if isinstance(event, ToolCallStart):
         state.calls[event.index] = {"id": event.id, "name": event.name, "arguments": ""}
-        emit(
-            {
-                "type": E.TOOL_CALL_START,
-                "index": event.index,
-                "call_id": event.id,
-                "name": event.name,
-            }
-        )
+        emit(E.ToolCallStart(index=event.index, call_id=event.id, name=event.name))
         return True
     if isinstance(event, ToolCallDelta):
         call = state.calls.get(event.index)
         if call is None:
             return False
         call["arguments"] += event.arguments
-        emit(
-            {
-                "type": E.TOOL_CALL_DELTA,
-                "index": event.index,
-                "call_id": call["id"],
-                "arguments": event.arguments,
-            }
-        )
+        emit(E.ToolCallDelta(index=event.index, call_id=call["id"], arguments=event.arguments))
         return True
     if isinstance(event, UsageUpdate):
         state.last_usage = event
@@ -130,15 +116,10 @@ def _apply(
         return False
     if isinstance(event, Retrying):
         emit(
-            {
-                "type": E.RETRYING,
-                "attempt": event.attempt,
-                "delay_s": round(event.delay_s, 3),
-                "reason": event.reason,
-            }
+            E.Retrying(attempt=event.attempt, delay_s=round(event.delay_s, 3), reason=event.reason)
         )
         if event.discard_partial:
             state.clear()
-            emit({"type": E.DISCARD_PARTIAL})
+            emit(E.DiscardPartial())
             return True
     return False  # ToolCallEnd and anything newer carry nothing to forward

@@ -95,14 +95,15 @@ async def run_one(
 
 async def run_calls(
     calls: Sequence[ToolCall],
-    ctx: ToolContext,
+    context_for: Callable[[ToolCall], ToolContext],
     *,
     offered: Sequence[str],
     middleware: Sequence[ToolMiddleware],
     on_start: Callable[[ToolCall], None],
     on_result: ResultHandler,
 ) -> None:
-    """Run `calls`; `on_result(call, result, seconds)` fires in call order as results settle."""
+    """Run `calls`, each with its own context (`context_for(call)`); `on_result(call, result,
+    seconds)` fires in call order as results settle."""
     i = 0
     while i < len(calls):
         group = [calls[i]]
@@ -114,10 +115,12 @@ async def run_calls(
             on_start(call)
         started = time.monotonic()
         if len(group) == 1:
-            result = await run_one(group[0], ctx, offered, middleware)
+            result = await run_one(group[0], context_for(group[0]), offered, middleware)
             await on_result(group[0], result, time.monotonic() - started)
             continue
-        results = await asyncio.gather(*(run_one(c, ctx, offered, middleware) for c in group))
+        results = await asyncio.gather(
+            *(run_one(c, context_for(c), offered, middleware) for c in group)
+        )
         elapsed = time.monotonic() - started
         for call, result in zip(group, results, strict=True):
             await on_result(call, result, elapsed)

@@ -28,8 +28,8 @@ from typing import Any
 import orjson
 
 from xum.engine import events as E
+from xum.engine.derive import frame_event
 from xum.engine.events import Event
-from xum.engine.replay import frame_event
 from xum.server.outbox import WORKSPACES_CHANGED, Backlog, Outbox
 from xum.store import sessions as session_files
 from xum.store.sessionlog import SessionLog, check_workspace_id
@@ -68,22 +68,17 @@ class PartialState:
         }
 
     def fold(self, event: Event) -> None:
-        kind = event["type"]
-        if kind == E.TEXT_DELTA:
-            self.text.append(event["text"])
-        elif kind == E.REASONING_DELTA:
-            self.reasoning.append(event["text"])
-        elif kind == E.TOOL_CALL_START:
-            self.calls[event["index"]] = {
-                "id": event["call_id"],
-                "name": event["name"],
-                "arguments": "",
-            }
-        elif kind == E.TOOL_CALL_DELTA:
-            call = self.calls.get(event["index"])
+        if isinstance(event, E.TextDelta):
+            self.text.append(event.text)
+        elif isinstance(event, E.ReasoningDelta):
+            self.reasoning.append(event.text)
+        elif isinstance(event, E.ToolCallStart):
+            self.calls[event.index] = {"id": event.call_id, "name": event.name, "arguments": ""}
+        elif isinstance(event, E.ToolCallDelta):
+            call = self.calls.get(event.index)
             if call is not None:
-                call["arguments"] += event["arguments"]
-        elif kind == E.DISCARD_PARTIAL:
+                call["arguments"] += event.arguments
+        elif isinstance(event, E.DiscardPartial):
             self.text.clear()
             self.reasoning.clear()
             self.calls.clear()
@@ -98,42 +93,38 @@ class Channel:
         self.turn_id: str | None = None
         self.last_published_seq = log.last_seq
         self.live_at = 0.0  # when this process last published a live event of it
-        # Status, owned by the session manager (running, queued) and folded from events.
+        # Status, owned by the session manager (running) and folded from events; the queue
+        # counts are the engine's (`Hub.queued`).
         self.running = False  # the session manager drives a turn (or is between queued ones)
         self.turn_open = False  # a turn-start was seen without its turn-end (any driver)
         self.phase: str | None = None
         self.error: dict[str, Any] | None = None
         self.waiting = False
-        self.queued_step = 0
-        self.queued_turn = 0
         self.busy_elsewhere = False
         self.last_status: str | None = None
 
     def fold(self, event: Event) -> None:
-        kind = event["type"]
-        if kind == E.TURN_START:
-            self.turn_id = event.get("turn_id")
+        if isinstance(event, E.TurnStart):
+            self.turn_id = event.turn_id
             self.turn_open = True
             self.partial = None
             self.error = None
             self.phase = "model"
-        elif kind == E.STEP_START:
-            self.partial = PartialState(self.turn_id, event.get("step"))
+        elif isinstance(event, E.StepStart):
+            self.partial = PartialState(self.turn_id, event.step)
             self.phase = "model"
-        elif kind == E.ASSISTANT_MESSAGE:
+        elif isinstance(event, E.AssistantMessage):
             self.partial = None
-            if event.get("tool_calls"):
+            if event.tool_calls:
                 self.phase = "tools"
-        elif kind == E.TOOL_CALL:
+        elif isinstance(event, E.ToolCall):
             self.phase = "tools"
-        elif kind == E.USER_MESSAGE and event.get("queued"):
-            self.queued_step = max(0, self.queued_step - 1)
-        elif kind == E.TURN_END:
+        elif isinstance(event, E.TurnEnd):
             self.turn_open = False
             self.partial = None
             self.phase = None
-            if event.get("reason") == "error":
-                self.error = event.get("error") or {"code": "error", "message": "the turn failed"}
+            if event.reason == "error":
+                self.error = event.error or {"code": "error", "message": "the turn failed"}
         elif self.partial is not None:
             self.partial.fold(event)
 
@@ -147,6 +138,8 @@ class Hub:
         self.read_seq: Callable[[str], int] = lambda _ws: 0
         self.active: Callable[[str], bool] = lambda _ws: False  # an agent session is open
         self.pending_question: Callable[[str], dict[str, Any] | None] = lambda _ws: None
+        # Messages waiting in the workspace's session: (after the step, after the turn).
+        self.queued: Callable[[str], tuple[int, int]] = lambda _ws: (0, 0)
         # Workspaces with a turn open whose log this hub has not loaded (sub-agents run by this
         # process that nobody watches): their sidebar status still shows them streaming.
         self._open_turns: set[str] = set()
@@ -311,15 +304,15 @@ class Hub:
         """Send one engine event to the workspace's subscribers (called by the agent's emit)."""
         channel = self.channels.get(workspace_id)
         if channel is None:
-            if event["type"] in (E.TURN_START, E.TURN_END):
-                if event["type"] == E.TURN_START:
+            if isinstance(event, E.TurnStart | E.TurnEnd):
+                if isinstance(event, E.TurnStart):
                     self._open_turns.add(workspace_id)
                 else:
                     self._open_turns.discard(workspace_id)
                 self.status_changed(workspace_id)
             return
         channel.live_at = time.monotonic()
-        seq = event.get("seq")
+        seq = event.seq if isinstance(event, E.Committed) else None
         if isinstance(seq, int):
             if seq <= channel.last_published_seq:
                 return  # already sent (from the log, by a gap fill)
@@ -328,11 +321,11 @@ class Hub:
             channel.last_published_seq = seq
         channel.fold(event)
         if channel.subscribers:
-            text = dumps({"type": "event", "workspaceId": workspace_id, "event": event})
+            text = _event_text(workspace_id, event)
             for client, covered in list(channel.subscribers.items()):
                 if seq is None or seq > covered:
                     client.outbox.put(workspace_id, text)
-        if event["type"] in _STATUS_EVENTS:
+        if isinstance(event, _STATUS_EVENTS):
             self.status_changed(workspace_id)
 
     def _fill(self, channel: Channel, before_seq: int) -> None:
@@ -353,7 +346,7 @@ class Hub:
         channel.fold(event)
         if not channel.subscribers:
             return
-        text = dumps({"type": "event", "workspaceId": channel.workspace_id, "event": event})
+        text = _event_text(channel.workspace_id, event)
         for client, covered in list(channel.subscribers.items()):
             if seq > covered:
                 client.outbox.put(channel.workspace_id, text)
@@ -437,11 +430,12 @@ class Hub:
             state = "error"
         else:
             state = "idle"
+        queued_step, queued_turn = self.queued(workspace_id)
         return _status_dict(
             state,
             channel.phase if running else None,
-            channel.queued_step,
-            channel.queued_turn,
+            queued_step,
+            queued_turn,
             max(channel.log.last_seq, channel.last_published_seq),
             read_seq,
             channel.busy_elsewhere and not running,
@@ -472,9 +466,18 @@ class Hub:
             client.outbox.put_control(WORKSPACES_CHANGED)
 
 
-_STATUS_EVENTS = frozenset(
-    {E.TURN_START, E.TURN_END, E.STEP_START, E.TOOL_CALL, E.ASSISTANT_MESSAGE, E.USER_MESSAGE}
+_STATUS_EVENTS = (
+    E.TurnStart,
+    E.TurnEnd,
+    E.StepStart,
+    E.ToolCall,
+    E.AssistantMessage,
+    E.UserMessage,
 )
+
+
+def _event_text(workspace_id: str, event: Event) -> str:
+    return dumps({"type": "event", "workspaceId": workspace_id, "event": event.to_dict()})
 
 
 def _render(workspace_id: str, frames: list[Any], last_seq: int) -> Iterator[str]:
@@ -483,7 +486,7 @@ def _render(workspace_id: str, frames: list[Any], last_seq: int) -> Iterator[str
             return
         event = frame_event(frame)
         if event is not None:
-            yield dumps({"type": "event", "workspaceId": workspace_id, "event": event})
+            yield _event_text(workspace_id, event)
 
 
 def _status_dict(

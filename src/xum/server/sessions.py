@@ -86,7 +86,6 @@ class LiveSession:
     task: asyncio.Task[None] | None = None
     last_active: float = field(default_factory=time.monotonic)
     stale: bool = False  # settings changed: close once the current turn ends
-    turn_queue: list[str] = field(default_factory=list)
     started: asyncio.Event = field(default_factory=asyncio.Event)
     start_error: XumError | None = None
 
@@ -105,11 +104,18 @@ class SessionManager:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         hub.active = lambda ws: ws in self.sessions
+        hub.queued = self._queued
+
+    def _queued(self, workspace_id: str) -> tuple[int, int]:
+        live = self.sessions.get(workspace_id)
+        return live.parts.agent.queued if live is not None else (0, 0)
 
     def lock_for(self, workspace_id: str) -> asyncio.Lock:
         return self._locks.setdefault(workspace_id, asyncio.Lock())
 
-    def _publisher(self, workspace_id: str, on_event: Callable[[Any], None] | None = None) -> Any:
+    def _publisher(
+        self, workspace_id: str, on_event: Callable[[E.Event], None] | None = None
+    ) -> Callable[[E.Event], None]:
         """The session's event sink: each event goes to the hub on the spot (the session runs
         on the server's loop, and the engine emits only there)."""
         publish = _guarded(self.hub.publish)
@@ -117,7 +123,7 @@ class SessionManager:
         if on_event is None:
             return lambda event: publish(workspace_id, event)
 
-        def emit(event: dict[str, Any]) -> None:
+        def emit(event: E.Event) -> None:
             on_event(event)
             publish(workspace_id, event)
 
@@ -149,13 +155,11 @@ class SessionManager:
         if init is not None:
             publish = self._publisher(record.id)
             # Its output so far, then each line, to whoever watches the workspace; then its end.
-            init.subscribe(lambda line: publish({"type": "init-output", "line": line}))
+            init.subscribe(lambda line: publish(E.InitOutput(line=line)))
 
             async def announce() -> None:
                 status = await init.wait()
-                self.hub.publish(
-                    record.id, {"type": "init-end", "status": status, "exit_code": init.exit_code}
-                )
+                self.hub.publish(record.id, E.InitEnd(status=status, exit_code=init.exit_code))
                 self.hub.workspaces_changed()
 
             self._spawn(announce())
@@ -173,12 +177,7 @@ class SessionManager:
             if live is not None and live.busy:
                 live.last_active = time.monotonic()
                 self.questions.dismiss(record.id)  # a chat message instead of an answer
-                if when == "turn":
-                    live.turn_queue.append(text)
-                    live.channel.queued_turn = len(live.turn_queue)
-                else:
-                    live.parts.agent.queue_message(text, "step")
-                    live.channel.queued_step += 1
+                live.parts.agent.queue_message(text, when)
                 self.hub.status_changed(record.id)
                 return "queued", when
             if session_files.is_busy(record.id):
@@ -220,10 +219,7 @@ class SessionManager:
         return unsent
 
     def _take_queue(self, live: LiveSession) -> list[str]:
-        step: list[str] = live.parts.agent.take_step_queue()
-        unsent = step + live.turn_queue
-        live.turn_queue = []
-        live.channel.queued_step = live.channel.queued_turn = 0
+        unsent: list[str] = live.parts.agent.take_queue()
         return unsent
 
     def is_running(self, workspace_id: str) -> bool:
@@ -257,8 +253,8 @@ class SessionManager:
         prepared = self.prepared.pop(record.id, None)
         holder: dict[str, LiveSession] = {}
 
-        def on_event(event: dict[str, Any]) -> None:
-            if event.get("type") == E.TURN_START and "live" in holder:
+        def on_event(event: E.Event) -> None:
+            if isinstance(event, E.TurnStart) and "live" in holder:
                 holder["live"].started.set()
 
         emit = self._publisher(record.id, on_event)
@@ -290,13 +286,10 @@ class SessionManager:
         try:
             while next_text is not None:
                 reason = await self._one_turn(live, next_text)
-                next_text = None
-                leftover: list[str] = live.parts.agent.take_step_queue()
-                if reason != "interrupted" and (leftover or live.turn_queue):
-                    pending = leftover + live.turn_queue
-                    next_text, live.turn_queue = pending[0], pending[1:]
-                    live.channel.queued_step = 0
-                    live.channel.queued_turn = len(live.turn_queue)
+                # The engine's queue: "step" messages the turn ended before delivering first,
+                # then the "turn" ones, each as a turn of its own (an interrupt handed them back).
+                next_text = None if reason == "interrupted" else live.parts.agent.next_queued()
+                if next_text is not None:
                     live.started.clear()
         finally:
             live.channel.running = False
@@ -327,7 +320,7 @@ class SessionManager:
     def _report(self, live: LiveSession, error: dict[str, Any]) -> None:
         clean = {k: v for k, v in error.items() if v is not None}
         live.channel.error = clean
-        self.hub.publish(live.workspace_id, {"type": E.ERROR, **clean})
+        self.hub.publish(live.workspace_id, E.ErrorEvent.from_dict(clean))
         self.hub.status_changed(live.workspace_id)
 
     # Closing ----------------------------------------------------------------------------
@@ -392,7 +385,7 @@ class SessionManager:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
         lives = list(self.sessions.values())
         for live in lives:
-            live.turn_queue.clear()
+            live.parts.agent.take_queue()
             if live.busy:
                 live.parts.agent.interrupt()
         tasks = [live.task for live in lives if live.task is not None and not live.task.done()]

@@ -77,24 +77,21 @@ class InitGate:
             return None
         if not self.init.done:
             self.emit(
-                {
-                    "type": E.ADVISORY,
-                    "kind": "init-hook-wait",
-                    "message": f"waiting for {self.init.hook.display} to finish before running "
-                    "tools",
-                }
+                E.Advisory(
+                    kind="init-hook-wait",
+                    message=f"waiting for {self.init.hook.display} to finish before running tools",
+                )
             )
         await self.init.wait()
         self._reported = True
         if not self.init.ok:
             self.emit(
-                {
-                    "type": E.ADVISORY,
-                    "kind": "init-hook-failed",
-                    "message": f"{self.init.describe()}; the workspace is usable, but its setup "
+                E.Advisory(
+                    kind="init-hook-failed",
+                    message=f"{self.init.describe()}; the workspace is usable, but its setup "
                     "may be incomplete (output: ~/.xum/logs/init/"
                     f"{self.init.workspace_id}.log)",
-                }
+                )
             )
         return None
 
@@ -119,14 +116,13 @@ class LocalStreamingWarning:
                 continue
             self._warned.add(other.id)
             self.emit(
-                {
-                    "type": E.ADVISORY,
-                    "kind": "local-workspace-streaming",
-                    "workspace_id": other.id,
-                    "message": f"another local workspace of this project ('{other.name}') is "
+                E.Advisory(
+                    kind="local-workspace-streaming",
+                    workspace_id=other.id,
+                    message=f"another local workspace of this project ('{other.name}') is "
                     "running an agent right now; both edit the same files, so changes may "
                     "conflict (a worktree workspace avoids this)",
-                }
+                )
             )
 
     async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:

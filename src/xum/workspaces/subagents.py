@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from xum.core.clock import now_ms
 from xum.core.paths import ensure_private_dir
+from xum.engine import events as E
 from xum.engine.events import Event
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.session import AgentSession, SessionSettings, TurnResult, WorkspaceInfo
@@ -308,13 +309,12 @@ class SubAgentManager:
             parent.signal.notify()
         self._emit(
             child.parent_id,
-            {
-                "type": "subagent-status",
-                "task_id": child.id,
-                "title": child.title,
-                "status": status,
-                "header": child.header if status not in ACTIVE_STATUSES else None,
-            },
+            E.SubagentStatus(
+                task_id=child.id,
+                title=child.title,
+                status=status,
+                header=child.header if status not in ACTIVE_STATUSES else None,
+            ),
         )
 
     # Creating children -----------------------------------------------------------------------
@@ -711,7 +711,7 @@ class SubAgentManager:
         if parent is not None and child.id in parent.child_ids:
             parent.child_ids.remove(child.id)
             parent.signal.notify()
-        self._emit(child.parent_id, {"type": "subagent-removed", "task_id": child.id})
+        self._emit(child.parent_id, E.SubagentRemoved(task_id=child.id))
 
 
 class ScopedHost:
@@ -842,7 +842,7 @@ class ScopedHost:
             parent.signal.notify()
         self.manager._emit(
             child.parent_id,
-            {"type": "subagent-report", "task_id": child.id, "title": title, "text": markdown},
+            E.SubagentReport(task_id=child.id, title=title, text=markdown),
         )
 
     async def apply_patch(

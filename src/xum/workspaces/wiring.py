@@ -83,13 +83,7 @@ async def wire_session(
     withheld = await withheld_hooks(record, runtime, trust=trust)
     told = bool(withheld)
     if withheld:
-        emit(
-            {
-                "type": E.ADVISORY,
-                "kind": "untrusted-project",
-                "message": untrusted_message(withheld),
-            }
-        )
+        emit(E.Advisory(kind="untrusted-project", message=untrusted_message(withheld)))
 
     def on_withheld(name: str) -> None:
         # A hook that appeared mid-session in an untrusted project: said once too.
@@ -97,13 +91,7 @@ async def wire_session(
         if not told:
             told = True
             withheld.append(name)
-            emit(
-                {
-                    "type": E.ADVISORY,
-                    "kind": "untrusted-project",
-                    "message": untrusted_message([name]),
-                }
-            )
+            emit(E.Advisory(kind="untrusted-project", message=untrusted_message([name])))
 
     middleware = build_middleware(
         record,

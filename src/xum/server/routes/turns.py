@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from xum.core.errors import XumError
-from xum.engine.replay import frame_event
+from xum.engine.derive import frame_event
 from xum.server.errors import ApiError, from_xum_error
 from xum.server.schemas import Workspace
 from xum.server.sessions import workspace_or_404
@@ -248,7 +248,7 @@ async def history(
             if len(events) == limit:
                 has_more = True
                 break
-            events.append(event)
+            events.append(event.to_dict())
     else:
         # Walk back from the end: the newest `limit` events before `beforeSeq`.
         frames = log.frames
@@ -266,7 +266,7 @@ async def history(
             if len(events) == limit:
                 has_more = True
                 break
-            events.append(event)
+            events.append(event.to_dict())
         events.reverse()
     return HistoryPage(
         events=events,

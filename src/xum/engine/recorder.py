@@ -1,0 +1,146 @@
+"""The recorder: the one way the engine writes to a session log.
+
+Each append is durable (write, fdatasync, manifest) and is followed by the events derived from
+the frames just written (`xum.engine.derive.frame_event`), so what a live client sees is exactly
+what a replay of the log shows. The recorder also owns the log's writer lock: a turn takes it
+(`begin_turn`) and lets it go (`end_turn`); a front-end that runs one session for the whole life
+of a process (`xum run`) may keep it from the first turn to `close` (`hold_for_session`).
+Nobody else takes or releases that lock on the engine's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from xum.core.messages import Message
+from xum.engine.derive import frame_event
+from xum.engine.events import EventSink
+from xum.engine.middleware import ToolCall
+from xum.engine.turn import TurnReason, TurnResult
+from xum.store import events as ev
+from xum.store.frames import Frame
+from xum.store.sessionlog import SessionLog
+from xum.store.turns import open_turn
+
+FrameSpec = tuple[str, dict[str, Any]]
+
+_LOG_EXECUTOR: ThreadPoolExecutor | None = None
+
+
+def _log_executor() -> ThreadPoolExecutor:
+    """Threads for durable log appends, shared by every session of the process (fsync releases
+    the GIL, and parallel syncs let the filesystem commit them together)."""
+    global _LOG_EXECUTOR
+    if _LOG_EXECUTOR is None:
+        _LOG_EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="xum-log")
+    return _LOG_EXECUTOR
+
+
+class Recorder:
+    def __init__(self, log: SessionLog, emit: EventSink) -> None:
+        self.log = log
+        self.emit = emit
+        self._session_hold = False
+
+    # Appending -----------------------------------------------------------------------------
+
+    async def append(self, specs: Sequence[FrameSpec]) -> list[Frame]:
+        """Append durably on a worker thread, so one session's disk syncs do not stall every
+        other session sharing the event loop, then emit the frames' events. A cancellation
+        takes effect once the write is done: it cannot be abandoned half-way, and the log has
+        one writer at a time."""
+        future = asyncio.get_running_loop().run_in_executor(
+            _log_executor(), self.log.append_many, specs
+        )
+        try:
+            frames = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            while not future.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(future)
+            raise
+        self.publish(frames)
+        return frames
+
+    def append_now(self, specs: Sequence[FrameSpec], *, guarded: bool = False) -> list[Frame]:
+        """Append on this thread, without awaiting anything (a turn that broke off must still
+        close). `guarded`: a failing event sink cannot undo the write, so its errors are
+        swallowed."""
+        frames = self.log.append_many(specs)
+        if guarded:
+            with contextlib.suppress(Exception):
+                self.publish(frames)
+        else:
+            self.publish(frames)
+        return frames
+
+    def publish(self, frames: Sequence[Frame]) -> None:
+        for frame in frames:
+            event = frame_event(frame)
+            if event is not None:
+                self.emit(event)
+
+    # The writer lock -----------------------------------------------------------------------
+
+    async def begin_turn(self, turn_id: str) -> None:
+        """Take the writer lock for a turn, off the loop (taking it reads what other processes
+        appended and heals the log)."""
+        await self.log.begin_write_off_loop(f"turn {turn_id}")
+
+    def end_turn(self) -> None:
+        self.log.end_write()
+
+    async def hold_for_session(self, purpose: str) -> None:
+        """Keep the lock from now until `close` (turns take it again, re-entrantly)."""
+        if not self._session_hold:
+            await self.log.begin_write_off_loop(purpose)
+            self._session_hold = True
+
+    def close(self) -> None:
+        """Let go of a session hold; the log object stays the caller's to close."""
+        if self._session_hold:
+            self._session_hold = False
+            self.log.end_write()
+
+    # Calls without a result ----------------------------------------------------------------
+
+    def unanswered(self, calls: Sequence[ToolCall] | None = None) -> list[ToolCall]:
+        """The calls of the open turn that have no result in the log yet (of `calls`, when
+        given; else every one the turn made)."""
+        turn = open_turn(self.log.frames)
+        missing = turn.calls if turn is not None else {}
+        if calls is None:
+            return [ToolCall(call_id, name, "") for call_id, name in missing.items()]
+        return [call for call in calls if call.id in missing]
+
+
+# Frame builders ------------------------------------------------------------------------------
+
+
+def result_frame(
+    call: ToolCall, output: str, *, is_error: bool, meta: dict[str, Any], seconds: float
+) -> FrameSpec:
+    message: Message = ev.tool_result_message(call.id, call.name, output, is_error=is_error)
+    return ev.TOOL_RESULT, {"message": message, "meta": meta, "duration_s": round(seconds, 4)}
+
+
+def closing_frames(calls: Sequence[ToolCall], output: str) -> list[FrameSpec]:
+    """An error result (`output`: why it never ran) for each of `calls`."""
+    return [result_frame(c, output, is_error=True, meta={}, seconds=0.0) for c in calls]
+
+
+def turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
+    data: dict[str, Any] = {
+        "turn_id": result.turn_id,
+        "reason": reason,
+        "usage": result.usage.to_dict(),
+        "cost_usd": result.cost_usd,
+        "steps": result.steps,
+    }
+    if result.error:
+        data["error"] = result.error
+    return ev.TURN_END, data

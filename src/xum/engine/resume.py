@@ -1,0 +1,75 @@
+"""What a session takes over from its log when it opens: one pass over the frames.
+
+The task list as the last successful `todo_write` left it, the cost of every reply so far (known
+only if every reply's price was), and the key of the last request header (so the first request
+of this process does not write a header identical to the one already on record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from xum.engine.replay import header_key
+from xum.store import events as ev
+from xum.store.frames import Frame
+
+if TYPE_CHECKING:
+    from xum.tools.base import TodoItem
+
+
+@dataclass(slots=True)
+class Resumed:
+    todos: list[TodoItem]
+    cost: float
+    cost_known: bool
+    header_key: bytes | None
+
+
+def resume(frames: Sequence[Frame]) -> Resumed:
+    total, known = 0.0, True
+    todos: list[Any] | None = None
+    header: dict[str, Any] | None = None
+    for frame in frames:
+        if frame.damaged:
+            continue
+        kind = frame.type
+        if kind == ev.ASSISTANT_MESSAGE:
+            cost = frame.data.get("cost_usd")
+            if cost is None:
+                known = False
+            else:
+                total += float(cost)
+        elif kind == ev.REQUEST_HEADER:
+            header = frame.data
+        elif kind == ev.TOOL_RESULT:
+            written = _written_todos(frame.data)
+            if written is not None:
+                todos = written
+    return Resumed(
+        _todo_items(todos) if todos is not None else [],
+        total,
+        known,
+        header_key(header) if header is not None else None,
+    )
+
+
+def _written_todos(data: dict[str, Any]) -> list[Any] | None:
+    """The list a successful todo_write result carries, else None."""
+    parts = data.get("message", {}).get("content", [])
+    part = parts[0] if parts and isinstance(parts[0], dict) else {}
+    todos = data.get("meta", {}).get("todos")
+    if part.get("name") != "todo_write" or part.get("is_error") or not isinstance(todos, list):
+        return None
+    return todos
+
+
+def _todo_items(todos: list[Any]) -> list[TodoItem]:
+    from xum.tools.base import TodoItem  # only sessions that used todo_write get here
+
+    return [
+        TodoItem(content=t["content"], status=t["status"])
+        for t in todos
+        if isinstance(t, dict) and t.get("status") in ("pending", "in_progress", "completed")
+    ]

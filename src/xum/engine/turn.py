@@ -1,0 +1,55 @@
+"""The plain records a session is built from and a turn ends with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from xum.core.messages import Usage
+from xum.llm.types import ThinkingLevel
+from xum.runtime.base import RuntimeKind
+
+TurnReason = Literal["completed", "interrupted", "error", "budget", "max_steps", "doom_loop"]
+QueueMode = Literal["step", "turn"]  # deliver after the running tool calls, or after the turn
+
+
+@dataclass(frozen=True)
+class WorkspaceInfo:
+    """The workspace a session runs in."""
+
+    id: str
+    name: str
+    project_path: str
+    path: str  # the workspace directory (in the runtime's namespace)
+    runtime: RuntimeKind
+
+
+@dataclass
+class SessionSettings:
+    """How a session runs: model settings, limits, mode."""
+
+    # A fixed prompt and tool list, used when the session has no context provider (tests and
+    # embedded uses); with one, the agent definition and the workspace decide both.
+    system_prompt: str = ""
+    tools: list[str] = field(default_factory=list)  # the tool names offered to the model
+    thinking: ThinkingLevel = "medium"
+    budget_usd: float | None = None
+    max_steps: int = 200
+    max_output_tokens: int | None = None
+    mode: str = "exec"
+
+
+@dataclass
+class TurnResult:
+    """How a turn ended, and what it cost."""
+
+    turn_id: str
+    reason: TurnReason
+    text: str = ""  # the last assistant text of the turn
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0  # None: some reply had no known price
+    steps: int = 0
+    error: dict[str, str] | None = None
+    agent: str = ""  # the agent that ran the turn
+    plan_file: str | None = None  # plan mode: where the plan is
+    plan_proposed: bool = False  # plan mode: propose_plan presented it during the turn
