@@ -21,7 +21,8 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from tests.e2e.cli import XUM
-from tests.integration.server_support import MODEL, make_repo
+from tests.gitrepo import make_repo
+from tests.integration.server_support import MODEL
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
