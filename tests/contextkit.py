@@ -1,26 +1,15 @@
-"""Helpers for context tests: real git repositories, real files, a real WorkspaceContext."""
+"""Helpers for context tests: real files and a real WorkspaceContext (the git repositories
+they run in come from tests.gitrepo)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from xum.context.plan import plan_file_path
 from xum.context.workspace import AgentSelection, LiveContext, WorkspaceContext, WorkspaceFacts
 from xum.core.paths import xum_root
 from xum.runtime.local import LocalRuntime
-
-GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
-
-
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
-    (path / "app.py").write_text("def greet():\n    return 'hi'\n")
-    subprocess.run([*GIT, "add", "."], cwd=path, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=path, check=True)
-    return path
 
 
 def write(path: Path, text: str) -> Path:

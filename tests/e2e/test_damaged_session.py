@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events, make_repo
+from tests.e2e.test_run import env_for, events
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from tests.integration.test_engine import Harness, valid_history
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
@@ -20,7 +21,7 @@ from xum.testing.fakellm import FakeLLM
 def test_corrupted_frame_is_quarantined_reported_and_skipped(
     fake_llm: FakeLLM, tmp_path: Path, xum_root: Path
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
     fake_llm.script(
         fakellm.tool_call("bash", {"script": "echo original-output", "display_name": "e"}),
         fakellm.text("first answer"),

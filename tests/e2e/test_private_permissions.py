@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cli import run_xum
-from tests.e2e.test_run import GIT, env_for, events, make_repo
+from tests.e2e.test_run import env_for, events
+from tests.gitrepo import APP_AND_BINARY_FILES, GIT, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -45,7 +46,7 @@ def modes_under(root: Path) -> dict[str, int]:
 def test_a_worktree_run_leaves_the_whole_root_private(
     fake_llm: FakeLLM, tmp_path: Path, xum_root: Path, loose_umask: None
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
     hooks = repo / ".xum"
     hooks.mkdir()
     # Fails on purpose: a failed hook also writes logs/hooks.log.

@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import XUM, run_xum
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
 
 WIRES = {
     "anthropic": ("anthropic:claude-sonnet-5-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
@@ -26,19 +25,9 @@ WIRES = {
 }
 
 
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
-    (path / "app.py").write_text("def greet():\n    return 'hi'\n")
-    (path / "logo.bin").write_bytes(b"\x89PNG\x00\x01\x02binary\x00data")
-    subprocess.run([*GIT, "add", "."], cwd=path, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=path, check=True)
-    return path
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def env_for(server: FakeLLM, wire: str = "anthropic") -> dict[str, str]:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events, make_repo
+from tests.e2e.test_run import env_for, events
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -20,7 +21,7 @@ PRINT_ENV = "env | grep '^XUM_' | sort; echo cwd=$(pwd)"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def env_lines(output: str) -> dict[str, str]:

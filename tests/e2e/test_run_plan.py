@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.contextkit import make_repo, write
+from tests.contextkit import write
 from tests.e2e.cli import run_xum
+from tests.gitrepo import make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest

@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import run_xum
-from tests.e2e.test_run import events, make_repo
+from tests.e2e.test_run import events
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def write_providers(root: Path, text: str) -> None:

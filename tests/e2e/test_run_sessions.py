@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events, make_repo
+from tests.e2e.test_run import env_for, events
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -17,7 +18,10 @@ from xum.testing.fakellm import FakeLLM
 @pytest.fixture
 def projects(fake_llm: FakeLLM, tmp_path: Path) -> dict[str, list[str]]:
     """Two runs in project `alpha`, then one in `beta`; workspace ids per project, oldest first."""
-    alpha, beta = make_repo(tmp_path / "alpha"), make_repo(tmp_path / "beta")
+    alpha, beta = (
+        make_repo(tmp_path / "alpha", APP_AND_BINARY_FILES),
+        make_repo(tmp_path / "beta", APP_AND_BINARY_FILES),
+    )
     ids: dict[str, list[str]] = {"alpha": [], "beta": []}
     for name, repo, message in (
         ("alpha", alpha, "first task"),
@@ -69,7 +73,7 @@ def test_text_listing_and_an_empty_project(projects: dict[str, list[str]], tmp_p
     assert result.returncode == 0, result.stderr
     (line,) = result.stdout.splitlines()
     assert line.startswith(projects["beta"][0]) and "completed" in line and "other project" in line
-    empty = make_repo(tmp_path / "gamma")
+    empty = make_repo(tmp_path / "gamma", APP_AND_BINARY_FILES)
     none = run_xum("sessions", cwd=empty)
     assert none.returncode == 0 and "no sessions" in none.stdout and "--all" in none.stdout
 

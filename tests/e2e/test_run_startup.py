@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.test_run import env_for, make_repo
+from tests.e2e.test_run import env_for
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -75,7 +76,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
 def test_the_first_request_goes_out_before_what_it_does_not_need(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
     probe, out = tmp_path / "probe.py", tmp_path / "loaded.json"
     probe.write_text(PROBE)
     fake_llm.script(fakellm.text("done"))

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events, make_repo
+from tests.e2e.test_run import env_for, events
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -19,7 +20,7 @@ UNAUTHORIZED = {"type": "error", "error": {"type": "authentication_error", "mess
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def the_terminal_event(stdout: str) -> dict[str, Any]:

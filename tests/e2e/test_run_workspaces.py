@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cli import XUM, run_xum
-from tests.e2e.test_run import env_for, events, make_repo
+from tests.e2e.test_run import env_for, events
+from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
@@ -25,7 +26,7 @@ DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()[:16]
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def commit_all(repo: Path, message: str) -> None:

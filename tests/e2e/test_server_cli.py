@@ -9,7 +9,6 @@ import os
 import signal
 import stat
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +20,8 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from tests.e2e.cli import XUM
-from tests.integration.server_support import MODEL, make_repo
+from tests.gitrepo import make_repo
+from tests.integration.server_support import MODEL
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -207,9 +207,7 @@ def test_real_turn_over_a_real_websocket(xum_root: Path, tmp_path: Path, fake_ll
         "ANTHROPIC_BASE_URL": fake_llm.url,
     }
     with running_server(env=env) as server:
-        started = time.monotonic()
         asyncio.run(_ws_turn(server.url, token, fake_llm, repo))
-        assert time.monotonic() - started < 60
         code, out, err = server.stop()
     assert code == 0, err
     assert token not in out + err

@@ -4,7 +4,6 @@ real middleware, real event loop in a thread), real git repositories, the fake L
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -29,16 +28,6 @@ WS_URL = "ws://localhost:3000/api/ws"
 ORIGIN = "http://localhost:3000"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 MODEL = "anthropic:claude-sonnet-5-5"
-GIT = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
-
-
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
-    (path / "app.py").write_text("def greet():\n    return 'hi'\n")
-    subprocess.run([*GIT, "add", "."], cwd=path, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=path, check=True)
-    return path
 
 
 @contextmanager

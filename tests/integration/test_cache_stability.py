@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.contextkit import bump, make_repo, write
+from tests.contextkit import bump, write
+from tests.gitrepo import make_repo
 from tests.integration.context_harness import (
     ContextHarness,
     assert_prefix_chain,

@@ -255,18 +255,24 @@ async def test_provider_error_ends_the_turn_cleanly(fake_llm: FakeLLM, harness: 
 
 
 async def test_message_queued_after_the_step_arrives_after_the_tool_results(
-    fake_llm: FakeLLM, harness: Harness
+    fake_llm: FakeLLM, harness: Harness, tmp_path: Path
 ) -> None:
+    started, release = tmp_path / "started", tmp_path / "release"
+    # The command runs until the test has queued its messages: they arrive during the step.
+    script = f"touch {started}; while [ ! -e {release} ]; do sleep 0.01; done"
     fake_llm.script(
-        fakellm.tool_call("bash", {"script": "sleep 0.3", "display_name": "s"}),
+        fakellm.tool_call("bash", {"script": script, "display_name": "s"}),
         fakellm.text("saw it"),
     )
     session = harness.session()
     task = asyncio.create_task(session.run_turn("start"))
-    while not any(e["type"] == "tool-call" for e in harness.events):
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline, "the command never started"
         await asyncio.sleep(0.01)
     session.queue_message("also do this", "step")
     session.queue_message("and later this", "turn")
+    release.touch()
     result = await task
     assert result.text == "saw it"
     last = fake_llm.requests[1].json["messages"][-1]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.contextkit import make_repo
+from tests.gitrepo import make_repo
 from tests.integration.context_harness import MODELS, ContextHarness
 from xum.engine.replay import rebuild_request, rebuild_requests
 from xum.engine.route import resolve_route

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.contextkit import bump, make_repo, workspace_context
+from tests.contextkit import bump, workspace_context
+from tests.gitrepo import make_repo
 from tests.integration.context_harness import ContextHarness, description_of, texts_of
 from xum.context.frozen import prefix_breaks
 from xum.context.workspace import AgentSelection

@@ -35,7 +35,7 @@ def alive(marker: str) -> list[str]:
     return out.split()
 
 
-def wait_gone(marker: str, seconds: float = 5) -> list[str]:
+def wait_gone(marker: str, seconds: float = 20) -> list[str]:
     deadline = time.monotonic() + seconds
     while alive(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -66,23 +66,36 @@ async def test_exec_runs_in_the_workspace_with_only_the_given_env(
 
 async def test_the_script_and_its_env_never_appear_in_a_remote_argv(remote: SshRuntime) -> None:
     token = f"tok{os.urandom(6).hex()}"
-    task = asyncio.create_task(run(remote, "sleep 2", env={"SOME_SECRET": token}))
-    await asyncio.sleep(0.8)
+    marker = f"/xum-ssh-argv-{os.urandom(4).hex()}"
+    task = asyncio.create_task(
+        run(remote, f"bash -c 'sleep 300; : {marker}'", env={"SOME_SECRET": token})
+    )
+    # Look only once the command runs (its child is there), with the script and env delivered.
+    deadline = time.monotonic() + 20
+    while not alive(marker):
+        assert time.monotonic() < deadline, "the remote command never started"
+        await asyncio.sleep(0.05)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert marker in ps  # the listing was taken while the command ran
     assert token not in ps
+    assert wait_gone(marker) == []
 
 
 async def test_stdin_is_empty_and_background_jobs_do_not_hold_the_call(
     remote: SshRuntime,
 ) -> None:
-    started = time.monotonic()
-    out, code = await run(remote, "cat; echo read-nothing; sleep 30 & echo started")
+    finished = Path(remote.workspace_path) / "job-finished"  # the remote is this machine
+    out, code = await run(
+        remote, f"cat; echo read-nothing; bash -c 'sleep 300; touch {finished}' & echo started"
+    )
     assert code == 0
     assert out == "read-nothing\nstarted\n"
-    assert time.monotonic() - started < 10
+    # The call ended without waiting for the job: it was stopped, not finished.
+    assert wait_gone(str(finished)) == []
+    assert not finished.exists()
 
 
 async def test_timeout_kills_the_remote_process_tree(remote: SshRuntime) -> None:

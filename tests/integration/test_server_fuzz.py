@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.integration.server_support import AUTH, TOKEN, make_repo
+from tests.gitrepo import make_repo
+from tests.integration.server_support import AUTH, TOKEN
 from xum.server.app import create_app
 from xum.server.state import ServerConfig
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from tests.gitrepo import make_repo
 from tests.integration.server_support import (
     AUTH,
     WS_URL,
     create_workspace,
     events_of,
     is_event,
-    make_repo,
     receive_until,
     server_client,
     use_fake_llm,

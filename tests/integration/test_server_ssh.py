@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
+from tests.gitrepo import GIT, make_repo
 from tests.integration.server_support import (
     AUTH,
-    GIT,
     MODEL,
     TestClient,
-    make_repo,
     server_client,
 )
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from tests.gitrepo import make_repo
 from tests.integration.server_support import (
     AUTH,
     WS_URL,
     create_workspace,
     events_of,
     is_event,
-    make_repo,
     receive_until,
     server_client,
     use_fake_llm,
@@ -169,11 +169,13 @@ def test_two_clients_see_the_same_stream(
 
 
 def test_queue_after_step_and_after_turn(
-    fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch
+    fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     use_fake_llm(monkeypatch, fake_llm)
+    release = tmp_path / "release"  # the tool runs until the test has queued both messages
+    script = f"while [ ! -e {release} ]; do sleep 0.01; done; echo released"
     fake_llm.script(
-        fakellm.tool_call("bash", {"script": "sleep 1; echo slept", "display_name": "wait"}),
+        fakellm.tool_call("bash", {"script": script, "display_name": "wait"}),
         fakellm.reply("saw the step message"),
         fakellm.reply("second turn"),
     )
@@ -194,9 +196,10 @@ def test_queue_after_step_and_after_turn(
                 json={"text": "then this", "when": "turn"},
                 headers=AUTH,
             )
+            status = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]
+            release.touch()  # (before the checks: a failing one must not leave the tool held)
             assert step.json() == {"disposition": "queued", "when": "step"}
             assert turn.json() == {"disposition": "queued", "when": "turn"}
-            status = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]
             assert status["queued"] == {"step": 1, "turn": 1}
             first_turn = receive_until(ws, is_event("turn-end"))
             second_turn = receive_until(ws, is_event("turn-end"))

@@ -7,12 +7,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.gitrepo import GIT, make_repo
 from tests.integration.server_support import (
     AUTH,
-    GIT,
     MODEL,
     create_workspace,
-    make_repo,
     server_client,
 )
 from xum.core.paths import secrets_path

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.contextkit import make_repo, write
+from tests.contextkit import write
+from tests.gitrepo import make_repo
 from tests.integration.context_harness import ContextHarness, texts_of
 from tests.integration.server_support import (
     AUTH,
@@ -18,7 +19,6 @@ from tests.integration.server_support import (
     use_fake_llm,
     wait_for,
 )
-from tests.integration.server_support import make_repo as make_server_repo
 from xum.core.errors import UsageError
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
@@ -101,7 +101,7 @@ def _idle(client: Any, wid: str) -> bool:
 
 
 def test_the_slash_route_lists_commands_skills_aliases_and_thinking(tmp_path: Path) -> None:
-    repo = make_server_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo")
     write(repo / ".xum/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: ship\n---\nGo.\n")
     # Skills named like a chat command or an alias are shadowed, so not offered.
     write(repo / ".xum/skills/fork/SKILL.md", "---\nname: fork\ndescription: mine\n---\nMine.\n")
@@ -127,7 +127,7 @@ def test_model_command_changes_the_model_and_sends_nothing(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_fake_llm(monkeypatch, fake_llm)
-    repo = make_server_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo")
     with server_client() as client:
         wid = create_workspace(client, repo, model="opus")["id"]
         res = _send(client, wid, "/model sonnet")
@@ -168,7 +168,7 @@ def test_fork_command_forks_and_sends_the_following_lines(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_fake_llm(monkeypatch, fake_llm)
-    repo = make_server_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo")
     fake_llm.script(fakellm.text("first answer"), fakellm.text("fork answer"))
     with server_client() as client:
         source = create_workspace(client, repo, "worktree")
@@ -218,7 +218,7 @@ def test_fork_command_forks_and_sends_the_following_lines(
 
 
 def test_fork_command_keeps_the_fork_when_its_message_cannot_start(tmp_path: Path) -> None:
-    repo = make_server_repo(tmp_path / "repo")  # and no provider key anywhere
+    repo = make_repo(tmp_path / "repo")  # and no provider key anywhere
     with server_client() as client:
         wid = create_workspace(client, repo, "worktree")["id"]
         res = _send(client, wid, "/fork no-key\nstart here")

@@ -181,11 +181,27 @@ async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
         await asyncio.sleep(0.01)
 
 
+def held_until(release: Path) -> str:
+    """A shell loop that ends once `release` exists: a step that runs until the test lets it
+    end (or stops the child), instead of a sleep that is merely long enough."""
+    return f"while [ ! -e {release} ]; do sleep 0.01; done"
+
+
+def barrier(directory: Path, name: str, parties: int) -> str:
+    """A shell snippet: check in as `name` under `directory`, then wait until `parties` have
+    checked in; after 30 s (bash's $SECONDS) it says 'barrier: alone' and goes on."""
+    return (
+        f"mkdir -p {directory}; touch {directory}/{name}; "
+        f"while [ $(ls {directory} | wc -l) -lt {parties} ]; do "
+        f"[ $SECONDS -lt 30 ] || {{ echo 'barrier: alone'; break; }}; sleep 0.01; done"
+    )
+
+
 # The acceptance scenario -------------------------------------------------------------------
 
 
 async def test_parent_runs_three_children_in_parallel_and_applies_one_patch(
-    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path, tmp_path: Path
 ) -> None:
     def spawn(key: str, title: str) -> fakellm.ToolCall:
         return call("task", title=title, prompt=f"{key}: do your part", run_in_background=True)
@@ -208,15 +224,25 @@ async def test_parent_runs_three_children_in_parallel_and_applies_one_patch(
         apply(),
         fakellm.text("Merged the writer's work."),
     )
+    # Each child's first step waits at a barrier until all three are in theirs: so all three
+    # first requests come before any second one, if (and only if) they run at the same time.
+    gate = tmp_path / "barrier"
     agents.add(
         "ROLE:child-a",
         fakellm.reply(
-            bash("sleep 0.3; echo a > a.txt && git add a.txt && git commit -qm 'child a: a.txt'")
+            bash(
+                barrier(gate, "a", 3) + "; echo a > a.txt && git add a.txt && "
+                "git commit -qm 'child a: a.txt'"
+            )
         ),
         fakellm.text("A: committed a.txt"),
     )
-    agents.add("ROLE:child-b", fakellm.reply(bash("sleep 0.3")), fakellm.text("B: all good"))
-    agents.add("ROLE:child-c", fakellm.reply(bash("sleep 0.3")), fakellm.text("C: all good"))
+    agents.add(
+        "ROLE:child-b", fakellm.reply(bash(barrier(gate, "b", 3))), fakellm.text("B: all good")
+    )
+    agents.add(
+        "ROLE:child-c", fakellm.reply(bash(barrier(gate, "c", 3))), fakellm.text("C: all good")
+    )
     head_before = git(repo, "rev-parse", "HEAD")
 
     result = await tree.session.run_turn("ROLE:parent: split the work three ways")
@@ -229,6 +255,7 @@ async def test_parent_runs_three_children_in_parallel_and_applies_one_patch(
     for key in ("ROLE:child-a", "ROLE:child-b", "ROLE:child-c"):
         requests = agents.requests_of(fake_llm, key)
         assert len(requests) == 2
+        assert "barrier: alone" not in tool_results(requests[1]), f"{key} waited alone"
         firsts.append(requests[0].arrived)
         seconds.append(requests[1].arrived)
     assert max(firsts) < min(seconds)
@@ -309,16 +336,19 @@ async def test_depth_cap_refuses_nesting_beyond_the_limit(
 
 
 async def test_concurrency_cap_queues_the_rest(
-    fake_llm: FakeLLM, agents: Agents, repo: Path
+    fake_llm: FakeLLM, agents: Agents, repo: Path, tmp_path: Path
 ) -> None:
     tree = await make_tree(fake_llm, repo, max_running=1)
+    release = tmp_path / "release"
     try:
         for key in ("ROLE:one", "ROLE:two"):
-            agents.add(key, fakellm.reply(bash("sleep 0.4")), fakellm.text(f"{key} done"))
+            agents.add(key, fakellm.reply(bash(held_until(release))), fakellm.text(f"{key} done"))
         (first,) = await tree.host.spawn(TaskSpec("exec", "One", "ROLE:one"))
         (second,) = await tree.host.spawn(TaskSpec("exec", "Two", "ROLE:two"))
+        # The first is held in its step until released: the second waits in the queue.
         await until(lambda: tree.host.view(first).status == "running")
         assert tree.host.view(second).status == "queued"
+        release.touch()
         await until(lambda: not tree.host.view(second).active)
         one = agents.requests_of(fake_llm, "ROLE:one")
         two = agents.requests_of(fake_llm, "ROLE:two")
@@ -335,16 +365,17 @@ async def test_concurrency_cap_queues_the_rest(
 async def test_message_to_a_running_child_arrives_after_its_current_step(
     fake_llm: FakeLLM, agents: Agents, tree: Tree, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "step-running"
+    marker, release = tmp_path / "step-running", tmp_path / "release"
     agents.add(
         "ROLE:steered",
-        fakellm.reply(bash(f"touch {marker}; sleep 0.4")),
+        fakellm.reply(bash(f"touch {marker}; {held_until(release)}")),
         lambda req: fakellm.text("heard: " + _user_texts(req).splitlines()[-1]),
     )
     (task_id,) = await tree.host.spawn(TaskSpec("exec", "Steered", "ROLE:steered"))
-    await until(marker.exists)
+    await until(marker.exists)  # the step runs, and goes on until released
     outcome = await tree.host.send_message(task_id, "also check the docs", dispatch="tool-end")
     assert "after its current step" in outcome
+    release.touch()
     await until(lambda: not tree.host.view(task_id).active)
     second = agents.requests_of(fake_llm, "ROLE:steered")[1]
     last = second.json["messages"][-1]
@@ -464,14 +495,16 @@ def _candidate(req: RecordedRequest) -> str:
 
 
 async def test_remove_deletes_the_child_workspace(
-    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path, tmp_path: Path
 ) -> None:
-    agents.add("ROLE:temp", fakellm.reply(bash("sleep 0.3")), fakellm.text("done"))
+    release = tmp_path / "release"
+    agents.add("ROLE:temp", fakellm.reply(bash(held_until(release))), fakellm.text("done"))
     (task_id,) = await tree.host.spawn(TaskSpec("exec", "Temp", "ROLE:temp"))
     record = registry.get_workspace(task_id)
     assert record is not None and record.branch and Path(record.path).is_dir()
-    with pytest.raises(SubAgentError, match="still active"):
+    with pytest.raises(SubAgentError, match="still active"):  # held in its step
         await tree.host.remove([task_id])
+    release.touch()
     await until(lambda: not tree.host.view(task_id).active)
     assert await tree.host.remove([task_id]) == [task_id]
     assert registry.get_workspace(task_id) is None

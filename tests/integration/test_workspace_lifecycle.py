@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import make_repo
 from xum.core.errors import XumError
 from xum.llm.types import text_message
 from xum.runtime import git
@@ -37,19 +38,16 @@ def sh_git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    sh_git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("hello\n")
-    (path / ".gitignore").write_text(".env\n.env.local\nconfig/*.secret\nbuild/\n")
-    sh_git(path, "add", ".")
-    sh_git(path, "commit", "-q", "-m", "first")
-    return path
+# A README and a .gitignore that ignores what the tests of copying ignored files create.
+PROJECT_FILES = {
+    "README.md": "hello\n",
+    ".gitignore": ".env\n.env.local\nconfig/*.secret\nbuild/\n",
+}
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "proj")
+    return make_repo(tmp_path / "proj", PROJECT_FILES, message="first")
 
 
 async def new_worktree(repo: Path, **kw: object) -> lifecycle.CreatedWorkspace:

@@ -8,7 +8,9 @@ it is killed. After every publish it reports the seqs it got and a tag per frame
 The report is a plain write: SIGKILL ends the process, not the kernel, so written bytes survive it
 (only a power cut would need an fsync, and this test does not simulate one).
 
-Budget: about 10-20 s on a 2-core machine (200 rounds of fork + up to 40 ms of work + checks).
+It takes about 10-20 s on a 2-core machine (200 rounds of fork + up to 40 ms of work + checks);
+nothing asserts that (pytest-timeout stops a hang). The random delay before each kill only picks
+where it lands; the invariants hold wherever that is.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ from xum.store.sessions import inspect
 
 KILLS = 200
 ROUNDS_PER_SESSION = 40  # a fresh session now and then keeps the open cost of each round small
-MAX_DELAY_S = 0.04
-BUDGET_S = 60.0
+MAX_DELAY_S = 0.04  # each worker is killed at a random point this far into its work
 
 _ZYGOTE = textwrap.dedent(
     """
@@ -158,7 +159,6 @@ def test_kill9_never_loses_a_published_frame(xum_root: Path, tmp_path: Path) -> 
             tails += tail
             open_turns += open_turn
             published += len(reports)
-            assert time.monotonic() - began < BUDGET_S, f"over budget after {round_no} kills"
     finally:
         zygote.kill()
         zygote.wait()

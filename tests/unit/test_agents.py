@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.contextkit import live, make_repo, workspace_context, write
+from tests.contextkit import live, workspace_context, write
+from tests.gitrepo import make_repo
 from xum.context.agents import AgentError
 from xum.context.builtin import main as builtin_main
 from xum.context.workspace import builtin_agents

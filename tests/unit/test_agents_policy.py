@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.contextkit import live, make_repo, workspace_context, write
+from tests.contextkit import live, workspace_context, write
+from tests.gitrepo import make_repo
 from xum.context.agents import ToolLayer
 from xum.context.toolpolicy import PolicyContext, resolve_tool_policy
 from xum.context.workspace import builtin_agents

@@ -23,7 +23,7 @@ def bg(script: str, lifetime: float | None = None) -> BashInput:
     )
 
 
-def awaiting(*ids: str, timeout: float = 5.0, min_completed: int | None = None) -> TaskAwaitInput:
+def awaiting(*ids: str, timeout: float = 20.0, min_completed: int | None = None) -> TaskAwaitInput:
     return TaskAwaitInput(task_ids=list(ids), min_completed=min_completed, timeout_secs=timeout)
 
 
@@ -39,7 +39,11 @@ async def test_start_read_partial_output_then_stop_kills_the_group(tmp_path: Pat
     procs = BackgroundProcesses(str(tmp_path / "scratch"))
     ctx = make_ctx(tmp_path, background=procs)
     pids = tmp_path / "pids"
-    script = f"sleep 300 & echo $$ $! > {pids}; echo first; sleep 0.3; echo second; wait"
+    release = tmp_path / "release"  # "second" is printed only once the test has read "first"
+    script = (
+        f"sleep 300 & echo $$ $! > {pids}; echo first; "
+        f"while [ ! -e {release} ]; do sleep 0.01; done; echo second; wait"
+    )
     started = await BashTool().run(bg(script), ctx)
     assert not started.is_error, started.output
     task_id = started.meta["taskId"]
@@ -49,6 +53,7 @@ async def test_start_read_partial_output_then_stop_kills_the_group(tmp_path: Pat
     first = await TaskAwaitTool().run(awaiting(task_id), ctx)
     assert "first" in first.output and "second" not in first.output
     assert first.meta["tasks"][0]["status"] == "running"
+    release.touch()
     second = await TaskAwaitTool().run(awaiting(task_id), ctx)
     assert "second" in second.output and "first" not in second.output  # only what is new
 
@@ -85,10 +90,11 @@ async def test_lifetime_limit_kills_it(tmp_path: Path) -> None:
 
 async def test_await_with_zero_timeout_does_not_wait(tmp_path: Path) -> None:
     ctx = make_ctx(tmp_path, background=BackgroundProcesses(str(tmp_path / "scratch")))
-    started = await BashTool().run(bg("sleep 30"), ctx)
-    began = time.monotonic()
+    started = await BashTool().run(bg("sleep 300"), ctx)
     result = await TaskAwaitTool().run(awaiting(started.meta["taskId"], timeout=0), ctx)
-    assert time.monotonic() - began < 1
+    # It checked and came back: the wait it used was 0 s (not the default), and it returned
+    # while the process was still running.
+    assert "timed out after 0 s" in result.output
     assert result.meta["timed_out"] and result.meta["tasks"][0]["status"] == "running"
     assert ctx.background is not None
     await ctx.background.close()

@@ -8,7 +8,8 @@ import os
 import time
 from pathlib import Path
 
-from tests.contextkit import live, make_repo, workspace_context, write
+from tests.contextkit import live, workspace_context, write
+from tests.gitrepo import make_repo
 
 
 def age(root: Path, seconds: int = 60) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xum.workspaces.flatten import MAX_ARRAY_ITEMS, MAX_VALUE_BYTES, MAX_VARS, env_name, flatten
@@ -80,6 +80,7 @@ def test_longer_secret_that_contains_a_shorter_one_is_masked_whole() -> None:
     assert masker.mask("xx-secret1-yy and secret1") == "[secret:OUTER] and [secret:INNER]"
 
 
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=30))
 def test_stream_masking_never_leaks_across_chunk_boundaries(cuts: list[int]) -> None:
     secret = "s3cr3t-VALUE-42"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.contextkit import bump, live, make_repo, workspace_context, write
+from tests.contextkit import bump, live, workspace_context, write
+from tests.gitrepo import make_repo
 from xum.context.instructions import MAX_FILE_BYTES, MAX_TOTAL_BYTES, model_matches
 from xum.context.markup import split_scoped, strip_html_comments
 

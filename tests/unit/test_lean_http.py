@@ -22,9 +22,9 @@ class RawServer:
     """Answers each request with the next raw reply; counts connections."""
 
     def __init__(
-        self, replies: list[bytes | None], *, keep_open: bool = True, hold_s: float = 0.0
+        self, replies: list[bytes | None], *, keep_open: bool = True, hold: bool = False
     ) -> None:
-        self.hold_s = hold_s  # keep the connection open this long after the last reply
+        self.hold = hold  # after the last reply, stay silent until the client hangs up
         self.replies = list(replies)
         self.connections = 0
         self.requests: list[bytes] = []
@@ -49,7 +49,8 @@ class RawServer:
                 await writer.drain()
                 if not self.keep_open:
                     break
-            await asyncio.sleep(self.hold_s)
+            if self.hold:
+                await reader.read()  # the end of the client's side: it gave up
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -133,7 +134,7 @@ async def test_a_stale_pooled_connection_is_replaced_once(serve) -> None:  # typ
 
 
 async def test_read_timeout_and_refused_connection(serve) -> None:  # type: ignore[no-untyped-def]
-    raw = RawServer([reply(b"", "transfer-encoding: chunked")], hold_s=2)  # headers, silence
+    raw = RawServer([reply(b"", "transfer-encoding: chunked")], hold=True)  # headers, silence
     port = await serve(raw)
     client = LeanHTTP(timeouts=LeanTimeouts(read=0.2))
     with pytest.raises(HTTPTransportError, match="no data from the server"):

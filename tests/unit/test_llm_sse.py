@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures import ANTHROPIC_SSE
@@ -78,6 +78,7 @@ def test_every_split_of_a_recorded_stream_parses_the_same(path: Path) -> None:
         assert feed_in_pieces(raw, list(range(step, len(raw), step))) == whole
 
 
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=400), max_size=12))
 def test_arbitrary_chunking_is_invisible(cuts: list[int]) -> None:
     raw = (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import kill_quietly, process_gone
+from tests.unit.test_tool_support import kill_quietly, process_gone, wait_gone
 from xum.runtime.base import NotRegularFileError
 from xum.runtime.local import LocalRuntime
 
@@ -43,15 +43,6 @@ class Collector:
         raise AssertionError(f"only got {self.text()!r}")
 
 
-async def wait_gone(pids: list[int], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(process_gone(pid) for pid in pids):
-            return True
-        await asyncio.sleep(0.02)
-    return False
-
-
 async def test_exec_merges_output_and_reports_exit_code(runtime: LocalRuntime) -> None:
     out = Collector()
     result = await runtime.exec(
@@ -76,21 +67,22 @@ async def test_signal_is_reported_as_fact(runtime: LocalRuntime) -> None:
     assert result.signal == signal.SIGKILL
 
 
-async def test_timeout_kills_the_whole_group(runtime: LocalRuntime) -> None:
+async def test_timeout_kills_the_whole_group(runtime: LocalRuntime, tmp_path: Path) -> None:
     out = Collector()
-    started = time.monotonic()
+    finished = tmp_path / "finished"
     result = await runtime.exec(
-        "sleep 300 & echo $!; sleep 300 & echo $!; echo $$; wait",
+        f"sleep 300 & echo $!; sleep 300 & echo $!; echo $$; wait; touch {finished}",
         env={},
         timeout_s=0.5,
         on_output=out,
     )
-    assert time.monotonic() - started < 5
     assert result.timed_out
     assert result.exit_code is None and result.signal == signal.SIGTERM
     pids = [int(line) for line in out.text().split()]
     assert len(pids) == 3
-    assert await wait_gone(pids)
+    # Killed, not waited for: all three are gone and the script never got past its `wait`.
+    assert await wait_gone(*pids)
+    assert not finished.exists()
 
 
 async def test_cancellation_kills_the_tree_and_reraises(runtime: LocalRuntime) -> None:
@@ -105,7 +97,7 @@ async def test_cancellation_kills_the_tree_and_reraises(runtime: LocalRuntime) -
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert await wait_gone(pids), "processes survived the cancellation"
+        assert await wait_gone(*pids), "processes survived the cancellation"
     finally:
         for pid in pids:
             kill_quietly(pid)
@@ -119,22 +111,26 @@ async def test_term_ignoring_child_is_killed_after_the_grace(runtime: LocalRunti
     assert result.timed_out
     pid = int(out.text().split()[0])
     try:
-        assert await wait_gone([pid])
+        assert await wait_gone(pid)
     finally:
         kill_quietly(pid)
 
 
 async def test_background_job_holding_the_pipe_does_not_hang_the_call(
-    runtime: LocalRuntime,
+    runtime: LocalRuntime, tmp_path: Path
 ) -> None:
     out = Collector()
-    started = time.monotonic()
-    result = await runtime.exec("sleep 300 & echo $!; echo done", env={}, on_output=out)
-    assert time.monotonic() - started < 5
+    finished = tmp_path / "finished"
+    result = await runtime.exec(
+        f"bash -c 'sleep 300; touch {finished}' & echo $!; echo done", env={}, on_output=out
+    )
     assert result.exit_code == 0
+    assert out.text().split()[1] == "done"
     pid = int(out.text().split()[0])
     try:
-        assert await wait_gone([pid])
+        # The call ended without waiting for the job: the job was stopped, not finished.
+        assert await wait_gone(pid)
+        assert not finished.exists()
     finally:
         kill_quietly(pid)
 

@@ -68,10 +68,12 @@ async def test_a_backlog_is_one_item_rendered_lazily() -> None:
 async def test_get_waits_for_an_item_and_close_wakes_it() -> None:
     box = Outbox()
     waiter = asyncio.ensure_future(box.get())
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # one step of the waiter: it is now blocked on the empty box
+    assert not waiter.done()
     box.put("a", "hello")
     assert await waiter == "hello"
     waiter = asyncio.ensure_future(box.get())
     await asyncio.sleep(0)
+    assert not waiter.done()
     box.close()
     assert await waiter is None

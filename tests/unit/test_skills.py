@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.contextkit import live, make_repo, workspace_context, write
+from tests.contextkit import live, workspace_context, write
+from tests.gitrepo import make_repo
 from tests.unit.test_tool_support import make_ctx
 from xum.context.skills import substitute_arguments
 from xum.context.slash import (

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.contextkit import GIT, live, make_repo, write
+from tests.contextkit import live, write
+from tests.gitrepo import GIT, make_repo
 from xum.context.workspace import WorkspaceContext
 from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import time
 from pathlib import Path
 
 from xum.runtime.local import LocalRuntime
@@ -38,6 +40,17 @@ def process_gone(pid: int) -> bool:
     except FileNotFoundError:
         return True
     return state in ("Z", "X")
+
+
+async def wait_gone(*pids: int, timeout: float = 20.0) -> bool:
+    """Poll until none of `pids` runs any more (True), or `timeout` seconds pass (False): a
+    killed process may take a moment to be reaped."""
+    deadline = time.monotonic() + timeout
+    while not all(process_gone(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 def kill_quietly(pid: int) -> None:
