@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xum.context.files import FileView
 from xum.context.plan import read_snapshot
 from xum.context.workspace import LiveContext
+from xum.core.paths import ensure_private_dir
 from xum.engine import events as E
 from xum.engine.contextsync import ContextSync
 from xum.engine.events import EventSink
@@ -55,6 +57,16 @@ class TurnRules:
     @property
     def live(self) -> LiveContext | None:
         return self.context.live
+
+    def ensure_plan_dir(self) -> None:
+        """The plan lives under $XUM_ROOT, which stays private (0700): make its directory so,
+        before the agent first writes it (local checkouts; a remote host keeps its own)."""
+        live = self.live
+        if live is not None and live.plan_file and self.runtime.sees_local_files:
+            parent = Path(live.plan_file).parent
+            if not parent.is_dir():
+                ensure_private_dir(parent.parent)
+                ensure_private_dir(parent)
 
     # Required tool -------------------------------------------------------------------------
 

@@ -89,6 +89,35 @@ def debug_requested() -> bool:
     return os.environ.get("XUM_DEBUG_LLM_REQUEST") == "1"
 
 
+def debug_record(
+    request: LLMRequest,
+    *,
+    workspace_id: str,
+    model: str,
+    mode: str,
+    agent: str,
+    offered: list[str],
+) -> dict[str, Any]:
+    """The whole request as the debug log records it (never a key: keys are not in requests)."""
+    return {
+        "workspaceId": workspace_id,
+        "model": model,
+        "systemMessage": request.system,
+        "messages": request.messages,
+        "tools": [
+            {"name": t.name, "description": t.description, "inputSchema": t.parameters}
+            for t in request.tools
+        ],
+        "providerOptions": {"thinking": request.thinking, "params": request.params},
+        "mode": mode,
+        "agent": agent,
+        "toolChoice": request.tool_choice,
+        "thinkingLevel": request.thinking,
+        "maxOutputTokens": request.max_output_tokens,
+        "toolPolicy": offered,
+    }
+
+
 def write_debug_request(record: dict[str, Any]) -> None:
     """XUM_DEBUG_LLM_REQUEST=1: append the whole request (never a key) to the debug log."""
     path = ensure_private_dir(logs_dir()) / "llm-requests.log"

@@ -19,14 +19,10 @@ asks `next_queued()` for the next message to run once a turn ends.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import traceback
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-
-import orjson
 
 from xum.context.workspace import (
     AgentSelection,
@@ -35,30 +31,42 @@ from xum.context.workspace import (
     WorkspaceContext,
 )
 from xum.core.ids import sortable_id
-from xum.core.messages import Message, Usage, text_message
-from xum.core.paths import ensure_private_dir
+from xum.core.messages import text_message
 from xum.engine import events as E
+from xum.engine.calls import CallRunner
+from xum.engine.commits import (
+    BUDGET_TOOL_OUTPUT,
+    INTERRUPTED_TOOL_OUTPUT,
+    Commits,
+)
 from xum.engine.contextsync import ContextSync
-from xum.engine.doomloop import DoomLoopGuard
 from xum.engine.events import EventSink, null_sink
 from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.engine.planmode import TurnRules
+from xum.engine.queue import MessageQueue
 from xum.engine.recorder import (
     FrameSpec,
     Recorder,
-    closing_frames,
-    result_frame,
-    turn_end_frame,
 )
-from xum.engine.requests import StepRecords, debug_requested, write_debug_request
+from xum.engine.requests import (
+    StepRecords,
+    debug_record,
+    debug_requested,
+    write_debug_request,
+)
 from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
-from xum.engine.turn import QueueMode, SessionSettings, TurnReason, TurnResult, WorkspaceInfo
+from xum.engine.turn import (
+    QueueMode,
+    SessionSettings,
+    TurnResult,
+    WorkspaceInfo,
+)
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
-from xum.llm.types import Finish, LLMRequest, ToolChoice, ToolSpec
+from xum.llm.types import LLMRequest, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
 from xum.store import events as ev
 from xum.store.projection import HistoryProjection
@@ -72,32 +80,16 @@ if TYPE_CHECKING:
     # helpers with the first slash command.
     from xum.engine.userinput import PreparedMessage, TurnOverride
     from xum.tools.background import BackgroundProcesses
-    from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
+    from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext
 
 # Re-exported: these records were defined here before `xum.engine.turn` held them.
 __all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
 
 T = TypeVar("T")
 
-INTERRUPTED_TOOL_OUTPUT = "interrupted: the user stopped the turn before this tool finished"
-BUDGET_TOOL_OUTPUT = "not run: the session budget was exceeded, so the turn stopped"
-INTERNAL_ERROR_TOOL_OUTPUT = "not finished: the turn stopped on an internal error in xum"
-
 
 class _Interrupted(Exception):
     """Raised inside the loop when the user asked to stop."""
-
-
-def message_text(message: Message) -> str:
-    return "".join(p["text"] for p in message["content"] if p["type"] == "text")
-
-
-def _tool_calls(message: Message) -> list[ToolCall]:
-    return [
-        ToolCall(p["id"], p["name"], p["arguments"])
-        for p in message["content"]
-        if p["type"] == "tool_call"
-    ]
 
 
 class AgentSession:
@@ -148,12 +140,10 @@ class AgentSession:
             emit=emit,
         )
         self.steps = StepRecords(resumed.header_key)
+        self.commits = Commits(self.recorder, self.steps, self.ledger)
         self.projection = HistoryProjection()
-        self.doom = DoomLoopGuard()
-        self._step_queue: list[str] = []
-        self._turn_queue: list[str] = []
+        self.queue = MessageQueue()
         self._task: asyncio.Task[Any] | None = None
-        self._pending_advisories: dict[str, str] = {}
         self._interrupt_requested = False
         self._running = False
         # The tools of the current segment, as offered (set from the frozen context).
@@ -167,6 +157,7 @@ class AgentSession:
             agent or AgentSelection(),
         )
         self.rules = TurnRules(self.context, runtime, emit)
+        self.calls = CallRunner(self)
         self.ask_user = ask_user
         if skills is None and isinstance(context, WorkspaceContext):
             skills = context.skill_access()
@@ -198,34 +189,27 @@ class AgentSession:
 
     def queue_message(self, text: str, when: QueueMode = "step") -> None:
         """Deliver `text` after the running tool calls finish ("step") or after the turn."""
-        (self._step_queue if when == "step" else self._turn_queue).append(text)
+        self.queue.put(text, when)
 
     @property
     def queued(self) -> tuple[int, int]:
         """How many messages wait: (after the step, after the turn)."""
-        return len(self._step_queue), len(self._turn_queue)
+        return self.queue.counts
 
     def take_turn_queue(self) -> list[str]:
-        queued, self._turn_queue = self._turn_queue, []
-        return queued
+        return self.queue.take_turn()
 
     def take_step_queue(self) -> list[str]:
         """Messages queued for "after the step" that a turn ended before delivering."""
-        queued, self._step_queue = self._step_queue, []
-        return queued
+        return self.queue.take_step()
 
     def take_queue(self) -> list[str]:
         """Every message still waiting, in the order they would have run; the queue empties."""
-        return self.take_step_queue() + self.take_turn_queue()
+        return self.queue.take_all()
 
     def next_queued(self) -> str | None:
-        """The message to run as the next turn once a turn has ended: a "step" message the turn
-        ended before delivering comes first, then the "turn" queue in order."""
-        if self._step_queue:
-            return self._step_queue.pop(0)
-        if self._turn_queue:
-            return self._turn_queue.pop(0)
-        return None
+        """The message to run as the next turn once a turn has ended (see `engine.queue`)."""
+        return self.queue.next_turn()
 
     @property
     def background(self) -> BackgroundProcesses:
@@ -249,6 +233,11 @@ class AgentSession:
                 await self._background.close()
         finally:
             self.recorder.close()
+
+    @property
+    def offered_tools(self) -> list[str]:
+        """The tool names the current segment offers the model."""
+        return self._offered
 
     @property
     def agent_id(self) -> str:
@@ -319,7 +308,7 @@ class AgentSession:
         self._interrupt_requested = False
         self.steps.clear()
         self.rules.reset()
-        self.doom.reset()
+        self.calls.doom.reset()
         # Off the loop: other sessions (the server's, a parent's) share it.
         await self.recorder.begin_turn(result.turn_id)
         try:
@@ -339,15 +328,15 @@ class AgentSession:
                 self.emit(E.ErrorEvent.from_dict(result.error))
             except asyncio.CancelledError:
                 # Cancelled from outside (not by interrupt()): still close the turn durably.
-                self._close_turn_now(result, "interrupted", INTERRUPTED_TOOL_OUTPUT)
+                self.commits.close_turn_now(result, "interrupted", INTERRUPTED_TOOL_OUTPUT)
                 raise
             except Exception as exc:
                 # A bug (in xum, a middleware, an event sink): the turn ends as an error, and the
                 # log stays valid for the next turn. If even that cannot be written, the original
                 # error goes up.
-                self._fail_turn(result, exc)
+                self.commits.fail_turn(result, exc)
                 return result
-            await self._end_turn(result, result.reason)
+            await self.commits.end_turn(result, result.reason)
             return result
         finally:
             live = self.context.live
@@ -392,15 +381,15 @@ class AgentSession:
                     )
                 )
             except _Interrupted:
-                self._commit_partial(result, step, state)
+                self.commits.partial(result, self.route, step, state)
                 raise
             except BudgetExceeded:
-                self._commit_partial(result, step, state, reason="budget")
+                self.commits.partial(result, self.route, step, state, reason="budget")
                 result.reason = "budget"
                 return
-            calls = await self._commit_reply(result, step, finish)
+            calls = await self.commits.reply(result, self.route, step, finish)
             if self.ledger.over_budget():
-                self._close_calls(calls, BUDGET_TOOL_OUTPUT)
+                self.commits.close_calls(calls, BUDGET_TOOL_OUTPUT)
                 result.reason = "budget"
                 return
             if not calls:
@@ -409,9 +398,9 @@ class AgentSession:
                 if self.rules.force_required_tool(self._offered):
                     continue
                 return
-            stop = self._doom_check(calls)
+            stop = self.calls.doom_check(calls)
             if stop is not None:
-                self._close_calls(calls, stop)
+                self.commits.close_calls(calls, stop)
                 result.reason = "doom_loop"
                 return
             await self._run_tools(calls)
@@ -467,13 +456,7 @@ class AgentSession:
         )
         for message in self.context.new_diagnostics():
             self.emit(E.Advisory(kind="context", message=message))
-        live = self.context.live
-        if live is not None and live.plan_file and self.runtime.sees_local_files:
-            # The plan lives under $XUM_ROOT, which stays private (0700).
-            parent = Path(live.plan_file).parent
-            if not parent.is_dir():
-                ensure_private_dir(parent.parent)
-                ensure_private_dir(parent)
+        self.rules.ensure_plan_dir()
         return frames
 
     def _use_frozen(self) -> tuple[str, list[ToolSpec]]:
@@ -501,237 +484,40 @@ class AgentSession:
             params=self.route.params,
         )
         if debug_requested():
+            live = self.context.live
             write_debug_request(
-                {
-                    "workspaceId": self.workspace.id,
-                    "model": self.route.model_string,
-                    "systemMessage": request.system,
-                    "messages": request.messages,
-                    "tools": [
-                        {"name": t.name, "description": t.description, "inputSchema": t.parameters}
-                        for t in request.tools
-                    ],
-                    "providerOptions": {"thinking": request.thinking, "params": request.params},
-                    "mode": self.context.live.mode if self.context.live else self.settings.mode,
-                    "agent": self.agent_id,
-                    "toolChoice": request.tool_choice,
-                    "thinkingLevel": request.thinking,
-                    "maxOutputTokens": request.max_output_tokens,
-                    "toolPolicy": self._offered,
-                }
+                debug_record(
+                    request,
+                    workspace_id=self.workspace.id,
+                    model=self.route.model_string,
+                    mode=live.mode if live else self.settings.mode,
+                    agent=self.agent_id,
+                    offered=self._offered,
+                )
             )
         return request
-
-    # Committing ------------------------------------------------------------------------------
-
-    async def _commit_reply(self, result: TurnResult, step: int, finish: Finish) -> list[ToolCall]:
-        cost = self.route.cost(finish.usage)
-        data = {
-            "message": finish.message,
-            "usage": finish.usage.to_dict(),
-            "finish_reason": finish.reason,
-            "raw_finish_reason": finish.raw_reason,
-            "model": self.route.model_string,
-            "cost_usd": cost,
-            "step": step,
-        }
-        await self.recorder.append([*self.steps.take(), (ev.ASSISTANT_MESSAGE, data)])
-        self.steps.recorded()
-        self.log.delete_partial()
-        self.ledger.account(result, finish.usage, cost)
-        text = message_text(finish.message)
-        if text:
-            result.text = text
-        return _tool_calls(finish.message)
-
-    def _commit_partial(
-        self,
-        result: TurnResult,
-        step: int,
-        state: StreamState,
-        reason: str = "interrupted",
-    ) -> None:
-        """Keep what streamed before an interrupt or a budget stop: its text (incomplete tool
-        calls and unsigned reasoning cannot be replayed, so they are dropped) and the usage the
-        provider reported so far, which is billed even when no text arrived. With nothing to
-        keep, the step's frames go out with the turn_end instead."""
-        self.log.delete_partial()
-        text = "".join(state.text)
-        usage = state.last_usage.usage if state.last_usage else Usage()
-        if not text and not usage.input_tokens and not usage.output_tokens:
-            return
-        message: Message = (
-            text_message("assistant", text) if text else {"role": "assistant", "content": []}
-        )
-        cost = self.route.cost(usage)
-        reply = {
-            "message": message,
-            "usage": usage.to_dict(),
-            "finish_reason": reason,
-            "model": self.route.model_string,
-            "cost_usd": cost,
-            "step": step,
-        }
-        self.recorder.append_now([*self.steps.take(), (ev.ASSISTANT_MESSAGE, reply)])
-        self.steps.recorded()
-        self.ledger.account(result, usage, cost)
-        if text:
-            result.text = text
-
-    def _close_calls(self, calls: Sequence[ToolCall], output: str) -> None:
-        """Give every call that has no result yet an error result saying why it did not run,
-        in one batch."""
-        open_calls = self.recorder.unanswered(calls)
-        if open_calls:
-            self.recorder.append_now(closing_frames(open_calls, output))
-
-    async def _end_turn(self, result: TurnResult, reason: TurnReason) -> None:
-        # A step that ended without a reply (a provider error, an early interrupt) is recorded
-        # here, so that the request it sent is on record too.
-        step = self.steps.take()
-        if step:
-            self.log.delete_partial()
-        await self.recorder.append([*step, turn_end_frame(result, reason)])
-        self.steps.recorded()
-
-    def _close_turn_now(self, result: TurnResult, reason: TurnReason, output: str) -> None:
-        """End a turn that broke off (cancelled from outside, or an unexpected error) without
-        awaiting anything: in one batch, the step in flight, an error result (`output`) for
-        every call still without one, and the turn_end. Events go out after the write; a
-        failing event sink cannot undo it."""
-        results = closing_frames(self.recorder.unanswered(), output)
-        step = self.steps.take()
-        self.log.delete_partial()
-        self.recorder.append_now([*step, *results, turn_end_frame(result, reason)], guarded=True)
-        self.steps.recorded()
-
-    def _fail_turn(self, result: TurnResult, exc: Exception) -> None:
-        """The last-resort end of a turn that raised something unexpected."""
-        where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-        location = (
-            f" (at {where[0].filename}:{where[0].lineno} in {where[0].name})" if where else ""
-        )
-        result.reason = "error"
-        result.error = {
-            "code": "internal_error",
-            "kind": "internal",
-            "message": f"the turn stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            + location,
-            "hint": "this is a bug in xum or in an extension it runs (a hook, middleware or "
-            "event consumer); the session log is intact and a new turn can continue; please "
-            "report the message above",
-        }
-        try:
-            self._close_turn_now(result, "error", INTERNAL_ERROR_TOOL_OUTPUT)
-        except Exception as write_error:
-            exc.add_note(
-                f"closing the turn failed too: {type(write_error).__name__}: {write_error}"
-            )
-            raise exc from exc.__cause__
-        with contextlib.suppress(Exception):
-            self.emit(E.ErrorEvent.from_dict(result.error))
 
     # Tools -----------------------------------------------------------------------------------
 
     def tool_env(self) -> dict[str, str]:
-        """The environment every command of this session gets over the runtime's own: the
-        project's secrets (`base_env`) and the `XUM_*` variables."""
-        env = dict(self.base_env)
-        env.update(
-            {
-                "XUM_PROJECT_PATH": self.workspace.project_path,
-                "XUM_RUNTIME": self.workspace.runtime,
-                "XUM_WORKSPACE_NAME": self.workspace.name,
-                "XUM_WORKSPACE_ID": self.workspace.id,
-                "XUM_MODEL_STRING": self.route.model_string,
-                "XUM_THINKING_LEVEL": self.settings.thinking,
-                "XUM_COSTS_USD": f"{self.ledger.total():.2f}",
-                "XUM_SCRATCH_DIR": str(self.scratch_dir),
-            }
-        )
-        return env
+        """The environment every command of this session gets over the runtime's own."""
+        return self.calls.tool_env()
 
-    def tool_context(
-        self, call: ToolCall | None = None, env: dict[str, str] | None = None
-    ) -> ToolContext:
-        """A fresh context for one call (`call`: None for a context not tied to a call)."""
-        from xum.tools.base import ToolContext
-
-        live = self.context.live
-        return ToolContext(
-            runtime=self.runtime,
-            workspace_id=self.workspace.id,
-            workspace_name=self.workspace.name,
-            project_path=self.workspace.project_path,
-            scratch_dir=str(self.scratch_dir),
-            env=dict(env) if env is not None else self.tool_env(),
-            todos=self.todos,
-            set_exit_code=self.set_exit_code,
-            subagents=self.subagents,
-            # Background bash needs task_await to be read; without it, it is not offered.
-            background=self.background if "task_await" in self._offered else None,
-            plan_file=live.plan_file if live else None,
-            ask_user=self.ask_user,
-            skills=self.skills,
-            spawnable_agents=live.policy.spawnable_agents if live else None,
-        )
+    def tool_context(self, call: ToolCall | None = None) -> ToolContext:
+        """A fresh context for one call (None: a context not tied to a call)."""
+        return self.calls.context_for(call, self.tool_env())
 
     async def _run_tools(self, calls: list[ToolCall]) -> None:
-        from xum.engine.toolrun import run_calls
-
-        env = self.tool_env()  # one snapshot per step (the cost it carries is per step)
-
-        def started(call: ToolCall) -> None:
-            self.emit(
-                E.ToolCall(
-                    call_id=call.id, name=call.name, arguments=_parsed_or_raw(call.arguments)
-                )
-            )
-
         try:
-            await self._cancellable(
-                run_calls(
-                    calls,
-                    lambda call: self.tool_context(call, env),
-                    offered=self._offered,
-                    middleware=self.middleware,
-                    on_start=started,
-                    on_result=self._record_result,
-                )
-            )
+            await self._cancellable(self.calls.run(calls))
         except _Interrupted:
-            self._close_calls(calls, INTERRUPTED_TOOL_OUTPUT)
+            self.commits.close_calls(calls, INTERRUPTED_TOOL_OUTPUT)
             raise
 
-    async def _record_result(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        note = self._pending_advisories.pop(call.id, None)
-        output = result.output
-        if note is not None:
-            output = f"{output}\n\n{note}"
-            self.emit(E.Advisory(kind="doom-loop", call_id=call.id, message=note))
-        frame = result_frame(
-            call, output, is_error=result.is_error, meta=result.meta, seconds=seconds
-        )
-        await self.recorder.append([frame])
-        self.rules.note_result(call, result)
-
-    def _doom_check(self, calls: Sequence[ToolCall]) -> str | None:
-        """Advisories for repeated identical calls; the stop message when the guard trips."""
-        self._pending_advisories.clear()
-        for call in calls:
-            verdict = self.doom.observe(call.name, call.arguments)
-            if verdict.stop:
-                assert verdict.advisory is not None
-                self.emit(E.Advisory(kind="doom-loop-stop", message=verdict.advisory))
-                return verdict.advisory
-            if verdict.advisory is not None:
-                self._pending_advisories[call.id] = verdict.advisory
-        return None
-
     async def _deliver_step_queue(self) -> bool:
-        if not self._step_queue:
+        queued = self.queue.take_step()
+        if not queued:
             return False
-        queued, self._step_queue = self._step_queue, []
         await self.recorder.append(
             [
                 (ev.USER_MESSAGE, {"message": text_message("user", text), "queued": True})
@@ -739,10 +525,3 @@ class AgentSession:
             ]
         )
         return True
-
-
-def _parsed_or_raw(arguments: str) -> Any:
-    try:
-        return orjson.loads(arguments or "{}")
-    except orjson.JSONDecodeError:
-        return arguments

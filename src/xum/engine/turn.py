@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -53,3 +54,18 @@ class TurnResult:
     agent: str = ""  # the agent that ran the turn
     plan_file: str | None = None  # plan mode: where the plan is
     plan_proposed: bool = False  # plan mode: propose_plan presented it during the turn
+
+
+def internal_error(exc: BaseException) -> dict[str, str]:
+    """The error a turn ends with when something unexpected broke it (with where it broke)."""
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    location = f" (at {where[0].filename}:{where[0].lineno} in {where[0].name})" if where else ""
+    return {
+        "code": "internal_error",
+        "kind": "internal",
+        "message": f"the turn stopped on an unexpected error: {type(exc).__name__}: {exc}"
+        + location,
+        "hint": "this is a bug in xum or in an extension it runs (a hook, middleware or event "
+        "consumer); the session log is intact and a new turn can continue; please report the "
+        "message above",
+    }

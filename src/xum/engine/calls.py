@@ -1,0 +1,127 @@
+"""Running one step's tool calls for a session: their contexts, the doom-loop guard, and the
+results on record.
+
+Each call gets a fresh, frozen context (`context_for`): the runtime, the session's `XUM_*`
+environment (one snapshot per step: the cost it reports is the step's), and the services the
+session has (sub-agents, background processes, the user, skills). Results are recorded in call
+order as they settle; a repeated identical call gets an advisory appended to its result, and a
+doom loop stops the turn before its calls run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from xum.engine import events as E
+from xum.engine.doomloop import DoomLoopGuard
+from xum.engine.middleware import ToolCall
+from xum.engine.recorder import result_frame
+
+if TYPE_CHECKING:
+    from xum.engine.session import AgentSession
+    from xum.tools.base import ToolContext, ToolResult
+
+
+class CallRunner:
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.doom = DoomLoopGuard()
+        self._advisories: dict[str, str] = {}  # call id -> doom-loop note for its result
+
+    def tool_env(self) -> dict[str, str]:
+        """The environment every command of the session gets over the runtime's own: the
+        project's secrets (`base_env`) and the `XUM_*` variables."""
+        s = self.session
+        env = dict(s.base_env)
+        env.update(
+            {
+                "XUM_PROJECT_PATH": s.workspace.project_path,
+                "XUM_RUNTIME": s.workspace.runtime,
+                "XUM_WORKSPACE_NAME": s.workspace.name,
+                "XUM_WORKSPACE_ID": s.workspace.id,
+                "XUM_MODEL_STRING": s.route.model_string,
+                "XUM_THINKING_LEVEL": s.settings.thinking,
+                "XUM_COSTS_USD": f"{s.ledger.total():.2f}",
+                "XUM_SCRATCH_DIR": str(s.scratch_dir),
+            }
+        )
+        return env
+
+    def context_for(self, call: ToolCall | None, env: dict[str, str]) -> ToolContext:
+        from xum.tools.base import ToolContext
+
+        s = self.session
+        live = s.context.live
+        offered = s.offered_tools
+        return ToolContext(
+            runtime=s.runtime,
+            workspace_id=s.workspace.id,
+            workspace_name=s.workspace.name,
+            project_path=s.workspace.project_path,
+            scratch_dir=str(s.scratch_dir),
+            env=dict(env),
+            todos=s.todos,
+            set_exit_code=s.set_exit_code,
+            subagents=s.subagents,
+            # Background bash needs task_await to be read; without it, it is not offered.
+            background=s.background if "task_await" in offered else None,
+            plan_file=live.plan_file if live else None,
+            ask_user=s.ask_user,
+            skills=s.skills,
+            spawnable_agents=live.policy.spawnable_agents if live else None,
+        )
+
+    async def run(self, calls: list[ToolCall]) -> None:
+        from xum.engine.toolrun import run_calls
+
+        s = self.session
+        env = self.tool_env()
+
+        def started(call: ToolCall) -> None:
+            arguments = _parsed_or_raw(call.arguments)
+            s.emit(E.ToolCall(call_id=call.id, name=call.name, arguments=arguments))
+
+        await run_calls(
+            calls,
+            lambda call: self.context_for(call, env),
+            offered=s.offered_tools,
+            middleware=s.middleware,
+            on_start=started,
+            on_result=self._record,
+        )
+
+    async def _record(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        s = self.session
+        note = self._advisories.pop(call.id, None)
+        output = result.output
+        if note is not None:
+            output = f"{output}\n\n{note}"
+            s.emit(E.Advisory(kind="doom-loop", call_id=call.id, message=note))
+        frame = result_frame(
+            call, output, is_error=result.is_error, meta=result.meta, seconds=seconds
+        )
+        await s.recorder.append([frame])
+        s.rules.note_result(call, result)
+
+    def doom_check(self, calls: Sequence[ToolCall]) -> str | None:
+        """Advisories for repeated identical calls; the stop message when the guard trips."""
+        self._advisories.clear()
+        for call in calls:
+            verdict = self.doom.observe(call.name, call.arguments)
+            if verdict.stop:
+                assert verdict.advisory is not None
+                self.session.emit(E.Advisory(kind="doom-loop-stop", message=verdict.advisory))
+                return verdict.advisory
+            if verdict.advisory is not None:
+                self._advisories[call.id] = verdict.advisory
+        return None
+
+
+def _parsed_or_raw(arguments: str) -> Any:
+    try:
+        return orjson.loads(arguments or "{}")
+    except orjson.JSONDecodeError:
+        return arguments
