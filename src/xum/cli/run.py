@@ -26,9 +26,6 @@ from xum.core.paths import config_path
 
 if TYPE_CHECKING:
     from xum.runtime.git import WorkTreeQuery
-    from xum.store.sessionlog import SessionLog
-    from xum.tools.tasking import SubAgentHost
-    from xum.workspaces.subagents import SubAgentManager
 
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -309,78 +306,38 @@ async def _run(
         )
     )
     await asyncio.sleep(0)  # let it start its thread
-    from xum.engine.session import WorkspaceInfo
-    from xum.llm.client import open_client
-    from xum.workspaces.sessions import open_agent_session
-    from xum.workspaces.state import scratch_dir
-    from xum.workspaces.subagent_host import DeferredHost, TaskSettings
-    from xum.workspaces.wiring import wire_session
+    from xum.workspaces.assembly import open_workspace_session
+    from xum.workspaces.subagent_host import TaskSettings
 
     created = await creating
-    record, runtime = created.record, created.runtime
-    # The session log is opened and its writer lock taken (the first manifest is written and
-    # synced) on a worker thread while the session is assembled here.
-    opening = asyncio.ensure_future(asyncio.to_thread(_open_log, record.id))
-    try:
-        # Secrets, hooks (trusted projects only), masking; notices go to the renderer.
-        wiring = await wire_session(
-            record,
-            runtime,
-            scratch_dir=scratch_dir(record.id),
-            emit=renderer,
-            init=created.init,
-            secrets=created.secrets,
-            trust_root=created.project.trust_root if created.project else None,
-        )
-        client = open_client(route.endpoint)
-        # Sub-agents run in this process; their events are not rendered (their logs keep them).
-        # The manager is made (and imported) when the agent first uses a task tool.
-        settings = TaskSettings.from_config(config)
-        manager: SubAgentManager | None = None
-
-        def make_host() -> SubAgentHost:
-            nonlocal manager
-            from xum.workspaces.subagents import SubAgentManager
-
-            manager = SubAgentManager(settings=settings)
-            return manager.host_for(
-                WorkspaceInfo(
-                    record.id, record.name, record.project_path, record.path, runtime.kind
-                ),
-                runtime=runtime,
-                route=route,
-                client=client,
-                thinking=thinking,
-                budget_usd=budget,
-                base_env=wiring.base_env,
-            )
-
-        host = DeferredHost(record.id, make_host, settings=settings)
-        log = await opening
-    except BaseException:
-        opening.add_done_callback(_close_opened_log)
-        raise
+    record = created.record
     exit_choice: dict[str, Any] = {}
 
     def set_exit_code(code: int, reason: str) -> None:
         exit_choice.update(code=code, reason=reason)
 
-    session = open_agent_session(
-        record,
-        runtime,
-        log=log,
-        route=route,
-        client=client,
-        thinking=thinking,
-        mode=mode,
-        budget_usd=budget,
-        emit=renderer,
-        set_exit_code=set_exit_code,
-        subagents=host,
-        middleware=wiring.middleware,
-        base_env=wiring.base_env,
-        is_git=created.project.is_git if created.project else None,
-    )
+    # Secrets, hooks (trusted projects only), masking, a sub-agent host made on first use (its
+    # children's events are not rendered: their logs keep them); notices go to the renderer. The
+    # run owns the workspace until it exits, so the session keeps the writer lock.
+    try:
+        opened = await open_workspace_session(
+            record,
+            route=route,
+            thinking=thinking,
+            emit=renderer,
+            created=created,
+            budget_usd=budget,
+            set_exit_code=set_exit_code,
+            task_settings=TaskSettings.from_config(config),
+            purpose="run",
+            hold_writer=True,
+        )
+    except BaseException:
+        if created.init is not None:
+            created.init.cancel()
+        await created.runtime.close()
+        raise
+    session = opened.agent
 
     loop = asyncio.get_running_loop()
     interrupts = 0
@@ -400,7 +357,6 @@ async def _run(
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         result = await session.run_turn(text)
-        log.end_write()  # the hold `_open_log` took; the turn has released its own
         if created.init is not None and result.reason != "interrupted":
             await _finish_init(created.init, renderer)
     finally:
@@ -408,12 +364,7 @@ async def _run(
         if created.init is not None:
             created.init.cancel()  # a no-op unless the run failed or was interrupted
         # Children and background processes end with the run: nothing outlives it.
-        await session.aclose()
-        if manager is not None:
-            await manager.aclose()
-        await client.aclose()
-        await runtime.close()
-        log.close()
+        await opened.aclose()
 
     extra: dict[str, Any] = {
         "workspace_id": record.id,
@@ -443,26 +394,6 @@ async def _run(
     if code == EXIT_OK and exit_choice:
         code = int(exit_choice["code"])
     return RunOutcome(code, result.reason, extra)
-
-
-def _open_log(workspace_id: str) -> SessionLog:
-    """The workspace's session log with its writer lock taken (run on a worker thread, then
-    handed to the event loop's thread: one thread at a time uses it). The turn takes the lock
-    again, re-entrantly; the caller releases this hold with `end_write()` or `close()`."""
-    from xum.store.sessionlog import SessionLog
-
-    log = SessionLog.open(workspace_id, purpose="xum run")
-    try:
-        log.begin_write()
-    except BaseException:
-        log.close()
-        raise
-    return log
-
-
-def _close_opened_log(opening: asyncio.Future[SessionLog]) -> None:
-    if not opening.cancelled() and opening.exception() is None:
-        opening.result().close()
 
 
 def _one_shot_override(

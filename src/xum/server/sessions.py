@@ -46,8 +46,8 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import check_workspace_id
 
 if TYPE_CHECKING:
-    from xum.engine.route import ModelRoute
-    from xum.llm.types import ThinkingLevel
+    from xum.workspaces.assembly import WorkspaceSession
+    from xum.workspaces.lifecycle import CreatedWorkspace
 
 log = logging.getLogger("xum.server")
 
@@ -61,27 +61,14 @@ class Prepared:
     """A workspace just created: its runtime and init hook, kept for the first turn, and what
     creating it learnt about its project."""
 
-    runtime: Any  # Runtime
-    init: Any  # InitHookRun | None
-    project: Any = None  # ProjectPaths | None
+    created: CreatedWorkspace
     since: float = field(default_factory=time.monotonic)
-
-
-@dataclass
-class Parts:
-    """What a session owns."""
-
-    agent: Any  # AgentSession
-    client: Any  # LLMClient
-    runtime: Any  # Runtime
-    log: Any  # SessionLog (the writer)
-    subagents: Any  # SubAgentManager
 
 
 @dataclass
 class LiveSession:
     workspace_id: str
-    parts: Parts
+    parts: WorkspaceSession
     channel: Channel
     task: asyncio.Task[None] | None = None
     last_active: float = field(default_factory=time.monotonic)
@@ -163,7 +150,7 @@ class SessionManager:
                 self.hub.workspaces_changed()
 
             self._spawn(announce())
-        self.prepared[record.id] = Prepared(created.runtime, init, created.project)
+        self.prepared[record.id] = Prepared(created)
         assert isinstance(record, WorkspaceRecord)
         return record
 
@@ -232,7 +219,7 @@ class SessionManager:
         live = self.sessions.get(workspace_id)
         if live is None:
             return
-        if live.busy or await self._has_active_children(live):
+        if live.busy or live.parts.has_active_children():
             live.stale = True
         else:
             self._close_soon(live)
@@ -240,15 +227,11 @@ class SessionManager:
     # Opening and running ----------------------------------------------------------------
 
     async def _open(self, record: WorkspaceRecord) -> LiveSession:
-        from xum.engine.route import resolve_route
-        from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
+        from xum.workspaces.assembly import open_workspace_session, route_for
 
         # Configuration problems (no provider, unknown model) fail here, before a new
         # workspace's prepared runtime is taken.
-        route = await asyncio.to_thread(resolve_route, record.model)
-        thinking = parse_thinking(
-            record.thinking or DEFAULT_THINKING, route.provider, route.model_id
-        )
+        route, thinking = await asyncio.to_thread(route_for, record)
         channel = await self.hub.channel(record.id)
         prepared = self.prepared.pop(record.id, None)
         holder: dict[str, LiveSession] = {}
@@ -257,15 +240,15 @@ class SessionManager:
             if isinstance(event, E.TurnStart) and "live" in holder:
                 holder["live"].started.set()
 
-        emit = self._publisher(record.id, on_event)
-        parts = await _build(
+        parts = await open_workspace_session(
             record,
-            route,
-            thinking,
-            prepared,
-            emit,
-            _guarded(self.hub.publish),  # sub-agents' events
-            self.questions.asker(record.id),
+            route=route,
+            thinking=thinking,
+            emit=self._publisher(record.id, on_event),
+            created=prepared.created if prepared is not None else None,
+            ask_user=self.questions.asker(record.id),
+            children=_guarded(self.hub.publish),  # sub-agents' events
+            purpose="server",
         )
         live = LiveSession(record.id, parts, channel)
         holder["live"] = live
@@ -325,20 +308,13 @@ class SessionManager:
 
     # Closing ----------------------------------------------------------------------------
 
-    async def _has_active_children(self, live: LiveSession) -> bool:
-        try:
-            views = live.parts.subagents.children_of(live.workspace_id)
-            return any(view.active for view in views)
-        except Exception:
-            return False
-
     def _close_soon(self, live: LiveSession) -> None:
         self.sessions.pop(live.workspace_id, None)
         self._spawn(self._release(live))
 
     async def _release(self, live: LiveSession) -> None:
         with contextlib.suppress(Exception):
-            await _close_parts(live.parts)
+            await live.parts.aclose()
 
     async def close_idle(self) -> None:
         now = time.monotonic()
@@ -346,23 +322,25 @@ class SessionManager:
             if (
                 not live.busy
                 and now - live.last_active > self.idle_close_s
-                and not await self._has_active_children(live)
+                and not live.parts.has_active_children()
                 and self.sessions.get(live.workspace_id) is live
                 and not live.busy
             ):
                 self._close_soon(live)
         for ws, prepared in list(self.prepared.items()):
-            init_running = prepared.init is not None and not prepared.init.done
+            init = prepared.created.init
+            init_running = init is not None and not init.done
             if not init_running and now - prepared.since > PREPARED_KEEP_S:
                 del self.prepared[ws]
                 self._spawn(self._drop_prepared(prepared))
 
     async def _drop_prepared(self, prepared: Prepared) -> None:
-        if prepared.init is not None:
+        created = prepared.created
+        if created.init is not None:
             with contextlib.suppress(Exception):
-                prepared.init.cancel()
+                created.init.cancel()
         with contextlib.suppress(Exception):
-            await prepared.runtime.close()
+            await created.runtime.close()
 
     async def close_workspace(self, workspace_id: str, *, wait_s: float = 10.0) -> None:
         """Interrupt a running turn (archive, rename, delete) and release the session."""
@@ -402,114 +380,6 @@ class SessionManager:
             await self.close_workspace(ws)
         for task in list(self._background):
             task.cancel()
-
-
-@dataclass(frozen=True)
-class _ProjectFacts:
-    trust_root: Path
-    is_git: bool  # whether the workspace's local checkout is a git work tree
-    secrets: dict[str, str]
-
-
-def _project_facts(record: WorkspaceRecord, known: Any) -> _ProjectFacts:
-    """What wiring a session needs to know about its project: git calls and a file read, so it
-    runs on a worker thread, never on the loop every workspace shares. `known`: the
-    `ProjectPaths` creating the workspace found, if this process created it."""
-    from xum.runtime import git
-    from xum.store.secrets import load_project_secrets
-    from xum.workspaces.service import project_paths
-
-    if known is not None:
-        is_git = known.is_git
-    else:
-        known = project_paths(Path(record.project_path))
-        checkout = Path(record.path)
-        if record.runtime == "ssh" or checkout.resolve() == known.root:
-            is_git = known.is_git  # (an SSH session takes it from the record instead)
-        else:
-            is_git = git.toplevel(checkout) is not None
-    return _ProjectFacts(known.trust_root, is_git, load_project_secrets(str(known.trust_root)))
-
-
-async def _build(
-    record: WorkspaceRecord,
-    route: ModelRoute,
-    thinking: ThinkingLevel,
-    prepared: Prepared | None,
-    emit: Any,
-    children: Any,
-    ask_user: Any,
-) -> Parts:
-    """Everything `xum run` assembles for a turn (`route` and `thinking` resolved by the
-    caller, off the loop)."""
-    from xum.engine.session import WorkspaceInfo
-    from xum.llm.client import open_client
-    from xum.server.writerlog import WriterLog
-    from xum.workspaces.service import open_runtime
-    from xum.workspaces.sessions import open_agent_session
-    from xum.workspaces.state import scratch_dir
-    from xum.workspaces.subagents import SubAgentManager
-    from xum.workspaces.wiring import wire_session
-
-    runtime = prepared.runtime if prepared is not None else open_runtime(record)
-    client = open_client(route.endpoint)
-    # Reading a long log is the slow part of opening: off the loop every workspace shares.
-    writer = await asyncio.to_thread(WriterLog.open, record.id, purpose="xum server")
-    subagents = SubAgentManager(listener=children)
-    try:
-        facts = await asyncio.to_thread(
-            _project_facts, record, prepared.project if prepared is not None else None
-        )
-        wiring = await wire_session(
-            record,
-            runtime,
-            scratch_dir=scratch_dir(record.id),
-            emit=emit,
-            init=prepared.init if prepared is not None else None,
-            secrets=facts.secrets,
-            trust_root=facts.trust_root,
-        )
-        host = subagents.host_for(
-            WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind),
-            runtime=runtime,
-            route=route,
-            client=client,
-            thinking=thinking,
-            base_env=wiring.base_env,
-        )
-        agent_id = record.agent or "exec"
-        agent = open_agent_session(
-            record,
-            runtime,
-            log=writer,
-            route=route,
-            client=client,
-            thinking=thinking,
-            mode="plan" if agent_id == "plan" else "exec",
-            agent=agent_id,
-            emit=emit,
-            subagents=host,
-            middleware=wiring.middleware,
-            base_env=wiring.base_env,
-            ask_user=ask_user,
-            is_git=facts.is_git,
-        )
-    except BaseException:
-        await subagents.aclose()
-        await client.aclose()
-        await runtime.close()
-        writer.close()
-        raise
-    return Parts(agent, client, runtime, writer, subagents)
-
-
-async def _close_parts(parts: Parts) -> None:
-    for close in (parts.agent.aclose, parts.subagents.aclose, parts.client.aclose):
-        with contextlib.suppress(Exception):
-            await close()
-    with contextlib.suppress(Exception):
-        await parts.runtime.close()
-    parts.log.close()
 
 
 def require_idle(manager: SessionManager, workspace_id: str, action: str) -> None:

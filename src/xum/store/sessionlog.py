@@ -25,7 +25,7 @@ import re
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from xum.core.clock import now_ms
 from xum.core.errors import SessionBusyError, SessionChangedError, StoreError
@@ -102,7 +102,7 @@ class SessionLog:
         *,
         purpose: str = "session",
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-    ) -> SessionLog:
+    ) -> Self:
         """Open (read) the log of `workspace_id`; nothing is created until the first write."""
         return cls(
             session_dir(check_workspace_id(workspace_id)),

@@ -1,4 +1,9 @@
-"""The session log a server-run agent writes, with the partial message written off the loop.
+"""The session log an agent session writes, with the partial message written off the loop.
+
+Every front-end's sessions use it (the one assembly in `xum.workspaces.assembly` opens it): in
+the server many sessions share one event loop, and in `xum run` sub-agents share it with their
+parent.
+
 
 While a reply streams, the engine rewrites `partial.json` (what has streamed so far) every
 200 ms: a temp file renamed over the old one. That rename waits on the filesystem (ext4 starts
@@ -28,10 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from xum.core.paths import ensure_private_dir
-from xum.store import partial as partial_file
 from xum.store.sessionlog import SessionLog
 
-log = logging.getLogger("xum.server")
+log = logging.getLogger("xum.store")
 
 GATHER_S = 0.05
 
@@ -103,6 +107,8 @@ class WriterLog(SessionLog):
         """On the writer thread: do what was asked, in order, until nothing waits. A delete
         asked for while a write ran comes first; a snapshot still waiting was asked for after
         it (a delete drops the one waiting)."""
+        from xum.store import partial as partial_file  # while a reply streams: off start-up
+
         while True:
             with self._partial_lock:
                 item, self._partial_next = self._partial_next, None

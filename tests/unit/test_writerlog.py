@@ -8,9 +8,9 @@ import time
 import pytest
 
 from xum.core.ids import workspace_id
-from xum.server import writerlog
-from xum.server.writerlog import WriterLog
+from xum.store import writerlog
 from xum.store.partial import read_partial
+from xum.store.writerlog import WriterLog
 
 
 def settle(log: WriterLog) -> None:

@@ -1,0 +1,290 @@
+"""The one assembly: how every front-end opens an agent session on a workspace.
+
+`xum run`, the server, sub-agents (and the coming ACP bridge and terminal UI) call
+`open_workspace_session` and nothing else, so a workspace's agent gets the same system prompt,
+tools, secrets, hooks, trust rules, masking and sub-agent host whichever front-end drives it.
+What it returns (`WorkspaceSession`) owns every part it opened and closes them in one call.
+
+The caller resolves the model first (`route_for`, or its own flags), so a missing key or an unknown model fails
+before anything is written or started. Slow steps (reading a long log, git calls, reading the
+secrets file) run on worker threads: the server's loop is shared by every workspace.
+
+Sub-agents: a top-level session gets a host that makes the sub-agent machinery on first real
+use (most sessions never start a child); a child session gets the host its parent's manager made
+for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xum.context.workspace import AgentSelection, WorkspaceContext
+from xum.engine.events import Event, EventSink, null_sink
+from xum.engine.route import ModelRoute, resolve_route
+from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.llm.client import LLMClient, open_client
+from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
+from xum.llm.types import ThinkingLevel
+from xum.runtime.base import Runtime
+from xum.store.registry import WorkspaceRecord
+from xum.store.writerlog import WriterLog
+from xum.tools.tasking import SubAgentHost
+from xum.workspaces.init_hook import InitHookRun
+from xum.workspaces.state import scratch_dir
+from xum.workspaces.subagent_host import DeferredHost, TaskSettings
+from xum.workspaces.wiring import SessionWiring, wire_session
+
+if TYPE_CHECKING:
+    from xum.tools.base import AskUser
+    from xum.workspaces.lifecycle import CreatedWorkspace
+    from xum.workspaces.service import ProjectPaths
+    from xum.workspaces.subagents import SubAgentManager
+
+ChildListener = Callable[[str, Event], None]  # (child workspace id, event)
+
+
+def route_for(record: WorkspaceRecord) -> tuple[ModelRoute, ThinkingLevel]:
+    """The model and thinking level a workspace's record names (the defaults where it names
+    none). Raises the configuration error that says what to fix; reads config files, so call it
+    on a worker thread from a shared loop."""
+    route = resolve_route(record.model)
+    level = parse_thinking(record.thinking or DEFAULT_THINKING, route.provider, route.model_id)
+    return route, level
+
+
+@dataclass(frozen=True)
+class ProjectFacts:
+    """What wiring a session needs to know about its project."""
+
+    trust_root: Path
+    is_git: bool  # whether the workspace's checkout is a git work tree
+    secrets: dict[str, str]
+
+
+def project_facts(
+    record: WorkspaceRecord, known: ProjectPaths | None, secrets: dict[str, str] | None = None
+) -> ProjectFacts:
+    """Git calls and a file read: run it on a worker thread. `known` and `secrets`: what
+    creating the workspace found, if this process created it (then nothing is asked again)."""
+    from xum.runtime import git
+    from xum.store.secrets import load_project_secrets
+    from xum.workspaces.service import project_paths
+
+    paths = known or project_paths(Path(record.project_path))
+    if record.runtime == "ssh":  # the checkout is remote: a repository when the host has git
+        is_git = bool(record.extra.get("remote_git", paths.is_git))
+    elif known is not None or Path(record.path).resolve() == paths.root:
+        is_git = paths.is_git  # its checkout is the project, or was just made from it
+    else:
+        is_git = git.toplevel(Path(record.path)) is not None
+    if secrets is None:
+        secrets = load_project_secrets(str(paths.trust_root))
+    return ProjectFacts(paths.trust_root, is_git, secrets)
+
+
+@dataclass(eq=False)
+class WorkspaceSession:
+    """An open session and every part it owns. `aclose` releases them all; the client is
+    closed only when the session opened it."""
+
+    record: WorkspaceRecord
+    agent: AgentSession
+    runtime: Runtime
+    client: LLMClient
+    log: WriterLog
+    wiring: SessionWiring
+    host: SubAgentHost | None
+    init: InitHookRun | None = None
+    owns_client: bool = True
+    _manager: list[SubAgentManager] = field(default_factory=list)  # made on first use
+
+    @property
+    def subagents(self) -> SubAgentManager | None:
+        """The manager of this session's children, once any sub-agent machinery was needed."""
+        return self._manager[0] if self._manager else None
+
+    def has_active_children(self) -> bool:
+        manager = self.subagents
+        if manager is None:
+            return False
+        try:
+            return any(view.active for view in manager.children_of(self.record.id))
+        except Exception:
+            return False
+
+    async def aclose(self) -> None:
+        """Background processes, children, the client (if owned) and the runtime, then the log;
+        each is closed even when an earlier one fails."""
+        closers = [self.agent.aclose]
+        if self.subagents is not None:
+            closers.append(self.subagents.aclose)
+        if self.owns_client:
+            closers.append(self.client.aclose)
+        closers.append(self.runtime.close)
+        for close in closers:
+            with contextlib.suppress(Exception):
+                await close()
+        self.log.close()
+
+
+async def open_workspace_session(
+    record: WorkspaceRecord,
+    *,
+    route: ModelRoute,
+    thinking: ThinkingLevel,
+    emit: EventSink = null_sink,
+    created: CreatedWorkspace | None = None,
+    runtime: Runtime | None = None,
+    client: LLMClient | None = None,
+    init: InitHookRun | None = None,
+    selection: AgentSelection | None = None,
+    budget_usd: float | None = None,
+    set_exit_code: Callable[[int, str], None] | None = None,
+    ask_user: AskUser | None = None,
+    host: SubAgentHost | None = None,
+    children: ChildListener | None = None,
+    task_settings: TaskSettings | None = None,
+    purpose: str = "session",
+    hold_writer: bool = False,
+) -> WorkspaceSession:
+    """Open the agent session of `record`.
+
+    `created`: what creating the workspace in this process produced (its open runtime, its init
+    hook run, the project facts it learnt). `runtime`, `client`, `init`: parts the caller
+    already has (a sub-agent shares its parent's client; a child sharing its parent's checkout
+    shares its runtime); a `client` passed in is not closed by the session. `selection`: the
+    agent to run (default: the record's agent, else exec). `host`: the sub-agent host of a child
+    session; without one, a top-level host is made on first use, whose children's events go to
+    `children`. `hold_writer`: keep the log's writer lock for the session's whole life (a
+    front-end that owns the workspace until it exits).
+    """
+    if created is not None:
+        runtime = runtime or created.runtime
+        init = init or created.init
+    if runtime is None:
+        from xum.workspaces.service import open_runtime
+
+        runtime = open_runtime(record)
+    owns_client = client is None
+    client = client or open_client(route.endpoint)
+    known = created.project if created is not None else None
+    # Reading a long log is the slow part of opening: off the loop every workspace shares.
+    log = await asyncio.to_thread(WriterLog.open, record.id, purpose=f"xum {purpose}")
+    manager_box: list[SubAgentManager] = []
+    try:
+        secrets = created.secrets if created is not None else None
+        if known is not None and secrets is not None and record.runtime != "ssh":
+            facts = project_facts(record, known, secrets)  # nothing left to ask: no thread hop
+        else:
+            facts = await asyncio.to_thread(project_facts, record, known, secrets)
+        wiring = await wire_session(
+            record,
+            runtime,
+            scratch_dir=scratch_dir(record.id),
+            emit=emit,
+            init=init,
+            secrets=facts.secrets,
+            trust_root=facts.trust_root,
+        )
+        info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
+        if host is None:
+            host = _deferred_host(
+                info,
+                runtime=runtime,
+                route=route,
+                client=client,
+                thinking=thinking,
+                budget_usd=budget_usd,
+                base_env=wiring.base_env,
+                settings=task_settings or TaskSettings.from_config(),
+                listener=children,
+                box=manager_box,
+            )
+        context = WorkspaceContext.for_workspace(
+            runtime,
+            project_path=record.project_path,
+            workspace_name=record.name,
+            is_git=facts.is_git,
+        )
+        agent_id = record.agent or "exec"
+        mode = "plan" if agent_id == "plan" else "exec"
+        agent = AgentSession(
+            workspace=info,
+            log=log,
+            runtime=runtime,
+            route=route,
+            client=client,
+            settings=SessionSettings(thinking=thinking, budget_usd=budget_usd, mode=mode),
+            scratch_dir=scratch_dir(record.id),
+            emit=emit,
+            middleware=wiring.middleware,
+            set_exit_code=set_exit_code,
+            base_env=wiring.base_env,
+            subagents=host,
+            context=context,
+            agent=selection or AgentSelection(agent_id=agent_id),
+            ask_user=ask_user,
+        )
+        if hold_writer:
+            await agent.hold_writer(f"xum {purpose}")
+    except BaseException:
+        for manager in manager_box:
+            with contextlib.suppress(Exception):
+                await manager.aclose()
+        if owns_client:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+        with contextlib.suppress(Exception):
+            await runtime.close()
+        log.close()
+        raise
+    return WorkspaceSession(
+        record,
+        agent,
+        runtime,
+        client,
+        log,
+        wiring,
+        host,
+        init=init,
+        owns_client=owns_client,
+        _manager=manager_box,
+    )
+
+
+def _deferred_host(
+    info: WorkspaceInfo,
+    *,
+    runtime: Runtime,
+    route: ModelRoute,
+    client: LLMClient,
+    thinking: ThinkingLevel,
+    budget_usd: float | None,
+    base_env: dict[str, str],
+    settings: TaskSettings,
+    listener: ChildListener | None,
+    box: list[SubAgentManager],
+) -> DeferredHost:
+    """A top-level session's host; the manager (and its imports) is made on first real use."""
+
+    def make() -> SubAgentHost:
+        from xum.workspaces.subagents import SubAgentManager
+
+        manager = SubAgentManager(settings=settings, listener=listener)
+        box.append(manager)
+        return manager.host_for(
+            info,
+            runtime=runtime,
+            route=route,
+            client=client,
+            thinking=thinking,
+            budget_usd=budget_usd,
+            base_env=base_env,
+        )
+
+    return DeferredHost(info.id, make, settings=settings)
