@@ -4,6 +4,7 @@
 - cold start: process start to the first request reaching the server;
 - per-step overhead: the end of one reply to the arrival of the next request (this includes
   running `true` through bash, about 1.5 ms on this machine);
+- last reply to exit: the end of the last reply to the xum process having exited;
 - total wall time and peak RSS of the xum process;
 - whether each request's body is a byte prefix of the next (cache stability).
 """
@@ -92,8 +93,10 @@ def _one(steps: int, repo: Path, root: Path) -> dict[str, Any]:
         for i in range(len(reqs) - 1)
         if reqs[i].finished is not None
     ]
+    last_end = reqs[-1].finished
     return {
         "cold_start_s": reqs[0].arrived - started,
+        "exit_after_reply_s": (ended - last_end) if last_end is not None else None,
         "step_gaps_s": gaps,
         "wall_s": ended - started,
         "peak_rss_mb": usage.ru_maxrss / 1024,
@@ -116,6 +119,9 @@ def run() -> dict[str, object]:
                 "cold_start_ms": median_ms([s["cold_start_s"] for s in samples]),
                 "per_step_overhead_ms": median_ms(gaps),
                 "per_step_overhead_p90_ms": round(percentile(gaps, 90) * 1000, 3),
+                "last_reply_to_exit_ms": median_ms(
+                    [s["exit_after_reply_s"] for s in samples if s["exit_after_reply_s"]]
+                ),
                 "wall_ms": median_ms([s["wall_s"] for s in samples]),
                 "peak_rss_mb": round(statistics.median(s["peak_rss_mb"] for s in samples), 1),
                 "prefix_stable": all(s["prefix_stable"] for s in samples),

@@ -10,6 +10,7 @@ terminal event, whatever happens (bad flags, a provider error, a bug): `final` w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -228,8 +229,18 @@ def run(
         sys.stdout.write(outcome.extra["text"].rstrip("\n") + "\n")
     if as_json:
         renderer.terminal(outcome.terminal_event(elapsed))
-    sys.stdout.flush()
-    sys.exit(outcome.exit_code)
+    _exit_now(outcome.exit_code)
+
+
+def _exit_now(code: int) -> None:
+    """Exit without the interpreter's teardown. By now the session log is durable and closed,
+    the runtime and the children are stopped and the output is flushed; what remains
+    (finalizing every module and object) took 30-60 ms after the last reply and serves no one.
+    A script waiting on `xum run` gets its exit code that much sooner."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _unexpected(exc: Exception) -> XumError:
