@@ -66,7 +66,9 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.store.partial",  # while a reply streams
     "xum.runtime.ssh",  # other runtimes
     "xum.workspaces.ssh_checkout",
+    "xum.workspaces.ssh_remote",
     "xum.runtime.worktree",
+    "xum.workspaces.worktree_checkout",
     "xum.workspaces.xumignore",
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
 ]

@@ -3,10 +3,10 @@
 Hooks are looked up by name:
 
 * project hooks: `.xum/<name>` in the workspace checkout (the project directory for a local
-  workspace, the worktree for a worktree workspace, the remote checkout for SSH). They are
-  repo-controlled, so they run only in trusted projects (see `trust.py`). A local or worktree
-  workspace whose checkout lacks the file (an uncommitted hook, say) falls back to the project
-  root's copy.
+  workspace, the worktree for a worktree workspace, the remote checkout for SSH: see
+  `Checkout.hook_roots`). They are repo-controlled, so they run only in trusted projects (see
+  `trust.py`). A worktree workspace whose checkout lacks the file (an uncommitted hook, say)
+  falls back to the project root's copy.
 * user hooks (`tool_pre`, `tool_post`, `tool_env` only): `$XUM_ROOT/<name>`, the user's own,
   used when the project has none (or is not trusted). On an SSH workspace the script is copied
   to a private directory on the remote and runs there, like every other hook.
@@ -33,6 +33,7 @@ import orjson
 from xum.core.clock import now_ms
 from xum.core.paths import ensure_private_dir, logs_dir, xum_root
 from xum.runtime.base import Runtime
+from xum.store.registry import RuntimeName, WorkspaceRecord
 
 HookName = Literal["init", "archive", "delete", "tool_pre", "tool_post", "tool_env"]
 PROJECT_DIR = ".xum"
@@ -79,10 +80,17 @@ class HookResult:
         return f"{self.hook.display} {self.outcome()}"
 
 
-def checkout_root(runtime_kind: str, project_path: str, workspace_path: str) -> str:
-    """Where a workspace's `.xum/` directory lives: the project root for a local workspace
-    (which may run in a subdirectory), the checkout itself otherwise."""
-    return project_path if runtime_kind == "local" else workspace_path
+def checkout_root(runtime_kind: RuntimeName, project_path: str, workspace_path: str) -> str:
+    """Where a workspace's `.xum/` directory lives (`Checkout.hook_roots().checkout`).
+
+    Kept for callers that have not moved to `checkout_for(record).hook_roots()` yet, which also
+    says where else to look; it answers for a workspace of that kind at those paths."""
+    from xum.workspaces.checkout import checkout_for
+
+    stand_in = WorkspaceRecord(
+        id="", name="", project_path=project_path, runtime=runtime_kind, path=workspace_path
+    )
+    return checkout_for(stand_in).hook_roots().checkout
 
 
 async def _usable(runtime: Runtime, path: str, *, executable: bool) -> bool:
@@ -138,7 +146,7 @@ class RemoteStaging:
 
     @property
     def remote(self) -> bool:
-        return self.runtime.kind == "ssh"
+        return not self.runtime.sees_local_files
 
     async def directory(self) -> str:
         if self._dir is not None:
