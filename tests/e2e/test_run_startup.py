@@ -55,6 +55,9 @@ finally:
 NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.workspaces.subagents",  # the first task tool call (DeferredHost)
     "xum.workspaces.subagent_agents",
+    "xum.workspaces.subagent_records",
+    "xum.workspaces.subagent_spawn",
+    "xum.workspaces.subagent_workspaces",
     "xum.workspaces.patches",
     "xum.tools.taskrecords",
     "xum.tools.base",  # the tool machinery: the first tool call

@@ -13,6 +13,8 @@ import pytest
 
 from tests.integration.test_workspace_lifecycle import make_repo, sh_git
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
+from xum.runtime import git
+from xum.runtime.worktree import worktree_path
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import lifecycle
@@ -28,6 +30,7 @@ from xum.workspaces.local_checkout import LocalCheckout
 from xum.workspaces.ssh_checkout import SshCheckout
 from xum.workspaces.ssh_remote import remote_scratch_path
 from xum.workspaces.state import local_state
+from xum.workspaces.subagent_records import Child, ChildRecord
 from xum.workspaces.worktree_checkout import WorktreeCheckout
 
 
@@ -175,8 +178,8 @@ async def test_a_checkout_shared_by_a_sub_agent_is_never_renamed_or_removed_thro
 ) -> None:
     parent = await lifecycle.create_workspace(repo, "worktree", name_hint="parent")
     await parent.runtime.close()
-    extra = {"task_depth": 1, "task_isolation": "none", "task_status": "queued"}
-    fields = {"parent_id": parent.record.id, "extra": extra}
+    kept = ChildRecord(depth=1, isolation="none", status="queued")
+    fields = {"parent_id": parent.record.id, "extra": kept.new_extra()}
     shared = checkout_for(parent.record).share(
         NewWorkspace("look", "Look", fields=fields), parent.runtime
     )
@@ -233,6 +236,53 @@ def test_each_kind_answers_the_facts_other_code_decides_on(repo: Path) -> None:
     assert checkout_for(record("ssh", host="box")).is_git() is True  # not recorded: assumed
     # A kind this version does not know opens as a directory it neither moves nor removes.
     assert isinstance(checkout_for(record("docker")), LocalCheckout)
+
+
+async def test_a_child_records_its_task_fields_once_and_reads_them_back(repo: Path) -> None:
+    parent = await lifecycle.create_workspace(repo, name_hint="parent")
+    await parent.runtime.close()
+    kept = ChildRecord(
+        depth=2,
+        isolation="fork",
+        status="running",
+        fork_base=git.head_commit(repo),
+        group="best-1",
+        group_index=2,
+        group_total=3,
+    )
+    record = registry.create_workspace(
+        project_path=str(repo),
+        runtime="worktree",
+        name_hint="child",
+        path_for=lambda name: worktree_path(repo, name),
+        parent_id=parent.record.id,
+        extra=kept.new_extra(),
+    )
+    # A later process: the run it recorded as active is over.
+    back = ChildRecord.from_workspace(record)
+    assert back == ChildRecord(
+        depth=2,
+        isolation="fork",
+        status="interrupted",
+        fork_base=kept.fork_base,
+        group="best-1",
+        group_index=2,
+        group_total=3,
+    )
+    child = Child.adopt(record, parent_id=parent.record.id)
+    child.status, child.header, child.result, child.turns = "reported", {"status": "ok"}, "done", 4
+    finished = registry.update_workspace(record.id, extra=child.persisted_extra())
+    again = ChildRecord.from_workspace(finished)
+    assert (again.status, again.header, again.result, again.turns) == (
+        "reported",
+        {"status": "ok"},
+        "done",
+        4,
+    )
+    view = Child.adopt(finished, parent_id=parent.record.id).view()
+    assert (view.status, view.turns, view.group, view.group_index) == ("reported", 4, "best-1", 2)
+    # Parsed the same way as the lifecycle's own: not a checkout shared with the parent.
+    assert isinstance(checkout_for(finished), WorktreeCheckout)
 
 
 def test_git_sees_no_stray_worktrees_after_a_failed_create(repo: Path) -> None:

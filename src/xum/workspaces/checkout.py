@@ -223,8 +223,11 @@ class Checkout(Protocol):
 def checkout_for(record: WorkspaceRecord) -> Checkout:
     """The checkout of a workspace."""
     checkout = _kind(record.runtime)(record)
-    if record.parent_id is not None and record.extra.get("task_isolation") == "none":
-        return SharedCheckout(checkout)
+    if record.parent_id is not None:
+        from xum.workspaces.subagent_records import shares_parent_checkout
+
+        if shares_parent_checkout(record):
+            return SharedCheckout(checkout)
     return checkout
 
 
