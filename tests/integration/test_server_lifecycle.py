@@ -140,6 +140,36 @@ def test_delete_preview_then_delete(repo: Path) -> None:
         assert repo.is_dir() and (repo / "app.py").exists()
 
 
+def test_deleted_lists_what_the_preview_listed(repo: Path) -> None:
+    with server_client() as client:
+        for policy in ("always", "merged", "never"):
+            wt = create_workspace(client, repo, "worktree")
+            work = Path(wt["path"])
+            (work / "mine.txt").write_text("work\n")
+            subprocess.run(["git", "add", "."], cwd=work, check=True)
+            subprocess.run(
+                ["git", "-c", "user.name=T", "-c", "user.email=t@e", "commit", "-qm", "w"],
+                cwd=work,
+                check=True,
+            )
+            url = f"/api/workspaces/{wt['id']}"
+            preview = client.get(f"{url}/deletion", params={"branch": policy}, headers=AUTH)
+            done = client.delete(url, params={"branch": policy}, headers=AUTH)
+            assert done.status_code == 200, done.text
+            listed = preview.json()["removes"]
+            removed = done.json()["removed"]
+            if policy == "merged":  # the branch has a commit of its own: git keeps it
+                assert not done.json()["branchDeleted"] and done.json()["notes"]
+                listed = [item for item in listed if item["kind"] != "branch"]
+            assert removed == listed
+            for item in removed:
+                assert item["path"] is None or not Path(item["path"]).exists()
+            kept = subprocess.run(
+                ["git", "branch", "--list", wt["name"]], cwd=repo, capture_output=True, text=True
+            ).stdout.strip()
+            assert bool(kept) == (policy != "always")
+
+
 def test_delete_is_refused_while_a_turn_runs(
     fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

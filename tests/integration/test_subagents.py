@@ -952,3 +952,56 @@ async def test_three_way_applies_a_patch_whose_context_moved(
     text = (repo / "notes.txt").read_text()
     assert "line four\n" in text and "line six\n" in text
     assert git(repo, "log", "-1", "--format=%s") == "child: six"
+
+
+def worktree_paths(repo: Path) -> list[str]:
+    listed = git(repo, "worktree", "list", "--porcelain").splitlines()
+    return [line.removeprefix("worktree ") for line in listed if line.startswith("worktree ")]
+
+
+async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checkout(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    from xum.runtime.worktree import worktree_path
+    from xum.workspaces.checkout import checkout_for
+    from xum.workspaces.subagent_records import ChildRecord
+    from xum.workspaces.worktree_checkout import WorktreeCheckout
+
+    agents.add("ROLE:fork", fakellm.text("done"))
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Fork", "ROLE:fork"))
+    await until(lambda: not tree.host.view(task_id).active)
+    record = registry.get_workspace(task_id)
+    assert record is not None
+    # Made as a user's worktree workspace is: where, on which branch, from the parent's HEAD.
+    checkout = checkout_for(record)
+    assert isinstance(checkout, WorktreeCheckout)
+    assert Path(record.path) == worktree_path(repo, record.name) and record.branch == record.name
+    assert record.path in worktree_paths(repo)
+    head = git(repo, "rev-parse", "HEAD")
+    assert ChildRecord.from_workspace(record).fork_base == head
+    assert git(repo, "rev-parse", record.branch) == head
+    # And removed by it: the directory, git's worktree entry, the branch, the record.
+    assert await tree.host.remove([task_id]) == [task_id]
+    assert not Path(record.path).exists() and record.path not in worktree_paths(repo)
+    assert record.branch not in git(repo, "branch", "--list")
+    assert registry.get_workspace(task_id) is None
+
+
+async def test_a_fork_child_whose_delete_is_refused_is_still_discarded_whole(
+    fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
+) -> None:
+    from tests.integration.test_workspace_lifecycle import turn_in_other_process
+
+    agents.add("ROLE:fork", fakellm.text("done"))
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Fork", "ROLE:fork"))
+    await until(lambda: not tree.host.view(task_id).active)
+    record = registry.get_workspace(task_id)
+    assert record is not None and record.branch
+    (Path(record.path) / "left.txt").write_text("uncommitted\n")
+    # The lifecycle refuses (another process holds the child's writer lock): what the parent
+    # removes is discarded anyway, by the same checkout code, branch included.
+    with turn_in_other_process(task_id):
+        assert await tree.host.remove([task_id]) == [task_id]
+    assert not Path(record.path).exists() and record.path not in worktree_paths(repo)
+    assert record.branch not in git(repo, "branch", "--list")
+    assert registry.get_workspace(task_id) is None

@@ -120,14 +120,14 @@ class RuntimeFiles:
     """Project files through the workspace runtime.
 
     The Runtime protocol has no directory listing yet; a runtime that offers `list_dir(path)`
-    is used as is, local and worktree runtimes are listed on this machine, and any other
-    runtime reports that it cannot list (its project agents and skills are then not found,
+    is used as is, one whose files are on this machine (`Runtime.sees_local_files`: local and
+    worktree runtimes) is listed here, and any other runtime reports that it cannot list (its project agents and skills are then not found,
     while instruction files, which need no listing, still work).
     """
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._local = runtime.kind in ("local", "worktree")
+        self._local = runtime.sees_local_files
         self._direct = LocalFiles()
 
     async def stat(self, path: str) -> FileStat:
@@ -211,7 +211,7 @@ class RecordingView:
         self.view = view
         self.recording: list[tuple[RecordingView, str, Sig]] | None = None
         self.local = isinstance(view, LocalFiles) or (
-            isinstance(view, RuntimeFiles) and view.runtime.kind in ("local", "worktree")
+            isinstance(view, RuntimeFiles) and view.runtime.sees_local_files
         )
 
     async def stat(self, path: str) -> FileStat:

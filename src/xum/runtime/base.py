@@ -58,6 +58,9 @@ class Runtime(Protocol):
     # Whether the runtime's tools read files on xum's machine where xum wrote them (local,
     # worktree); otherwise a file xum wrote for them reaches them through `publish_file`.
     sees_local_files: bool
+    # An exit status that `exec` reports when the runtime's own transport failed rather than
+    # the command (ssh exits with 255 when it cannot reach the host); None when there is none.
+    transport_failure_exit: int | None
 
     @property
     def temp_dir(self) -> str:

@@ -34,6 +34,7 @@ class LocalRuntime:
     kind: RuntimeKind = "local"
     spill_cap: int = SPILL_CAP_BYTES
     sees_local_files: bool = True
+    transport_failure_exit: int | None = None
 
     def __init__(self, workspace_path: str, temp_dir: str | None = None) -> None:
         """`temp_dir`: default the system's (`tempfile.gettempdir()`), looked up on first use:

@@ -254,6 +254,7 @@ class SshRuntime:
     # A spill file crosses the network a second time (to the host, `publish_file`): it keeps less.
     spill_cap: int = SSH_SPILL_CAP_BYTES
     sees_local_files: bool = False
+    transport_failure_exit: int | None = 255
 
     def __init__(
         self,

@@ -52,15 +52,16 @@ class _Collect:
 async def run_bounded(runtime: Runtime, script: str, limit: int) -> GitOutput:
     """Run `script` (git commands, stderr discarded by the caller) in the workspace; its stdout
     is cut after `limit` bytes on the runtime's side. A command that could not start (the
-    checkout is gone) reads as exit code -1. On SSH, exit status 255 is ssh's own failure (git
-    never exits with it): SshError, with ssh's message."""
+    checkout is gone) reads as exit code -1. The exit status a runtime reserves for its own
+    transport (`Runtime.transport_failure_exit`: ssh's 255, which git never exits with) is
+    SshError, with ssh's message."""
     sink = _Collect(limit)
     wrapped = f"{{ {script}\n}} | head -c {limit + 1}\nexit ${{PIPESTATUS[0]}}"
     try:
         result = await runtime.exec(wrapped, env=GIT_ENV, timeout_s=GIT_TIMEOUT_S, on_output=sink)
     except OSError:
         return GitOutput(-1, b"", False)
-    if runtime.kind == "ssh" and result.exit_code == 255:
+    if result.exit_code is not None and result.exit_code == runtime.transport_failure_exit:
         said = bytes(sink.data).decode(errors="replace").strip().splitlines()
         raise SshError(said[-1] if said else "ssh exited with status 255")
     code = -1 if result.exit_code is None else result.exit_code

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from xum.workspaces.subagents import SubAgentManager
 
 ChildListener = Callable[[str, Event], None]  # (child workspace id, event)
+# Makes a child session's host once its wiring is known (the host hands the child's environment
+# down to the grandchildren it starts).
+HostFactory = Callable[["WorkspaceInfo", SessionWiring], SubAgentHost]
 
 
 def route_for(record: WorkspaceRecord) -> tuple[ModelRoute, ThinkingLevel]:
@@ -67,21 +70,24 @@ class ProjectFacts:
 
 
 def project_facts(
-    record: WorkspaceRecord, known: ProjectPaths | None, secrets: dict[str, str] | None = None
+    record: WorkspaceRecord,
+    known: ProjectPaths | None,
+    secrets: dict[str, str] | None = None,
+    is_git: bool | None = None,
 ) -> ProjectFacts:
-    """Git calls and a file read: run it on a worker thread. `known` and `secrets`: what
-    creating the workspace found, if this process created it (then nothing is asked again)."""
-    from xum.runtime import git
+    """Git calls and a file read: run it on a worker thread. `known`, `secrets`, `is_git`: what
+    the caller found already (creating the workspace), which is not asked again."""
     from xum.store.secrets import load_project_secrets
+    from xum.workspaces.checkout import checkout_for
     from xum.workspaces.service import project_paths
 
     paths = known or project_paths(Path(record.project_path))
-    if record.runtime == "ssh":  # the checkout is remote: a repository when the host has git
-        is_git = bool(record.extra.get("remote_git", paths.is_git))
-    elif known is not None or Path(record.path).resolve() == paths.root:
-        is_git = paths.is_git  # its checkout is the project, or was just made from it
-    else:
-        is_git = git.toplevel(Path(record.path)) is not None
+    if is_git is None:
+        checkout = checkout_for(record)
+        # The project's answer holds for a checkout that is the project or was just made from
+        # it; any other one is asked (a remote checkout answers from its record).
+        same = known is not None or Path(record.path).resolve() == paths.root
+        is_git = checkout.is_git(paths.is_git if same and checkout.on_this_machine else None)
     if secrets is None:
         secrets = load_project_secrets(str(paths.trust_root))
     return ProjectFacts(paths.trust_root, is_git, secrets)
@@ -89,8 +95,8 @@ def project_facts(
 
 @dataclass(eq=False)
 class WorkspaceSession:
-    """An open session and every part it owns. `aclose` releases them all; the client is
-    closed only when the session opened it."""
+    """An open session and every part it owns. `aclose` releases them all; the client and the
+    runtime are closed only when the session opened them."""
 
     record: WorkspaceRecord
     agent: AgentSession
@@ -101,6 +107,7 @@ class WorkspaceSession:
     host: SubAgentHost | None
     init: InitHookRun | None = None
     owns_client: bool = True
+    owns_runtime: bool = True
     _manager: list[SubAgentManager] = field(default_factory=list)  # made on first use
 
     @property
@@ -125,7 +132,8 @@ class WorkspaceSession:
             closers.append(self.subagents.aclose)
         if self.owns_client:
             closers.append(self.client.aclose)
-        closers.append(self.runtime.close)
+        if self.owns_runtime:
+            closers.append(self.runtime.close)
         for close in closers:
             with contextlib.suppress(Exception):
                 await close()
@@ -146,8 +154,9 @@ async def open_workspace_session(
     budget_usd: float | None = None,
     set_exit_code: Callable[[int, str], None] | None = None,
     ask_user: AskUser | None = None,
-    host: SubAgentHost | None = None,
+    make_host: HostFactory | None = None,
     children: ChildListener | None = None,
+    is_git: bool | None = None,
     task_settings: TaskSettings | None = None,
     purpose: str = "session",
     hold_writer: bool = False,
@@ -157,12 +166,14 @@ async def open_workspace_session(
     `created`: what creating the workspace in this process produced (its open runtime, its init
     hook run, the project facts it learnt). `runtime`, `client`, `init`: parts the caller
     already has (a sub-agent shares its parent's client; a child sharing its parent's checkout
-    shares its runtime); a `client` passed in is not closed by the session. `selection`: the
-    agent to run (default: the record's agent, else exec). `host`: the sub-agent host of a child
-    session; without one, a top-level host is made on first use, whose children's events go to
-    `children`. `hold_writer`: keep the log's writer lock for the session's whole life (a
-    front-end that owns the workspace until it exits).
+    shares its runtime); a `client` or `runtime` passed in is not closed by the session.
+    `selection`: the agent to run (default: the record's agent, else exec). `make_host`: how a
+    child session gets its host (from its parent's manager); without it, a top-level host is made
+    on first use, whose children's events go to `children`. `is_git`: whether the checkout is a
+    git repository, when the caller knows. `hold_writer`: keep the log's writer lock for the
+    session's whole life (a front-end that owns the workspace until it exits).
     """
+    owns_runtime = runtime is None
     if created is not None:
         runtime = runtime or created.runtime
         init = init or created.init
@@ -178,10 +189,10 @@ async def open_workspace_session(
     manager_box: list[SubAgentManager] = []
     try:
         secrets = created.secrets if created is not None else None
-        if known is not None and secrets is not None and record.runtime != "ssh":
-            facts = project_facts(record, known, secrets)  # nothing left to ask: no thread hop
+        if known is not None and secrets is not None:
+            facts = project_facts(record, known, secrets, is_git)  # nothing to ask: no thread hop
         else:
-            facts = await asyncio.to_thread(project_facts, record, known, secrets)
+            facts = await asyncio.to_thread(project_facts, record, known, secrets, is_git)
         wiring = await wire_session(
             record,
             runtime,
@@ -192,7 +203,10 @@ async def open_workspace_session(
             trust_root=facts.trust_root,
         )
         info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
-        if host is None:
+        host: SubAgentHost
+        if make_host is not None:
+            host = make_host(info, wiring)
+        else:
             host = _deferred_host(
                 info,
                 runtime=runtime,
@@ -239,8 +253,9 @@ async def open_workspace_session(
         if owns_client:
             with contextlib.suppress(Exception):
                 await client.aclose()
-        with contextlib.suppress(Exception):
-            await runtime.close()
+        if owns_runtime:
+            with contextlib.suppress(Exception):
+                await runtime.close()
         log.close()
         raise
     return WorkspaceSession(
@@ -253,6 +268,7 @@ async def open_workspace_session(
         host,
         init=init,
         owns_client=owns_client,
+        owns_runtime=owns_runtime,
         _manager=manager_box,
     )
 

@@ -17,6 +17,7 @@ from xum.core.lock import LockTimeout, describe_holder
 from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
+from xum.workspaces.checkout import checkout_for
 
 
 class WorkspaceBusyError(XumError):
@@ -47,13 +48,13 @@ def hold_workspace(record: WorkspaceRecord, action: str) -> Iterator[None]:
 
 
 def streaming_local_siblings(record: WorkspaceRecord) -> list[WorkspaceRecord]:
-    """Other local workspaces of the same project with a turn running right now: they edit the
-    very same files as `record`."""
+    """Other workspaces running in the project directory itself (local ones) with a turn
+    running right now: they edit the very same files as `record`."""
     return [
         other
         for other in registry.list_workspaces(record.project_path)
         if other.id != record.id
-        and other.runtime == "local"
         and other.archived_at is None
+        and checkout_for(other).shares_project_dir
         and is_streaming(other.id)
     ]

@@ -3,10 +3,10 @@
 Hooks are looked up by name:
 
 * project hooks: `.xum/<name>` in the workspace checkout (the project directory for a local
-  workspace, the worktree for a worktree workspace, the remote checkout for SSH). They are
-  repo-controlled, so they run only in trusted projects (see `trust.py`). A local or worktree
-  workspace whose checkout lacks the file (an uncommitted hook, say) falls back to the project
-  root's copy.
+  workspace, the worktree for a worktree workspace, the remote checkout for SSH: see
+  `Checkout.hook_roots`). They are repo-controlled, so they run only in trusted projects (see
+  `trust.py`). A worktree workspace whose checkout lacks the file (an uncommitted hook, say)
+  falls back to the project root's copy.
 * user hooks (`tool_pre`, `tool_post`, `tool_env` only): `$XUM_ROOT/<name>`, the user's own,
   used when the project has none (or is not trusted). On an SSH workspace the script is copied
   to a private directory on the remote and runs there, like every other hook.
@@ -79,12 +79,6 @@ class HookResult:
         return f"{self.hook.display} {self.outcome()}"
 
 
-def checkout_root(runtime_kind: str, project_path: str, workspace_path: str) -> str:
-    """Where a workspace's `.xum/` directory lives: the project root for a local workspace
-    (which may run in a subdirectory), the checkout itself otherwise."""
-    return project_path if runtime_kind == "local" else workspace_path
-
-
 async def _usable(runtime: Runtime, path: str, *, executable: bool) -> bool:
     st = await runtime.stat(path)
     if st.exists and st.is_symlink:
@@ -138,7 +132,7 @@ class RemoteStaging:
 
     @property
     def remote(self) -> bool:
-        return self.runtime.kind == "ssh"
+        return not self.runtime.sees_local_files
 
     async def directory(self) -> str:
         if self._dir is not None:

@@ -21,6 +21,7 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
+from xum.workspaces.checkout import checkout_for
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.masking import SecretMasker
 from xum.workspaces.trust import project_automation_allowed
@@ -197,9 +198,10 @@ async def start_init_hook(
     project's (`xum.workspaces.trust.trust_root`), when the caller knows it."""
     if not project_automation_allowed(record.project_path, root=trust_root):
         return None
-    checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
-    fallback = record.project_path if record.runtime != "ssh" else None
-    hook = await hooks.find_project_hook(runtime, checkout, "init", fallback_root=fallback)
+    roots = checkout_for(record).hook_roots()
+    hook = await hooks.find_project_hook(
+        runtime, roots.checkout, "init", fallback_root=roots.fallback
+    )
     if hook is None:
         return None
     run = InitHookRun(

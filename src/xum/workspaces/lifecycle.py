@@ -27,24 +27,33 @@ from xum.core.paths import ensure_private_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store import registry
-from xum.store.registry import WorkspaceRecord, project_name
+from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.store.sessionlog import SessionLog
 from xum.workspaces import hooks, service
 from xum.workspaces.busy import hold_workspace
+from xum.workspaces.checkout import (
+    BranchPolicy,
+    DirtyWorkspaceError,
+    InvalidNameError,
+    NewWorkspace,
+    Origin,
+    Removal,
+    RemovalItem,
+    checkout_for,
+    create_checkout,
+)
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
 from xum.workspaces.runtime_spec import parse_runtime
-from xum.workspaces.state import plan_path, remove_local_state, scratch_dir
+from xum.workspaces.state import local_state, plan_path, remove_local_state
 from xum.workspaces.trust import project_automation_allowed
 from xum.workspaces.wiring import project_secrets
 
-# Creating a local workspace (what `xum run` does on every start) needs only the imports above;
-# SSH checkouts (`ssh_checkout`, `runtime.ssh`) and worktree removal are imported by the
-# operations that use them.
+# What differs between local, worktree and SSH workspaces is their Checkout's (`checkout.py`); a
+# worktree's or an SSH host's machinery is imported by the checkout that needs it.
 
 LIFECYCLE_HOOK_TIMEOUT_S = 60.0
-BranchPolicy = Literal["merged", "always", "never"]
 # Compiled (by `re`'s cache) when a name is checked or a workspace forked, not at start-up.
 _NAME_RE = r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}"
 _SUFFIX_RE = r"-[a-z2-9]{4}$"
@@ -52,24 +61,6 @@ _SUFFIX_RE = r"-[a-z2-9]{4}$"
 
 class WorkspaceNotFoundError(XumError):
     code = "workspace_not_found"
-
-
-class InvalidNameError(XumError):
-    code = "invalid_name"
-
-
-class DirtyWorkspaceError(XumError):
-    """Delete refused: the checkout has uncommitted changes. `files` names them."""
-
-    code = "workspace_dirty"
-
-    def __init__(self, name: str, files: list[str]) -> None:
-        shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
-        super().__init__(
-            f"workspace '{name}' has uncommitted changes: {shown}",
-            hint="commit or discard them first, or delete with force to lose them",
-        )
-        self.files = files
 
 
 @dataclass(eq=False)
@@ -92,6 +83,8 @@ class DeleteReport:
     branch: str | None = None  # the workspace branch considered (worktree workspaces)
     branch_deleted: bool = False
     notes: list[str] = field(default_factory=list)
+    removed: list[RemovalItem] = field(default_factory=list)  # as `deletion_preview` lists them
+    kept: list[str] = field(default_factory=list)
 
 
 # Lookups ---------------------------------------------------------------------------------------
@@ -158,30 +151,14 @@ async def create_workspace(
 
     def create() -> tuple[service.ProjectPaths, WorkspaceRecord, Runtime, dict[str, str] | None]:
         paths = service.project_paths(directory, project_query)
-        if kind == "ssh":
-            assert host is not None
-            record = _create_ssh(
-                directory,
-                host,
-                name_hint=name_hint,
-                title=title,
-                name=name,
-                project=paths.root,
-                **fields,
-            )
-            opened = service.open_runtime(record)
-        else:
-            record, opened = service.create_workspace(
-                directory,
-                kind,
-                name_hint=name_hint,
-                title=title,
-                name=name,
-                project=paths.root,
-                **fields,
-            )
+        checkout = create_checkout(
+            kind,
+            Origin(directory, paths.root, host=host),
+            NewWorkspace(name_hint, title, name, fields),
+        )
+        opened = checkout.open_runtime()
         secrets = load_project_secrets(str(paths.trust_root)) if run_init else None
-        return paths, record, opened, secrets
+        return paths, checkout.record, opened, secrets
 
     paths, record, opened, secrets = await asyncio.to_thread(create)
     init = None
@@ -195,61 +172,6 @@ async def create_workspace(
             trust_root=paths.trust_root,
         )
     return CreatedWorkspace(record, opened, init, project=paths, secrets=secrets)
-
-
-def _create_ssh(
-    directory: Path,
-    host: str,
-    *,
-    name_hint: str,
-    title: str,
-    name: str | None,
-    base_dir: str | None = None,
-    project: Path | None = None,
-    **fields: Any,
-) -> WorkspaceRecord:
-    from xum.runtime.ssh import SshError
-    from xum.workspaces import ssh_checkout
-
-    project = project or service.project_root(directory)
-    if git.head_commit(project) is None:
-        raise ssh_checkout.RemoteCheckoutError(
-            f"{project} is not a git repository with commits",
-            hint="SSH workspaces ship a git archive of the committed HEAD; commit first",
-        )
-    registry.ensure_project(str(project))
-    try:
-        home = ssh_checkout.remote_home(host)
-    except SshError as exc:
-        raise ssh_checkout.RemoteCheckoutError(
-            str(exc),
-            hint=f"check that `ssh {host} true` works without a prompt (xum runs ssh in batch "
-            "mode: keys or an agent, and a known host key)",
-        ) from None
-    record = registry.create_workspace(
-        project_path=str(project),
-        runtime="ssh",
-        name_hint=name_hint,
-        path_for=lambda n: ssh_checkout.remote_workspace_path(home, project_name(str(project)), n),
-        title=title,
-        exact_name=name,
-        host=host,
-        **fields,
-    )
-    try:
-        if base_dir is None:
-            has_git = ssh_checkout.push_checkout(project, host, record.path, record.name)
-        else:
-            ssh_checkout.fork_checkout(host, base_dir, record.path, record.name)
-            has_git = True
-    except BaseException:
-        registry.remove_workspace(record.id)
-        raise
-    extra = dict(record.extra, remote_home=home, remote_git=has_git)
-    ensure_private_dir(scratch_dir(record.id))
-    return registry.update_workspace(
-        record.id, branch=record.name if has_git else None, extra=extra
-    )
 
 
 async def _start_init(
@@ -278,56 +200,12 @@ def _rename(workspace_id: str, new_name: str) -> WorkspaceRecord:
         return record
     old_plan = plan_path(record)
     with hold_workspace(record, "rename"):
-        if record.runtime == "worktree":
-            renamed = _rename_worktree(record, new_name)
-        elif record.runtime == "ssh":
-            renamed = _rename_ssh(record, new_name)
-        else:
-            renamed = registry.rename_workspace(record.id, new_name)
+        renamed = checkout_for(record).rename(new_name)
         new_plan = plan_path(renamed)
         if old_plan.exists() and not new_plan.exists():
             ensure_private_dir(new_plan.parent)
             old_plan.rename(new_plan)
         return renamed
-
-
-def _rename_worktree(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
-    from xum.runtime.worktree import worktree_path
-
-    project = Path(record.project_path)
-    target = worktree_path(project, new_name)
-    # The registry first: it is where two processes racing for one name meet.
-    renamed = registry.rename_workspace(record.id, new_name, path=str(target))
-    try:
-        if target.exists():
-            raise InvalidNameError(f"{target} already exists", hint="pick another name")
-        if Path(record.path).exists():
-            git.run_git(["worktree", "move", "--", record.path, str(target)], project)
-    except BaseException:
-        registry.rename_workspace(record.id, record.name, path=record.path)
-        raise
-    if not target.exists():
-        return renamed
-    branch = git.current_branch(target)
-    if branch == record.name and not git.branch_exists(target, new_name):
-        git.run_git(["branch", "-m", record.name, new_name], target)
-        branch = new_name
-    return registry.update_workspace(record.id, branch=branch)
-
-
-def _rename_ssh(record: WorkspaceRecord, new_name: str) -> WorkspaceRecord:
-    from xum.workspaces import ssh_checkout
-
-    assert record.host is not None
-    parent = record.path.rsplit("/", 1)[0]
-    target = f"{parent}/{new_name}"
-    renamed = registry.rename_workspace(record.id, new_name, path=target)
-    try:
-        branch = ssh_checkout.move_checkout(record.host, record.path, target, record.name, new_name)
-    except BaseException:
-        registry.rename_workspace(record.id, record.name, path=record.path)
-        raise
-    return registry.update_workspace(renamed.id, branch=branch) if branch else renamed
 
 
 # Fork ------------------------------------------------------------------------------------------
@@ -355,36 +233,9 @@ async def fork_workspace(
         "agent": source.agent,
     }
     new_title = source.title if title is None else title
-    if source.runtime == "ssh":
-        assert source.host is not None
-        record = await asyncio.to_thread(
-            _create_ssh,
-            Path(source.project_path),
-            source.host,
-            name_hint=hint,
-            title=new_title,
-            name=name,
-            base_dir=source.path,
-            **settings,
-        )
-        runtime = service.open_runtime(record)
-    else:
-        base = None
-        directory = Path(source.path)
-        if source.runtime == "worktree":
-            base = await asyncio.to_thread(git.head_commit, source.path)
-            directory = Path(source.project_path)
-        record, runtime = await asyncio.to_thread(
-            lambda: service.create_workspace(
-                directory,
-                source.runtime,
-                name_hint=hint,
-                title=new_title,
-                name=name,
-                base=base,
-                **settings,
-            )
-        )
+    new = NewWorkspace(hint, new_title, name, settings)
+    checkout = await asyncio.to_thread(checkout_for(source).fork, new)
+    record, runtime = checkout.record, checkout.open_runtime()
     try:
         await asyncio.to_thread(copy_conversation, source.id, record.id)
         record = registry.update_workspace(
@@ -476,57 +327,53 @@ async def delete_workspace(
     (`git branch -d`), else keeps it and says so; `always` deletes it; `never` keeps it.
     Refused while a turn runs."""
     record = get_workspace(workspace_id)
+    checkout = checkout_for(record)
+    # What of xum's local state there is, as the preview saw it (taking the writer lock below
+    # makes the session directory of a workspace that never ran; it goes too).
+    state = await asyncio.to_thread(_state_items, record)
     with hold_workspace(record, "delete"):
         if run_hooks:
             await run_lifecycle_hook(record, "delete", timeout_s=hook_timeout_s)
-        report = DeleteReport(record)
-        if record.runtime == "worktree":
-            await asyncio.to_thread(_remove_worktree_checkout, record, force, branch, report)
-        elif record.runtime == "ssh":
-            await asyncio.to_thread(_remove_ssh_checkout, record, force)
+        done = await asyncio.to_thread(checkout.remove, force=force, policy=branch)
         await asyncio.to_thread(remove_local_state, record)
         await asyncio.to_thread(registry.remove_workspace, record.id)
-    return report
+    done = _whole_workspace(record, done, state)
+    return DeleteReport(
+        record,
+        branch=done.branch,
+        branch_deleted=done.branch_deleted,
+        notes=done.notes,
+        removed=done.removes,
+        kept=done.keeps,
+    )
 
 
-def _remove_worktree_checkout(
-    record: WorkspaceRecord, force: bool, policy: BranchPolicy, report: DeleteReport
-) -> None:
-    from xum.runtime.worktree import remove_worktree
-
-    project = Path(record.project_path)
-    path = Path(record.path)
-    if path.exists():
-        dirty = git.dirty_files(path)
-        if dirty and not force:
-            raise DirtyWorkspaceError(record.name, dirty)
-        remove_worktree(project, path, force=True)  # clean, or the user said force
-    else:
-        git.run_git(["worktree", "prune"], project, check=False)
-    name = record.branch or record.name
-    report.branch = name
-    if policy == "never" or not git.branch_exists(project, name):
-        return
-    try:
-        git.delete_branch(project, name, force=policy == "always")
-        report.branch_deleted = True
-    except git.GitError as exc:
-        report.notes.append(f"kept branch {name}: {exc.message}")
+def deletion_preview(record: WorkspaceRecord, branch: BranchPolicy = "merged") -> Removal:
+    """What `delete_workspace(record.id, branch=branch)` would remove and keep, the uncommitted
+    files it would lose (worktrees) and what to know first. Changes nothing; local git calls
+    only (an SSH checkout is checked when it is deleted)."""
+    return _whole_workspace(record, checkout_for(record).removal(branch), _state_items(record))
 
 
-def _remove_ssh_checkout(record: WorkspaceRecord, force: bool) -> None:
-    from xum.workspaces import ssh_checkout
+def _state_items(record: WorkspaceRecord) -> list[RemovalItem]:
+    """The local state of the workspace that exists (see `state.py`)."""
+    return [
+        RemovalItem(kind=kind, path=str(path))
+        for kind, path in local_state(record)
+        if path.exists()
+    ]
 
-    assert record.host is not None
-    if not force:
-        dirty = ssh_checkout.dirty_files(record.host, record.path)
-        if dirty is None:
-            raise DirtyWorkspaceError(record.name, ["(cannot tell: no git on the remote host)"])
-        if dirty:
-            raise DirtyWorkspaceError(record.name, dirty)
-    home = str(record.extra.get("remote_home") or "")
-    scratch = ssh_checkout.remote_scratch_path(home, record.id) if home else None
-    ssh_checkout.remove_checkout(record.host, record.path, scratch)
+
+def _whole_workspace(
+    record: WorkspaceRecord, checkout_part: Removal, state: list[RemovalItem]
+) -> Removal:
+    """The whole workspace's removal: its checkout's part, then its local state, then its
+    record. The preview and the delete report both come from here."""
+    checkout_part.removes.extend(state)
+    checkout_part.removes.append(
+        RemovalItem(kind="record", name=record.name, detail="the registry entry")
+    )
+    return checkout_part
 
 
 # Lifecycle hooks -------------------------------------------------------------------------------
@@ -547,12 +394,13 @@ async def run_lifecycle_hook(
             parent = registry.get_workspace(record.parent_id)
             if parent is not None and parent.path == record.path:
                 return None
-        runtime = service.open_runtime(record)
+        checkout = checkout_for(record)
+        runtime = checkout.open_runtime()
         try:
             if not (await runtime.stat(record.path)).is_dir:
                 return None
-            checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
-            hook = await hooks.find_project_hook(runtime, checkout, name)
+            # The checkout's own `.xum/` only: these hooks clean up after that very checkout.
+            hook = await hooks.find_project_hook(runtime, checkout.hook_roots().checkout, name)
             if hook is None:
                 return None
             secrets = await asyncio.to_thread(project_secrets, record.project_path)
@@ -595,6 +443,7 @@ def _log_exception(
 
 
 __all__ = [
+    "BranchPolicy",
     "CreatedWorkspace",
     "DeleteReport",
     "DirtyWorkspaceError",
@@ -604,6 +453,7 @@ __all__ = [
     "copy_conversation",
     "create_workspace",
     "delete_workspace",
+    "deletion_preview",
     "fork_workspace",
     "get_workspace",
     "list_workspaces",

@@ -23,6 +23,7 @@ from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
 from xum.workspaces.busy import streaming_local_siblings
+from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import MaskingSink, SecretMasker
 from xum.workspaces.trust import automation_disabled, trust_root
@@ -158,8 +159,8 @@ class HookMiddleware:
         self.emit = emit
         self.on_withheld = on_withheld
         self.staging = hooks.RemoteStaging(runtime, staging_dir, record.id)
-        self.checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
-        self.fallback = record.project_path if record.runtime != "ssh" else None
+        roots = checkout_for(record).hook_roots()
+        self.checkout, self.fallback = roots.checkout, roots.fallback
 
     async def find(self, name: str) -> hooks.HookScript | None:
         if self.trust.allowed():
@@ -321,7 +322,7 @@ def build_middleware(
     layers: list[ToolMiddleware] = []
     if init is not None:
         layers.append(InitGate(init, emit))
-    if record.runtime == "local":
+    if checkout_for(record).shares_project_dir:
         layers.append(LocalStreamingWarning(record, emit))
     layers.append(
         HookMiddleware(

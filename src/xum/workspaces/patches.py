@@ -12,14 +12,18 @@ Synchronous, like `xum.runtime.git`: callers in async code use `asyncio.to_threa
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xum.runtime import git
 from xum.runtime.git import GitError
+
+if TYPE_CHECKING:
+    from xum.tools.taskrecords import PatchOutcome
+    from xum.workspaces.subagent_records import Child
 
 _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
 
@@ -172,14 +176,73 @@ def _dry_run(
     return report
 
 
-def remove_checkout(project_path: str, path: str, branch: str | None) -> None:
-    """Delete a child's worktree and branch (best effort: whatever is already gone is fine)."""
-    with contextlib.suppress(GitError):
-        git.run_git(["worktree", "remove", "--force", "--", path], project_path, check=False)
-    if os.path.lexists(path):
-        shutil.rmtree(path, ignore_errors=True)
-    with contextlib.suppress(GitError):
-        git.run_git(["worktree", "prune"], project_path, check=False)
-    if branch:
-        with contextlib.suppress(GitError):
-            git.run_git(["branch", "-D", "--", branch], project_path, check=False)
+def apply_child_commits(
+    child: Child,
+    target: str,
+    *,
+    dry_run: bool,
+    expected: str | None,
+    three_way: bool,
+    force: bool,
+) -> PatchOutcome:
+    """`task_apply_git_patch`: the fork child's commits since its fork point, onto `target` (the
+    parent's checkout), with the tool's guards: the parent's HEAD must be `expected` when given,
+    and commits already in the target's history are not applied again unless `force`."""
+    from xum.tools.taskrecords import PatchOutcome
+
+    record = child.record
+    assert child.fork_base is not None and record.branch is not None
+    if git.toplevel(target) is None:
+        return PatchOutcome(False, f"{target} is not a git checkout")
+    head = resolve_commit(record.project_path, record.branch)
+    if head is None:
+        return PatchOutcome(False, f"the sub-agent's branch {record.branch!r} no longer exists")
+    current = git.head_commit(target)
+    if expected is not None:
+        wanted = resolve_commit(target, expected)
+        if wanted is None or wanted != current:
+            return PatchOutcome(
+                False,
+                f"refused: your HEAD is {(current or 'none')[:12]}, not {expected}; nothing "
+                "was applied (look at what changed, then retry with the current sha)",
+                {"head": current, "expected_head_sha": expected},
+            )
+    if not force and already_applied(target, child.fork_base, head):
+        return PatchOutcome(
+            False,
+            f"{child.id}'s commits are already in your history; nothing was applied (force "
+            "applies them again)",
+            {"head": current},
+        )
+    report = apply_commits(
+        source_repo=record.project_path,
+        base=child.fork_base,
+        head=head,
+        target=target,
+        three_way=three_way,
+        dry_run=dry_run,
+    )
+    lines = [report.message]
+    lines.extend(f"  {sha[:12]} {subject}" for sha, subject in report.commits)
+    if report.ok and not dry_run:
+        lines.append(f"HEAD is now {report.head_after}.")
+    exists = Path(record.path).is_dir()
+    dirty = exists and git.run_git(["status", "--porcelain"], record.path, check=False).stdout
+    if dirty:
+        lines.append(
+            "note: the sub-agent also left uncommitted changes in its worktree; they are not "
+            f"part of the patch ({record.path})"
+        )
+    return PatchOutcome(
+        report.ok,
+        "\n".join(lines),
+        {
+            "task_id": child.id,
+            "dry_run": dry_run,
+            "commits": [{"sha": s, "subject": m} for s, m in report.commits],
+            "head_before": report.head_before,
+            "head_after": report.head_after,
+            "fork_base": child.fork_base,
+            "branch": record.branch,
+        },
+    )

@@ -1,8 +1,9 @@
-"""Creating workspaces and opening their runtimes.
+"""Where a directory's project is; creating a workspace and opening its runtime.
 
-Every front-end (the CLI, the server) goes through here, so a workspace is made the same way
-wherever it is asked for: a registry record first (which mints the id and name), then its
-checkout; if the checkout cannot be made, the record is removed again.
+Every front-end (the CLI, the server) goes through here or through `lifecycle`, so a workspace
+is made the same way wherever it is asked for: by its kind's Checkout (`checkout.py`), a
+registry record first (which mints the id and name), then its checkout; if the checkout cannot
+be made, the record is removed again.
 """
 
 from __future__ import annotations
@@ -10,13 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from xum.core.paths import ensure_private_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
-from xum.runtime.local import LocalRuntime
-from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.state import scratch_dir
+from xum.workspaces.checkout import NewWorkspace, Origin, checkout_for, create_checkout
 from xum.workspaces.trust import trust_root_of
 
 
@@ -53,79 +51,26 @@ def create_workspace(
     name: str | None = None,
     base: str | None = None,
     project: Path | None = None,
+    host: str | None = None,
     **fields: Any,
 ) -> tuple[WorkspaceRecord, Runtime]:
-    """Create a local or worktree workspace (SSH ones: `xum.workspaces.lifecycle`).
+    """Create a workspace of `directory`'s project and open its runtime.
 
     `name`: an exact name (refused when the project already has it) instead of a generated
     `<slug>-<suffix>`. `base`: the commit a worktree branches from (default: the project's HEAD).
-    A worktree gets the project's `.xumignore` files copied in. Hooks are not run here: see
-    `xum.workspaces.lifecycle.create_workspace`, which also starts the init hook. `project`:
-    `project_root(directory)`, when the caller knows it already.
+    `host`: an SSH workspace's. A worktree gets the project's `.xumignore` files copied in.
+    Hooks are not run here: see `xum.workspaces.lifecycle.create_workspace`, which also starts
+    the init hook. `project`: `project_root(directory)`, when the caller knows it already.
     """
     project = project or project_root(directory)
-    if runtime == "local":
-        # One registry write registers the project and the workspace.
-        record = registry.create_workspace(
-            project_path=str(project),
-            runtime="local",
-            register_project=True,
-            name_hint=name_hint,
-            path_for=lambda _name: directory.resolve(),
-            title=title,
-            exact_name=name,
-            **fields,
-        )
-        ensure_private_dir(scratch_dir(record.id))
-        return record, open_runtime(record)
-    if runtime == "worktree":
-        import tempfile
-
-        from xum.runtime.worktree import create_worktree, worktree_path
-        from xum.workspaces.xumignore import copy_ignored_files
-
-        registry.ensure_project(str(project))
-        record = registry.create_workspace(
-            project_path=str(project),
-            runtime="worktree",
-            name_hint=name_hint,
-            path_for=lambda name: worktree_path(project, name),
-            title=title,
-            exact_name=name,
-            **fields,
-        )
-        try:
-            create_worktree(project, record.name, temp_dir=tempfile.gettempdir(), base=base)
-        except BaseException:
-            registry.remove_workspace(record.id)
-            raise
-        copy_ignored_files(project, Path(record.path))
-        record = registry.update_workspace(record.id, branch=record.name)
-        ensure_private_dir(scratch_dir(record.id))
-        return record, open_runtime(record)
-    raise ValueError(f"runtime {runtime!r} is not available yet")
+    checkout = create_checkout(
+        runtime,
+        Origin(directory, project, host=host, base=base),
+        NewWorkspace(name_hint, title, name, fields),
+    )
+    return checkout.record, checkout.open_runtime()
 
 
 def open_runtime(record: WorkspaceRecord) -> Runtime:
-    """The runtime of a workspace. Local and worktree runtimes use the system's temp directory
-    (looked up when a tool first needs it)."""
-    if record.runtime == "ssh":
-        from xum.runtime.ssh import SshRuntime
-        from xum.workspaces.ssh_checkout import remote_scratch_path
-
-        if not record.host:
-            raise ValueError(f"workspace {record.id} is an SSH workspace without a host")
-        home = str(record.extra.get("remote_home") or "")
-        return SshRuntime(
-            record.host,
-            record.path,
-            home=home or "/",
-            scratch_dir=remote_scratch_path(home, record.id) if home else None,
-        )
-    if record.runtime == "worktree":
-        from xum.runtime.worktree import WorktreeRuntime
-
-        return WorktreeRuntime(
-            record.path, None, project_path=record.project_path, branch=record.branch or record.name
-        )
-    return LocalRuntime(record.path)
+    """The runtime of a workspace (its checkout's, see `Checkout.open_runtime`)."""
+    return checkout_for(record).open_runtime()

@@ -1,204 +1,219 @@
-"""Remote checkouts of SSH workspaces.
+"""SSH checkouts: the workspace runs on a remote host, in a snapshot of the project.
 
-Layout on the host (the remote user's home): the checkout in
-`~/xum/src/<project-name>/<workspace-name>`, and xum's own files about the workspace (bash spill
-files) in the private `~/xum/scratch/<workspace-id>`.
+Made by unpacking a `git archive` of the project's committed HEAD into
+`~/xum/src/<project>/<name>` on the host (a repository with one commit there when the host has
+git), or for a fork by cloning the source's remote checkout on the same host. The record keeps
+what opening it again takes: the host, the remote home (`remote_home`) and whether the checkout
+is a repository (`remote_git`). Renaming moves the remote directory; deleting checks it for
+uncommitted changes over ssh and removes it with the workspace's remote scratch directory.
 
-What goes to the remote is a `git archive` of the project's committed HEAD, unpacked with `tar`:
-no history, no uncommitted or ignored files, no `.xumignore` copies (secrets reach the remote only
-as the environment of each command, never as files). When the host has git, the checkout is made
-a fresh repository with one commit of that snapshot on a branch named after the workspace, so
-the agent can diff, commit and branch as usual; pushing and fetching need credentials the user
-deliberately gives the host (nothing is forwarded).
-
-These are lifecycle operations: synchronous, run in a thread by the async callers.
+The remote commands themselves are `ssh_remote`'s; this module and they import the ssh
+machinery only when an SSH workspace is opened or changed.
 """
 
 from __future__ import annotations
 
-import subprocess
+import contextlib
 from pathlib import Path
+from typing import Any
 
-from xum.core.errors import XumError
+from xum.core.paths import ensure_private_dir
 from xum.runtime import git
-from xum.runtime.ssh import SshError, remote_bash, run_ssh_sync, ssh_command
+from xum.runtime.base import Runtime
+from xum.store import registry
+from xum.store.registry import RuntimeName, WorkspaceRecord, project_name
+from xum.workspaces.checkout import (
+    BranchPolicy,
+    Checkout,
+    DirtyWorkspaceError,
+    HookRoots,
+    NewWorkspace,
+    Origin,
+    Removal,
+    RemovalItem,
+    share_record,
+)
+from xum.workspaces.state import scratch_dir
 
-REMOTE_BASE = "xum/src"  # under the remote user's home
-REMOTE_SCRATCH = "xum/scratch"
-
-
-class RemoteCheckoutError(XumError):
-    code = "remote_checkout_error"
-
-
-def remote_home(host: str) -> str:
-    done = run_ssh_sync(host, 'printf %s "$HOME"', timeout_s=60)
-    home = done.stdout.decode(errors="replace").strip()
-    if done.returncode != 0 or not home.startswith("/"):
-        raise RemoteCheckoutError(f"cannot find the home directory of the remote user on {host}")
-    return home.rstrip("/") or "/"
-
-
-def remote_workspace_path(home: str, project_name: str, workspace_name: str) -> str:
-    return f"{home.rstrip('/')}/{REMOTE_BASE}/{project_name}/{workspace_name}"
-
-
-def remote_scratch_path(home: str, workspace_id: str) -> str:
-    return f"{home.rstrip('/')}/{REMOTE_SCRATCH}/{workspace_id}"
+# The record's `extra` fields a workspace on the host needs to be opened again (a sub-agent
+# sharing the checkout copies them).
+_REMOTE_FIELDS = ("remote_home", "remote_git")
 
 
-_UNPACK = r"""
-set -e
-d=$1
-if [ -e "$d" ]; then echo "xum: $d already exists on the remote" >&2; exit 3; fi
-mkdir -p -- "$d"
-tar -x -f - -C "$d"
-if command -v git >/dev/null 2>&1; then
-  cd -- "$d"
-  git init -q
-  git symbolic-ref HEAD "refs/heads/$2"
-  git add -A -f .
-  git -c user.name=xum -c user.email=xum@localhost -c commit.gpgsign=false \
-    commit -q --no-verify --allow-empty -m "xum: snapshot of $3"
-  echo git
-fi
-"""
+class SshCheckout:
+    """A checkout on an SSH host (see the module docstring)."""
 
+    on_this_machine = False
+    shares_project_dir = False
+    # A sub-agent's fork is a local worktree branched from a local HEAD; the remote checkout
+    # has neither.
+    forks_children = False
 
-def push_checkout(project: Path, host: str, remote_dir: str, branch: str) -> bool:
-    """Unpack the project's HEAD into `remote_dir` on `host`; True when the host has git (and
-    the checkout is a repository)."""
-    head = git.head_commit(project)
-    if head is None:
-        raise RemoteCheckoutError(
-            f"{project} has no commits yet",
-            hint="SSH workspaces start from the committed HEAD; make a first commit",
-        )
-    archive = subprocess.Popen(
-        ["git", "archive", "--format=tar", head],
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert archive.stdout is not None
-    try:
-        done = subprocess.run(
-            ssh_command(host, remote_bash(_UNPACK, remote_dir, branch, head)),
-            stdin=archive.stdout,
-            capture_output=True,
-            timeout=600,
-            check=False,
-        )
-    finally:
-        archive.stdout.close()
-        archive_err = archive.communicate(timeout=60)[1]
-    if archive.returncode != 0:
-        raise RemoteCheckoutError(
-            f"git archive failed in {project}: {archive_err.decode(errors='replace').strip()}"
-        )
-    if done.returncode == 255:
-        raise SshError(f"ssh {host}: {done.stderr.decode(errors='replace').strip()}")
-    if done.returncode != 0:
-        raise RemoteCheckoutError(
-            f"could not unpack the project on {host}: "
-            f"{done.stderr.decode(errors='replace').strip() or f'exit {done.returncode}'}"
-        )
-    return done.stdout.decode(errors="replace").strip().endswith("git")
+    def __init__(self, record: WorkspaceRecord) -> None:
+        self.record = record
 
+    @property
+    def kind(self) -> RuntimeName:
+        return "ssh"
 
-_FORK = r"""
-set -e
-[ -d "$1/.git" ] || { echo "xum: $1 is not a git repository on the remote" >&2; exit 4; }
-if [ -e "$2" ]; then echo "xum: $2 already exists on the remote" >&2; exit 3; fi
-head=$(git -C "$1" rev-parse --verify HEAD)
-mkdir -p -- "${2%/*}"
-git clone -q --no-checkout -- "$1" "$2"
-cd -- "$2"
-git checkout -q -b "$3" "$head"
-git remote remove origin
-"""
+    @classmethod
+    def create(cls, origin: Origin, new: NewWorkspace) -> SshCheckout:
+        if origin.host is None:
+            raise ValueError("an SSH workspace needs a host")
+        return cls._make(origin.project, origin.host, new, fork_of=None)
 
+    @property
+    def _host(self) -> str:
+        if not self.record.host:
+            raise ValueError(f"workspace {self.record.id} is an SSH workspace without a host")
+        return self.record.host
 
-def fork_checkout(host: str, source_dir: str, target_dir: str, branch: str) -> None:
-    """A new checkout at `target_dir` on a new branch from the source checkout's HEAD (committed
-    work only, like a worktree fork)."""
-    done = run_ssh_sync(host, _FORK, source_dir, target_dir, branch, timeout_s=600)
-    if done.returncode != 0:
-        raise RemoteCheckoutError(
-            f"could not fork the remote checkout on {host}: "
-            f"{done.stderr.decode(errors='replace').strip() or f'exit {done.returncode}'}",
-            hint="forking an SSH workspace needs git on the remote host",
-        )
+    @property
+    def _home(self) -> str:
+        return str(self.record.extra.get("remote_home") or "")
 
+    def hook_roots(self) -> HookRoots:
+        # Hooks run on the host: only the remote checkout's own `.xum/` counts.
+        return HookRoots(self.record.path, None)
 
-_MOVE = r"""
-set -e
-[ -e "$1" ] || exit 2
-if [ -e "$2" ]; then echo "xum: $2 already exists on the remote" >&2; exit 3; fi
-mv -- "$1" "$2"
-if [ -d "$2/.git" ]; then
-  b=$(git -C "$2" symbolic-ref --quiet --short HEAD || true)
-  if [ "$b" = "$3" ] && ! git -C "$2" rev-parse --verify --quiet "refs/heads/$4" >/dev/null; then
-    git -C "$2" branch -m "$3" "$4"; b=$4
-  fi
-  printf '%s' "$b"
-fi
-"""
+    def is_git(self, known: bool | None = None) -> bool:
+        recorded = self.record.extra.get("remote_git")
+        if recorded is not None:
+            return bool(recorded)
+        return True if known is None else known  # a record from before it was kept
 
-
-def move_checkout(
-    host: str, old_dir: str, new_dir: str, old_name: str, new_name: str
-) -> str | None:
-    """Rename the remote checkout directory (and its branch, when it still carries the old
-    workspace name); returns the checked-out branch afterwards."""
-    done = run_ssh_sync(host, _MOVE, old_dir, new_dir, old_name, new_name)
-    if done.returncode == 2:
-        return None  # no checkout left to move: the record is renamed anyway
-    if done.returncode != 0:
-        raise RemoteCheckoutError(
-            f"could not rename the remote checkout on {host}: "
-            f"{done.stderr.decode(errors='replace').strip() or f'exit {done.returncode}'}"
-        )
-    return done.stdout.decode(errors="replace").strip() or None
-
-
-_STATUS = r"""
-[ -d "$1" ] || exit 2
-[ -d "$1/.git" ] || exit 5
-command -v git >/dev/null 2>&1 || exit 5
-git -C "$1" status --porcelain=v1 -z --untracked-files=all
-"""
-
-
-def dirty_files(host: str, remote_dir: str) -> list[str] | None:
-    """Uncommitted files of the remote checkout; [] when clean or gone; None when it cannot be
-    told (no git there)."""
-    done = run_ssh_sync(host, _STATUS, remote_dir)
-    if done.returncode == 2:
-        return []
-    if done.returncode != 0:
+    def fork_point(self) -> str | None:
         return None
-    return git.parse_porcelain_z(done.stdout.decode(errors="surrogateescape"))
 
+    def open_runtime(self) -> Runtime:
+        from xum.runtime.ssh import SshRuntime
+        from xum.workspaces.ssh_remote import remote_scratch_path
 
-_REMOVE = r"""
-case "$1" in
-  "$HOME"/xum/src/*/*) ;;
-  *) echo "xum: refusing to remove $1: not under ~/xum/src" >&2; exit 4 ;;
-esac
-case "$2" in
-  "" | "$HOME"/xum/scratch/*) ;;
-  *) echo "xum: refusing to remove $2: not under ~/xum/scratch" >&2; exit 4 ;;
-esac
-rm -rf -- "$1" ${2:+"$2"}
-"""
+        home = self._home
+        return SshRuntime(
+            self._host,
+            self.record.path,
+            home=home or "/",
+            scratch_dir=remote_scratch_path(home, self.record.id) if home else None,
+        )
 
+    def fork(self, new: NewWorkspace) -> Checkout:
+        from xum.workspaces.service import project_root
 
-def remove_checkout(host: str, remote_dir: str, scratch_dir: str | None = None) -> None:
-    """Remove the remote checkout and, when given, the workspace's remote scratch directory."""
-    done = run_ssh_sync(host, _REMOVE, remote_dir, scratch_dir or "", timeout_s=600)
-    if done.returncode != 0:
-        raise RemoteCheckoutError(
-            f"could not remove {remote_dir} on {host}: "
-            f"{done.stderr.decode(errors='replace').strip() or f'exit {done.returncode}'}"
+        project = project_root(Path(self.record.project_path))
+        return SshCheckout._make(project, self._host, new, fork_of=self.record.path)
+
+    def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
+        record = self.record
+        if record.host:
+            kept = {k: record.extra[k] for k in _REMOTE_FIELDS if k in record.extra}
+            return share_record(self, new, host=record.host, extra=kept)
+        # A session on a workspace the registry does not know: its runtime knows the host.
+        from xum.runtime.ssh import SshRuntime
+
+        assert isinstance(runtime, SshRuntime)
+        return share_record(self, new, host=runtime.host, extra={"remote_home": runtime.home})
+
+    def rename(self, new_name: str) -> WorkspaceRecord:
+        from xum.workspaces import ssh_remote
+
+        record = self.record
+        parent = record.path.rsplit("/", 1)[0]
+        target = f"{parent}/{new_name}"
+        renamed = registry.rename_workspace(record.id, new_name, path=target)
+        try:
+            branch = ssh_remote.move_checkout(
+                self._host, record.path, target, record.name, new_name
+            )
+        except BaseException:
+            registry.rename_workspace(record.id, record.name, path=record.path)
+            raise
+        return registry.update_workspace(renamed.id, branch=branch) if branch else renamed
+
+    def dirty_files(self) -> list[str] | None:
+        from xum.workspaces import ssh_remote
+
+        return ssh_remote.dirty_files(self._host, self.record.path)
+
+    def removal(self, policy: BranchPolicy) -> Removal:
+        return Removal(
+            removes=[self._item()],
+            warnings=["uncommitted changes on the SSH host are checked when deleting"],
+        )
+
+    def remove(self, *, force: bool, policy: BranchPolicy) -> Removal:
+        record = self.record
+        if not force:
+            dirty = self.dirty_files()
+            if dirty is None:
+                raise DirtyWorkspaceError(record.name, ["(cannot tell: no git on the remote host)"])
+            if dirty:
+                raise DirtyWorkspaceError(record.name, dirty)
+        self._remove()
+        return Removal(removes=[self._item()])
+
+    def discard(self) -> None:
+        with contextlib.suppress(Exception):
+            self._remove()
+
+    def _item(self) -> RemovalItem:
+        return RemovalItem(kind="remote-checkout", path=f"{self.record.host}:{self.record.path}")
+
+    def _remove(self) -> None:
+        from xum.workspaces import ssh_remote
+
+        # The workspace's remote scratch directory (spill files) goes with its checkout.
+        home = self._home
+        scratch = ssh_remote.remote_scratch_path(home, self.record.id) if home else None
+        ssh_remote.remove_checkout(self._host, self.record.path, scratch)
+
+    @classmethod
+    def _make(
+        cls, project: Path, host: str, new: NewWorkspace, *, fork_of: str | None
+    ) -> SshCheckout:
+        """A new SSH workspace on `host`: a snapshot of `project`'s HEAD, or with `fork_of` a
+        clone of that remote checkout's HEAD."""
+        from xum.runtime.ssh import SshError
+        from xum.workspaces import ssh_remote
+
+        if git.head_commit(project) is None:
+            raise ssh_remote.RemoteCheckoutError(
+                f"{project} is not a git repository with commits",
+                hint="SSH workspaces ship a git archive of the committed HEAD; commit first",
+            )
+        registry.ensure_project(str(project))
+        try:
+            home = ssh_remote.remote_home(host)
+        except SshError as exc:
+            raise ssh_remote.RemoteCheckoutError(
+                str(exc),
+                hint=f"check that `ssh {host} true` works without a prompt (xum runs ssh in batch "
+                "mode: keys or an agent, and a known host key)",
+            ) from None
+        name = project_name(str(project))
+        record = registry.create_workspace(
+            project_path=str(project),
+            runtime="ssh",
+            name_hint=new.name_hint,
+            path_for=lambda n: ssh_remote.remote_workspace_path(home, name, n),
+            title=new.title,
+            exact_name=new.name,
+            host=host,
+            **new.fields,
+        )
+        try:
+            if fork_of is None:
+                has_git = ssh_remote.push_checkout(project, host, record.path, record.name)
+            else:
+                ssh_remote.fork_checkout(host, fork_of, record.path, record.name)
+                has_git = True
+        except BaseException:
+            registry.remove_workspace(record.id)
+            raise
+        extra: dict[str, Any] = dict(record.extra, remote_home=home, remote_git=has_git)
+        ensure_private_dir(scratch_dir(record.id))
+        return cls(
+            registry.update_workspace(
+                record.id, branch=record.name if has_git else None, extra=extra
+            )
         )

@@ -1,23 +1,48 @@
-"""Sub-agent caps, which task tools a session is offered, and a host made on first use.
+"""The sub-agent hosts (`xum.tools.tasking.SubAgentHost`): a session's view of its children.
+
+`ScopedHost` is the view from one session, at its nesting depth: it checks that a task id is
+one of its own children, and hands the work to the `SubAgentManager` (`subagents.py`) that owns
+every child of the process. The manager makes one for a top-level session (`host_for`) and one
+for each child's session.
 
 Most sessions never start a sub-agent. Until one does, a top-level session only asks its host
 which task tools to offer and what the rest of its tree costs (nothing: it has no children
 yet). `DeferredHost` answers those itself and makes the real host (`xum.workspaces.subagents`,
 imported then) the first time anything else is asked, which keeps the sub-agent machinery off
-`xum run`'s start-up path.
+`xum run`'s start-up path. Also here: the caps (`TaskSettings`) and which task tools a session
+is offered (`offered_at`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from xum.core.clock import now_ms
+from xum.engine import events as E
+from xum.store import registry
 from xum.store.config import load_config
-from xum.tools.tasking import CHILD_TOOLS, HOST_TOOLS, ChangeSignal, DispatchMode, SubAgentHost
+from xum.tools.tasking import (
+    CHILD_TOOLS,
+    HOST_TOOLS,
+    ChangeSignal,
+    DispatchMode,
+    SubAgentError,
+    SubAgentHost,
+)
 
 if TYPE_CHECKING:
+    from xum.engine.route import ModelRoute
+    from xum.engine.session import WorkspaceInfo
+    from xum.llm.client import LLMClient
+    from xum.llm.types import ThinkingLevel
+    from xum.runtime.base import Runtime
     from xum.tools.tasking import PatchOutcome, TaskSpec, TaskView
+    from xum.workspaces.subagent_records import Child
+    from xum.workspaces.subagents import SubAgentManager
 
 DEFAULT_MAX_DEPTH = 3
 DEFAULT_MAX_RUNNING = 4
@@ -147,6 +172,186 @@ class DeferredHost:
             task_id,
             dry_run=dry_run,
             expected_head_sha=expected_head_sha,
+            three_way=three_way,
+            force=force,
+        )
+
+
+# The real host ----------------------------------------------------------------------------------
+
+MESSAGE_PREFIX = "[message from your parent agent]\n"
+
+
+@dataclass
+class ParentInfo:
+    """What a host knows about the session it serves."""
+
+    workspace: WorkspaceInfo
+    runtime: Runtime
+    route: ModelRoute
+    client: LLMClient
+    thinking: ThinkingLevel
+    budget_usd: float | None
+    base_env: dict[str, str] = field(default_factory=dict)
+
+
+class ScopedHost:
+    """One session's view of its children (implements `xum.tools.tasking.SubAgentHost`)."""
+
+    def __init__(
+        self,
+        manager: SubAgentManager,
+        parent: ParentInfo,
+        *,
+        depth: int,
+        root_id: str,
+        child: Child | None,
+    ) -> None:
+        self.manager = manager
+        self.parent = parent
+        self.workspace_id = parent.workspace.id
+        self.depth = depth
+        self.root_id = root_id
+        self.child = child  # the Child this host's session runs as (None at the top)
+        self.child_ids: list[str] = []
+        self.own_cost = 0.0
+        self._signal = ChangeSignal()
+
+    @property
+    def signal(self) -> ChangeSignal:
+        return self._signal
+
+    def offers(self, tool_name: str) -> bool:
+        return offered_at(
+            tool_name,
+            depth=self.depth,
+            max_depth=self.manager.settings.max_depth,
+            child=self.child is not None,
+        )
+
+    def note_cost(self, own_cost_usd: float) -> None:
+        self.own_cost = own_cost_usd
+
+    def external_cost_usd(self) -> float:
+        return max(0.0, self.manager.tree_cost(self.root_id) - self.own_cost)
+
+    def descendant_cost(self) -> float:
+        total = 0.0
+        for child_id in self.child_ids:
+            host = self.manager.host_of(child_id)
+            if host is not None:
+                total += host.own_cost + host.descendant_cost()
+        return total
+
+    async def spawn(self, spec: TaskSpec) -> list[str]:
+        return await self.manager.spawn(self, spec)
+
+    def children(self, *, include_inactive: bool = True) -> list[str]:
+        return [i for i in self.child_ids if include_inactive or self._get(i).active]
+
+    def _get(self, task_id: str) -> Child:
+        child = self.manager.child(task_id)
+        if child is None or child.parent_id != self.workspace_id:
+            raise SubAgentError(
+                f"{task_id!r} is not one of this workspace's sub-agents; task_list shows them"
+            )
+        return child
+
+    def view(self, task_id: str, *, consume_reports: bool = False) -> TaskView:
+        return self._get(task_id).view(consume=consume_reports)
+
+    def is_ready(self, task_id: str) -> bool:
+        child = self._get(task_id)
+        return not child.active or child.reports_read < len(child.reports)
+
+    async def send_message(self, task_id: str, message: str, *, dispatch: DispatchMode) -> str:
+        child = self._get(task_id)
+        text = MESSAGE_PREFIX + message
+        session = child.session
+        if child.active and session is not None and session.running:
+            session.queue_message(text, "step" if dispatch == "tool-end" else "turn")
+            when = "after its current step" if dispatch == "tool-end" else "after its turn"
+            return f"Queued for {task_id}: it gets the message {when}."
+        if child.active:  # queued, waiting for a slot
+            child.pending.append(text)
+            return f"{task_id} is queued; the message runs as a turn once it starts."
+        if session is None:
+            await self.manager.reopen(child, self)
+        self.manager.enqueue(child, text)
+        return f"Woke {task_id} with a new turn; await it with task_await."
+
+    async def stop(self, task_ids: Sequence[str]) -> list[TaskView]:
+        children = [self._get(i) for i in task_ids]
+        await asyncio.gather(*(self.manager.stop_child(c) for c in children))
+        return [c.view() for c in children]
+
+    def stop_nowait(self, task_ids: Sequence[str]) -> None:
+        for task_id in task_ids:
+            child = self.manager.child(task_id)
+            if child is not None and child.parent_id == self.workspace_id:
+                self.manager.request_stop(child)
+
+    async def remove(self, task_ids: Sequence[str]) -> list[str]:
+        children = [self._get(i) for i in task_ids]
+        busy = [c.id for c in children if c.active]
+        if busy:
+            raise SubAgentError(
+                f"still active: {', '.join(busy)}; stop them with task_stop first (removal "
+                "deletes the workspace)"
+            )
+        for child in children:
+            await self.manager.remove_child(child)
+        return [c.id for c in children]
+
+    def retitle(self, task_id: str, title: str) -> None:
+        child = self._get(task_id)
+        child.title = title
+        with contextlib.suppress(Exception):
+            child.record = registry.update_workspace(task_id, title=title)
+        self.signal.notify()
+
+    def report(self, markdown: str, title: str | None) -> None:
+        child = self.child
+        if child is None:
+            raise SubAgentError("agent_report is only for sub-agents: you have no parent agent")
+        from xum.tools.taskrecords import Report
+
+        child.reports.append(Report(markdown=markdown, title=title, at_ms=now_ms()))
+        parent = self.manager.host_of(child.parent_id)
+        if parent is not None:
+            parent.signal.notify()
+        self.manager.emit(
+            child.parent_id,
+            E.SubagentReport(task_id=child.id, title=title, text=markdown),
+        )
+
+    async def apply_patch(
+        self,
+        task_id: str,
+        *,
+        dry_run: bool,
+        expected_head_sha: str | None,
+        three_way: bool,
+        force: bool,
+    ) -> PatchOutcome:
+        from xum.workspaces.patches import apply_child_commits
+
+        child = self._get(task_id)
+        if child.active:
+            raise SubAgentError(
+                f"{task_id} is still {child.status}; wait for it (task_await) or stop it first"
+            )
+        if child.isolation == "none" or not child.fork_base or not child.record.branch:
+            raise SubAgentError(
+                f"{task_id} worked in your checkout (isolation 'none'): its changes are "
+                "already there"
+            )
+        return await asyncio.to_thread(
+            apply_child_commits,
+            child,
+            self.parent.workspace.path,
+            dry_run=dry_run,
+            expected=expected_head_sha,
             three_way=three_way,
             force=force,
         )

@@ -20,6 +20,7 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.workspaces import hooks
+from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import SecretMasker
 from xum.workspaces.middleware import (
@@ -45,11 +46,12 @@ async def withheld_hooks(
     project is trusted, or automation is switched off on purpose)."""
     if not (trust or TrustView(record.project_path)).untrusted():
         return []
-    checkout = hooks.checkout_root(record.runtime, record.project_path, record.path)
-    fallback = record.project_path if record.runtime != "ssh" else None
+    roots = checkout_for(record).hook_roots()
     found = []
     for name in PROJECT_HOOKS_SHOWN:
-        if await hooks.find_project_hook(runtime, checkout, name, fallback_root=fallback):
+        if await hooks.find_project_hook(
+            runtime, roots.checkout, name, fallback_root=roots.fallback
+        ):
             found.append(name)
     return found
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
@@ -20,6 +19,9 @@ from xum.server.sessions import require_idle, workspace_or_404
 from xum.server.state import ServerState, get_state
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
+
+if TYPE_CHECKING:
+    from xum.workspaces.checkout import RemovalItem as PlannedRemoval
 
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
 
@@ -201,13 +203,14 @@ async def context_for(record: WorkspaceRecord) -> AsyncIterator[Any]:
     server's loop."""
     from xum.context.workspace import WorkspaceContext
     from xum.runtime import git
+    from xum.runtime.base import Runtime
     from xum.runtime.local import LocalRuntime
-    from xum.workspaces.service import open_runtime
+    from xum.workspaces.checkout import checkout_for
 
-    if record.runtime == "ssh":
-        runtime: Any = LocalRuntime(record.project_path)
-    else:
-        runtime = open_runtime(record)
+    checkout = checkout_for(record)
+    runtime: Runtime = (
+        checkout.open_runtime() if checkout.on_this_machine else LocalRuntime(record.project_path)
+    )
     try:
         is_git = await asyncio.to_thread(git.toplevel, runtime.workspace_path) is not None
         yield WorkspaceContext.for_workspace(
@@ -353,45 +356,21 @@ BranchPolicy = Literal["merged", "always", "never"]
 
 
 def _preview(record: WorkspaceRecord, branch: BranchPolicy) -> DeletionPreview:
-    from xum.runtime import git
-    from xum.workspaces.state import local_state
+    """The deletion preview, from the same code that deletes (`lifecycle.deletion_preview`)."""
+    from xum.workspaces.lifecycle import deletion_preview
 
-    removes: list[RemovalItem] = []
-    keeps: list[str] = []
-    warnings: list[str] = []
-    dirty: list[str] = []
-    if record.runtime == "worktree":
-        removes.append(RemovalItem(kind="worktree", path=record.path))
-        if Path(record.path).exists():
-            try:
-                dirty = git.dirty_files(record.path)
-            except Exception as exc:
-                warnings.append(f"cannot tell whether the worktree is clean: {exc}")
-        name = record.branch or record.name
-        if branch == "never":
-            keeps.append(f"branch {name}")
-        elif git.branch_exists(record.project_path, name):
-            detail = (
-                "deleted even if unmerged"
-                if branch == "always"
-                else "deleted only if merged into the checked-out branch; kept otherwise"
-            )
-            removes.append(RemovalItem(kind="branch", name=name, detail=detail))
-    elif record.runtime == "ssh":
-        removes.append(RemovalItem(kind="remote-checkout", path=f"{record.host}:{record.path}"))
-        warnings.append("uncommitted changes on the SSH host are checked when deleting")
-    else:
-        keeps.append(f"the project directory {record.path} (a local workspace runs in it)")
-    if dirty:
-        shown = ", ".join(dirty[:20]) + (f" and {len(dirty) - 20} more" if len(dirty) > 20 else "")
-        warnings.append(f"{len(dirty)} uncommitted change(s) in the worktree will be lost: {shown}")
-    for kind, path in local_state(record):
-        if path.exists():
-            removes.append(RemovalItem(kind=kind, path=str(path)))
-    removes.append(RemovalItem(kind="record", name=record.name, detail="the registry entry"))
+    plan = deletion_preview(record, branch)
     return DeletionPreview(
-        workspaceId=record.id, removes=removes, keeps=keeps, warnings=warnings, dirtyFiles=dirty
+        workspaceId=record.id,
+        removes=[_item(item) for item in plan.removes],
+        keeps=plan.keeps,
+        warnings=plan.warnings,
+        dirtyFiles=plan.dirty,
     )
+
+
+def _item(item: PlannedRemoval) -> RemovalItem:
+    return RemovalItem(kind=item.kind, path=item.path, name=item.name, detail=item.detail)
 
 
 @router.get("/{workspace_id}/deletion", response_model=DeletionPreview)
@@ -427,10 +406,9 @@ async def delete_workspace(
         state.hub.forget(workspace_id)
     state.read_marks.forget(workspace_id)
     state.hub.workspaces_changed()
-    removed = [item for item in preview.removes if item.kind != "branch" or report.branch_deleted]
     return Deleted(
         workspaceId=workspace_id,
-        removed=removed,
+        removed=[_item(item) for item in report.removed],
         branchDeleted=report.branch_deleted,
         notes=report.notes,
     )

@@ -1,0 +1,378 @@
+"""The Checkout protocol: a workspace's files, and everything that differs between kinds of them.
+
+A workspace runs in one of three kinds of checkout:
+
+* local (`local_checkout`): the project directory itself, shared with every other local
+  workspace of the project. xum never makes, moves or removes it.
+* worktree (`worktree_checkout`): a git worktree of its own under
+  `$XUM_ROOT/src/<project>/<name>`, on a branch named after the workspace.
+* ssh (`ssh_checkout`): a snapshot of the project's committed HEAD on a remote host (a git
+  repository there when the host has git).
+
+A sub-agent that works in its parent's checkout (`isolation: "none"`) has a record of the
+parent's kind pointing at the parent's directory; `checkout_for` wraps it in a `SharedCheckout`,
+which opens that checkout but never renames or removes it (it is the parent's).
+
+Each implementation is the only code that knows its kind: the lifecycle, sub-agents, session
+wiring and the server ask the `Checkout` (its facts, or one of its operations) instead of
+comparing `record.runtime`. Get one with `checkout_for(record)`, make a new workspace with
+`create_checkout(kind, origin, new)`. The implementations import what only their kind needs
+(git worktrees, ssh) when an operation needs it: looking a checkout up stays cheap, and `xum run`
+on a local workspace never imports the other kinds' machinery.
+
+Operations are synchronous (git and ssh subprocesses): async callers run them in a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, get_args
+
+from xum.core.errors import XumError
+from xum.core.paths import ensure_private_dir
+from xum.runtime import git
+from xum.store import registry
+from xum.store.registry import RuntimeName, WorkspaceRecord
+from xum.workspaces.state import scratch_dir
+
+if TYPE_CHECKING:
+    from xum.engine.session import WorkspaceInfo
+    from xum.runtime.base import Runtime
+
+# What deleting a workspace does to its workspace branch (worktrees): `merged` deletes it only
+# when git considers it merged into the project's checked-out branch, `always` deletes it,
+# `never` keeps it.
+BranchPolicy = Literal["merged", "always", "never"]
+
+# The things deleting a workspace removes: its checkout's (worktree, remote-checkout, branch),
+# xum's local state (see `state.StateKind`), and its registry record.
+RemovalKind = Literal[
+    "session-log",
+    "scratch-dir",
+    "worktree",
+    "remote-checkout",
+    "branch",
+    "plan-file",
+    "init-log",
+    "record",
+]
+
+
+class InvalidNameError(XumError):
+    code = "invalid_name"
+
+
+class DirtyWorkspaceError(XumError):
+    """Delete refused: the checkout has uncommitted changes. `files` names them."""
+
+    code = "workspace_dirty"
+
+    def __init__(self, name: str, files: list[str]) -> None:
+        shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
+        super().__init__(
+            f"workspace '{name}' has uncommitted changes: {shown}",
+            hint="commit or discard them first, or delete with force to lose them",
+        )
+        self.files = files
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a new workspace's checkout comes from."""
+
+    directory: Path  # the directory the user pointed at (a local workspace runs in it)
+    project: Path  # its project: the git toplevel, or the directory itself
+    host: str | None = None  # the SSH host (ssh)
+    base: str | None = None  # the commit a worktree branches from (default: the project's HEAD)
+
+
+@dataclass(frozen=True)
+class NewWorkspace:
+    """The registry side of a workspace about to be made: its name and its other fields."""
+
+    name_hint: str  # a `<slug>-<suffix>` name is made from it ...
+    title: str = ""
+    name: str | None = None  # ... unless an exact name is given (refused when it is taken)
+    # Any other record fields (model, thinking, agent, parent_id, extra, ...).
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+class HookRoots(NamedTuple):
+    """Where a workspace's project hooks (`.xum/<name>`) are looked for."""
+
+    checkout: str  # first here: the directory holding the checkout's `.xum/`
+    fallback: str | None  # then here (a local copy of a hook the checkout lacks), if anywhere
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalItem:
+    """One thing deleting a workspace removes."""
+
+    kind: RemovalKind
+    path: str | None = None
+    name: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class Removal:
+    """What removing (a workspace's checkout, or the whole workspace) removes and keeps.
+
+    The same type says what will happen (the deletion preview, `Checkout.removal`) and what did
+    (`Checkout.remove`, the lifecycle's DeleteReport), built by the same code of each kind."""
+
+    removes: list[RemovalItem] = field(default_factory=list)
+    keeps: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # said before deleting (the preview)
+    dirty: list[str] = field(default_factory=list)  # uncommitted files found, that would be lost
+    branch: str | None = None  # the workspace branch considered (worktrees)
+    branch_deleted: bool = False
+    notes: list[str] = field(default_factory=list)  # what went otherwise than planned
+
+
+class Checkout(Protocol):
+    """A workspace's checkout. Implementations: `LocalCheckout`, `WorktreeCheckout`,
+    `SshCheckout`, and `SharedCheckout` around any of them."""
+
+    @property
+    def record(self) -> WorkspaceRecord:
+        """The workspace it belongs to (as it was when the checkout was looked up)."""
+        ...
+
+    # Facts other code decides on --------------------------------------------------------------
+
+    @property
+    def kind(self) -> RuntimeName: ...
+
+    @property
+    def on_this_machine(self) -> bool:
+        """Whether its files are a directory on this machine (local, worktree), which xum can
+        read and run git in directly; otherwise they are on a remote host (ssh)."""
+        ...
+
+    @property
+    def shares_project_dir(self) -> bool:
+        """Whether it is the project directory itself (local): every other such workspace of the
+        project edits the very same files."""
+        ...
+
+    @property
+    def forks_children(self) -> bool:
+        """Whether a sub-agent with `isolation: "fork"` can get a worktree branched off it."""
+        ...
+
+    def hook_roots(self) -> HookRoots:
+        """Where its project hooks are found."""
+        ...
+
+    def is_git(self, known: bool | None = None) -> bool:
+        """Whether the checkout is a git repository. `known`: what the caller found already for
+        a checkout on this machine (saves a git call); a remote checkout's record says."""
+        ...
+
+    def fork_point(self) -> str | None:
+        """The commit an isolated sub-agent fork branches from: HEAD of a git checkout on this
+        machine; None without commits, or for a remote checkout."""
+        ...
+
+    # Operations --------------------------------------------------------------------------------
+
+    def open_runtime(self) -> Runtime:
+        """The runtime that runs tools in it (the caller closes it)."""
+        ...
+
+    def fork(self, new: NewWorkspace) -> Checkout:
+        """A new workspace of the same kind from this one (`/fork`): committed work only."""
+        ...
+
+    def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
+        """A new workspace that works in this very checkout (a sub-agent with `isolation:
+        "none"`), recorded so that it can be opened again later. `runtime`: the one the sharing
+        session has open (it knows the host of a checkout the registry does not)."""
+        ...
+
+    def rename(self, new_name: str) -> WorkspaceRecord:
+        """Rename the workspace: its record and whatever of the checkout carries the name (a
+        worktree's directory and branch, a remote directory)."""
+        ...
+
+    def dirty_files(self) -> list[str] | None:
+        """Uncommitted files (untracked ones included) that removing it would lose; [] when
+        none; None when it cannot be told."""
+        ...
+
+    def removal(self, policy: BranchPolicy) -> Removal:
+        """What `remove` would remove and keep, with warnings: the deletion preview. Changes
+        nothing, and does not reach remote hosts."""
+        ...
+
+    def remove(self, *, force: bool, policy: BranchPolicy) -> Removal:
+        """Remove the checkout (a local one is never touched). Uncommitted changes refuse it
+        with DirtyWorkspaceError unless `force`; `policy` decides the workspace branch. Returns
+        what was removed and kept."""
+        ...
+
+    def discard(self) -> None:
+        """Remove a checkout nobody needs any more (a sub-agent's that never started, or whose
+        removal failed halfway), as far as it goes: never raises, keeps no branch."""
+        ...
+
+
+def checkout_for(record: WorkspaceRecord) -> Checkout:
+    """The checkout of a workspace."""
+    checkout = _kind(record.runtime)(record)
+    if record.parent_id is not None:
+        from xum.workspaces.subagent_records import shares_parent_checkout
+
+        if shares_parent_checkout(record):
+            return SharedCheckout(checkout)
+    return checkout
+
+
+def create_checkout(kind: RuntimeName, origin: Origin, new: NewWorkspace) -> Checkout:
+    """Make a new workspace: its registry record first (which mints the id and the name), then
+    its checkout; when the checkout cannot be made, the record is removed again."""
+    if kind not in get_args(RuntimeName):
+        raise ValueError(f"runtime {kind!r} is not available")
+    return _kind(kind).create(origin, new)
+
+
+def session_checkout(workspace: WorkspaceInfo) -> Checkout:
+    """The checkout a session runs in. A session on a workspace the registry does not know (an
+    embedded use, a test) gets one made from what the session knows about it."""
+    record = registry.get_workspace(workspace.id) or WorkspaceRecord(
+        id=workspace.id,
+        name=workspace.name,
+        project_path=workspace.project_path,
+        runtime=workspace.runtime,
+        path=workspace.path,
+    )
+    return checkout_for(record)
+
+
+class _CheckoutKind(Protocol):
+    """A Checkout implementation class: looks a checkout up, or makes a new one."""
+
+    def __call__(self, record: WorkspaceRecord) -> Checkout: ...
+
+    def create(self, origin: Origin, new: NewWorkspace) -> Checkout: ...
+
+
+def _kind(kind: str) -> _CheckoutKind:
+    # Imported here, so that only the kinds in use are ever imported.
+    if kind == "worktree":
+        from xum.workspaces.worktree_checkout import WorktreeCheckout
+
+        return WorktreeCheckout
+    if kind == "ssh":
+        from xum.workspaces.ssh_checkout import SshCheckout
+
+        return SshCheckout
+    # A kind this version does not know (a newer xum wrote the record) is opened the way it
+    # always was: as a directory on this machine that xum neither moves nor removes.
+    from xum.workspaces.local_checkout import LocalCheckout
+
+    return LocalCheckout
+
+
+# Shared by the checkouts on this machine -------------------------------------------------------
+
+
+def local_is_git(path: str, known: bool | None) -> bool:
+    return known if known is not None else git.toplevel(Path(path)) is not None
+
+
+def local_fork_point(path: str) -> str | None:
+    return git.head_commit(path)
+
+
+def share_record(
+    checkout: Checkout,
+    new: NewWorkspace,
+    *,
+    host: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> SharedCheckout:
+    """A record of `checkout`'s kind in its very directory, for a workspace that shares it;
+    `host` and `extra` (merged into the new record's `extra`): what it takes to open it again."""
+    fields = dict(new.fields)
+    if host is not None:
+        fields["host"] = host
+    if extra:
+        fields["extra"] = {**fields.get("extra", {}), **extra}
+    path = checkout.record.path
+    record = registry.create_workspace(
+        project_path=checkout.record.project_path,
+        runtime=checkout.kind,
+        name_hint=new.name_hint,
+        path_for=lambda _name: path,
+        title=new.title,
+        exact_name=new.name,
+        **fields,
+    )
+    ensure_private_dir(scratch_dir(record.id))
+    return SharedCheckout(_kind(record.runtime)(record))
+
+
+class SharedCheckout:
+    """The checkout of a workspace that works in another one's (a sub-agent with `isolation:
+    "none"`): opened, looked in and forked like that one, but never renamed or removed through
+    this workspace: the checkout belongs to the workspace that made it."""
+
+    def __init__(self, inner: Checkout) -> None:
+        self.inner = inner
+
+    @property
+    def record(self) -> WorkspaceRecord:
+        return self.inner.record
+
+    @property
+    def kind(self) -> RuntimeName:
+        return self.inner.kind
+
+    @property
+    def on_this_machine(self) -> bool:
+        return self.inner.on_this_machine
+
+    @property
+    def shares_project_dir(self) -> bool:
+        return self.inner.shares_project_dir
+
+    @property
+    def forks_children(self) -> bool:
+        return self.inner.forks_children
+
+    def hook_roots(self) -> HookRoots:
+        return self.inner.hook_roots()
+
+    def is_git(self, known: bool | None = None) -> bool:
+        return self.inner.is_git(known)
+
+    def fork_point(self) -> str | None:
+        return self.inner.fork_point()
+
+    def open_runtime(self) -> Runtime:
+        return self.inner.open_runtime()
+
+    def fork(self, new: NewWorkspace) -> Checkout:
+        return self.inner.fork(new)
+
+    def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
+        return self.inner.share(new, runtime)
+
+    def rename(self, new_name: str) -> WorkspaceRecord:
+        return registry.rename_workspace(self.record.id, new_name)
+
+    def dirty_files(self) -> list[str] | None:
+        return []  # removing this workspace loses none of the checkout's files
+
+    def removal(self, policy: BranchPolicy) -> Removal:
+        return Removal(keeps=[f"the checkout {self.record.path} (shared with its parent)"])
+
+    def remove(self, *, force: bool, policy: BranchPolicy) -> Removal:
+        return self.removal(policy)
+
+    def discard(self) -> None:
+        return None

@@ -1,0 +1,105 @@
+"""Checking a `task` call before anything is made: what the children will run, and where.
+
+`plan_spawn` refuses a call that cannot work (the nesting depth cap, an unknown or
+non-runnable agent, an unknown model or thinking level, `isolation: "fork"` where there is no
+local git HEAD to branch from) before a workspace exists, and settles the children's agent,
+model route and thinking level: the task call's, else the agent's own `ai` defaults, else the
+parent's. The manager (`subagents.py`) then makes the children from the plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from xum.core.clock import now_ms
+from xum.engine.route import ModelRoute, resolve_route
+from xum.llm.thinking import parse_thinking
+from xum.llm.types import ThinkingLevel
+from xum.tools.tasking import SubAgentError
+from xum.workspaces.checkout import Checkout, session_checkout
+
+if TYPE_CHECKING:
+    from xum.context.agents import ResolvedAgent
+    from xum.tools.taskrecords import TaskSpec
+    from xum.workspaces.subagent_host import ParentInfo
+
+
+@dataclass
+class SpawnPlan:
+    """What one `task` call starts (n children alike, but for their titles)."""
+
+    agent: ResolvedAgent
+    route: ModelRoute
+    thinking: ThinkingLevel
+    parent_checkout: Checkout
+    is_git: bool  # whether the parent's checkout is a git repository
+    fork_base: str | None  # the parent's HEAD, where fork children branch from
+    group: str | None  # the best-of batch id (n > 1)
+    titles: list[str]
+
+
+async def plan_spawn(
+    parent: ParentInfo, spec: TaskSpec, *, depth: int, max_depth: int
+) -> SpawnPlan:
+    """Check the call made from a session at nesting `depth` (see the module docstring)."""
+    from xum.context.workspace import WorkspaceContext
+    from xum.workspaces.subagent_agents import runnable_agent
+
+    if depth >= max_depth:
+        raise SubAgentError(
+            f"the task nesting depth limit ({max_depth}) is reached: this "
+            "workspace cannot start sub-agents; do the work yourself"
+        )
+    checkout, is_git, fork_base = await asyncio.to_thread(_git_state, parent)
+    group = f"best-{now_ms():x}" if spec.n > 1 else None
+    # An unknown or non-runnable agent is refused before anything is created; a fork child
+    # looks its agent up again in its own checkout when its session opens (one that shares
+    # this checkout keeps what was found here).
+    lookup = WorkspaceContext.for_workspace(
+        parent.runtime,
+        project_path=parent.workspace.project_path,
+        workspace_name=parent.workspace.name,
+        is_git=is_git,
+    )
+    agent = await runnable_agent(lookup, spec.agent_id)
+    route = parent.route
+    model = spec.model or agent.ai_model
+    if model:
+        try:
+            route = resolve_route(model)
+        except Exception as exc:  # an unknown model, a provider without a key
+            origin = "" if spec.model else f" (ai.model of the {agent.id!r} agent)"
+            raise SubAgentError(f"model {model!r}{origin}: {exc}") from None
+    level = spec.thinking or agent.ai_thinking
+    try:
+        thinking = (
+            parse_thinking(level, route.provider, route.model_id) if level else parent.thinking
+        )
+    except Exception as exc:
+        origin = "" if spec.thinking else f" (ai.thinkingLevel of the {agent.id!r} agent)"
+        raise SubAgentError(f"thinking {level!r}{origin}: {exc}") from None
+    if spec.isolation == "fork":
+        if not checkout.forks_children:
+            raise SubAgentError(
+                f"isolation 'fork' is not available for {checkout.kind} workspaces: "
+                'pass isolation: "none" to run the sub-agent in your own checkout'
+            )
+        if fork_base is None:
+            raise SubAgentError(
+                "isolation 'fork' needs a git repository with at least one commit (the "
+                "child branches from your HEAD); commit first, or use isolation 'none' for "
+                "read-only work"
+            )
+    titles = [
+        spec.title if spec.n == 1 else f"{spec.title} ({i + 1}/{spec.n})" for i in range(spec.n)
+    ]
+    return SpawnPlan(agent, route, thinking, checkout, is_git, fork_base, group, titles)
+
+
+def _git_state(parent: ParentInfo) -> tuple[Checkout, bool, str | None]:
+    """The parent's checkout, whether it is in git, and its HEAD commit (the fork point)."""
+    checkout = session_checkout(parent.workspace)
+    is_git = checkout.is_git()
+    return checkout, is_git, checkout.fork_point() if is_git else None

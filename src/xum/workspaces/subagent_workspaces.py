@@ -1,0 +1,79 @@
+"""A sub-agent's workspace: made when its `task` call starts it, deleted when it is removed.
+
+A child with `isolation: "fork"` (the default) gets a worktree of its own, branched from the
+parent checkout's HEAD: the worktree Checkout makes it, exactly as it makes a user's worktree
+workspace. A child with `isolation: "none"` gets a record that shares the parent's checkout
+(`Checkout.share`: for an SSH parent it keeps the host, so the record can be opened again).
+
+Removing a forked child goes through the workspace lifecycle (its `.xum/delete` hook runs, then
+its worktree, branch and state are removed); a child that shared its parent's checkout only
+loses its own state (its `SharedCheckout` never removes the parent's files). What is left after
+a failure is discarded best effort.
+
+The synchronous functions run in threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
+from xum.workspaces.checkout import NewWorkspace, Origin, checkout_for, create_checkout
+from xum.workspaces.state import remove_local_state
+from xum.workspaces.subagent_host import ParentInfo
+from xum.workspaces.subagent_records import ChildRecord, records_with_parent
+from xum.workspaces.subagent_spawn import SpawnPlan
+
+
+def create_child_workspace(
+    parent: ParentInfo, plan: SpawnPlan, kept: ChildRecord, *, title: str
+) -> WorkspaceRecord:
+    """The registry record (and for a fork, the worktree) of a new child; `kept`: its task
+    fields."""
+    new = NewWorkspace(
+        name_hint=title,
+        title=title,
+        fields={
+            "agent": plan.agent.id,
+            "model": plan.route.model_string,
+            "thinking": plan.thinking,
+            "parent_id": parent.workspace.id,
+            "extra": kept.new_extra(),
+        },
+    )
+    if kept.isolation == "none":
+        return plan.parent_checkout.share(new, parent.runtime).record
+    project = Path(parent.workspace.project_path)
+    origin = Origin(project, project, base=kept.fork_base)
+    return create_checkout("worktree", origin, new).record
+
+
+async def delete_child_workspace(record: WorkspaceRecord) -> None:
+    """Delete a removed child's workspace (see the module docstring)."""
+    if ChildRecord.from_workspace(record).isolation == "fork":
+        from xum.workspaces.lifecycle import delete_workspace
+
+        try:
+            await delete_workspace(record.id, force=True, branch="always")
+            return
+        except Exception:  # the record or checkout is half gone: clean up what is left
+            pass
+    await asyncio.to_thread(discard_child_workspace, record)
+
+
+def discard_child_workspace(record: WorkspaceRecord) -> None:
+    """Delete a child's checkout (its worktree and branch; never a checkout it shares), its
+    local state (session log, scratch dir, plan file, init log) and its registry record, without
+    hooks and as far as each goes."""
+    checkout_for(record).discard()
+    remove_local_state(record)
+    registry.remove_workspace(record.id)
+
+
+def discard_workspace_tree(record: WorkspaceRecord) -> None:
+    """`discard_child_workspace` for a child and, first, all of its recorded descendants."""
+    for child in records_with_parent(record.id):
+        discard_workspace_tree(child)
+    discard_child_workspace(record)
