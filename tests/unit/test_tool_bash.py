@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import make_ctx
+from tests.unit.test_tool_support import Streams, make_ctx
 from xum.tools.bash import BashInput, BashTool
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES
 
@@ -54,11 +54,15 @@ async def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
     assert result.output.startswith("a\ufffd\ufffdb\n")
 
 
-async def test_live_output_reaches_the_sink(tmp_path: Path) -> None:
-    seen = bytearray()
-    ctx = make_ctx(tmp_path, on_output=seen.extend)
+async def test_live_output_reaches_the_output_stream_and_is_closed_before_the_result(
+    tmp_path: Path,
+) -> None:
+    streams = Streams()
+    ctx = make_ctx(tmp_path, open_output=streams)
     await BashTool().run(args("echo one; echo two"), ctx)
-    assert bytes(seen) == b"one\ntwo\n"
+    (stream,) = streams.opened
+    assert stream.name == "output" and stream.closed
+    assert bytes(stream.data) == b"one\ntwo\n"
 
 
 async def test_long_output_keeps_head_and_tail_and_spills_everything(tmp_path: Path) -> None:

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from xum.engine.userinput import PreparedMessage, TurnOverride
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext, ToolResult
+    from xum.tools.live import LiveOutputs
 
 T = TypeVar("T")
 FrameSpec = tuple[str, dict[str, Any]]
@@ -213,6 +214,8 @@ class AgentSession:
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
         self._background: BackgroundProcesses | None = None  # made on first use
+        # Live tool output (`tool-output` events), coalesced and bounded per stream.
+        self._live: LiveOutputs | None = None  # made with the first tool call
         # What the log says so far: the task list as last written, the cost, the last header.
         resumed = _resume(log.frames)
         self.todos: list[TodoItem] = resumed.todos
@@ -293,6 +296,8 @@ class AgentSession:
         runtime belong to the caller."""
         if self._background is not None:
             await self._background.close()
+        if self._live is not None:
+            self._live.close()
 
     @property
     def agent_id(self) -> str:
@@ -945,7 +950,20 @@ class AgentSession:
 
     # Tools -----------------------------------------------------------------------------------
 
-    def tool_context(self) -> ToolContext:
+    @property
+    def live(self) -> LiveOutputs:
+        """This session's live tool output streams (imported and made on first use)."""
+        if self._live is None:
+            from xum.tools.live import LiveOutputs
+
+            self._live = LiveOutputs(self._emit_tool_output)
+        return self._live
+
+    def _emit_tool_output(self, call_id: str, stream: str, text: str) -> None:
+        self.emit({"type": "tool-output", "call_id": call_id, "stream": stream, "text": text})
+
+    def tool_context(self, call_id: str = "") -> ToolContext:
+        """A fresh context for one call (live output only for a real call id)."""
         from xum.tools.base import ToolContext
 
         live = self.context.live
@@ -963,6 +981,8 @@ class AgentSession:
             }
         )
         return ToolContext(
+            call_id=call_id,
+            open_output=self.live.opener(call_id) if call_id else None,
             runtime=self.runtime,
             workspace_id=self.workspace.id,
             workspace_name=self.workspace.name,
@@ -983,8 +1003,6 @@ class AgentSession:
     async def _run_tools(self, calls: list[ToolCall]) -> None:
         from xum.engine.toolrun import run_calls
 
-        ctx = self.tool_context()
-
         def started(call: ToolCall) -> None:
             self.emit(
                 {
@@ -999,7 +1017,7 @@ class AgentSession:
             await self._cancellable(
                 run_calls(
                     calls,
-                    ctx,
+                    lambda call: self.tool_context(call.id),
                     offered=self._offered,
                     middleware=self.middleware,
                     on_start=started,
