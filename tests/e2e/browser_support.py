@@ -2,7 +2,8 @@
 Python Playwright (headless; browsers are never downloaded).
 
 The fake model answers by keyword in the newest user prompt, so one server serves every test:
-`[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[edit]` inserts a line
+`[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[live] <path>` runs a bash
+command that prints a line and then waits until `<path>` exists, `[edit]` inserts a line
 into a file, `[todo]` writes a task list, `[xss]` answers with hostile Markdown, `[rich]` with
 math and a diagram, `[fail]` with a provider error, `[ask]` asks a question (plan mode), `[plan]`
 writes and proposes a plan (plan mode); anything else is echoed (its last line).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -41,6 +43,16 @@ XSS_TEXT = (
     "  click A \"javascript:window.__xss='mermaid-click'\"\n```\n"
 )
 TOOL_SCRIPT = "echo tool-output-42"
+LIVE_FIRST = "live-first-line"
+LIVE_LAST = "live-after-the-barrier"
+
+
+def live_script(barrier: str) -> str:
+    """Prints a line, blocks until `barrier` exists (the test creates it), prints another."""
+    wait = f"while [ ! -e {shlex.quote(barrier)} ]; do sleep 0.02; done"
+    return f"echo {LIVE_FIRST}; {wait}; echo {LIVE_LAST}"
+
+
 RICH_TEXT = (
     "Euler: $$e^{i\\pi} + 1 = 0$$ costs $5.\n\n"
     "$$\n\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\n$$\n\n"
@@ -166,6 +178,10 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
         return fakellm.text(SLOW_TEXT, chunk_size=6, delay=0.03)
     if "[tool]" in text:
         return fakellm.tool_call("bash", {"script": TOOL_SCRIPT, "display_name": "echo test"})
+    live = re.search(r"\[live\] (\S+)", text)
+    if live is not None:
+        script = live_script(live.group(1))
+        return fakellm.tool_call("bash", {"script": script, "display_name": "live test"})
     if "[xss]" in text:
         return fakellm.text(XSS_TEXT)
     if "[fail]" in text:

@@ -3,6 +3,7 @@ processes (the engine's `run_one` drives each call exactly as a turn would)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import run_xum
+from tests.unit.test_tool_support import Streams
 from xum.engine.events import Event
 from xum.engine.middleware import ToolCall
 from xum.engine.toolrun import run_one
@@ -65,8 +67,9 @@ class Harness:
         self.record = record
         self.runtime = runtime
         self.wiring = wiring
-        self.streamed: list[bytes] = []
+        self.streams = Streams()
         self.ctx = ToolContext(
+            call_id="call_hooks",
             runtime=runtime,
             workspace_id=record.id,
             workspace_name=record.name,
@@ -77,12 +80,18 @@ class Harness:
                 "XUM_WORKSPACE_ID": record.id,
                 "XUM_RUNTIME": record.runtime,
             },
-            on_output=self.streamed.append,
+            open_output=self.streams,
         )
+
+    @property
+    def streamed(self) -> bytes:
+        """Everything every live stream of every call received (after masking)."""
+        return self.streams.everything()
 
     async def call(self, name: str, **arguments: Any) -> ToolResult:
         call = ToolCall(f"call_{os.urandom(3).hex()}", name, json.dumps(arguments))
-        return await run_one(call, self.ctx, TOOLS, self.wiring.middleware)
+        ctx = dataclasses.replace(self.ctx, call_id=call.id)
+        return await run_one(call, ctx, TOOLS, self.wiring.middleware)
 
 
 async def harness(
@@ -176,6 +185,32 @@ exit 2
     assert result.meta["hook_exit_code"] == 2 and "post saw" in result.meta["hook_output"]
     quiet = await h.call("bash", **bash("echo hi"))
     assert "<hook_output>" not in quiet.output  # the hook printed nothing for bash
+
+
+async def test_hook_and_masking_layers_return_what_they_change(repo: Path) -> None:
+    from xum.store.secrets import set_project_secret
+    from xum.workspaces.middleware import HookMiddleware, MaskingMiddleware
+
+    value = "sk-live-0123456789abcdef"
+    set_project_secret(str(repo), "API_TOKEN", value)
+    hook(repo, "tool_env", "export A=1\n", executable=False)
+    hook(repo, "tool_post", '#!/bin/sh\necho "post saw $XUM_TOOL"\n')
+    set_trusted(repo)
+    h = await harness(repo)
+    (hooks_layer,) = [m for m in h.wiring.middleware if isinstance(m, HookMiddleware)]
+    (masking,) = [m for m in h.wiring.middleware if isinstance(m, MaskingMiddleware)]
+    call = ToolCall("call_x", "bash", json.dumps(bash("true")))
+    ctx = dataclasses.replace(h.ctx, call_id=call.id)
+    changed = await hooks_layer.before_tool(call, ctx)
+    assert isinstance(changed, ToolContext) and changed is not ctx
+    assert changed.env_source is not None and changed.env_source.endswith(".xum/tool_env")
+    assert ctx.env_source is None
+    original = ToolResult(output=f"said {value}", meta={"exit_code": 0})
+    with_hook = await hooks_layer.after_tool(call, original, changed)
+    masked = await masking.after_tool(call, with_hook, changed)
+    assert (original.output, original.meta) == (f"said {value}", {"exit_code": 0})
+    assert with_hook is not original and "post saw bash" in with_hook.meta["hook_output"]
+    assert masked.output.startswith("said [secret:API_TOKEN]") and value in with_hook.output
 
 
 async def test_tool_env_is_sourced_before_bash(repo: Path) -> None:
@@ -342,8 +377,8 @@ async def test_secrets_reach_commands_and_hooks_but_are_masked_in_output(
     assert "token=[secret:API_TOKEN] port=80" in result.output
     assert "same" in result.output
     assert "hook sees [secret:API_TOKEN]" in result.output
-    assert value.encode() not in b"".join(h.streamed)
-    assert b"[secret:API_TOKEN]" in b"".join(h.streamed)
+    assert value.encode() not in h.streamed
+    assert b"[secret:API_TOKEN]" in h.streamed
 
 
 async def test_secrets_file_must_be_private(repo: Path, xum_root: Path) -> None:

@@ -134,7 +134,7 @@ async def test_project_secrets_reach_remote_commands_and_are_masked(
     assert not result.is_error
     assert f"token=[secret:API_TOKEN] in {h.record.path}\nsame\n" in result.output
     assert value not in result.output
-    streamed = b"".join(h.streamed)
+    streamed = h.streamed
     assert value.encode() not in streamed and b"[secret:API_TOKEN]" in streamed
 
 

@@ -146,6 +146,58 @@ def test_reconnect_mid_stream_misses_nothing(
         assert final["text"] == LONG_TEXT
 
 
+def test_live_tool_output_reaches_subscribers_and_a_reconnect_picks_it_up(
+    fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    first, second = tmp_path / "first", tmp_path / "second"
+    script = (
+        f'echo live-one; while [ ! -e "{first}" ]; do sleep 0.01; done; echo live-two; '
+        f'while [ ! -e "{second}" ]; do sleep 0.01; done; echo live-three'
+    )
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": script, "display_name": "live"}, id="call_live"),
+        fakellm.reply("Done."),
+    )
+
+    def output(kind: str) -> Any:
+        return lambda m: (
+            m.get("type") == "event"
+            and m["event"]["type"] == "tool-output"
+            and kind in m["event"]["text"]
+        )
+
+    with server_client() as client:
+        wid = create_workspace(client, repo)["id"]
+        with client.websocket_connect(WS_URL, headers=AUTH) as ws1:
+            ws1.receive_json()
+            subscribe(ws1, wid)
+            client.post(f"/api/workspaces/{wid}/messages", json={"text": "run"}, headers=AUTH)
+            seen = events_of(receive_until(ws1, output("live-one")), wid)
+        assert "tool-result" not in [e["type"] for e in seen]
+        live = seen[-1]
+        assert live == {
+            "type": "tool-output",
+            "call_id": "call_live",
+            "stream": "output",
+            "text": "live-one\n",
+        }
+        last_seq = max(e["seq"] for e in seen if "seq" in e)
+        first.touch()  # printed while no client is connected: that text is not replayed
+        with client.websocket_connect(WS_URL, headers=AUTH) as ws2:
+            ws2.receive_json()
+            resumed = subscribe(ws2, wid, last_seq)
+            assert not [m for m in resumed if m["type"] == "resync"]
+            second.touch()
+            rest = events_of(receive_until(ws2, is_event("turn-end")), wid)
+        texts = "".join(e["text"] for e in rest if e["type"] == "tool-output")
+        assert texts.endswith("live-three\n") and "live-one" not in texts
+        result = next(e for e in rest if e["type"] == "tool-result")
+        assert result["output"].startswith("live-one\nlive-two\nlive-three\n")
+        outputs = [i for i, e in enumerate(rest) if e["type"] == "tool-output"]
+        assert outputs and max(outputs) < rest.index(result)
+
+
 def test_two_clients_see_the_same_stream(
     fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.test_tool_support import Streams
 from xum.workspaces.flatten import MAX_ARRAY_ITEMS, MAX_VALUE_BYTES, MAX_VARS, env_name, flatten
 from xum.workspaces.masking import SecretMasker
 
@@ -86,16 +87,19 @@ def test_stream_masking_never_leaks_across_chunk_boundaries(cuts: list[int]) -> 
     secret = "s3cr3t-VALUE-42"
     masker = SecretMasker({"API_KEY": secret})
     data = f"start {secret} middle {secret}{secret} end s3cr3t-partial".encode()
-    out: list[bytes] = []
-    sink = masker.stream(out.append)
+    streams = Streams()
+    stream = masker.opener(streams)("output")
     pos = 0
     for cut in cuts * 20:
         if pos >= len(data):
             break
-        sink(data[pos : pos + cut])
+        stream.write(data[pos : pos + cut])
         pos += cut
-    sink(data[pos:])
-    sink.flush()
-    joined = b"".join(out)
+    stream.write(data[pos:])
+    (inner,) = streams.opened
+    assert not inner.closed
+    stream.close()
+    assert inner.closed
+    joined = bytes(inner.data)
     assert secret.encode() not in joined
     assert joined == masker.mask_bytes(data)

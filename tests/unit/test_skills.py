@@ -216,8 +216,7 @@ async def test_the_skill_tools(repo: Path, tmp_path: Path) -> None:
     write(tmp_path / "secret.txt", "TOP SECRET")
     os.symlink(tmp_path / "secret.txt", root / "guide" / "leak.md")
     context = workspace_context(repo)
-    ctx = make_ctx(repo)
-    ctx.skills = context.skill_access()
+    ctx = make_ctx(repo, skills=context.skill_access())
 
     read = await validate_and_run("agent_skill_read", '{"name": "guide"}', ctx)
     assert not read.is_error and read.output == "Read references/api.md first. Use $1 raw."
@@ -253,8 +252,7 @@ async def test_the_skill_tools(repo: Path, tmp_path: Path) -> None:
 async def test_a_skill_added_after_the_first_request_can_be_read_at_once(repo: Path) -> None:
     context = workspace_context(repo)
     await live(context)
-    ctx = make_ctx(repo)
-    ctx.skills = context.skill_access()
+    ctx = make_ctx(repo, skills=context.skill_access())
     skill(repo / ".xum/skills", "fresh", body="Brand new.")
     result = await validate_and_run("agent_skill_read", '{"name": "fresh"}', ctx)
     assert result.output == "Brand new."

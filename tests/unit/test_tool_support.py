@@ -4,15 +4,53 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from xum.runtime.local import LocalRuntime
-from xum.tools.base import ToolContext
+from xum.tools.base import OutputStream, ToolContext
 
 
-def make_ctx(tmp_path: Path, **overrides: object) -> ToolContext:
+class RecordedStream:
+    """A live output stream that keeps what it was given (an `OutputStream`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.data = bytearray()
+        self.writes = 0
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed, f"{self.name} written after close"
+        self.data += data
+        self.writes += 1
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Streams:
+    """A recording `OutputOpener`: every stream opened, in order."""
+
+    def __init__(self) -> None:
+        self.opened: list[RecordedStream] = []
+
+    def __call__(self, name: str) -> OutputStream:
+        stream = RecordedStream(name)
+        self.opened.append(stream)
+        return stream
+
+    def named(self, name: str) -> bytes:
+        return b"".join(bytes(s.data) for s in self.opened if s.name == name)
+
+    def everything(self) -> bytes:
+        return b"".join(bytes(s.data) for s in self.opened)
+
+
+def make_ctx(tmp_path: Path, **overrides: Any) -> ToolContext:
     """A real local runtime on `<tmp>/ws`, with scratch and temp dirs beside it."""
     workspace = tmp_path / "ws"
     scratch = tmp_path / "scratch"
@@ -20,6 +58,7 @@ def make_ctx(tmp_path: Path, **overrides: object) -> ToolContext:
     for directory in (workspace, scratch, temp):
         directory.mkdir(exist_ok=True)
     ctx = ToolContext(
+        call_id="call_test",
         runtime=LocalRuntime(str(workspace), str(temp)),
         workspace_id="abc123",
         workspace_name="ws-test",
@@ -27,9 +66,7 @@ def make_ctx(tmp_path: Path, **overrides: object) -> ToolContext:
         scratch_dir=str(scratch),
         env={"XUM_WORKSPACE_NAME": "ws-test", "XUM_SCRATCH_DIR": str(scratch)},
     )
-    for key, value in overrides.items():
-        setattr(ctx, key, value)
-    return ctx
+    return dataclasses.replace(ctx, **overrides) if overrides else ctx
 
 
 def process_gone(pid: int) -> bool:

@@ -2,10 +2,17 @@
 
 The answer goes to stdout; tool lines and the closing status line go to stderr, so
 `xum run "..." > answer.md` captures just the answer.
+
+Live tool output (`tool-output` events) is shown by the text renderer only when stderr is a
+terminal: a running command's output and its hooks' output, dimmed on stderr, with terminal
+control sequences removed (the output is the repository's, not ours to let steer the terminal).
+Background commands' streams are not shown: they would interleave with the streamed answer
+(`task_await` and `--json` have them). Logs (stderr not a terminal) keep one line per tool.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, TextIO
 
@@ -13,6 +20,12 @@ import orjson
 
 from xum.engine import events as E
 from xum.engine.events import Event
+
+BACKGROUND_STREAM_PREFIX = "bash:"
+# CSI and OSC sequences, then any other C0 control (ESC included) but newline and tab, and DEL.
+_CONTROLS = re.compile(
+    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f]"
+)
 
 _KEY_ARGUMENT = {
     "bash": "script",
@@ -74,6 +87,7 @@ class TextRenderer:
         self._at_line_start = True
         self._calls: dict[str, tuple[str, Any]] = {}
         self._thinking_shown = False
+        self._err_at_line_start = True  # after live output: does stderr end with a newline?
 
     def _dim(self, text: str) -> str:
         return f"\x1b[2m{text}\x1b[0m" if self.color else text
@@ -91,6 +105,7 @@ class TextRenderer:
             self.out.flush()
             if text:
                 self._at_line_start = text.endswith("\n")
+            self._err_at_line_start = True
         elif isinstance(event, E.ReasoningDelta) and not self._thinking_shown:
             self._newline()
             self.err.write(self._dim("(thinking)") + "\n")
@@ -99,8 +114,11 @@ class TextRenderer:
             self._thinking_shown = False
         elif isinstance(event, E.ToolCall):
             self._calls[event.call_id] = (event.name, event.arguments)
+        elif isinstance(event, E.ToolOutput):
+            self._live_output(event)
         elif isinstance(event, E.ToolResult):
             self._newline()
+            self._end_live_line()
             name, arguments = self._calls.pop(event.call_id, (event.name, None))
             mark = "✗" if event.is_error else "✓"
             detail = key_argument(name, arguments)
@@ -123,8 +141,25 @@ class TextRenderer:
             if event.hint:
                 self.err.write(f"  hint: {event.hint}\n")
 
+    def _live_output(self, event: E.ToolOutput) -> None:
+        if not self.color or event.stream.startswith(BACKGROUND_STREAM_PREFIX):
+            return
+        text = _CONTROLS.sub("", event.text)
+        if not text:
+            return
+        self._newline()
+        self.err.write(self._dim(text))
+        self.err.flush()
+        self._err_at_line_start = text.endswith("\n")
+
+    def _end_live_line(self) -> None:
+        if not self._err_at_line_start:
+            self.err.write("\n")
+            self._err_at_line_start = True
+
     def finish(self, line: str) -> None:
         self._newline()
+        self._end_live_line()
         self.err.write(self._dim(line) + "\n")
         self.err.flush()
 

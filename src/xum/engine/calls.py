@@ -57,6 +57,8 @@ class CallRunner:
         live = s.context.live
         offered = s.offered_tools
         return ToolContext(
+            call_id=call.id if call is not None else "",
+            open_output=s.live.opener(call.id) if call is not None else None,
             runtime=s.runtime,
             workspace_id=s.workspace.id,
             workspace_name=s.workspace.name,

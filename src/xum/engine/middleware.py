@@ -26,12 +26,26 @@ class ToolCall:
 
 
 class ToolMiddleware(Protocol):
-    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
-        """Return a result to block the call (it is not run); None lets it run."""
+    """One layer around every tool call. Layers run in list order, `before_tool` before the
+    call and `after_tool` after it, and never change what they are given: a layer says what it
+    changes by returning it.
+
+    The context is the call's own and frozen (`ToolContext`); a changed one (made with
+    `dataclasses.replace`) is what the later layers, the tool and every `after_tool` see. A
+    result is not changed in place either: `after_tool` returns a new one, or the same object
+    when it has nothing to add.
+    """
+
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
+        """A result blocks the call (it is not run, and later layers are skipped); a context
+        replaces the call's context from here on; None lets the call go on unchanged."""
         ...
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
-        """Inspect or transform the result (append hook output, mask secrets, ...)."""
+        """The result to pass on (append hook output, mask secrets, ...), without mutating
+        `result`. `ctx` is the context the tool ran with."""
         ...
 
 

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from xum.engine.userinput import PreparedMessage, TurnOverride
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext
+    from xum.tools.live import LiveOutputs
 
 # Re-exported: these records were defined here before `xum.engine.turn` held them.
 __all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
@@ -129,6 +130,8 @@ class AgentSession:
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
         self._background: BackgroundProcesses | None = None  # made on first use
+        # Live tool output (`tool-output` events), coalesced and bounded per stream.
+        self._live: LiveOutputs | None = None  # made with the first tool call
         resumed = resume(log.frames)
         self.todos: list[TodoItem] = resumed.todos
         self.recorder = Recorder(log, emit)
@@ -231,6 +234,8 @@ class AgentSession:
         try:
             if self._background is not None:
                 await self._background.close()
+            if self._live is not None:
+                self._live.close()
         finally:
             self.recorder.close()
 
@@ -238,6 +243,18 @@ class AgentSession:
     def offered_tools(self) -> list[str]:
         """The tool names the current segment offers the model."""
         return self._offered
+
+    @property
+    def live(self) -> LiveOutputs:
+        """This session's live tool output streams (imported and made on first use)."""
+        if self._live is None:
+            from xum.tools.live import LiveOutputs
+
+            self._live = LiveOutputs(self._emit_tool_output)
+        return self._live
+
+    def _emit_tool_output(self, call_id: str, stream: str, text: str) -> None:
+        self.emit(E.ToolOutput(call_id=call_id, stream=stream, text=text))
 
     @property
     def agent_id(self) -> str:

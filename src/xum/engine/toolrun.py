@@ -4,11 +4,16 @@ Consecutive read-only calls run concurrently; anything that writes or runs comma
 in the order the model asked. Middleware sees every call before and after it runs. Whatever
 happens (a blocked call, a crash, bad arguments, a middleware that raises) each call ends with
 exactly one result.
+
+Each call gets its own frozen context (`context_for(call)`), and a middleware's change to it
+(a returned `ToolContext`) is threaded through that call's remaining layers and its tool only,
+so calls that run side by side cannot see each other's changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -21,6 +26,8 @@ MAX_RESULT_CHARS = 200_000
 
 # Awaited in call order; the engine records each result durably before the next one.
 ResultHandler = Callable[[ToolCall, ToolResult, float], Awaitable[None]]
+# The fresh context of one call (called once per call, when the call's group starts).
+ContextFor = Callable[[ToolCall], ToolContext]
 
 
 def _bounded(result: ToolResult) -> ToolResult:
@@ -28,13 +35,15 @@ def _bounded(result: ToolResult) -> ToolResult:
         return result
     half = MAX_RESULT_CHARS // 2
     omitted = len(result.output) - 2 * half
-    result.output = (
-        result.output[:half]
-        + f"\n[... {omitted:,} characters omitted by xum: the result was too long ...]\n"
-        + result.output[-half:]
+    return dataclasses.replace(
+        result,
+        output=(
+            result.output[:half]
+            + f"\n[... {omitted:,} characters omitted by xum: the result was too long ...]\n"
+            + result.output[-half:]
+        ),
+        meta={**result.meta, "truncated_chars": omitted},
     )
-    result.meta["truncated_chars"] = omitted
-    return result
 
 
 def _is_read_only(name: str) -> bool:
@@ -76,14 +85,16 @@ async def run_one(
     middleware: Sequence[ToolMiddleware],
 ) -> ToolResult:
     """One call through the middleware and the tool. A middleware that raises becomes an error
-    result (cancellation still goes through)."""
+    result (cancellation still goes through). `ctx` must be this call's own context."""
     for layer in middleware:
         try:
-            blocked = await layer.before_tool(call, ctx)
+            outcome = await layer.before_tool(call, ctx)
         except Exception as exc:
             return _failed_before(call, layer, exc)
-        if blocked is not None:
-            return _bounded(blocked)
+        if isinstance(outcome, ToolContext):
+            ctx = outcome
+        elif outcome is not None:
+            return _bounded(outcome)
     result = await registry.validate_and_run(call.name, call.arguments, ctx, available=offered)
     for layer in middleware:
         try:
@@ -95,14 +106,14 @@ async def run_one(
 
 async def run_calls(
     calls: Sequence[ToolCall],
-    context_for: Callable[[ToolCall], ToolContext],
+    context_for: ContextFor,
     *,
     offered: Sequence[str],
     middleware: Sequence[ToolMiddleware],
     on_start: Callable[[ToolCall], None],
     on_result: ResultHandler,
 ) -> None:
-    """Run `calls`, each with its own context (`context_for(call)`); `on_result(call, result,
+    """Run `calls`, each with its own context from `context_for`; `on_result(call, result,
     seconds)` fires in call order as results settle."""
     i = 0
     while i < len(calls):
@@ -118,8 +129,9 @@ async def run_calls(
             result = await run_one(group[0], context_for(group[0]), offered, middleware)
             await on_result(group[0], result, time.monotonic() - started)
             continue
+        contexts = [context_for(c) for c in group]
         results = await asyncio.gather(
-            *(run_one(c, context_for(c), offered, middleware) for c in group)
+            *(run_one(c, x, offered, middleware) for c, x in zip(group, contexts, strict=True))
         )
         elapsed = time.monotonic() - started
         for call, result in zip(group, results, strict=True):

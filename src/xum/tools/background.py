@@ -10,6 +10,10 @@ ends (or is stopped) the file is handed to the runtime (`Runtime.publish_file`):
 workspace it is copied to the host, where the model's tools can read it; until then the marker
 says it is on xum's machine.
 
+The output also goes to a live stream opened from the starting call's context, named by the
+taskId (`bash:<id>`): it outlives the call that returned the taskId and is closed (flushing what
+masking held back) only when the process ends.
+
 The session owns its `BackgroundProcesses` and closes it when it closes: no process outlives
 the session that started it.
 """
@@ -23,13 +27,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from xum.core.ids import random_suffix
 from xum.core.paths import FILE_MODE, ensure_private_dir
 from xum.runtime.base import ExecResult, Runtime
 from xum.tools.bounds import SpillPlace, clip_middle, spill_dir
 from xum.tools.tasking import BASH_TASK_PREFIX, ChangeSignal
+
+if TYPE_CHECKING:
+    from xum.tools.base import OutputOpener, OutputStream
 
 RING_BYTES = 1024 * 1024
 # A read shows at most this much of the new output (head and tail), like a foreground command.
@@ -133,12 +140,15 @@ class BackgroundProcess:
         self._spilled = 0
         self._spill_failed = False
         self.task: asyncio.Task[None] | None = None
+        self.live: OutputStream | None = None  # the live view, closed when the process ends
 
     # Output --------------------------------------------------------------------------------
 
     def feed(self, chunk: bytes) -> None:
         self.ring.feed(chunk)
         self._spill(chunk)
+        if self.live is not None:
+            self.live.write(chunk)
         self._on_change()
 
     def _spill(self, chunk: bytes) -> None:
@@ -196,6 +206,9 @@ class BackgroundProcess:
         self.failure = failure
         self.ended = time.monotonic()
         self._close_spill()
+        if self.live is not None:
+            live, self.live = self.live, None
+            live.close()
         self._on_change()
 
     async def publish_spill(self, runtime: Runtime) -> None:
@@ -256,7 +269,9 @@ class BackgroundProcesses:
         env: Mapping[str, str],
         display_name: str,
         timeout_s: float,
+        open_output: OutputOpener | None = None,
     ) -> BackgroundProcess:
+        """`open_output`: the starting call's, for a live stream named by the taskId."""
         if self._closed:
             raise RuntimeError("the session is closing; no new background processes")
         if sum(not p.done for p in self._procs.values()) >= MAX_RUNNING:
@@ -277,6 +292,8 @@ class BackgroundProcesses:
             ring_bytes=self.ring_bytes,
             on_change=self.signal.notify,
         )
+        if open_output is not None:
+            proc.live = open_output(proc.task_id)
         proc.task = asyncio.create_task(self._run(proc, runtime, env), name=proc.task_id)
         self._procs[process_id] = proc
         self._forget_old()

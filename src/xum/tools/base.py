@@ -88,26 +88,58 @@ class SkillAccess(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class ToolContext:
-    """Everything a tool may use. Built by the engine per call; tools must not keep it."""
+class OutputStream(Protocol):
+    """One named live output stream of a tool call (a UI shows it while the call runs).
 
+    `write` takes raw bytes as a process produced them (any chunking, possibly cutting a UTF-8
+    character or a secret in two); the receiving side decodes, masks, bounds and coalesces.
+    `close` ends the stream and flushes whatever was held back; writes after it are ignored.
+    Neither raises for the writer: live output is a view, the tool's result is the record.
+    """
+
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# Opens a named live stream for the call whose context carries it. Names in use (docs/events.md
+# `tool-output`): "output" (a foreground bash command), "bash:<id>" (a background command, its
+# taskId), "hook:tool_pre" and "hook:tool_post" (the tool hooks while they run).
+OutputOpener = Callable[[str], OutputStream]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """Everything one tool call may use: made fresh by the engine for each call, frozen.
+
+    Middleware that needs to change it (hooks set `env_source`, masking wraps `open_output`)
+    returns a changed copy (`dataclasses.replace`) which the engine hands to the later layers
+    and the tool; nothing writes into a context, so calls that run concurrently cannot see each
+    other's changes. Tools must not keep it beyond the call (a background command keeps only
+    the stream it opened).
+
+    Frozen is shallow on purpose in one place: `todos` is the session's task list, which the
+    todo tools exist to change, so it is the session's own mutable list, shared by reference.
+    `env` is typed read-only; a layer that adds variables builds its own dict.
+    """
+
+    call_id: str  # the tool call this context belongs to
     runtime: Runtime
     workspace_id: str
     workspace_name: str
     project_path: str  # on the user's machine, even for remote runtimes
     scratch_dir: str  # local directory for spill files and other scratch output
-    env: dict[str, str]  # the XUM_* environment (and later project secrets) for commands
-    todos: list[TodoItem] = field(default_factory=list)  # the session's task list
+    env: Mapping[str, str]  # the XUM_* environment (and project secrets) for commands
+    todos: list[TodoItem] = field(default_factory=list)  # the session's task list (mutable)
     # Directories a file edit may touch besides the workspace (scratch, temp).
     extra_write_roots: tuple[str, ...] = ()
     # Plan mode: file edits may only touch this file (None outside plan mode).
     plan_file: str | None = None
     # `xum run` only: lets the agent choose the process exit code.
     set_exit_code: Callable[[int, str], None] | None = None
-    # Live output for UIs: bash feeds its merged stdout/stderr here as it arrives (unbounded;
-    # the sink decides what to keep). The result still carries the bounded text.
-    on_output: Callable[[bytes], None] | None = None
+    # Live output for UIs (None: nobody watches, and tools work the same). The result still
+    # carries the bounded text; the stream is a best-effort view of it while the call runs.
+    open_output: OutputOpener | None = None
     # The session's children (the task tools); None where sub-agents are not available.
     subagents: SubAgentHost | None = None
     # The session's background bash processes; None where they are not available.

@@ -1,5 +1,9 @@
 """bash: run a script in the workspace, output bounded and spilled to a file (on the SSH host
-for SSH workspaces, so the model can read it where it runs)."""
+for SSH workspaces, so the model can read it where it runs).
+
+While it runs, the merged output also goes to the call's live stream (`ctx.open_output`):
+"output" for a foreground command, closed before the result is made; for a background one the
+stream is named by its taskId (`bash:<id>`) and stays open until the process ends."""
 
 from __future__ import annotations
 
@@ -75,12 +79,12 @@ class BashTool(Tool):
             notes.append(f"timeout_secs {timeout:g} is above the maximum; used {MAX_TIMEOUT_S:.0f}")
             timeout = MAX_TIMEOUT_S
         capture = HeadTailCapture(new_spill_path(ctx.scratch_dir), spill_cap=ctx.runtime.spill_cap)
-        sink = ctx.on_output
+        live = ctx.open_output("output") if ctx.open_output is not None else None
 
         def on_output(chunk: bytes) -> None:
             capture.feed(chunk)
-            if sink is not None:
-                sink(chunk)
+            if live is not None:
+                live.write(chunk)
 
         try:
             result = await ctx.runtime.exec(
@@ -95,6 +99,8 @@ class BashTool(Tool):
             )
         finally:
             capture.close()
+            if live is not None:  # flushes what masking or decoding held back
+                live.close()
         # The spill file goes where file_read looks (on SSH: the host).
         await capture.publish(ctx.runtime)
 
@@ -143,6 +149,7 @@ class BashTool(Tool):
                 env=ctx.env,
                 display_name=args.display_name,
                 timeout_s=lifetime,
+                open_output=ctx.open_output,
             )
         except RuntimeError as exc:
             return error(f"could not start the background command: {exc}")

@@ -2,7 +2,13 @@
 
 Commands and hooks get the project's secrets as environment variables, so `echo $TOKEN` would
 otherwise put the token in the session log and in the next request. Every occurrence of a secret
-value in a tool result (and in the live output stream) becomes `[secret:NAME]`.
+value in a tool result (and in the live output streams) becomes `[secret:NAME]`.
+
+Live streams are masked on bytes, before they are decoded: `SecretMasker.opener` wraps a call's
+`open_output`, so each stream a tool or hook opens masks what passes and holds back a tail that
+may be the start of a secret split across two writes, until the next write or the stream's close
+decides it. A background command's stream closes when its process ends, so its last held-back
+bytes wait until then.
 
 Only values of at least MIN_SECRET_LENGTH characters are masked: a secret like `1` or `true`
 would turn every digit or boolean in every output into noise, and is no secret worth hiding.
@@ -13,8 +19,11 @@ is not recognised. It protects against accidents, not against a determined exfil
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xum.tools.base import OutputOpener, OutputStream
 
 MIN_SECRET_LENGTH = 6
 
@@ -66,29 +75,48 @@ class SecretMasker:
                 return k
         return 0
 
-    def stream(self, sink: Callable[[bytes], None]) -> MaskingSink:
-        return MaskingSink(self, sink)
+    def opener(self, inner: OutputOpener) -> OutputOpener:
+        """`inner`, with every stream it opens masked (see MaskingStream)."""
+        if isinstance(inner, MaskingOpener) and inner.masker is self:
+            return inner  # already masked by this masker: do not mask twice
+        return MaskingOpener(self, inner)
 
 
-class MaskingSink:
-    """Wraps a live output sink: chunks are masked as they pass, and a tail that might be the
-    first part of a secret split across two chunks is held back until the next chunk (or
-    `flush`) decides it."""
+class MaskingOpener:
+    """An `OutputOpener` whose streams are masked by `masker` on their way to `inner`'s."""
 
-    def __init__(self, masker: SecretMasker, sink: Callable[[bytes], None]) -> None:
+    __slots__ = ("inner", "masker")
+
+    def __init__(self, masker: SecretMasker, inner: OutputOpener) -> None:
         self.masker = masker
-        self.sink = sink
+        self.inner = inner
+
+    def __call__(self, name: str) -> OutputStream:
+        return MaskingStream(self.masker, self.inner(name))
+
+
+class MaskingStream:
+    """Wraps a live output stream: chunks are masked as they pass, and a tail that might be the
+    first part of a secret split across two chunks is held back until the next chunk (or
+    `close`) decides it."""
+
+    __slots__ = ("_pending", "inner", "masker")
+
+    def __init__(self, masker: SecretMasker, inner: OutputStream) -> None:
+        self.masker = masker
+        self.inner = inner
         self._pending = b""
 
-    def __call__(self, chunk: bytes) -> None:
-        data = self.masker.mask_bytes(self._pending + chunk)
+    def write(self, data: bytes) -> None:
+        data = self.masker.mask_bytes(self._pending + data)
         hold = self.masker.held_back(data)
         self._pending = data[len(data) - hold :] if hold else b""
         ready = data[: len(data) - hold]
         if ready:
-            self.sink(ready)
+            self.inner.write(ready)
 
-    def flush(self) -> None:
+    def close(self) -> None:
         if self._pending:
             data, self._pending = self._pending, b""
-            self.sink(self.masker.mask_bytes(data))
+            self.inner.write(self.masker.mask_bytes(data))
+        self.inner.close()

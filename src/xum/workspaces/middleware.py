@@ -1,13 +1,19 @@
 """The tool-call middleware of a workspace: init wait, hooks, secret masking, local warnings.
 
 `build_middleware` assembles it; front-ends pass the list to `AgentSession(middleware=...)`.
-Order matters: `before_tool` runs in list order and `after_tool` too, so masking comes last,
-after `tool_post` appended its output. A call blocked by `tool_pre` skips the later layers, so
-the hook layer masks its own block message.
+Order matters: `before_tool` runs in list order and `after_tool` too. Live output masking
+(`LiveOutputMasking`) comes first, so every later layer and the tool only ever get a masking
+`open_output` (the hooks' live streams included); result masking (`MaskingMiddleware`) comes
+last, after `tool_post` appended its output. A call blocked by `tool_pre` skips the later
+layers, so the hook layer masks its own block message.
+
+No layer changes what it is given: a changed context is returned (`dataclasses.replace`) and
+a changed result is a new `ToolResult`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,11 +31,11 @@ from xum.workspaces import hooks
 from xum.workspaces.busy import streaming_local_siblings
 from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
-from xum.workspaces.masking import MaskingSink, SecretMasker
+from xum.workspaces.masking import SecretMasker
 from xum.workspaces.trust import automation_disabled, trust_root
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call, not at start-up
-    from xum.tools.base import ToolContext, ToolResult
+    from xum.tools.base import OutputStream, ToolContext, ToolResult
 
 TOOL_HOOK_TIMEOUT_S = 10.0
 LOCAL_CHECK_INTERVAL_S = 5.0
@@ -73,7 +79,9 @@ class InitGate:
         self.emit = emit
         self._reported = False
 
-    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
         if self._reported:
             return None
         if not self.init.done:
@@ -126,7 +134,9 @@ class LocalStreamingWarning:
                 )
             )
 
-    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
         if time.monotonic() - self._checked_at >= LOCAL_CHECK_INTERVAL_S:
             self.check()
         return None
@@ -190,15 +200,21 @@ class HookMiddleware:
         )
         return env
 
-    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
+        changed = ctx
         if call.name == "bash":
             tool_env = await self.find("tool_env")
-            ctx.env_source = tool_env.path if tool_env is not None else None
+            env_source = tool_env.path if tool_env is not None else None
+            if env_source != ctx.env_source:
+                changed = dataclasses.replace(ctx, env_source=env_source)
         hook = await self.find("tool_pre")
         if hook is None:
-            return None
+            return changed if changed is not ctx else None
         input_path = await self.staging.write("input", _input_bytes(call.arguments))
         staged = [input_path]
+        live = _open(ctx, "hook:tool_pre")
         try:
             result = await hooks.run_hook(
                 self.runtime,
@@ -208,11 +224,14 @@ class HookMiddleware:
                 timeout_s=self.timeout_s,
                 stderr_only=True,
                 cleanup=staged if self.staging.remote else (),
+                on_output=live.write if live is not None else None,
             )
         finally:
             self.staging.forget(staged)
+            if live is not None:
+                live.close()
         if result.ok:
-            return None
+            return changed if changed is not ctx else None
         hooks.log_hook(self.record.id, result, mask=self.masker.mask)
         said = result.output.strip()
         from xum.tools.base import ToolResult
@@ -245,6 +264,7 @@ class HookMiddleware:
         env = self._base_env(call, ctx, input_path)
         env.update(flatten(document, "XUM_TOOL_RESULT"))
         env["XUM_TOOL_RESULT_PATH"] = result_path
+        live = _open(ctx, "hook:tool_post")
         try:
             ran = await hooks.run_hook(
                 self.runtime,
@@ -253,39 +273,69 @@ class HookMiddleware:
                 cwd=self.runtime.workspace_path,
                 timeout_s=self.timeout_s,
                 cleanup=staged if self.staging.remote else (),
+                on_output=live.write if live is not None else None,
             )
         finally:
             self.staging.forget(staged)
+            if live is not None:
+                live.close()
         said = ran.output.strip()
         if not ran.ok:
             hooks.log_hook(self.record.id, ran, mask=self.masker.mask)
             said = f"{ran.describe()}\n{said}".strip()
-        if said:
-            result.output = f"{result.output}\n\n<hook_output>\n{said}\n</hook_output>"
-            result.meta["hook_output"] = said
+        if not said:
+            return result
+        # A new result: the one the tool returned stays as it was.
+        output = f"{result.output}\n\n<hook_output>\n{said}\n</hook_output>"
+        meta = {**result.meta, "hook_output": said}
         if not ran.ok:
-            result.meta["hook_exit_code"] = ran.exit_code
-        return result
+            meta["hook_exit_code"] = ran.exit_code
+        return dataclasses.replace(result, output=output, meta=meta)
 
 
-class MaskingMiddleware:
-    """Replaces secret values with `[secret:NAME]` in results and in the live output stream."""
+class LiveOutputMasking:
+    """Masks secret values in every live output stream of a call: the call's `open_output` is
+    replaced by one whose streams mask (holding back a possible start of a secret until the next
+    write or the stream's close). First in the list, so hooks and tools cannot get around it."""
 
     def __init__(self, masker: SecretMasker) -> None:
         self.masker = masker
 
-    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolResult | None:
-        sink = ctx.on_output
-        if sink is not None and not isinstance(sink, MaskingSink):
-            ctx.on_output = self.masker.stream(sink)
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
+        if ctx.open_output is None or not self.masker.active:
+            return None
+        return dataclasses.replace(ctx, open_output=self.masker.opener(ctx.open_output))
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        return result
+
+
+class MaskingMiddleware:
+    """Replaces secret values with `[secret:NAME]` in results (last in the list, so after
+    `tool_post` appended its output)."""
+
+    def __init__(self, masker: SecretMasker) -> None:
+        self.masker = masker
+
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
         return None
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
-        if isinstance(ctx.on_output, MaskingSink):
-            ctx.on_output.flush()
-        result.output = self.masker.mask(result.output)
-        result.meta = self.masker.mask_value(result.meta)
-        return result
+        if not self.masker.active:
+            return result
+        return dataclasses.replace(
+            result,
+            output=self.masker.mask(result.output),
+            meta=self.masker.mask_value(result.meta),
+        )
+
+
+def _open(ctx: ToolContext, name: str) -> OutputStream | None:
+    return ctx.open_output(name) if ctx.open_output is not None else None
 
 
 def _parsed(arguments: str) -> Any:
@@ -319,7 +369,7 @@ def build_middleware(
     `trust`: the project's TrustView, when the caller made one already.
     """
     masker = SecretMasker(secrets)
-    layers: list[ToolMiddleware] = []
+    layers: list[ToolMiddleware] = [LiveOutputMasking(masker)]
     if init is not None:
         layers.append(InitGate(init, emit))
     if checkout_for(record).shares_project_dir:

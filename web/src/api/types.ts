@@ -351,6 +351,14 @@ export interface AdvisoryEvent {
 export interface ErrorEvent extends ErrorInfo {
   type: "error";
 }
+/** Live output of a running tool call (docs/events.md): secrets masked, bounded by the server. */
+export interface ToolOutputEvent {
+  type: "tool-output";
+  call_id: string;
+  /** "output" (bash), "bash:<id>" (a background command), "hook:tool_pre", "hook:tool_post". */
+  stream: string;
+  text: string;
+}
 
 export type DurableEvent =
   | TurnStartEvent
@@ -372,7 +380,8 @@ export type LiveEvent =
   | RetryingEvent
   | DiscardPartialEvent
   | AdvisoryEvent
-  | ErrorEvent;
+  | ErrorEvent
+  | ToolOutputEvent;
 
 export type EngineEvent = DurableEvent | LiveEvent;
 

@@ -11,6 +11,7 @@ import type {
   PartialMessage,
   RetryingEvent,
   ToolCallRef,
+  ToolOutputEvent,
   ToolResultEvent,
 } from "../api/types";
 
@@ -56,6 +57,15 @@ export interface NoticeRow {
 
 export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow;
 
+/** One live stream of a running tool call, as far as it arrived. */
+export interface LiveStream {
+  stream: string;
+  text: string;
+}
+
+/** A call's live streams, in the order they started. */
+export type LiveCall = readonly LiveStream[];
+
 export interface InFlight {
   text: string;
   reasoning: string;
@@ -75,6 +85,9 @@ export interface TranscriptState {
   partial: InFlight | null;
   /** Tool calls that started running and have no result yet. */
   running: ReadonlySet<string>;
+  /** Live output by call id (`tool-output` events): foreground streams until the result,
+   * background streams (`bash:<id>`) for as long as the process prints. */
+  live: ReadonlyMap<string, LiveCall>;
   turnOpen: boolean;
   retrying: RetryingEvent | null;
   /** Results whose assistant message is not loaded (older page) yet. */
@@ -95,6 +108,7 @@ export function emptyTranscript(): TranscriptState {
     loaded: false,
     partial: null,
     running: new Set(),
+    live: new Map(),
     turnOpen: false,
     retrying: null,
     orphans: new Map(),
@@ -260,8 +274,9 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
         running.delete(ev.call_id);
         next = { ...next, running };
       }
+      if (ev.type === "tool-result") next = { ...next, live: endLive(next.live, ev.call_id) };
       if (ev.type === "turn-end") {
-        next = { ...next, partial: null, running: new Set(), retrying: null };
+        next = { ...next, partial: null, running: new Set(), retrying: null, live: endLive(next.live, null) };
       }
       continue;
     }
@@ -311,6 +326,8 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
       return { ...state, partial: null };
     case "retrying":
       return { ...state, retrying: ev };
+    case "tool-output":
+      return { ...state, live: appendLive(state.live, ev) };
     case "advisory": {
       const n = state.noticeCounter + 1;
       const row: NoticeRow = {
@@ -325,6 +342,76 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
     default:
       return state;
   }
+}
+
+// ---- Live tool output ------------------------------------------------------------------------
+
+/** The client's own bound per stream (the server sends at most 256 Ki characters and a marker
+ * per stream): beyond it the oldest text is dropped, so a long-lived stream cannot grow the
+ * page without limit. */
+export const MAX_LIVE_CHARS = 300 * 1024;
+/** Calls with live output kept at once; the oldest are forgotten first. */
+export const MAX_LIVE_CALLS = 32;
+export const LIVE_TRIMMED = "[… earlier live output trimmed …]\n";
+export const LIVE_GAP = "\n[… reconnected: output printed while disconnected is not shown …]\n";
+
+/** Streams of background commands outlive the call's result. */
+export function isBackgroundStream(stream: string): boolean {
+  return stream.startsWith("bash:");
+}
+
+function bounded(text: string): string {
+  if (text.length <= MAX_LIVE_CHARS) return text;
+  const keep = MAX_LIVE_CHARS - LIVE_TRIMMED.length;
+  return LIVE_TRIMMED + text.slice(text.length - keep);
+}
+
+function appendLive(live: ReadonlyMap<string, LiveCall>, ev: ToolOutputEvent): ReadonlyMap<string, LiveCall> {
+  if (!ev.text) return live;
+  const streams = live.get(ev.call_id) ?? [];
+  const i = streams.findIndex((s) => s.stream === ev.stream);
+  const updated =
+    i < 0
+      ? [...streams, { stream: ev.stream, text: bounded(ev.text) }]
+      : streams.map((s, j) => (j === i ? { stream: s.stream, text: bounded(s.text + ev.text) } : s));
+  const next = new Map(live);
+  next.delete(ev.call_id); // re-inserted last: the map's order is "most recently written"
+  next.set(ev.call_id, updated);
+  while (next.size > MAX_LIVE_CALLS) {
+    const oldest = next.keys().next().value;
+    if (oldest === undefined) break;
+    next.delete(oldest);
+  }
+  return next;
+}
+
+/** The result arrived (callId), or the turn ended (null: every call): foreground streams are
+ * replaced by the result; background streams go on. */
+function endLive(live: ReadonlyMap<string, LiveCall>, callId: string | null): ReadonlyMap<string, LiveCall> {
+  if (live.size === 0) return live;
+  let next: Map<string, LiveCall> | null = null;
+  for (const [id, streams] of live) {
+    if (callId !== null && id !== callId) continue;
+    const kept = streams.filter((s) => isBackgroundStream(s.stream));
+    if (kept.length === streams.length) continue;
+    next ??= new Map(live);
+    if (kept.length) next.set(id, kept);
+    else next.delete(id);
+  }
+  return next ?? live;
+}
+
+/** A (re)subscription: what was printed while unsubscribed never arrives, so say so. */
+function markGaps(live: ReadonlyMap<string, LiveCall>): ReadonlyMap<string, LiveCall> {
+  if (live.size === 0) return live;
+  const next = new Map<string, LiveCall>();
+  for (const [id, streams] of live) {
+    next.set(
+      id,
+      streams.map((s) => (s.text.endsWith(LIVE_GAP) ? s : { stream: s.stream, text: bounded(s.text + LIVE_GAP) })),
+    );
+  }
+  return next;
 }
 
 function fillHole(call: ToolCallRef | undefined): ToolCallRef {
@@ -344,10 +431,11 @@ export function applyPartial(state: TranscriptState, message: PartialMessage): T
   };
 }
 
-/** Forget the in-flight message: called when (re)subscribing, before the server's snapshot. */
+/** Forget the in-flight message: called when (re)subscribing, before the server's snapshot.
+ * Live tool output is kept, with a note where the events missed while away would have been. */
 export function resetInFlight(state: TranscriptState): TranscriptState {
-  if (state.partial === null && state.retrying === null) return state;
-  return { ...state, partial: null, retrying: null };
+  if (state.partial === null && state.retrying === null && state.live.size === 0) return state;
+  return { ...state, partial: null, retrying: null, live: markGaps(state.live) };
 }
 
 /** Apply the newest page of history (the first load). */

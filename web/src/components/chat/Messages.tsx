@@ -1,7 +1,7 @@
 import { Loader2 } from "lucide-react";
 import { memo } from "react";
 import type { RetryingEvent } from "../../api/types";
-import type { AssistantRow, InFlight, NoticeRow, TurnEndRow, UserRow } from "../../state/transcript";
+import type { AssistantRow, InFlight, LiveCall, NoticeRow, TurnEndRow, UserRow } from "../../state/transcript";
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
 import { ErrorCard } from "./ErrorCard";
@@ -37,6 +37,8 @@ const FINISH_NOTES: Record<string, string> = {
 interface AssistantProps {
   row: AssistantRow;
   running: ReadonlySet<string>;
+  /** Live tool output by call id (a new map only when some output arrived). */
+  live: ReadonlyMap<string, LiveCall>;
   turnOpen: boolean;
   workspaceId: string;
 }
@@ -56,6 +58,7 @@ export const AssistantMessage = memo(function AssistantMessage(props: AssistantP
           call={call}
           result={row.results[call.id]}
           running={props.running.has(call.id)}
+          live={props.live.get(call.id)}
           turnOpen={props.turnOpen}
           workspaceId={props.workspaceId}
         />

@@ -207,6 +207,7 @@ export function Transcript(props: { workspaceId: string }) {
           <AssistantMessage
             row={row}
             running={t.running}
+            live={t.live}
             turnOpen={t.turnOpen && row.key === lastAssistant}
             workspaceId={props.workspaceId}
           />

@@ -13,12 +13,13 @@ import {
   SquareTerminal,
   Wrench,
 } from "lucide-react";
-import { useState, type ReactNode } from "react";
+import { useLayoutEffect, useRef, useState, type ReactNode } from "react";
 import type { ToolCallRef, ToolResultEvent } from "../../api/types";
 import { firstLine, num, parseArgs, pretty, str, type Args } from "../../lib/args";
 import { formatDuration } from "../../lib/format";
 import { useStore } from "../../lib/store";
 import { app } from "../../state/app";
+import { isBackgroundStream, type LiveCall, type LiveStream } from "../../state/transcript";
 import { CodeBlock } from "../markdown/CodeBlock";
 import { DiffView } from "./DiffView";
 import { PlanCard } from "./PlanCard";
@@ -31,6 +32,8 @@ interface Props {
   call: ToolCallRef;
   result: ToolResultEvent | undefined;
   running: boolean;
+  /** Live output of the call so far (`tool-output` events), if any. */
+  live?: LiveCall;
   /** Arguments are still streaming in. */
   streaming?: boolean;
   turnOpen: boolean;
@@ -125,6 +128,49 @@ function Output(props: { text: string; label?: string }) {
   );
 }
 
+function liveLabel(stream: string): string {
+  if (stream === "output") return "Output (live)";
+  if (isBackgroundStream(stream)) return `Background output (live, ${stream})`;
+  if (stream.startsWith("hook:")) return `${stream.slice(5)} hook (live)`;
+  return `${stream} (live)`;
+}
+
+/** A live stream: text as it arrives (React renders it as text, never as HTML), kept scrolled
+ * to the end unless the reader scrolled up. */
+function LiveOutput(props: { stream: LiveStream }) {
+  const ref = useRef<HTMLPreElement>(null);
+  const stick = useRef(true);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [props.stream.text]);
+  const onScroll = () => {
+    const el = ref.current;
+    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+  };
+  return (
+    <>
+      <div className="label">{liveLabel(props.stream.stream)}</div>
+      <pre className="live-output" data-live-stream={props.stream.stream} ref={ref} onScroll={onScroll} aria-live="off">
+        {props.stream.text}
+      </pre>
+    </>
+  );
+}
+
+/** The streams to show: before the result all of them; after it only background ones (the
+ * result replaces the rest). */
+function LiveBlocks(props: { live: LiveCall | undefined; result: ToolResultEvent | undefined }) {
+  const streams = (props.live ?? []).filter((s) => !props.result || isBackgroundStream(s.stream));
+  return (
+    <>
+      {streams.map((s) => (
+        <LiveOutput key={s.stream} stream={s} />
+      ))}
+    </>
+  );
+}
+
 function Body(props: Props & { args: Args | null }) {
   const { call, result, args } = props;
   const meta = result?.meta ?? null;
@@ -136,10 +182,12 @@ function Body(props: Props & { args: Args | null }) {
       <>
         {script !== null ? <CodeBlock code={script} language="bash" /> : <pre>{call.arguments}</pre>}
         {result ? <Output text={result.output} /> : null}
+        <LiveBlocks live={props.live} result={result} />
         {spill ? <div className="faint">Full output: {spill}</div> : null}
       </>
     );
   }
+
   if (EDIT_TOOLS.has(name)) {
     const diff = str(meta, "diff");
     if (diff) return <DiffView diff={diff} label={`Changes to ${str(meta, "path") ?? "file"}`} />;
@@ -201,7 +249,8 @@ export function ToolCard(props: Props) {
   }
 
   const interactive = name === "ask_user_question" || name.startsWith("todo_") || EDIT_TOOLS.has(name);
-  const expanded = open ?? (phase === "running" || phase === "error" || interactive);
+  const background = props.live?.some((s) => isBackgroundStream(s.stream)) ?? false;
+  const expanded = open ?? (phase === "running" || phase === "error" || interactive || background);
   const todos = name.startsWith("todo_") ? todosFrom(props.result?.meta?.todos ?? args?.todos) : null;
 
   return (
@@ -235,7 +284,11 @@ export function ToolCard(props: Props) {
               answers={answersOf(props.result)}
             />
           ) : (
-            <Body {...props} args={args} />
+            <>
+              <Body {...props} args={args} />
+              {/* bash places its live output itself; for other tools it is their hooks'. */}
+              {name !== "bash" ? <LiveBlocks live={props.live} result={props.result} /> : null}
+            </>
           )}
         </div>
       )}
