@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -58,6 +57,8 @@ class TurnResult:
 
 def internal_error(exc: BaseException) -> dict[str, str]:
     """The error a turn ends with when something unexpected broke it (with where it broke)."""
+    import traceback  # only when something broke
+
     where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     location = f" (at {where[0].filename}:{where[0].lineno} in {where[0].name})" if where else ""
     return {

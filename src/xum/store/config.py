@@ -7,7 +7,9 @@ never overwritten: every write refuses until the user fixes it (`xum doctor` say
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +24,39 @@ T = TypeVar("T")
 
 
 def load_config(path: Path | None = None) -> dict[str, Any]:
+    """A fresh copy of the config, the caller's to change."""
     return read_json_object(path or config_path())
+
+
+# The last snapshot `read_config` parsed: (path, the file's identity, its content).
+_RACY_NS = 100_000_000
+_snapshot: tuple[Path, tuple[int, int, int, int], dict[str, Any]] | None = None
+
+
+def read_config() -> Mapping[str, Any]:
+    """The config as it is on disk now, parsed only when the file changed since the last call
+    (a write replaces the file, so its inode moves; a hand edit moves its size or times). For
+    the questions asked on every tool call (is this project trusted?), where parsing the whole
+    registry each time was a visible share of a step. Do not change what it returns."""
+    global _snapshot
+    path = config_path()
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return load_config(path)  # the read says what is wrong
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _snapshot
+    if cached is not None and cached[0] == path and cached[1] == identity:
+        return cached[2]
+    data = load_config(path)
+    # A file changed within the filesystem's timestamp granularity could change again with the
+    # same size and times (and a reused inode): such a "racily clean" file is not cached, the
+    # way git treats its index.
+    if time.time_ns() - st.st_mtime_ns > _RACY_NS:
+        _snapshot = (path, identity, data)
+    return data
 
 
 def update_config(mutate: Callable[[dict[str, Any]], T], path: Path | None = None) -> T:

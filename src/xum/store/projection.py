@@ -239,13 +239,21 @@ def clean_assistant(message: Message) -> Message | None:
 
 
 def tool_calls(message: Message) -> dict[str, str]:
-    """Call id -> tool name for the tool calls of a cleaned assistant message, in order."""
+    """Call id -> tool name for the tool calls of an assistant message, in order. Reads any
+    message leniently (parts that are not the expected shape are skipped), so the log's crash
+    repair and the engine ask the same question the same way (`xum.store.turns`)."""
     calls: dict[str, str] = {}
     for part in message["content"]:
-        if part["type"] == "tool_call":
-            name = part.get("name")
-            calls[part["id"]] = name if isinstance(name, str) else ""
+        if isinstance(part, dict) and part.get("type") == "tool_call":
+            call_id, name = part.get("id"), part.get("name")
+            if isinstance(call_id, str):
+                calls[call_id] = name if isinstance(name, str) else ""
     return calls
+
+
+def result_ids(message: Message) -> list[str]:
+    """The call ids a tool message answers, in order (leniently, like `tool_calls`)."""
+    return [call_id for call_id, _ in result_messages(message)]
 
 
 def result_messages(message: Message) -> list[tuple[str, Message]]:

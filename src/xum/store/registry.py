@@ -14,7 +14,7 @@ from typing import Any, Literal
 from xum.core.clock import now_ms
 from xum.core.errors import XumError
 from xum.core.ids import random_suffix, workspace_id, workspace_name
-from xum.store.config import load_config, update_config
+from xum.store.config import load_config, read_config, update_config
 
 RuntimeName = Literal["local", "worktree", "ssh"]
 
@@ -120,7 +120,7 @@ def ensure_project(path: str) -> ProjectRecord:
 
 
 def get_project(path: str) -> ProjectRecord | None:
-    entry = load_config().get("projects", {}).get(path)
+    entry = read_config().get("projects", {}).get(path)
     if not isinstance(entry, dict):
         return None
     return _project_record(path, entry)

@@ -18,7 +18,6 @@ To read or write frames, open the log itself: `SessionLog.open(workspace_id)`.
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +86,8 @@ def hold(workspace_id: str, purpose: str) -> Iterator[None]:
 
 def remove(workspace_id: str) -> None:
     """Delete the session's files. The caller makes sure no writer is using it."""
+    import shutil  # deleting only: its import pulls in the compression modules
+
     shutil.rmtree(_dir(workspace_id), ignore_errors=True)
 
 

@@ -2,17 +2,22 @@
 
 One scan serves everyone who needs it: the log's crash repair (a writer that died mid-turn left
 calls without results and no `turn_end`), the engine closing a turn that broke off (an
-interrupt, a budget stop, an internal error), and `xum doctor`'s report. It reads leniently:
-frames may be hand-edited or damaged, so anything that is not the expected shape is skipped.
+interrupt, a budget stop, an internal error), and `xum doctor`'s report. It reads leniently,
+through the projection's message helpers (which pair calls with results for the provider
+history): frames may be hand-edited or damaged, so anything that is not the expected shape is
+skipped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
+from xum.core.messages import Message
 from xum.store import events as ev
 from xum.store.frames import Frame
+from xum.store.projection import result_ids, tool_calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +47,9 @@ def open_turn(frames: Sequence[Frame]) -> OpenTurn | None:
         message = frame.data.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), list):
             continue
-        for part in message["content"]:
-            if not isinstance(part, dict):
-                continue
-            if frame.type == ev.ASSISTANT_MESSAGE and part.get("type") == "tool_call":
-                call_id, name = part.get("id"), part.get("name")
-                if isinstance(call_id, str):
-                    calls[call_id] = name if isinstance(name, str) else ""
-            elif frame.type == ev.TOOL_RESULT and part.get("type") == "tool_result":
-                calls.pop(str(part.get("call_id")), None)
+        if frame.type == ev.ASSISTANT_MESSAGE:
+            calls.update(tool_calls(cast(Message, message)))
+        else:
+            for call_id in result_ids(cast(Message, message)):
+                calls.pop(call_id, None)
     return OpenTurn(turn_id if isinstance(turn_id, str) else "", calls)

@@ -8,7 +8,6 @@ server's deletion preview lists the ones that exist, from this one list.
 from __future__ import annotations
 
 import contextlib
-import shutil
 from pathlib import Path
 from typing import Literal
 
@@ -46,6 +45,8 @@ def local_state(record: WorkspaceRecord) -> list[tuple[StateKind, Path]]:
 
 def remove_local_state(record: WorkspaceRecord) -> None:
     """Delete all of it (the checkout and the registry record are the caller's)."""
+    import shutil  # deleting only: its import pulls in the compression modules
+
     session_files.remove(record.id)
     shutil.rmtree(scratch_dir(record.id), ignore_errors=True)
     for file in (plan_path(record), init_log_path(record.id)):
