@@ -47,7 +47,8 @@ class Event:
         super().__init_subclass__(**kwargs)
         fields = list(cls._fields)
         defaults = dict(cls._defaults)
-        for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        # This class's own annotations (not inherited ones), as strings: `inspect` is not needed.
+        for name, annotation in vars(cls).get("__annotations__", {}).items():
             if str(annotation).startswith("ClassVar"):
                 continue
             if name not in fields:
