@@ -98,3 +98,45 @@ async def test_a_log_without_request_headers_says_so(fake_llm: FakeLLM, tmp_path
     frames = [f for f in SessionLog.open(h.ws_id).frames if f.type != ev.REQUEST_HEADER]
     with pytest.raises(ValueError, match="no request_header before it"):
         rebuild_requests(frames)
+
+
+async def test_live_committed_events_are_exactly_the_replayed_ones(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every committed event a front-end sees live must be what `xum session --json` replays:
+    # turns with tool calls, a queued message, a plan-mode segment and a failed step.
+    from xum.engine.derive import replay_events
+
+    _model, key_var, url_var = MODELS["anthropic"]
+    monkeypatch.setenv(key_var, "k")
+    monkeypatch.setenv(url_var, fake_llm.url)
+    h = ContextHarness(fake_llm, make_repo(tmp_path / "repo"))
+    try:
+        fake_llm.script(
+            fakellm.tool_call("bash", {"script": "echo one", "display_name": "e"}),
+            fakellm.tool_call("file_read", {"path": "app.py"}),
+            fakellm.text("Done."),
+        )
+        session = h.session()
+        session.queue_message("and also this", "step")
+        await session.run_turn("do it")
+        session.set_mode("plan")
+        fake_llm.script(fakellm.text("A plan."))
+        await session.run_turn("plan it")
+        fake_llm.script(fakellm.error(400, BAD_REQUEST))
+        assert (await session.run_turn("once more")).reason == "error"
+    finally:
+        await h.close()
+    live = [e for e in h.events if "seq" in e]
+    replayed = [e.to_dict() for e in replay_events(SessionLog.open(h.ws_id).frames)]
+    assert len(live) > 10
+    assert {e["type"] for e in live} >= {
+        "turn-start",
+        "user-message",
+        "context-frozen",
+        "assistant-message",
+        "tool-result",
+        "turn-end",
+    }
+    assert any(e.get("queued") for e in live)
+    assert live == replayed

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import Streams, make_ctx
+from tests.unit.test_tool_support import Streams, make_ctx, wait_gone
 from xum.tools.bash import BashInput, BashTool
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES
 
@@ -35,13 +34,16 @@ async def test_nonzero_exit_is_an_error_stated_as_fact(tmp_path: Path) -> None:
 
 
 async def test_timeout_kills_and_says_so(tmp_path: Path) -> None:
-    started = time.monotonic()
-    result = await BashTool().run(args("echo start; sleep 30", timeout=0.5), make_ctx(tmp_path))
-    assert time.monotonic() - started < 5
+    pid_file, finished = tmp_path / "sleep-pid", tmp_path / "finished"
+    script = f"echo start; sleep 300 & echo $! > {pid_file}; wait; touch {finished}"
+    result = await BashTool().run(args(script, timeout=0.5), make_ctx(tmp_path))
     assert result.is_error
     assert result.meta["timed_out"] is True
     assert result.output.startswith("start\n[timed out after 0.5 s")
     assert "killed" in result.output
+    # The kill took effect: the sleep is gone and the script never got past it.
+    assert await wait_gone(int(pid_file.read_text()))
+    assert not finished.exists()
 
 
 async def test_timeout_above_maximum_is_clamped_with_a_note(tmp_path: Path) -> None:
