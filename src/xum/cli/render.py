@@ -205,3 +205,7 @@ class QuietRenderer:
 
     def finish(self, line: str) -> None:
         pass
+
+
+# What `xum run` renders with; each is an `EventSink` with `finish(line)`.
+Renderer = TextRenderer | JsonRenderer | QuietRenderer

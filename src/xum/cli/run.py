@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,9 @@ from xum.core.errors import XumError
 from xum.core.paths import config_path
 
 if TYPE_CHECKING:
+    from xum.cli.render import Renderer
     from xum.runtime.git import WorkTreeQuery
+    from xum.workspaces.init_hook import InitHookRun
 
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -186,7 +189,7 @@ def run(
     from xum.cli.render import JsonRenderer, QuietRenderer, TextRenderer, usage_line
     from xum.runtime.git import WorkTreeQuery
 
-    renderer: Any = JsonRenderer() if as_json else QuietRenderer() if quiet else TextRenderer()
+    renderer: Renderer = JsonRenderer() if as_json else QuietRenderer() if quiet else TextRenderer()
     started = time.monotonic()
     try:
         text = _read_message(message).strip()
@@ -227,7 +230,7 @@ def run(
         click.echo(f"plan: {outcome.extra['plan_path']}", err=True)
     if quiet and outcome.extra.get("text"):
         sys.stdout.write(outcome.extra["text"].rstrip("\n") + "\n")
-    if as_json:
+    if isinstance(renderer, JsonRenderer):
         renderer.terminal(outcome.terminal_event(elapsed))
     _exit_now(outcome.exit_code)
 
@@ -265,7 +268,7 @@ async def _run(
     mode: str,
     thinking_text: str | None,
     budget: float | None,
-    renderer: Any,
+    renderer: Renderer,
     project: WorkTreeQuery | None = None,
 ) -> RunOutcome:
     from xum.engine.route import resolve_route
@@ -430,7 +433,7 @@ def _one_shot_override(
     return override.text, override.model or model, override.thinking or thinking
 
 
-def _init_line_sink(renderer: Any) -> Any:
+def _init_line_sink(renderer: Renderer) -> Callable[[str], None] | None:
     """How `.xum/init` output is shown: an `init-output` event per line with --json, dimmed
     lines on stderr in text mode, nothing with --quiet."""
     from xum.cli.render import JsonRenderer, TextRenderer
@@ -441,7 +444,7 @@ def _init_line_sink(renderer: Any) -> Any:
     return None
 
 
-async def _finish_init(init: Any, renderer: Any) -> None:
+async def _finish_init(init: InitHookRun, renderer: Renderer) -> None:
     """A one-shot run ends with its workspace set up: wait for the init hook if it still runs."""
     from xum.engine import events as E
 

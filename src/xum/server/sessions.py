@@ -135,7 +135,9 @@ class SessionManager:
 
         return await self._adopt(lambda: fork_workspace(workspace_id, name, title=title))
 
-    async def _adopt(self, make: Callable[[], Coroutine[Any, Any, Any]]) -> WorkspaceRecord:
+    async def _adopt(
+        self, make: Callable[[], Coroutine[Any, Any, CreatedWorkspace]]
+    ) -> WorkspaceRecord:
         created = await make()
         record = created.record
         init = created.init
