@@ -3,8 +3,8 @@ server's event loop.
 
 Why one loop: the slow parts of a turn are kept off it (the engine appends most durable frames on
 its log thread pool, tools and hooks are asyncio subprocesses, file reads go to threads; here the
-writer lock is taken on a thread and the partial message is written on one, see `writerlog.py`),
-so a turn mostly waits, and what it computes is short. Sharing the loop makes an event's way to
+writer lock is taken on a thread and the partial message is written on one, see
+`xum.store.writerlog`), so a turn mostly waits, and what it computes is short. Sharing the loop makes an event's way to
 the browsers a plain function call: the engine's emit folds the event into the hub and queues
 its JSON for each subscriber, and the WebSocket writers send it on the same loop. One event-loop
 thread per session was measured (bench/bench_server.py, 50 workspaces streaming at once) to cost
@@ -13,14 +13,15 @@ about 40% more server CPU, in GIL hand-offs and cross-thread wake-ups, with p99 
 short (move a slow step to `asyncio.to_thread` or the log's pool). The hub reads each log through
 its own read-only `SessionLog`, as another process would.
 
-A session is opened when a message is sent to an idle workspace, wired exactly as `xum run`
-wires one (project secrets, hooks and masking for trusted projects, sub-agents, the init hook of
-a new workspace), and closed after `idle_close_s` without a turn (a session whose sub-agents are
-still working stays). Turns go on when every browser is gone.
+A session is opened when a message is sent to an idle workspace, through the one assembly every
+front-end uses (`xum.workspaces.assembly`: project secrets, hooks and masking for trusted
+projects, sub-agents, the init hook of a new workspace), and closed after `idle_close_s` without
+a turn (a session whose sub-agents are still working stays). Turns go on when every browser is
+gone.
 
-Messages sent while a turn runs are queued: "step" ones go to the engine, which delivers them
-when the running tool calls finish; "turn" ones run as new turns, one after another, when the
-turn ends. A turn that ends early (error, budget, step limit) leaves its undelivered "step"
+Messages sent while a turn runs are queued in the engine (`AgentSession.queue_message`): "step"
+ones are delivered when the running tool calls finish; "turn" ones run as new turns, one after
+another, when the turn ends (`next_queued`). A turn that ends early (error, budget, step limit) leaves its undelivered "step"
 messages to run next too; an interrupt hands every queued message back to the caller instead.
 """
 

@@ -1,9 +1,7 @@
-"""What a front-end needs to run an agent session on a workspace, in one call.
+"""The wiring of a workspace session: its environment and tool-call middleware, in one call.
 
-    wiring = await wire_session(record, runtime, emit=emit, init=init_run)
-    session = AgentSession(..., base_env=wiring.base_env, middleware=wiring.middleware)
-
-`base_env` carries the project's secrets (the engine lays the `XUM_*` variables over it for every
+The one assembly (`xum.workspaces.assembly.open_workspace_session`) calls it for every session;
+nothing else should. `base_env` carries the project's secrets (the engine lays the `XUM_*` variables over it for every
 command); `middleware` is `build_middleware`'s list. It also says, once, what an untrusted project
 is not being allowed to run, and warns when another local workspace of the project is busy.
 """
