@@ -35,7 +35,9 @@ def killed_mid_turn(fake_llm: FakeLLM, repo: Path) -> str:
     )
     try:
         deadline = time.monotonic() + 30
-        while len(fake_llm.requests) == sent:  # the turn is under way: its request reached the model
+        while (
+            len(fake_llm.requests) == sent
+        ):  # the turn is under way: its request reached the model
             assert proc.poll() is None, "xum run ended before its request"
             assert time.monotonic() < deadline, "xum run sent no request in 30 s"
             time.sleep(0.02)

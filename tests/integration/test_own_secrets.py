@@ -38,9 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def own_secrets(
-    monkeypatch: pytest.MonkeyPatch, xum_root: Path, tmp_path: Path
-) -> dict[str, str]:
+def own_secrets(monkeypatch: pytest.MonkeyPatch, xum_root: Path, tmp_path: Path) -> dict[str, str]:
     """xum holds a provider key and a server token in its environment, a custom provider's key
     in providers.jsonc and another behind an apiKeyFile."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", PROVIDER_KEY)
@@ -50,7 +48,7 @@ def own_secrets(
     key_file.write_text(FILE_KEY + "\n")
     xum_root.mkdir(exist_ok=True, mode=0o700)
     (xum_root / "providers.jsonc").write_text(
-        '{"openai": {"apiKey": "%s"}, "deepseek": {"apiKeyFile": "%s"}}' % (INLINE_KEY, key_file)
+        f'{{"openai": {{"apiKey": "{INLINE_KEY}"}}, "deepseek": {{"apiKeyFile": "{key_file}"}}}}'
     )
     return {
         "ANTHROPIC_API_KEY": PROVIDER_KEY,

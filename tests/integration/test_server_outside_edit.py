@@ -58,9 +58,7 @@ def test_a_garbage_line_inserted_into_an_open_log_is_quarantined_and_the_chat_go
             assert ws.receive_json()["type"] == "hello"
             ws.send_json({"type": "subscribe", "workspaceId": wid, "afterSeq": 0})
             receive_until(ws, lambda m: m["type"] == "subscribed")
-            res = client.post(
-                f"/api/workspaces/{wid}/messages", json={"text": "two"}, headers=AUTH
-            )
+            res = client.post(f"/api/workspaces/{wid}/messages", json={"text": "two"}, headers=AUTH)
             assert res.status_code == 202, res.text
             seen = receive_until(
                 ws, lambda m: is_event("turn-end")(m) and m["event"].get("reason") == "completed"

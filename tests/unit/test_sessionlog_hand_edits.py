@@ -30,9 +30,7 @@ def fill(n: int) -> SessionLog:
 
 
 def texts(log: SessionLog) -> list[str | None]:
-    return [
-        None if f.damaged else f.data["message"]["content"][0]["text"] for f in log.frames
-    ]
+    return [None if f.damaged else f.data["message"]["content"][0]["text"] for f in log.frames]
 
 
 def log_file(log: SessionLog) -> Path:

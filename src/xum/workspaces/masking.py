@@ -24,6 +24,7 @@ is not recognised. It protects against accidents, not against a determined exfil
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -43,10 +44,8 @@ def xum_secrets() -> dict[str, str]:
     from xum.store.providers import key_values, load_providers
 
     found = known_values()
-    try:
+    with contextlib.suppress(ConfigError):
         found.update(key_values(load_providers()))
-    except ConfigError:
-        pass
     return found
 
 
