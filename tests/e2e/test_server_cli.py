@@ -9,6 +9,7 @@ import os
 import signal
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -211,3 +212,48 @@ def test_real_turn_over_a_real_websocket(xum_root: Path, tmp_path: Path, fake_ll
         code, out, err = server.stop()
     assert code == 0, err
     assert token not in out + err
+
+
+def test_two_servers_started_at_once_on_one_root_exactly_one_runs(xum_root: Path) -> None:
+    """The root is claimed atomically (an flock), so the loser exits at once whatever the
+    timing; before, both passed a check of server.lock and both served."""
+    for _round in range(2):
+        procs = [
+            subprocess.Popen(
+                [XUM, "server", "--port", "0", "--no-auth"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        try:
+            deadline = time.monotonic() + 30
+            while all(p.poll() is None for p in procs):
+                assert time.monotonic() < deadline, "both servers are still running after 30 s"
+                time.sleep(0.05)
+            loser = next(p for p in procs if p.poll() is not None)
+            winner = next(p for p in procs if p is not loser)
+            _out, err = loser.communicate(timeout=10)
+            assert loser.returncode == 1 and "another xum server" in err, err
+            assert f"(pid {winner.pid})" in err
+            assert winner.stdout is not None and "listening on" in winner.stdout.readline()
+            assert lock(xum_root)["pid"] == winner.pid
+            winner.send_signal(signal.SIGTERM)
+            assert winner.wait(timeout=20) == 0
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate(timeout=10)
+
+
+def test_a_server_killed_with_sigkill_does_not_block_the_next(xum_root: Path) -> None:
+    with running_server("--no-auth") as first:
+        first.proc.kill()
+        first.proc.communicate(timeout=10)
+    assert (xum_root / "server.lock").exists()  # stale, and harmless
+    with running_server("--no-auth") as second:
+        assert lock(xum_root)["pid"] == second.proc.pid
+        code, _out, err = second.stop(signal.SIGTERM)
+    assert code == 0, err

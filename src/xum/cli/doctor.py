@@ -195,19 +195,68 @@ def check_providers() -> tuple[list[Check], list[dict[str, Any]]]:
     return checks, rows
 
 
+def _named(items: list[str]) -> str:
+    """`items` joined, at most MAX_NAMED of them, then how many more."""
+    shown = items[:MAX_NAMED]
+    if len(items) > MAX_NAMED:
+        shown.append(f"and {len(items) - MAX_NAMED} more")
+    return "; ".join(shown)
+
+
+def _holder_text(holder: dict[str, object]) -> str:
+    from xum.core.lock import describe_holder
+
+    return describe_holder(holder)
+
+
 def check_sessions() -> tuple[list[Check], dict[str, Any]]:
-    """Count session logs and report damage. Uses the store's read-only inspection."""
+    """Every session log's health (the store's read-only inspection): frames, damage, missing
+    sequence numbers, unpublished tail bytes, a turn left open, who holds the writer lock, and
+    logs that cannot be read at all. Nothing is locked, written or repaired."""
     from xum.store import sessions as session_files
 
-    summary: dict[str, Any] = {"count": 0, "damaged_frames": 0, "damaged": []}
+    summary: dict[str, Any] = {
+        "count": 0,
+        "frames": 0,
+        "damaged_frames": 0,
+        "damaged": [],
+        "open_turns": [],
+        "unpublished_tail_bytes": 0,
+        "tails": [],
+        "in_use": [],
+        "unreadable": [],
+        "each": [],
+    }
     found = session_files.reports()
     if not found:
         return [Check("sessions", "ok", "no sessions yet")], summary
-    problems = []
+    damage, unreadable, interrupted, in_use = [], [], [], []
     for name, report in found:
         if not report.exists:
             continue
         summary["count"] += 1
+        summary["frames"] += report.frames
+        summary["each"].append(
+            {
+                "session": name,
+                "frames": report.frames,
+                "last_seq": report.last_seq,
+                "damaged_seqs": report.damaged_seqs,
+                "missing": report.missing,
+                "manifest": report.manifest,
+                "unpublished_tail_bytes": report.unpublished_tail_bytes,
+                "open_turn": report.open_turn,
+                "writer": report.writer,
+                "problem": report.problem,
+            }
+        )
+        if report.writer is not None:
+            summary["in_use"].append({"session": name, **report.writer})
+            in_use.append(f"{name} by {_holder_text(report.writer)}")
+        if report.manifest == "unreadable":
+            summary["unreadable"].append({"session": name, "problem": report.problem})
+            unreadable.append(f"{name}: {report.problem}")
+            continue
         if report.damaged or report.missing or report.manifest in ("invalid", "stale"):
             summary["damaged_frames"] += report.damaged
             summary["damaged"].append(
@@ -216,27 +265,66 @@ def check_sessions() -> tuple[list[Check], dict[str, Any]]:
                     "damaged_seqs": report.damaged_seqs,
                     "missing": report.missing,
                     "manifest": report.manifest,
+                    "problem": report.problem,
                 }
             )
-            problems.append(
+            damage.append(
                 f"{name}: {report.damaged} damaged frame(s)"
                 + (f", missing seqs {report.missing}" if report.missing else "")
                 + (
                     f", manifest {report.manifest}"
+                    + (f" ({report.problem})" if report.problem else "")
                     if report.manifest in ("invalid", "stale")
                     else ""
                 )
             )
-    if problems:
-        return [
+        # A turn left open and bytes past the boundary are what a killed writer leaves; the next
+        # writer closes the turn and cuts the tail. Unless that writer is running right now.
+        busy = report.writer is not None
+        if report.open_turn and not busy:
+            summary["open_turns"].append({"session": name, "turn_id": report.open_turn})
+        if report.unpublished_tail_bytes and not busy:
+            summary["unpublished_tail_bytes"] += report.unpublished_tail_bytes
+            summary["tails"].append({"session": name, "bytes": report.unpublished_tail_bytes})
+        if (report.open_turn or report.unpublished_tail_bytes) and not busy:
+            parts = [f"turn {report.open_turn} left open"] if report.open_turn else []
+            if report.unpublished_tail_bytes:
+                parts.append(f"{report.unpublished_tail_bytes} unpublished tail byte(s)")
+            interrupted.append(f"{name}: {', '.join(parts)}")
+    checks = []
+    detail = f"{summary['count']} sessions, {summary['frames']} frames"
+    if damage:
+        checks.append(
             Check(
                 "sessions",
                 "warn",
-                f"{summary['count']} sessions; quarantined damage (kept on disk, left out of "
-                "requests, shown in the transcript): " + "; ".join(problems),
+                f"{detail}; quarantined damage (kept on disk, left out of requests, shown in "
+                "the transcript): " + _named(damage),
             )
-        ], summary
-    return [Check("sessions", "ok", f"{summary['count']} sessions, no damaged frames")], summary
+        )
+    else:
+        checks.append(Check("sessions", "ok", f"{detail}, no damaged frames"))
+    if unreadable:
+        checks.append(
+            Check(
+                "unreadable sessions",
+                "fail",
+                "cannot be read (listed as damaged; move the file named out of the way): "
+                + _named(unreadable),
+            )
+        )
+    if interrupted:
+        checks.append(
+            Check(
+                "interrupted sessions",
+                "warn",
+                "a writer stopped mid-turn (the next turn in the session closes the turn as "
+                "interrupted and drops the unpublished bytes): " + _named(interrupted),
+            )
+        )
+    if in_use:
+        checks.append(Check("sessions in use", "ok", "writer lock held: " + _named(in_use)))
+    return checks, summary
 
 
 def run_checks() -> dict[str, Any]:
@@ -271,5 +359,11 @@ def doctor(as_json: bool) -> None:
     else:
         for check in report["checks"]:
             click.echo(f"[{_MARK[check['status']]}] {check['name']}: {check['detail']}")
-        click.echo("all good" if report["ok"] else "problems found: see FAIL lines above")
+        warnings = sum(check["status"] == "warn" for check in report["checks"])
+        if not report["ok"]:
+            click.echo("problems found: see FAIL lines above")
+        elif warnings:
+            click.echo(f"{warnings} warning(s): see WARN lines above (nothing failed)")
+        else:
+            click.echo("all good")
     sys.exit(0 if report["ok"] else 1)

@@ -128,6 +128,27 @@ def _serve(
     ssh_host: str | None,
     add_projects: list[Path],
 ) -> None:
+    from xum.server import lockfile
+
+    claim = lockfile.claim_root()  # atomic: of two servers started at once, one wins
+    try:
+        _serve_claimed(
+            host, port, token, source, print_token, allow_http_origin, ssh_host, add_projects
+        )
+    finally:
+        claim.release()
+
+
+def _serve_claimed(
+    host: str,
+    port: int,
+    token: str | None,
+    source: str,
+    print_token: bool,
+    allow_http_origin: bool,
+    ssh_host: str | None,
+    add_projects: list[Path],
+) -> None:
     import asyncio
     import gc
     import signal
@@ -142,7 +163,6 @@ def _serve(
     from xum.store import registry
     from xum.workspaces.service import project_root
 
-    lockfile.check_no_other_server()
     for path in add_projects:
         registry.ensure_project(str(project_root(path)))
     sock = _bind(host, port)
@@ -177,8 +197,7 @@ def _serve(
             uv_server.force_exit = True  # a second Ctrl-C: do not wait for connections
         uv_server.should_exit = True
 
-    lockfile.write_lock(url, token, host, port)
-    try:
+    def announce() -> None:
         click.echo(f"xum server listening on {url}")
         if token is None:
             click.echo(
@@ -197,10 +216,16 @@ def _serve(
             )
         sys.stdout.flush()
 
+    lockfile.write_lock(url, token, host, port)
+    try:
+
         async def main() -> None:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop)
+            # Said only once SIGINT and SIGTERM are handled: whoever reads the line and stops
+            # the server at once gets a clean stop (server.lock removed), not a default kill.
+            announce()
             await uv_server.serve(sockets=[sock])
 
         # What is loaded by now (the app, its libraries) lives as long as the process: keep it

@@ -28,6 +28,7 @@ class SessionRow:
     last_reason: str | None
     cost_usd: float | None
     damaged: int
+    problem: str | None = None  # why the log cannot be read (the row is listed all the same)
 
     def to_dict(self) -> dict[str, Any]:
         r = self.record
@@ -45,13 +46,19 @@ class SessionRow:
             "last_turn": self.last_reason,
             "cost_usd": self.cost_usd,
             "damaged_frames": self.damaged,
+            "problem": self.problem,
         }
 
 
 def _row(record: WorkspaceRecord) -> SessionRow:
     from xum.store.sessionlog import SessionLog
 
-    log = SessionLog.open(record.id)
+    try:
+        log = SessionLog.open(record.id)
+    except (XumError, OSError) as exc:
+        # One unreadable session is reported as damaged; it never hides the others.
+        problem = exc.message if isinstance(exc, XumError) else f"cannot read: {exc}"
+        return SessionRow(record, record.created_at, 0, None, None, 0, problem)
     turns, last_reason, cost, known = 0, None, 0.0, True
     for frame in log.frames:
         if frame.type == ev.TURN_END:
@@ -102,9 +109,12 @@ def sessions(as_json: bool, all_projects: bool, limit: int) -> None:
     for row in rows:
         cost = "?" if row.cost_usd is None else f"${row.cost_usd:.4f}"
         title = row.record.title or row.record.name
+        head = f"{row.record.id}  {iso_from_ms(row.updated_ms)[:19]}  {row.record.name:<28} "
+        if row.problem is not None:
+            click.echo(f"{head}DAMAGED: {row.problem}")
+            continue
         click.echo(
-            f"{row.record.id}  {iso_from_ms(row.updated_ms)[:19]}  {row.record.name:<28} "
-            f"{row.turns} turn(s) {row.last_reason or '-':<11} {cost:>9}  {title[:60]}"
+            f"{head}{row.turns} turn(s) {row.last_reason or '-':<11} {cost:>9}  {title[:60]}"
         )
 
 
@@ -130,10 +140,12 @@ def session(ident: str, as_json: bool) -> None:
 
     try:
         record = _resolve(ident)
+        log = SessionLog.open(record.id)
     except XumError as exc:
-        click.echo(f"error: {exc.message}\n  hint: {exc.hint}", err=True)
+        click.echo(f"error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"  hint: {exc.hint}", err=True)
         sys.exit(1)
-    log = SessionLog.open(record.id)
     if as_json:
         for event in replay_events(log.frames):
             sys.stdout.write(orjson.dumps(event.to_dict()).decode() + "\n")

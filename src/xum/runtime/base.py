@@ -90,7 +90,8 @@ class Runtime(Protocol):
         to `on_output` as they arrive. Cancellation kills the whole group and re-raises.
 
         `env` is laid over the runtime's own base environment (for the local runtime, xum's own
-        environment), so callers pass only what they add or override. `cwd` defaults to the
+        environment less xum's own secrets; for SSH, the remote login environment), so callers
+        pass only what they add or override. `cwd` defaults to the
         workspace."""
         ...
 

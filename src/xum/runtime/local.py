@@ -10,6 +10,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from xum.core.ownsecrets import without_own_secrets
 from xum.runtime.base import (
     SPILL_CAP_BYTES,
     ExecResult,
@@ -19,8 +20,8 @@ from xum.runtime.base import (
     RuntimeKind,
 )
 
-# Laid over xum's own environment for every command: nothing may wait for a terminal that
-# is not there (pagers, credential prompts).
+# Laid over xum's own environment (less xum's own secrets, see `xum.core.ownsecrets`) for every
+# command: nothing may wait for a terminal that is not there (pagers, credential prompts).
 NON_INTERACTIVE_ENV: dict[str, str] = {
     "PAGER": "cat",
     "GIT_PAGER": "cat",
@@ -66,7 +67,9 @@ class LocalRuntime:
     # -- processes ---------------------------------------------------------------------------
 
     def base_env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        """xum's environment without its provider keys and server token: a command or hook
+        never inherits them (a project secret of the same name is passed in `env`)."""
+        env = without_own_secrets(os.environ)
         env.update(NON_INTERACTIVE_ENV)
         return env
 

@@ -9,7 +9,9 @@ xum adds only what its threat model needs (the remote host may be hostile):
 * one multiplexed connection per host (`ControlMaster=auto`, `ControlPersist`), its socket in a
   private directory under `$XUM_ROOT`, so each command costs a round trip instead of a handshake;
 * nothing of the local environment is sent: a command sees the remote login environment plus the
-  variables the caller passes (the `XUM_*` set and the project's secrets).
+  variables the caller passes (the `XUM_*` set and the project's secrets). The ssh client itself
+  runs without xum's own secrets (`client_env`), so a `SendEnv` in the user's ssh config cannot
+  forward a provider key either.
 
 How a command runs. The remote side is a small bash bootstrap (`_BOOTSTRAP`). The command line
 that ssh shows to the remote (and to its `ps`) holds only the bootstrap; the caller's script and
@@ -45,6 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+from xum.core.ownsecrets import without_own_secrets
 from xum.core.paths import ensure_private_dir, xum_root
 from xum.runtime import childwatch
 from xum.runtime.base import ExecResult, FileStat, NotRegularFileError, OutputSink, RuntimeKind
@@ -164,6 +167,12 @@ def control_dir() -> Path:
     return ensure_private_dir(path)
 
 
+def client_env() -> dict[str, str]:
+    """The environment of every ssh client xum starts: xum's own, less its own secrets (ssh
+    needs HOME, SSH_AUTH_SOCK and the like; it never needs a provider key)."""
+    return without_own_secrets(os.environ)
+
+
 def ssh_command(host: str, remote_command: str) -> list[str]:
     """The full argv that runs `remote_command` (a shell command line) on `host`."""
     argv = ["ssh"]
@@ -198,7 +207,7 @@ def close_master(host: str) -> None:
     argv[argv.index("--") : argv.index("--") + 1] = ["-O", "exit", "--"]
     argv.pop()  # no remote command with -O
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(argv, capture_output=True, timeout=10, check=False)
+        subprocess.run(argv, capture_output=True, timeout=10, check=False, env=client_env())
 
 
 def remote_bash(script: str, *args: str) -> str:
@@ -222,6 +231,7 @@ def run_ssh_sync(
             capture_output=True,
             timeout=timeout_s,
             check=False,
+            env=client_env(),
         )
     except FileNotFoundError:
         raise SshError("ssh is not installed (the SSH runtime uses the system `ssh`)") from None
@@ -319,6 +329,7 @@ class SshRuntime:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,  # a Ctrl-C on xum's terminal is xum's to handle, not ssh's
+            env=client_env(),
         )
         assert proc.stdin is not None and proc.stdout is not None
         timed_out = False
@@ -445,6 +456,7 @@ class SshRuntime:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            env=client_env(),
         )
         try:
             async with asyncio.timeout(timeout_s):

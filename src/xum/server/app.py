@@ -10,11 +10,13 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 
 from xum import __version__
+from xum.core import ownsecrets
 from xum.server.errors import install_error_handlers
 from xum.server.middleware import SecurityMiddleware
 from xum.server.state import ServerConfig, ServerState
 
 log = logging.getLogger("xum.server")
+SERVER_TOKEN_SECRET = "xum-server-token"  # its name in masked output: [secret:xum-server-token]
 
 
 async def _maintain(state: ServerState) -> None:
@@ -38,10 +40,14 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # The token (generated, or from a flag) is masked in every command's output, like the
+        # provider keys: an agent can read server.lock, and must not hand the token on.
+        ownsecrets.remember(SERVER_TOKEN_SECRET, config.token)
         task = asyncio.create_task(_maintain(state), name="xum server maintenance")
         try:
             yield
         finally:
+            ownsecrets.forget(SERVER_TOKEN_SECRET)
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task

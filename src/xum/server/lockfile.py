@@ -1,8 +1,16 @@
-"""`$XUM_ROOT/server.lock`: how other programs find a running server.
+"""`$XUM_ROOT/server.lock`: how other programs find a running server; and the claim that makes
+it the only one on its root.
 
-JSON with `url`, `token` (null with --no-auth), `pid`, `host`, `port`, `startedAt`; mode 0600
-because it holds the token. Written once the socket is bound, removed on exit (only by the
-process that wrote it). A lock naming a live process stops a second server on the same root.
+`server.lock` is JSON with `url`, `token` (null with --no-auth), `pid`, `host`, `port`,
+`startedAt`; mode 0600 because it holds the token. Written once the socket is bound, removed on
+exit (only by the process that wrote it).
+
+Which server owns the root is decided by `claim_root`: an exclusive `flock` on
+`$XUM_ROOT/server.instance.lock`, taken before anything else and held for the server's life.
+Taking it is one atomic step, so of two servers started at the same moment exactly one gets it
+(checking `server.lock` and writing it later, as before, let both pass the check). The kernel
+drops it when the process dies, so a server killed with SIGKILL never blocks the next one; its
+stale `server.lock` is simply written over.
 """
 
 from __future__ import annotations
@@ -17,9 +25,11 @@ import orjson
 from xum.core.clock import now_ms
 from xum.core.errors import XumError
 from xum.core.fsutil import atomic_write_bytes
+from xum.core.lock import FileLock, LockTimeout
 from xum.core.paths import ensure_root, xum_root
 
 LOCK_NAME = "server.lock"
+INSTANCE_LOCK_NAME = "server.instance.lock"
 
 
 def lock_path() -> Path:
@@ -34,28 +44,24 @@ def read_lock(path: Path | None = None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
+def claim_root() -> FileLock:
+    """Make this process the root's one server, or raise `XumError` naming the one that is.
+    The caller holds the returned lock until it exits (`release()`; the kernel drops it on a
+    crash)."""
+    ensure_root()
+    claim = FileLock(xum_root() / INSTANCE_LOCK_NAME, purpose="xum server")
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def check_no_other_server() -> None:
-    existing = read_lock()
-    if existing is None:
-        return
-    pid = existing.get("pid")
-    if isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+        claim.acquire(timeout=0)
+    except LockTimeout as exc:
+        pid = (exc.holder or {}).get("pid")
+        existing = read_lock() or {}
+        where = f" at {existing['url']}" if existing.get("pid") == pid and "url" in existing else ""
+        who = f" (pid {pid})" if pid else ""
         raise XumError(
-            f"another xum server (pid {pid}) is running on this xum root at {existing.get('url')}",
+            f"another xum server{who} is running on this xum root{where}",
             hint=f"stop it first, or give this one its own root with XUM_ROOT ({lock_path()})",
-        )
+        ) from None
+    return claim
 
 
 def write_lock(url: str, token: str | None, host: str, port: int) -> Path:

@@ -17,12 +17,15 @@ A session is opened when a message is sent to an idle workspace, through the one
 front-end uses (`xum.workspaces.assembly`: project secrets, hooks and masking for trusted
 projects, sub-agents, the init hook of a new workspace), and closed after `idle_close_s` without
 a turn (a session whose sub-agents are still working stays). Turns go on when every browser is
-gone.
+gone. When something outside xum edits an open session's log, its writer refuses the next turn
+(`session_changed`); the manager then opens the session again from the log as it is and runs
+the turn on that (`_reopen`).
 
 Messages sent while a turn runs are queued in the engine (`AgentSession.queue_message`): "step"
 ones are delivered when the running tool calls finish; "turn" ones run as new turns, one after
-another, when the turn ends (`next_queued`). A turn that ends early (error, budget, step limit) leaves its undelivered "step"
-messages to run next too; an interrupt hands every queued message back to the caller instead.
+another, when the turn ends (`next_queued`). A turn that ends early (error, budget, step limit)
+leaves its undelivered "step" messages to run next too; an interrupt hands every queued message
+back to the caller instead.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from xum.core.errors import XumError
+from xum.core.errors import SessionChangedError, XumError
 from xum.engine import events as E
 from xum.server.errors import ApiError, from_xum_error, not_found
 from xum.server.hub import Channel, Hub
@@ -47,6 +50,8 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import check_workspace_id
 
 if TYPE_CHECKING:
+    from xum.engine.route import ModelRoute
+    from xum.llm.types import ThinkingLevel
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
 
@@ -230,7 +235,7 @@ class SessionManager:
     # Opening and running ----------------------------------------------------------------
 
     async def _open(self, record: WorkspaceRecord) -> LiveSession:
-        from xum.workspaces.assembly import open_workspace_session, route_for
+        from xum.workspaces.assembly import route_for
 
         # Configuration problems (no provider, unknown model) fail here, before a new
         # workspace's prepared runtime is taken.
@@ -238,12 +243,29 @@ class SessionManager:
         channel = await self.hub.channel(record.id)
         prepared = self.prepared.pop(record.id, None)
         holder: dict[str, LiveSession] = {}
+        parts = await self._assemble(record, route, thinking, holder, prepared)
+        live = LiveSession(record.id, parts, channel)
+        holder["live"] = live
+        self.sessions[record.id] = live
+        return live
+
+    async def _assemble(
+        self,
+        record: WorkspaceRecord,
+        route: ModelRoute,
+        thinking: ThinkingLevel,
+        holder: dict[str, LiveSession],
+        prepared: Prepared | None,
+    ) -> WorkspaceSession:
+        """The workspace's session, opened through the one assembly; `holder["live"]` (once
+        set) is told when a turn starts."""
+        from xum.workspaces.assembly import open_workspace_session
 
         def on_event(event: E.Event) -> None:
             if isinstance(event, E.TurnStart) and "live" in holder:
                 holder["live"].started.set()
 
-        parts = await open_workspace_session(
+        return await open_workspace_session(
             record,
             route=route,
             thinking=thinking,
@@ -253,10 +275,33 @@ class SessionManager:
             children=_guarded(self.hub.publish),  # sub-agents' events
             purpose="server",
         )
-        live = LiveSession(record.id, parts, channel)
-        holder["live"] = live
-        self.sessions[record.id] = live
-        return live
+
+    async def _reopen(self, live: LiveSession) -> bool:
+        """The session's log changed outside xum (an editor, a script, a restored backup), so
+        its writer refuses to append over it: open the session again from what is on disk (the
+        scan quarantines what no longer checks out, docs/sessions.md) in place of this one.
+        False when it cannot be reopened (the workspace is gone, its model is unusable now)."""
+        from xum.workspaces.assembly import route_for
+
+        record = registry.get_workspace(live.workspace_id)
+        if record is None:
+            return False
+        try:
+            route, thinking = await asyncio.to_thread(route_for, record)
+            parts = await self._assemble(record, route, thinking, {"live": live}, None)
+        except XumError:
+            log.exception("could not reopen the session of workspace %s", live.workspace_id)
+            return False
+        old, live.parts = live.parts, parts
+        for text in old.agent.take_queue():  # a message queued meanwhile is not lost
+            parts.agent.queue_message(text, "turn")
+        self._spawn(self._close_parts(old))
+        log.info("reopened the session of workspace %s after an outside edit", live.workspace_id)
+        return True
+
+    async def _close_parts(self, parts: WorkspaceSession) -> None:
+        with contextlib.suppress(Exception):
+            await parts.aclose()
 
     def _start(self, live: LiveSession, text: str) -> None:
         live.channel.running = True
@@ -284,24 +329,34 @@ class SessionManager:
             if live.stale and self.sessions.get(ws) is live:
                 self._spawn(self.mark_stale(ws))
 
-    async def _one_turn(self, live: LiveSession, text: str) -> str:
+    async def _one_turn(self, live: LiveSession, text: str, *, reopened: bool = False) -> str:
         try:
             result = await live.parts.agent.run_turn(text)
             return str(result.reason)
         except asyncio.CancelledError:
             raise
+        except SessionChangedError as exc:
+            # Refused before the turn started (nothing was written): reopen and run it on the
+            # log as it is now. A change in the middle of a turn ends that turn with the error;
+            # the next message lands here and reopens.
+            if not live.started.is_set() and not reopened and await self._reopen(live):
+                return await self._one_turn(live, text, reopened=True)
+            return self._failed(live, exc)
         except XumError as exc:
-            if not live.started.is_set():
-                live.start_error = exc
-            error = from_xum_error(exc)
-            self._report(live, {"code": error.code, "message": error.message, "hint": error.hint})
-            return "error"
+            return self._failed(live, exc)
         except Exception as exc:  # a bug: keep the server up and say so
             log.exception("turn failed in workspace %s", live.workspace_id)
             self._report(
                 live, {"code": "internal", "message": f"the turn failed: {type(exc).__name__}"}
             )
             return "error"
+
+    def _failed(self, live: LiveSession, exc: XumError) -> str:
+        if not live.started.is_set():
+            live.start_error = exc
+        error = from_xum_error(exc)
+        self._report(live, {"code": error.code, "message": error.message, "hint": error.hint})
+        return "error"
 
     def _report(self, live: LiveSession, error: dict[str, Any]) -> None:
         clean = {k: v for k, v in error.items() if v is not None}

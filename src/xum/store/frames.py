@@ -18,6 +18,10 @@ from typing import Any
 import orjson
 
 FRAME_VERSION = 1
+# The largest sequence number a log may hold: the largest integer JSON readers agree on (a
+# JavaScript number is exact up to 2^53 - 1). A line or a manifest claiming more is damage, not a
+# session nobody could ever append to again.
+MAX_SEQ = 2**53 - 1
 
 # `,"crc":"` + 8 hex digits + `"}` + `\n`
 _CRC_OPEN = b',"crc":"'
@@ -53,7 +57,11 @@ def encode_frame(seq: int, event_id: str, ts: int, event_type: str, data: Any) -
 
 
 def checksum_ok(line: bytes) -> bool:
-    """True when `line` (with its newline) ends in a checksum that matches the bytes before it."""
+    """True when `line` (with its newline) ends in a checksum that matches the bytes before it.
+    A CRLF ending counts as a newline (an editor or a sync tool may have converted the file; the
+    checksummed bytes before it are unchanged)."""
+    if line.endswith(b"\r\n"):
+        line = line[:-2] + b"\n"
     if len(line) <= _TRAILER_LEN or not line.endswith(_CRC_CLOSE):
         return False
     trailer = line[-_TRAILER_LEN:]
@@ -77,7 +85,7 @@ def frame_from_dict(obj: Any) -> Frame | None:
     )
     if (
         type(seq) is not int
-        or seq < 1
+        or not 1 <= seq <= MAX_SEQ
         or type(event_id) is not str
         or type(ts) is not int
         or type(event_type) is not str
@@ -113,4 +121,4 @@ def loose_seq(line: bytes) -> int | None:
     except orjson.JSONDecodeError:
         return None
     seq = obj.get("seq") if isinstance(obj, dict) else None
-    return seq if type(seq) is int and seq >= 1 else None
+    return seq if type(seq) is int and 1 <= seq <= MAX_SEQ else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import orjson
 
 from xum.core.fsutil import atomic_write_bytes
+from xum.store.frames import MAX_SEQ
 
 MANIFEST_VERSION = 1
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -67,24 +69,39 @@ class Manifest:
     @classmethod
     def from_bytes(cls, raw: bytes) -> Manifest | None:
         """The manifest `raw` encodes, or None when it is not one (never trusts a bad shape)."""
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return None
-        if not isinstance(obj, dict):
-            return None
-        try:
-            return cls(
-                size=_nat(obj["size"]),
-                frames=_nat(obj["frames"]),
-                last_seq=_nat(obj["last_seq"]),
-                sha256=_sha(obj["sha256"]),
-                damaged=[(_nat(d[0]), _opt_nat(d[1])) for d in obj.get("damaged", [])],
-                missing=[(_nat(m[0]), _nat(m[1])) for m in obj.get("missing", [])],
-                v=_nat(obj.get("v", MANIFEST_VERSION)),
+        return parse_manifest(raw)[0]
+
+
+def parse_manifest(raw: bytes) -> tuple[Manifest | None, str | None]:
+    """(the manifest `raw` encodes, None) or (None, why it is not one)."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None, "not a valid manifest (not JSON)"
+    if not isinstance(obj, dict):
+        return None, "not a valid manifest (not a JSON object)"
+    try:
+        last_seq = _nat(obj["last_seq"])
+        if last_seq > MAX_SEQ:
+            return None, (
+                f"not a valid manifest: last_seq {last_seq} is past the largest sequence number "
+                f"a session can hold ({MAX_SEQ})"
             )
-        except (KeyError, IndexError, TypeError, ValueError):
-            return None
+        return _from_object(obj, last_seq), None
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None, "not a valid manifest (a field is missing or has the wrong type)"
+
+
+def _from_object(obj: dict[str, Any], last_seq: int) -> Manifest:
+    return Manifest(
+        size=_nat(obj["size"]),
+        frames=_nat(obj["frames"]),
+        last_seq=last_seq,
+        sha256=_sha(obj["sha256"]),
+        damaged=[(_nat(d[0]), _opt_seq(d[1])) for d in obj.get("damaged", [])],
+        missing=[(_seq(m[0]), _seq(m[1])) for m in obj.get("missing", [])],
+        v=_nat(obj.get("v", MANIFEST_VERSION)),
+    )
 
 
 def _nat(value: Any) -> int:
@@ -93,8 +110,14 @@ def _nat(value: Any) -> int:
     return value
 
 
-def _opt_nat(value: Any) -> int | None:
-    return None if value is None else _nat(value)
+def _seq(value: Any) -> int:
+    if _nat(value) > MAX_SEQ:
+        raise ValueError(value)
+    return int(value)
+
+
+def _opt_seq(value: Any) -> int | None:
+    return None if value is None else _seq(value)
 
 
 def _sha(value: Any) -> str:
@@ -119,11 +142,13 @@ def read_manifest(path: Path) -> ManifestRead:
         return ManifestRead(None, None, None)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return ManifestRead(None, signature(st), "not a valid manifest (not a regular file)")
         raw = os.read(fd, st.st_size + 1)
     finally:
         os.close(fd)
-    manifest = Manifest.from_bytes(raw)
-    return ManifestRead(manifest, signature(st), None if manifest else "not a valid manifest")
+    manifest, problem = parse_manifest(raw)
+    return ManifestRead(manifest, signature(st), problem)
 
 
 def write_manifest(path: Path, manifest: Manifest) -> Signature:

@@ -322,6 +322,24 @@ def load_providers(path: Path | None = None) -> ProvidersConfig:
     return ProvidersConfig(path=path, entries=parse_providers(load_jsonc_file(path), str(path)))
 
 
+def key_values(config: ProvidersConfig) -> dict[str, str]:
+    """The keys `providers.jsonc` holds or points at, as `<id>.apiKey` / `<id>.apiKeyFile` ->
+    value, for the secret masker. A key file that cannot be read is left out (the endpoint that
+    needs it reports that)."""
+    found: dict[str, str] = {}
+    for provider_id, entry in config.entries.items():
+        if entry.api_key and entry.api_key.strip():
+            found[f"{provider_id}.apiKey"] = entry.api_key.strip()
+        if entry.api_key_file:
+            try:
+                value = Path(entry.api_key_file).expanduser().read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if value:
+                found[f"{provider_id}.apiKeyFile"] = value
+    return found
+
+
 def model_parameters_for(
     entry: ProviderEntry, model_id: str, effective_id: str | None = None
 ) -> dict[str, Any]:

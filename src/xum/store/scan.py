@@ -8,8 +8,11 @@ Scan: anything else (a hand-edited or lost line, a bad disk block, a boundary pa
 file, a missing or unreadable manifest). Every line's checksum is verified, and the published
 frames are found by sequence number, not by the manifest's byte offset, so an edit that changes
 a line's length does not hide the frames after it. Lines that fail are quarantined: kept on disk
-untouched and handed to readers as damaged frames. Nothing is written here; a writer publishes
-what the scan found (see `SessionLog`).
+untouched and handed to readers as damaged frames. A line ending in CRLF is read as if it ended in
+LF (the checksum covers the bytes before the line ending). A last line without its newline is
+still a line: kept when it is published, cut only when it is an unpublished tail. Nothing is
+written here; a writer publishes what the scan found (see `SessionLog`), adding the missing
+newline first.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import gc
 import hashlib
 import math
 import os
+import stat
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from xum.core.errors import StoreError
 from xum.store.frames import (
     Frame,
     damaged_frame,
@@ -54,6 +59,9 @@ class Loaded:
     manifest_read: ManifestRead
     log_sig: Signature
     fast: bool  # True when the manifest vouched for the bytes
+    # The published region ends in a line whose newline is missing from the file (a hand edit
+    # removed it): `size` counts that newline, and the next writer adds it before appending.
+    pad_newline: bool = False
 
     def as_manifest(self) -> Manifest:
         """The manifest that publishes exactly what was loaded."""
@@ -88,6 +96,12 @@ def load_log(log_path: Path, manifest_path: Path) -> Loaded:
         return _scan(b"", mread, None)
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise StoreError(
+                f"cannot read the session log {log_path}: it is not a regular file",
+                hint="move it out of the way (the session's other files stay readable); "
+                "xum never deletes or replaces it by itself",
+            )
         sig = signature(st)
         manifest = mread.manifest
         if manifest is not None and manifest.size <= st.st_size:
@@ -170,7 +184,10 @@ def _scan(data: bytes, mread: ManifestRead, sig: Signature) -> Loaded:
     manifest = mread.manifest
     bound = manifest.last_seq if manifest is not None else math.inf
 
-    # Split into complete lines; an unterminated remainder is always an unpublished tail.
+    # Split into complete lines. An unterminated remainder is read as one more line (newline
+    # added): a crash leaves one after the boundary, where the rules below treat it as the
+    # unpublished tail it is, but a hand edit (the last newline removed, the last line cut short)
+    # leaves one inside it, and those bytes are kept, as a frame or as a damaged one.
     lines: list[bytes] = []
     ends: list[int] = []
     start = 0
@@ -181,6 +198,10 @@ def _scan(data: bytes, mread: ManifestRead, sig: Signature) -> Loaded:
         lines.append(data[start : nl + 1])
         ends.append(nl + 1)
         start = nl + 1
+    if start < len(data):
+        lines.append(data[start:] + b"\n")
+        ends.append(len(data) + 1)
+    unterminated = start < len(data)
 
     with gc_paused():
         decoded = [decode_verified(line) for line in lines]
@@ -213,6 +234,8 @@ def _scan(data: bytes, mread: ManifestRead, sig: Signature) -> Loaded:
         claimed = loose_seq(lines[index])
         if claimed is not None and claimed > bound:
             break
+        if unterminated and index == len(lines) - 1 and manifest is None:
+            break  # without a manifest, a torn last line is what a crash leaves: a tail
         region_end = index + 1
         unaccounted -= 1
 
@@ -228,10 +251,11 @@ def _scan(data: bytes, mread: ManifestRead, sig: Signature) -> Loaded:
     known = [f.seq for f in frames if f.seq is not None]
     last_seq = max(manifest.last_seq if manifest else 0, max(known, default=0))
     size = ends[region_end - 1] if region_end else 0
+    pad = size > len(data)
     return Loaded(
         frames=frames,
         size=size,
-        hasher=hashlib.sha256(data[:size]),
+        hasher=hashlib.sha256(data[:size] + b"\n" if pad else data[:size]),
         last_seq=last_seq,
         damaged=[(i, f.seq) for i, f in enumerate(frames) if f.damaged],
         missing=_gaps(known, last_seq),
@@ -239,6 +263,7 @@ def _scan(data: bytes, mread: ManifestRead, sig: Signature) -> Loaded:
         manifest_read=mread,
         log_sig=sig,
         fast=False,
+        pad_newline=pad,
     )
 
 

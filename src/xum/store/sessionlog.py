@@ -33,7 +33,7 @@ from xum.core.ids import event_id
 from xum.core.lock import FileLock, LockTimeout
 from xum.core.paths import FILE_MODE, ensure_private_dir, session_dir
 from xum.store import events as ev
-from xum.store.frames import Frame, decode_trusted, encode_frame
+from xum.store.frames import MAX_SEQ, Frame, decode_trusted, encode_frame
 from xum.store.manifest import (
     MANIFEST_VERSION,
     Manifest,
@@ -192,6 +192,15 @@ class SessionLog:
             self._heal()
             self._depth = 1
             self._close_dangling_turn()
+        except OSError as exc:
+            # A session file that is a directory, a full or read-only disk: say which file.
+            self._depth = 0
+            self._release()
+            raise StoreError(
+                f"cannot write session {self.directory.name}: {exc.strerror or exc} "
+                f"({exc.filename or self.directory})",
+                hint="nothing was written; fix or move that file (the session can still be read)",
+            ) from exc
         except BaseException:
             self._depth = 0
             self._release()
@@ -278,6 +287,7 @@ class SessionLog:
         self._disk_manifest = loaded.manifest_read.manifest
         self._manifest_sig = loaded.manifest_read.sig
         self._log_sig = loaded.log_sig
+        self._pad_newline = loaded.pad_newline
         self._regular = not self._damaged and self._last_seq == len(self._frames)
 
     def _published(self) -> Manifest:
@@ -328,11 +338,17 @@ class SessionLog:
             fd = os.open(self._log_path, os.O_RDONLY)
         except FileNotFoundError:
             return self._size == 0
+        # A missing final newline is part of what we published (the scan counted it).
+        want = self._size - 1 if self._pad_newline else self._size
         try:
-            data = read_all(fd, self._size)
+            data = read_all(fd, want)
         finally:
             os.close(fd)
-        return len(data) == self._size and hashlib.sha256(data).digest() == self._hasher.digest()
+        if len(data) != want:
+            return False
+        if self._pad_newline:
+            data += b"\n"
+        return hashlib.sha256(data).digest() == self._hasher.digest()
 
     def _extend_to(self, manifest: Manifest) -> bool:
         """Adopt frames another writer published after ours, when the manifest proves (by the
@@ -380,10 +396,16 @@ class SessionLog:
                 f"(manifest version {self._disk_manifest.v})",
                 hint="upgrade xum to continue this session",
             )
-        # (_sync made sure the file holds at least our published bytes; never extend it.)
-        if os.fstat(self._fd).st_size > self._size:
+        # (_sync made sure the file holds at least our published bytes; never extend it, except
+        # by the newline a hand edit took from the last published line.)
+        on_disk = os.fstat(self._fd).st_size
+        if self._pad_newline and on_disk == self._size - 1:
+            _write_all(self._fd, b"\n")
+            os.fdatasync(self._fd)
+        elif on_disk > self._size:
             os.ftruncate(self._fd, self._size)
             os.fdatasync(self._fd)
+        self._pad_newline = False
         wanted = self._published()
         if self._disk_manifest != wanted:
             self._manifest_sig = write_manifest(self._manifest_path, wanted)
@@ -405,6 +427,12 @@ class SessionLog:
         fd = self._fd
         assert fd is not None
         self._check_unchanged()
+        if self._last_seq + len(events) > MAX_SEQ:
+            raise StoreError(
+                f"session {self.directory.name} has used up its sequence numbers (the last one "
+                f"is {self._last_seq}; the largest a session can hold is {MAX_SEQ})",
+                hint="nothing was written; start a new session (this one can still be read)",
+            )
         ts = now_ms()
         seq = self._last_seq
         lines = []

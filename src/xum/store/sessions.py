@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from xum.core.errors import StoreError
 from xum.core.lock import FileLock, is_locked, read_holder
 from xum.core.paths import ensure_private_dir, session_dir
 from xum.store.manifest import read_manifest
@@ -91,6 +92,12 @@ def remove(workspace_id: str) -> None:
     shutil.rmtree(_dir(workspace_id), ignore_errors=True)
 
 
+# ok: vouches for the frames; stale: the frames changed since (a scan read them); missing: frames
+# but no manifest; invalid: a manifest that is not one; none: nothing written yet; unreadable:
+# the frames file itself cannot be read (see `problem`).
+ManifestStatus = Literal["ok", "missing", "invalid", "stale", "none", "unreadable"]
+
+
 @dataclass(slots=True)
 class LogReport:
     """A session log's health, for `xum doctor`."""
@@ -103,13 +110,20 @@ class LogReport:
     missing: list[tuple[int, int]]  # inclusive seq ranges with no frame on disk
     last_seq: int
     unpublished_tail_bytes: int
-    manifest: Literal["ok", "missing", "invalid", "stale", "none"]
+    manifest: ManifestStatus
     open_turn: str | None  # a turn with no turn_end (closed by the next writer)
     writer: dict[str, object] | None = field(default=None)  # who holds writer.lock right now
+    # Why the session cannot be read, or what is wrong with its manifest; None when nothing is.
+    problem: str | None = None
 
     @property
     def healthy(self) -> bool:
-        return self.manifest in ("ok", "none") and not self.damaged and not self.missing
+        return (
+            self.manifest in ("ok", "none")
+            and not self.damaged
+            and not self.missing
+            and self.problem is None
+        )
 
 
 def inspect(workspace_id: str) -> LogReport:
@@ -118,10 +132,30 @@ def inspect(workspace_id: str) -> LogReport:
 
 
 def inspect_dir(directory: Path) -> LogReport:
-    loaded = load_log(directory / LOG_NAME, directory / MANIFEST_NAME)
+    """The report for one session directory. A log that cannot be read at all (its frames file
+    is a directory, say) is a report with `manifest: "unreadable"` and the `problem`, so one
+    broken session never stops a listing of the others."""
+    lock_path = directory / LOCK_NAME
+    try:
+        loaded = load_log(directory / LOG_NAME, directory / MANIFEST_NAME)
+    except (StoreError, OSError) as exc:
+        return LogReport(
+            directory=directory,
+            exists=True,
+            frames=0,
+            damaged=0,
+            damaged_seqs=[],
+            missing=[],
+            last_seq=0,
+            unpublished_tail_bytes=0,
+            manifest="unreadable",
+            open_turn=None,
+            writer=_holder(lock_path),
+            problem=exc.message if isinstance(exc, StoreError) else f"cannot read: {exc}",
+        )
     mread = loaded.manifest_read
     exists = loaded.log_sig is not None or mread.sig is not None
-    status: Literal["ok", "missing", "invalid", "stale", "none"]
+    status: ManifestStatus
     if mread.sig is None:
         # An empty log without a manifest is a writer that died before its first publish.
         status = "missing" if loaded.log_sig is not None and loaded.file_size else "none"
@@ -129,7 +163,6 @@ def inspect_dir(directory: Path) -> LogReport:
         status = "invalid"
     else:
         status = "ok" if loaded.fast else "stale"
-    lock_path = directory / LOCK_NAME
     dangling = open_turn(loaded.frames)
     return LogReport(
         directory=directory,
@@ -139,11 +172,19 @@ def inspect_dir(directory: Path) -> LogReport:
         damaged_seqs=[seq for _, seq in loaded.damaged],
         missing=list(loaded.missing),
         last_seq=loaded.last_seq,
-        unpublished_tail_bytes=loaded.file_size - loaded.size,
+        unpublished_tail_bytes=max(0, loaded.file_size - loaded.size),
         manifest=status,
         open_turn=dangling.turn_id if dangling else None,
-        writer=read_holder(lock_path) if is_locked(lock_path) else None,
+        writer=_holder(lock_path),
+        problem=mread.problem,
     )
+
+
+def _holder(lock_path: Path) -> dict[str, object] | None:
+    try:
+        return read_holder(lock_path) if is_locked(lock_path) else None
+    except OSError:
+        return None
 
 
 def reports() -> list[tuple[str, LogReport]]:

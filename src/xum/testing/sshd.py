@@ -3,7 +3,10 @@
 `SshServer(base_dir)` starts `sshd -D` as the current user on a free loopback port, with
 generated host and client keys, a private `sshd_config` (no PAM, key auth only, `StrictModes no`,
 its own authorized_keys and pid file) and an `ssh_config` naming it `xum-test`. The remote
-side's HOME is `<base_dir>/remote-home` (`SetEnv HOME=...`), so remote checkouts land there.
+side's HOME is `<base_dir>/remote-home` (`SetEnv HOME=...`), so remote checkouts land there. It
+accepts `XUM_TEST_*` and credential-shaped variables from clients (`AcceptEnv`), so a test can
+check with `SendEnv` what xum's ssh clients would forward (the generated client config sends
+nothing).
 Point xum at it with `XUM_SSH_CONFIG=<server.config>` and the host `server.alias`.
 """
 
@@ -78,6 +81,7 @@ class SshServer:
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
             "PermitRootLogin prohibit-password\nAllowAgentForwarding no\nX11Forwarding no\n"
             f"MaxSessions 64\nMaxStartups 64\nSetEnv HOME={self.remote_home}\n"
+            "AcceptEnv XUM_TEST_* *_API_KEY *_AUTH_TOKEN\n"
         )
         kind, key = (base / "host_key.pub").read_text().split()[:2]
         (base / "known_hosts").write_text(f"[127.0.0.1]:{port} {kind} {key}\n")

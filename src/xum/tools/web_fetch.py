@@ -239,7 +239,9 @@ class WebFetchTool(Tool):
             page = await fetch(
                 args.url.strip(), resolver=self.resolver, rules=rules, verify=self.verify
             )
-            title, text = page_text(page)
+            # Off the event loop: converting a large page takes a while, and in the server the
+            # loop is every workspace's.
+            title, text = await asyncio.to_thread(page_text, page)
         except Refused as exc:
             return error(str(exc), refused=True)
         except FetchFailed as exc:

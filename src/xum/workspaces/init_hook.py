@@ -209,7 +209,7 @@ async def start_init_hook(
         runtime,
         hook,
         lifecycle_env(record, secrets, init=True),
-        masker=SecretMasker(secrets),
+        masker=SecretMasker.for_project(secrets),
         timeout_s=timeout_s,
     )
     if on_line is not None:

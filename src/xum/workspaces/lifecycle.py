@@ -416,7 +416,7 @@ async def run_lifecycle_hook(
         if not result.ok:
             from xum.workspaces.masking import SecretMasker
 
-            hooks.log_hook(record.id, result, mask=SecretMasker(secrets).mask)
+            hooks.log_hook(record.id, result, mask=SecretMasker.for_project(secrets).mask)
         return result
     except Exception as exc:  # cleanup hooks never block the operation
         with contextlib.suppress(OSError):
@@ -436,7 +436,7 @@ def _log_exception(
             secrets = project_secrets(record.project_path)
         except Exception:  # an unreadable secrets file: nothing to mask with
             secrets = {}
-    message = SecretMasker(secrets).mask(str(exc) or type(exc).__name__)
+    message = SecretMasker.for_project(secrets).mask(str(exc) or type(exc).__name__)
     hooks.append_hooks_log(
         {"ts": now_ms(), "workspaceId": record.id, "hook": f".xum/{name}", "error": message}
     )

@@ -4,6 +4,12 @@ Commands and hooks get the project's secrets as environment variables, so `echo 
 otherwise put the token in the session log and in the next request. Every occurrence of a secret
 value in a tool result (and in the live output streams) becomes `[secret:NAME]`.
 
+xum's own secrets are masked the same way (`SecretMasker.for_project`): they never reach a
+command's environment (`xum.core.ownsecrets`), but a command can still come across them, in
+`providers.jsonc`, a key file, `server.lock` or a shell profile, and they are worse to leak than a
+project's. The set is taken when the masker is made (a session opens, a hook runs): the keys in
+xum's environment, the server's token, and the keys `providers.jsonc` holds or points at.
+
 Live streams are masked on bytes, before they are decoded: `SecretMasker.opener` wraps a call's
 `open_output`, so each stream a tool or hook opens masks what passes and holds back a tail that
 may be the start of a secret split across two writes, until the next write or the stream's close
@@ -18,6 +24,7 @@ is not recognised. It protects against accidents, not against a determined exfil
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,6 +33,20 @@ if TYPE_CHECKING:
     from xum.tools.base import OutputOpener, OutputStream
 
 MIN_SECRET_LENGTH = 6
+
+
+def xum_secrets() -> dict[str, str]:
+    """Name -> value of every secret of xum's own it can find now (see the module docstring).
+    A `providers.jsonc` that does not parse contributes nothing (whoever reads it for a request
+    reports the error)."""
+    from xum.core.errors import ConfigError
+    from xum.core.ownsecrets import known_values
+    from xum.store.providers import key_values, load_providers
+
+    found = known_values()
+    with contextlib.suppress(ConfigError):
+        found.update(key_values(load_providers()))
+    return found
 
 
 class SecretMasker:
@@ -42,6 +63,11 @@ class SecretMasker:
             re.compile(b"|".join(re.escape(v) for v in self._by_bytes)) if by_value else None
         )
         self._longest = max((len(v) for v in self._by_bytes), default=0)
+
+    @classmethod
+    def for_project(cls, secrets: Mapping[str, str]) -> SecretMasker:
+        """A masker for a project's commands: its secrets and xum's own (`xum_secrets`)."""
+        return cls({**xum_secrets(), **secrets})
 
     @property
     def active(self) -> bool:

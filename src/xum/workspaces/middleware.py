@@ -361,14 +361,17 @@ def build_middleware(
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     on_withheld: Callable[[str], None] | None = None,
     trust: TrustView | None = None,
+    masker: SecretMasker | None = None,
 ) -> list[ToolMiddleware]:
     """The middleware list for an AgentSession on this workspace.
 
     `init`: the workspace's running init hook, if any (the first tool call waits for it).
     `on_withheld(hook_name)`: called when a tool call finds a project hook that trust withholds.
     `trust`: the project's TrustView, when the caller made one already.
+    `masker`: the session's masker, when the caller made one already (else one for `secrets`
+    and xum's own).
     """
-    masker = SecretMasker(secrets)
+    masker = masker or SecretMasker.for_project(secrets)
     layers: list[ToolMiddleware] = [LiveOutputMasking(masker)]
     if init is not None:
         layers.append(InitGate(init, emit))

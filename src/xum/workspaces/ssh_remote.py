@@ -24,7 +24,7 @@ from pathlib import Path
 
 from xum.core.errors import XumError
 from xum.runtime import git
-from xum.runtime.ssh import SshError, remote_bash, run_ssh_sync, ssh_command
+from xum.runtime.ssh import SshError, client_env, remote_bash, run_ssh_sync, ssh_command
 
 REMOTE_BASE = "xum/src"  # under the remote user's home
 REMOTE_SCRATCH = "xum/scratch"
@@ -91,6 +91,7 @@ def push_checkout(project: Path, host: str, remote_dir: str, branch: str) -> boo
             capture_output=True,
             timeout=600,
             check=False,
+            env=client_env(),
         )
     finally:
         archive.stdout.close()

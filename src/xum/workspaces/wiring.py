@@ -1,8 +1,9 @@
 """The wiring of a workspace session: its environment and tool-call middleware, in one call.
 
 The one assembly (`xum.workspaces.assembly.open_workspace_session`) calls it for every session;
-nothing else should. `base_env` carries the project's secrets (the engine lays the `XUM_*` variables over it for every
-command); `middleware` is `build_middleware`'s list. It also says, once, what an untrusted project
+nothing else should. `base_env` carries the project's secrets (the engine lays the `XUM_*`
+variables over it for every command; the runtime puts both over its own environment, less xum's
+own secrets); `middleware` is `build_middleware`'s list. It also says, once, what an untrusted project
 is not being allowed to run, and warns when another local workspace of the project is busy.
 """
 
@@ -93,6 +94,7 @@ async def wire_session(
             withheld.append(name)
             emit(E.Advisory(kind="untrusted-project", message=untrusted_message([name])))
 
+    masker = SecretMasker.for_project(secrets)
     middleware = build_middleware(
         record,
         runtime,
@@ -103,6 +105,7 @@ async def wire_session(
         hook_timeout_s=hook_timeout_s,
         on_withheld=on_withheld,
         trust=trust,
+        masker=masker,
     )
     for layer in middleware:
         if isinstance(layer, LocalStreamingWarning):
@@ -110,6 +113,6 @@ async def wire_session(
     return SessionWiring(
         base_env=dict(secrets),
         middleware=middleware,
-        masker=SecretMasker(secrets),
+        masker=masker,
         withheld=withheld,
     )

@@ -1,0 +1,61 @@
+"""xum's own secrets: the credentials xum itself holds, which no agent command or hook may see.
+
+xum reads provider keys from its environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, ...) and
+from `providers.jsonc`, and the server holds an auth token. A command the agent runs inherits
+xum's environment, so without a filter `echo $ANTHROPIC_API_KEY` would put the key in the tool
+result, the session log, every browser watching and the next request to the model.
+
+The rule, by name: a variable whose name ends in `_API_KEY` or `_AUTH_TOKEN` (which covers every
+built-in provider's key variable and `XUM_SERVER_AUTH_TOKEN`) is xum's, and is left out of the
+environment commands and hooks inherit. A name rule rather than a list, because xum cannot know
+every provider a user points it at, and a key that slips through is worse than a variable a
+command has to be given on purpose: a project secret of the same name (docs/secrets-and-trust.md)
+is still passed, since the user set it for that project.
+
+Values xum holds that are not in its environment (the server's generated token) are registered
+here with `remember`, so the secret masker hides them in output too (`known_values`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+OWN_SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
+
+_remembered: dict[str, str] = {}
+
+
+def is_own_secret_name(name: str) -> bool:
+    """True for an environment variable that holds one of xum's own credentials."""
+    return name.upper().endswith(OWN_SECRET_SUFFIXES)
+
+
+def without_own_secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` less every variable `is_own_secret_name` claims."""
+    return {k: v for k, v in env.items() if not is_own_secret_name(k)}
+
+
+def remember(name: str, value: str | None) -> None:
+    """Register a secret xum holds outside its environment (masked in output from now on).
+    `name` is what the masker shows (`[secret:NAME]`); pick one no environment variable has
+    (`xum-server-token`), so both are masked when they differ."""
+    if value:
+        _remembered[name] = value
+
+
+def known_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Name -> value of every own secret xum knows of: those in `environ` (default: the process
+    environment) and those registered with `remember`. Empty values are left out."""
+    env = os.environ if environ is None else environ
+    # Stripped, as the provider clients use them: a key exported with a trailing newline is
+    # printed without it.
+    found = {k: v.strip() for k, v in env.items() if v.strip() and is_own_secret_name(k)}
+    for name, value in _remembered.items():
+        found.setdefault(name, value)
+    return found
+
+
+def forget(name: str) -> None:
+    """Drop a value registered with `remember` (a server that stopped)."""
+    _remembered.pop(name, None)
