@@ -171,8 +171,9 @@ async def test_file_edit_is_a_diff_and_todo_write_is_the_plan(
     assert (repo / "app.py").read_text() == "def greet():\n    return 'hello'\n"
 
 
+@pytest.mark.parametrize("delegated", [False, True], ids=["local", "editor-terminal"])
 async def test_cancel_stops_the_running_command_and_the_session_goes_on(
-    fake_llm: FakeLLM, repo: Path
+    fake_llm: FakeLLM, repo: Path, delegated: bool
 ) -> None:
     pid_file = repo.parent / "sleep.pid"
     fake_llm.script(
@@ -182,7 +183,8 @@ async def test_cancel_stops_the_running_command_and_the_session_goes_on(
         fakellm.text("Still here."),
     )
     editor = TestEditor()
-    async with bridge(editor, repo, env_for(fake_llm)) as (conn, _proc, _init):
+    caps = EditorCapabilities(terminal=delegated)
+    async with bridge(editor, repo, env_for(fake_llm), capabilities=caps) as (conn, _proc, _i):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])
         turn = asyncio.create_task(
             conn.prompt(session_id=new.session_id, prompt=[text_block("Wait a while")])
@@ -197,6 +199,7 @@ async def test_cancel_stops_the_running_command_and_the_session_goes_on(
         again = await conn.prompt(session_id=new.session_id, prompt=[text_block("Are you there?")])
         assert again.stop_reason == "end_turn"
     assert editor.message_text().endswith("Still here.")
+    assert len(editor.terminals) == (1 if delegated else 0)
     second = fake_llm.requests[-1]
     assert any("interrupted" in text.lower() for text in tool_results_anywhere(second))
 
@@ -267,8 +270,11 @@ async def test_skipping_a_question_dismisses_it(fake_llm: FakeLLM, repo: Path) -
 
 async def test_files_and_commands_go_through_the_editor(fake_llm: FakeLLM, repo: Path) -> None:
     app = str(repo / "app.py")
+    outside = repo.parent / "notes.txt"
+    outside.write_text("on disk, outside the workspace\n")
     fake_llm.script(
         fakellm.tool_call("file_read", {"path": "app.py"}),
+        fakellm.tool_call("file_read", {"path": str(outside)}),
         fakellm.tool_call(
             "bash", {"script": "echo from-the-terminal; exit 3", "display_name": "echo"}
         ),
@@ -276,21 +282,30 @@ async def test_files_and_commands_go_through_the_editor(fake_llm: FakeLLM, repo:
             "file_edit_replace_string",
             {"path": "app.py", "old_string": "'unsaved'", "new_string": "'saved'"},
         ),
+        fakellm.tool_call(
+            "bash", {"script": "exec sleep 300", "display_name": "hang", "timeout_secs": 1}
+        ),
         fakellm.text("Done."),
     )
     # The editor holds a change that is not on disk yet: the agent must see it.
-    editor = TestEditor(buffers={app: "def greet():\n    return 'unsaved'\n"})
+    editor = TestEditor(
+        buffers={app: "def greet():\n    return 'unsaved'\n", str(outside): "a buffer\n"}
+    )
     caps = EditorCapabilities(read=True, write=True, terminal=True)
     async with bridge(editor, repo, env_for(fake_llm), capabilities=caps) as (conn, _p, _i):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("Fix it")])
         assert answer.stop_reason == "end_turn"
 
-    read, ran, edited = (tool_results(r)[0] for r in fake_llm.requests[1:4])
+    read, elsewhere, ran, edited, hung = (tool_results(r)[0] for r in fake_llm.requests[1:6])
     assert "return 'unsaved'" in read
     assert app in editor.reads
+    assert str(outside) not in editor.reads  # a file outside the workspace is read from disk
+    assert "on disk, outside the workspace" in elsewhere
     assert "from-the-terminal" in ran and "[exit code 3]" in ran
-    (terminal,) = editor.terminals.values()
+    assert "timed out after 1 s" in hung  # the editor was told to kill it
+    terminal, hanging = editor.terminals.values()
+    assert hanging.process.returncode == -9
     assert terminal.command[:2] == ["bash", "-c"] and "from-the-terminal" in terminal.command[2]
     assert terminal.cwd == str(repo)
     assert terminal.env["XUM_WORKSPACE_ID"] == new.session_id
@@ -334,6 +349,11 @@ async def test_load_replays_the_session_and_list_finds_it(fake_llm: FakeLLM, rep
     async with bridge(first, repo, env) as (conn, _proc, _init):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])
         await conn.prompt(session_id=new.session_id, prompt=[text_block("Read app.py")])
+        # While this bridge has the session open, another one cannot take it.
+        async with bridge(TestEditor(), repo, env) as (other, _p, _i):
+            with pytest.raises(RequestError) as busy:
+                await other.load_session(cwd=str(repo), session_id=new.session_id, mcp_servers=[])
+        assert "xum acp" in str(busy.value), busy.value
 
     later = TestEditor()
     async with bridge(later, repo, env) as (conn, _proc, _init):
@@ -376,6 +396,15 @@ async def test_model_thinking_and_mode_are_selectable(fake_llm: FakeLLM, repo: P
         request = fake_llm.requests[-1].json
         assert request["model"] == "claude-sonnet-5-5"
         assert request["thinking"] == {"type": "disabled"}
+
+        # How a turn ended is the stop reason; a failed one is an error saying why.
+        fake_llm.script(fakellm.text("I can't help with that.", stop_reason="refusal"))
+        refusal = await conn.prompt(session_id=sid, prompt=[text_block("something bad")])
+        assert refusal.stop_reason == "refusal"
+        fake_llm.script(fakellm.error(400, message="prompt is too long"))
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=sid, prompt=[text_block("a very long prompt")])
+        assert "prompt is too long" in str(failed.value)
 
         await conn.set_session_mode(session_id=sid, mode_id="plan")
         await conn.prompt(session_id=sid, prompt=[text_block("plan something")])
@@ -458,6 +487,13 @@ def test_stdout_carries_only_protocol_messages(fake_llm: FakeLLM, repo: Path) ->
     messages = until_response(3)
     assert messages[-1]["result"] == {"stopReason": "end_turn"}
     assert all(m.get("method") == "session/update" for m in messages[:-1])
+    # Descriptor 1 of the bridge is the log, not the pipe the editor reads: whatever writes
+    # to it (a stray print, a library, a child that inherits it) cannot reach the protocol.
+    pipe = f"pipe:[{os.fstat(proc.stdout.fileno()).st_ino}]"
+    assert os.readlink(f"/proc/{proc.pid}/fd/1") == str(log_file)
+    assert pipe in {
+        os.readlink(f"/proc/{proc.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{proc.pid}/fd")
+    }
     proc.stdin.close()
     rest = proc.stdout.read()
     stderr = proc.stderr.read() if proc.stderr else b""

@@ -2,7 +2,8 @@
 
 `initialize` advertises what the bridge implements and nothing more: `session/load` and
 `session/list`, embedded context in prompts; no images or audio, no MCP servers of the editor's,
-no authentication (xum's providers are configured in xum). `session/new` makes a workspace of
+no authentication methods (xum's providers are configured in xum, so `authenticate` is not
+offered). `session/new` makes a workspace of
 the project containing the editor's `cwd`, on the runtime `xum acp` was started with (local by
 default); `session/load` opens an existing workspace by its id and replays its history first;
 `session/prompt` runs a turn and streams it; `session/cancel` stops it; `session/set_mode` and
@@ -117,14 +118,6 @@ class XumAgent:
             ),
             agent_info=Implementation(name="xum", title="xum", version=__version__),
             auth_methods=[],
-        )
-
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise RequestError.invalid_params(
-            {
-                "message": "xum needs no authentication here: model providers are set up in xum "
-                "(providers.jsonc or the provider's API key variable)"
-            }
         )
 
     # Sessions ----------------------------------------------------------------------------

@@ -6,8 +6,9 @@ what the editor can do to the editor: reads return the editor's buffer (unsaved 
 included), writes go into the buffer and are saved by the editor, and commands run in an editor
 terminal that the tool call shows. Everything else (paths, stat, symlinks, spill files) stays
 with the local runtime underneath, which also takes over whatever the editor cannot or should not
-do: binary or non-UTF-8 files, very large files, background commands (their output has to
-stream into xum while they run).
+do: files outside the workspace (the plan file, scratch and temp files are xum's, not the
+project's), binary or non-UTF-8 files, very large files, background commands (their output has
+to stream into xum while they run).
 
 It is wired as tool-call middleware (`EditorDelegation`), added by the bridge through the
 assembly: only tool calls see the editor. Instruction files, skills and hooks are read and run
@@ -180,15 +181,22 @@ class EditorRuntime:
     async def close(self) -> None:
         return None  # the session's runtime is closed by the session
 
+    def _editor_path(self, path: str) -> str | None:
+        """`path` resolved, when it is one of the workspace's files (the editor's buffers are
+        the project's); None for xum's own files elsewhere (the plan file, scratch, temp)."""
+        resolved = self.inner.resolve(path)
+        root = self.workspace_path.rstrip(os.sep) + os.sep
+        return resolved if resolved.startswith(root) else None
+
     # Files -------------------------------------------------------------------------------
 
     async def read_bytes(self, path: str, *, limit: int | None = None) -> bytes:
         """The editor's buffer of a text file; the disk for anything else. The disk is read
         first either way: it says whether the file exists and is a regular file (the editor
         would open a FIFO or a directory differently), and whether it is text."""
-        if not self.abilities.read:
+        resolved = self._editor_path(path) if self.abilities.read else None
+        if resolved is None:
             return await self.inner.read_bytes(path, limit=limit)
-        resolved = self.inner.resolve(path)
         st = await self.inner.stat(resolved)
         if st.exists and st.size > EDITOR_READ_MAX_BYTES:
             return await self.inner.read_bytes(resolved, limit=limit)
@@ -206,11 +214,11 @@ class EditorRuntime:
         return data[:limit] if limit is not None else data
 
     async def write_bytes_atomic(self, path: str, data: bytes) -> None:
-        text = _editor_text(data) if self.abilities.write else None
-        if text is None:
+        resolved = self._editor_path(path) if self.abilities.write else None
+        text = _editor_text(data) if resolved is not None else None
+        if resolved is None or text is None:
             await self.inner.write_bytes_atomic(path, data)
             return
-        resolved = self.inner.resolve(path)
         # The editor writes the file; a new one may need its directory first, as locally.
         await asyncio.to_thread(os.makedirs, os.path.dirname(resolved), exist_ok=True)
         try:

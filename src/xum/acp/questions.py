@@ -5,17 +5,21 @@ options, one of which the user picks. Each question is asked in turn, its option
 choices plus one to skip; the answer is the label picked. Skipping a question, or the prompt
 being cancelled (the editor then answers `cancelled`), dismisses the questions, which the tool
 tells the model. A permission request picks exactly one option, so a multi-select question is
-answered with one of its labels, and there is no free-text "Other" answer here.
+answered with one of its labels, and there is no free-text "Other" answer here. An editor that
+fails the request (or does not implement it) counts as nobody answering.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from xum.acp.toolviews import text_content
+
+log = logging.getLogger("xum.acp")
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -64,17 +68,21 @@ class EditorQuestions:
                 for i, o in enumerate(question.options)
             ]
             options.append(PermissionOption(option_id=SKIP_OPTION, name="Skip", kind="reject_once"))
-            reply = await self.client.request_permission(
-                session_id=self.session_id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=call_id,
-                    title=question.header or question.question,
-                    kind="think",
-                    status="pending",
-                    content=[text_content(_body(question))],
-                ),
-                options=options,
-            )
+            try:
+                reply = await self.client.request_permission(
+                    session_id=self.session_id,
+                    tool_call=ToolCallUpdate(
+                        tool_call_id=call_id,
+                        title=question.header or question.question,
+                        kind="think",
+                        status="pending",
+                        content=[text_content(_body(question))],
+                    ),
+                    options=options,
+                )
+            except Exception as exc:  # an editor that cannot ask: nobody answers
+                log.warning("the editor did not ask the question (%s)", exc)
+                return None
             outcome = reply.outcome
             if not isinstance(outcome, AllowedOutcome) or outcome.option_id == SKIP_OPTION:
                 return None
