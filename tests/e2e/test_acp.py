@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -95,6 +96,9 @@ async def test_prompt_streams_thoughts_text_and_a_tool_call(fake_llm: FakeLLM, r
         ),
         fakellm.text("greet() returns hi."),
     )
+    skill = repo / ".xum/skills/deploy/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy\ndescription: ship it\n---\nDeploy $ARGUMENTS.\n")
     editor = TestEditor()
     async with bridge(editor, repo, env_for(fake_llm)) as (conn, _proc, _init):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])
@@ -107,7 +111,9 @@ async def test_prompt_streams_thoughts_text_and_a_tool_call(fake_llm: FakeLLM, r
         # The session's slash commands arrive once the session exists.
         commands = await editor.wait_for(lambda r: r.kind == "available_commands_update")
         names = {c.name for c in commands.update.available_commands}
-        assert "model" in names and "sonnet" in names and "fork" not in names
+        assert {"model", "deploy", "sonnet"} <= names and "fork" not in names
+        deploy = next(c for c in commands.update.available_commands if c.name == "deploy")
+        assert deploy.description == "ship it"
 
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("What is greet?")])
         assert answer.stop_reason == "end_turn"
@@ -183,6 +189,9 @@ async def test_cancel_stops_the_running_command_and_the_session_goes_on(
         fakellm.text("Still here."),
     )
     editor = TestEditor()
+    # Delegated: the editor has started the command but not yet said which terminal it is when
+    # the cancel comes; the bridge must still stop it once the answer arrives.
+    editor.terminal_gate = asyncio.Event() if delegated else None
     caps = EditorCapabilities(terminal=delegated)
     async with bridge(editor, repo, env_for(fake_llm), capabilities=caps) as (conn, _proc, _i):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])
@@ -194,7 +203,13 @@ async def test_cancel_stops_the_running_command_and_the_session_goes_on(
         await conn.cancel(session_id=new.session_id)
         answer = await asyncio.wait_for(turn, 30)
         assert answer.stop_reason == "cancelled"
-        await _poll(lambda: not _alive(pid) or None, "the command to be killed")
+        if editor.terminal_gate is not None:
+            editor.terminal_gate.set()
+        try:
+            await _poll(lambda: not _alive(pid) or None, "the command to be killed")
+        finally:
+            if _alive(pid):  # a failed test leaves nothing running
+                os.kill(pid, signal.SIGKILL)
         # The interrupted call has a result on record: the next turn's request is valid.
         again = await conn.prompt(session_id=new.session_id, prompt=[text_block("Are you there?")])
         assert again.stop_reason == "end_turn"

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
@@ -44,7 +44,7 @@ from acp.schema import (
 from xum.acp import options as opts
 from xum.acp.delegation import EditorAbilities
 from xum.acp.prompt import PromptBlock, prompt_text
-from xum.acp.session import BridgeSession, InitLines, request_error
+from xum.acp.session import BridgeSession, InitLines, invalid, request_error
 from xum.acp.updates import note
 from xum.core.errors import XumError
 
@@ -59,9 +59,9 @@ LIST_PAGE = 50  # sessions per session/list page
 def _directory(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
-        raise RequestError.invalid_params({"message": f"cwd must be an absolute path, not {cwd!r}"})
+        raise invalid(f"cwd must be an absolute path, not {cwd!r}")
     if not path.is_dir():
-        raise RequestError.invalid_params({"message": f"cwd {cwd} is not a directory"})
+        raise invalid(f"cwd {cwd} is not a directory")
     return path
 
 
@@ -83,9 +83,7 @@ class XumAgent:
     def _session(self, session_id: str) -> BridgeSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params(
-                {"message": f"no open session {session_id!r}; create one (session/new) or load it"}
-            )
+            raise invalid(f"no open session {session_id!r}; create one (session/new) or load it")
         return session
 
     # Handshake ---------------------------------------------------------------------------
@@ -213,13 +211,9 @@ class XumAgent:
             except XumError as exc:
                 raise request_error(exc) from None
             if record is None:
-                raise RequestError.invalid_params(
-                    {"message": f"no xum workspace with id {session_id!r}"}
-                )
+                raise invalid(f"no xum workspace with id {session_id!r}")
             if record.archived_at is not None:
-                raise RequestError.invalid_params(
-                    {"message": f"workspace {record.name} is archived; unarchive it first"}
-                )
+                raise invalid(f"workspace {record.name} is archived; unarchive it first")
             session = BridgeSession(self._client(), record, self.abilities)
             try:
                 await session.open()
@@ -274,7 +268,7 @@ class XumAgent:
         except XumError as exc:
             raise request_error(exc) from None
         if not text.strip():
-            raise RequestError.invalid_params({"message": "the prompt is empty"})
+            raise invalid("the prompt is empty")
         stop = await session.prompt(text)
         return PromptResponse(stop_reason=stop)
 
@@ -304,7 +298,7 @@ class XumAgent:
     ) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if not isinstance(value, str):
-            raise RequestError.invalid_params({"message": f"{config_id} takes one of its values"})
+            raise invalid(f"{config_id} takes one of its values")
         try:
             if config_id == opts.MODE_OPTION:
                 await session.set_mode(value)
@@ -313,11 +307,8 @@ class XumAgent:
             elif config_id == opts.THINKING_OPTION:
                 await session.set_thinking(value)
             else:
-                raise RequestError.invalid_params(
-                    {
-                        "message": f"unknown option {config_id!r}; the options are mode, model, "
-                        "thinking"
-                    }
+                raise invalid(
+                    f"unknown option {config_id!r}; the options are mode, model, thinking"
                 )
         except XumError as exc:
             raise request_error(exc) from None

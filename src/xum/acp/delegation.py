@@ -25,13 +25,13 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from acp.schema import ClientCapabilities, EnvVariable
+from acp.schema import ClientCapabilities, CreateTerminalResponse, EnvVariable
 
 from xum.runtime.base import ExecResult, FileStat, OutputSink, Runtime, RuntimeKind
 from xum.runtime.local import NON_INTERACTIVE_ENV
@@ -256,14 +256,23 @@ class EditorRuntime:
         client, session_id = self.owner.client, self.owner.session_id
         started = time.monotonic()
         variables = {**NON_INTERACTIVE_ENV, **env}
-        created = await client.create_terminal(
-            session_id=session_id,
-            command="bash",
-            args=["-c", script],
-            env=[EnvVariable(name=k, value=v) for k, v in variables.items()],
-            cwd=self.inner.resolve(cwd) if cwd else self.workspace_path,
-            output_byte_limit=TERMINAL_OUTPUT_LIMIT,
+        creating = asyncio.ensure_future(
+            client.create_terminal(
+                session_id=session_id,
+                command="bash",
+                args=["-c", script],
+                env=[EnvVariable(name=k, value=v) for k, v in variables.items()],
+                cwd=self.inner.resolve(cwd) if cwd else self.workspace_path,
+                output_byte_limit=TERMINAL_OUTPUT_LIMIT,
+            )
         )
+        try:
+            created = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            # Cancelled while the editor was starting the command: it may already run, so
+            # whatever it started is stopped once the editor says which terminal it is.
+            _later(self._stop_when_created(creating))
+            raise
         terminal_id = created.terminal_id
         self.owner.on_terminal(self.call_id, terminal_id)
         timed_out = False
@@ -299,6 +308,23 @@ class EditorRuntime:
             timed_out=timed_out,
             duration_s=time.monotonic() - started,
         )
+
+    async def _stop_when_created(self, creating: asyncio.Future[CreateTerminalResponse]) -> None:
+        client, session_id = self.owner.client, self.owner.session_id
+        with contextlib.suppress(Exception):
+            terminal_id = (await creating).terminal_id
+            await _quietly(client.kill_terminal(session_id=session_id, terminal_id=terminal_id))
+            await _quietly(client.release_terminal(session_id=session_id, terminal_id=terminal_id))
+
+
+# Clean-ups that outlive the call that started them (kept referenced until they end).
+_pending: set[asyncio.Task[None]] = set()
+
+
+def _later(coro: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.ensure_future(coro)
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
 
 
 async def _quietly(request: object) -> None:

@@ -52,6 +52,11 @@ StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "
 CLOSE_WAIT_S = 10.0  # how long closing waits for an interrupted turn to end durably
 
 
+def invalid(message: str) -> RequestError:
+    """A request the bridge cannot carry out as asked: the message is what the editor shows."""
+    return RequestError(-32602, message, {"message": message})
+
+
 def request_error(exc: XumError) -> RequestError:
     """A xum error as a JSON-RPC error the editor shows: the message, then what to do."""
     text = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
@@ -164,13 +169,9 @@ class BridgeSession:
 
     @property
     def mode(self) -> str:
-        if self.opened is not None:
-            return (
-                self.opened.agent.agent_id
-                if self.opened.agent.agent_id in opts.MODE_IDS
-                else "exec"
-            )
-        return self.record.agent if self.record.agent in opts.MODE_IDS else "exec"
+        """exec or plan (another agent the workspace runs shows as exec, the closest mode)."""
+        agent = self.opened.agent.agent_id if self.opened is not None else self.record.agent
+        return agent if agent in opts.MODE_IDS else "exec"
 
     @property
     def model(self) -> str:
@@ -225,9 +226,7 @@ class BridgeSession:
         from xum.store import registry
 
         if mode not in opts.MODE_IDS:
-            raise RequestError.invalid_params(
-                {"message": f"unknown mode '{mode}'; the modes are {', '.join(opts.MODE_IDS)}"}
-            )
+            raise invalid(f"unknown mode '{mode}'; the modes are {', '.join(opts.MODE_IDS)}")
         self.record = await asyncio.to_thread(registry.update_workspace, self.id, agent=mode)
         if self.opened is not None and self.opened.agent.agent_id != mode:
             self.opened.agent.set_mode("plan" if mode == "plan" else "exec")
@@ -265,9 +264,7 @@ class BridgeSession:
 
     async def prompt(self, text: str) -> StopReason:
         if self._running:
-            raise RequestError.invalid_request(
-                {"message": "a prompt is already running in this session; cancel it first"}
-            )
+            raise invalid("a prompt is already running in this session; cancel it first")
         self._running = True
         self._cancel_requested = False
         self._finished.clear()
@@ -275,12 +272,12 @@ class BridgeSession:
             handled = await self._chat_command(text)
             if handled is not None:
                 return handled
-            if self._stale or self.opened is None:
-                await self._reopen()
-            assert self.opened is not None
-            await self._title_from(text)
-            self.translator.last_finish = None
             try:
+                if self._stale or self.opened is None:
+                    await self._reopen()
+                assert self.opened is not None
+                await self._title_from(text)
+                self.translator.last_finish = None
                 result = await self.opened.agent.run_turn(text)
             except XumError as exc:
                 raise request_error(exc) from None
@@ -314,20 +311,16 @@ class BridgeSession:
         try:
             command = parse_command(text)
         except SlashError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+            raise invalid(str(exc)) from None
         if command is None:
             return None
         if not isinstance(command, ModelCommand):
-            raise RequestError.invalid_params(
-                {
-                    "message": "/fork is not available in an editor session; fork the workspace "
-                    "in the browser UI (xum server)"
-                }
+            raise invalid(
+                "/fork is not available in an editor session; fork the workspace "
+                "in the browser UI (xum server)"
             )
         if command.model is None:
-            raise RequestError.invalid_params(
-                {"message": "/model needs a model: an alias or provider:model (e.g. /model sonnet)"}
-            )
+            raise invalid("/model needs a model: an alias or provider:model (e.g. /model sonnet)")
         try:
             model = await self.set_model(command.model)
         except XumError as exc:

@@ -100,6 +100,9 @@ class TestEditor:
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
         self.terminals: dict[str, Terminal] = {}
+        # When set, `terminal/create` starts the command but answers only once this is set: a
+        # test can cancel a prompt while the bridge still waits for the terminal's id.
+        self.terminal_gate: asyncio.Event | None = None
         self._changed = asyncio.Condition()
 
     # Waiting -------------------------------------------------------------------------------
@@ -210,6 +213,8 @@ class TestEditor:
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = terminal
         await self._notify()
+        if self.terminal_gate is not None:
+            await self.terminal_gate.wait()
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(
