@@ -71,7 +71,6 @@ class XumAgent:
         self.client: Client | None = None
         self.abilities = EditorAbilities()
         self.sessions: dict[str, BridgeSession] = {}
-        self._closing = False
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -318,6 +317,5 @@ class XumAgent:
 
     async def close_all(self) -> None:
         """The editor went away: every running turn is stopped and ends durably."""
-        self._closing = True
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)

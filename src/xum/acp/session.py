@@ -258,10 +258,6 @@ class BridgeSession:
 
     # Prompts -----------------------------------------------------------------------------
 
-    @property
-    def running(self) -> bool:
-        return self._running
-
     async def prompt(self, text: str) -> StopReason:
         if self._running:
             raise invalid("a prompt is already running in this session; cancel it first")
