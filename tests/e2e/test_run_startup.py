@@ -76,6 +76,8 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
     "bs4",  # web_fetch's HTML reader
     "markdownify",
+    "acp",  # the ACP SDK and bridge: `xum acp` only
+    "xum.acp",
 ]
 
 

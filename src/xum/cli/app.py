@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("xum.cli.doctor:doctor", "Check xum's home, config files, providers and sessions."),
     "trust": ("xum.cli.trust:trust", "Trust a project so its hooks may run (or --revoke)."),
     "server": ("xum.cli.server:server", "Start the HTTP/WebSocket server for the browser UI."),
+    "acp": ("xum.cli.acp:acp", "Serve the Agent Client Protocol on stdio for editors (Zed, ...)."),
 }
 
 

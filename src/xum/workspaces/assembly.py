@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xum.context.workspace import AgentSelection, WorkspaceContext
 from xum.engine.events import Event, EventSink, null_sink
+from xum.engine.middleware import ToolMiddleware
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import LLMClient, open_client
@@ -160,6 +161,7 @@ async def open_workspace_session(
     task_settings: TaskSettings | None = None,
     purpose: str = "session",
     hold_writer: bool = False,
+    tool_middleware: Sequence[ToolMiddleware] = (),
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -172,6 +174,8 @@ async def open_workspace_session(
     on first use, whose children's events go to `children`. `is_git`: whether the checkout is a
     git repository, when the caller knows. `hold_writer`: keep the log's writer lock for the
     session's whole life (a front-end that owns the workspace until it exits).
+    `tool_middleware`: layers the front-end adds around every tool call, after the workspace's
+    own (hooks, masking): the ACP bridge's delegation of files and commands to the editor.
     """
     owns_runtime = runtime is None
     if created is not None:
@@ -236,7 +240,7 @@ async def open_workspace_session(
             settings=SessionSettings(thinking=thinking, budget_usd=budget_usd, mode=mode),
             scratch_dir=scratch_dir(record.id),
             emit=emit,
-            middleware=wiring.middleware,
+            middleware=[*wiring.middleware, *tool_middleware],
             set_exit_code=set_exit_code,
             base_env=wiring.base_env,
             subagents=host,
