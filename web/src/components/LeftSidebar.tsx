@@ -4,7 +4,7 @@ import { Archive, ArchiveRestore, FolderPlus, GitFork, Plus, Settings, Trash2, X
 import type { Project, Workspace } from "../api/types";
 import { isMacPlatform, shortcutLabel } from "../lib/keybinds";
 import { useStore } from "../lib/store";
-import { app, archiveWorkspace, isNarrow, openDialog, selectWorkspace, toast } from "../state/app";
+import { app, archiveWorkspace, openDialog, selectWorkspace, toast } from "../state/app";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
 import { IconButton } from "./Tooltip";
@@ -94,6 +94,7 @@ export function LeftSidebar() {
   const selectedId = useStore(app, (s) => s.selectedId);
   const showArchived = useStore(app, (s) => s.showArchived);
   const connection = useStore(app, (s) => s.connection);
+  const narrow = useStore(app, (s) => s.narrow);
   const live = workspaces.filter((w) => w.archivedAt === null);
   const archived = workspaces.filter((w) => w.archivedAt !== null);
   const orphans = live.filter((w) => !projects.some((p) => p.path === w.projectPath));
@@ -111,7 +112,7 @@ export function LeftSidebar() {
         >
           <Plus size={16} />
         </IconButton>
-        {isNarrow() ? (
+        {narrow ? (
           <IconButton label="Close sidebar" onClick={() => app.update({ leftOpen: false })}>
             <X size={16} />
           </IconButton>

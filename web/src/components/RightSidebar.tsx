@@ -7,7 +7,7 @@ import type { Costs, GitDiff, GitStatus, Workspace } from "../api/types";
 import { formatCost, formatPercent, formatTokens } from "../lib/format";
 import { modelEntry } from "../lib/models";
 import { useStore } from "../lib/store";
-import { app, isRightDrawer, transcriptStore } from "../state/app";
+import { app, transcriptStore } from "../state/app";
 import { contextTokens } from "../state/transcript";
 import { DiffView } from "./tools/DiffView";
 import { IconButton } from "./Tooltip";
@@ -175,6 +175,7 @@ function ReviewPanel(props: { ws: Workspace }) {
 
 export function RightSidebar(props: { ws: Workspace }) {
   const tab = useStore(app, (s) => s.rightTab);
+  const drawer = useStore(app, (s) => s.rightDrawer);
   return (
     <aside className="right-sidebar" aria-label="Workspace details">
       <div className="tabs" role="tablist">
@@ -185,7 +186,7 @@ export function RightSidebar(props: { ws: Workspace }) {
           Review
         </button>
         <span style={{ flex: 1 }} />
-        {isRightDrawer() ? (
+        {drawer ? (
           <IconButton label="Close panel" onClick={() => app.update({ rightOpen: false })}>
             <X size={16} />
           </IconButton>

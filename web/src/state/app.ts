@@ -16,6 +16,7 @@ import type {
   WorkspaceStatus,
 } from "../api/types";
 import { capabilitiesOf, NO_CAPABILITIES, routesOf, type Capabilities, type OpenApiDoc } from "../lib/capabilities";
+import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
 import {
   applyEvents,
@@ -55,6 +56,10 @@ export interface AppState {
   agents: AgentInfo[];
   picker: Picker | null;
   connection: ConnectionState;
+  /** Below the medium breakpoint: the projects sidebar is a drawer over the chat. */
+  narrow: boolean;
+  /** Below the wide breakpoint: the costs and review panel is a drawer over the chat. */
+  rightDrawer: boolean;
   leftOpen: boolean;
   rightOpen: boolean;
   rightTab: RightTab;
@@ -89,6 +94,8 @@ export const app = new Store<AppState>({
   agents: [],
   picker: null,
   connection: "connecting",
+  narrow: !matches(MEDIUM_QUERY),
+  rightDrawer: !matches(WIDE_QUERY),
   leftOpen: matches(MEDIUM_QUERY),
   rightOpen: matches(WIDE_QUERY),
   rightTab: "costs",
@@ -103,11 +110,34 @@ export const app = new Store<AppState>({
 
 /** Whether the sidebars are drawers over the chat (narrow screens) rather than columns. */
 export function isNarrow(): boolean {
-  return !matches(MEDIUM_QUERY);
+  return app.get().narrow;
 }
 export function isRightDrawer(): boolean {
-  return !matches(WIDE_QUERY);
+  return app.get().rightDrawer;
 }
+
+/** Follow the window across the breakpoints. A sidebar that turns into a drawer closes (the chat
+ *  must stay visible); one that turns back into a column gets the state it had as a column. */
+function watchLayout(): void {
+  if (typeof window === "undefined" || typeof window.matchMedia !== "function") return;
+  const asColumn = { left: true, right: true };
+  window.matchMedia(MEDIUM_QUERY).addEventListener("change", (e) => {
+    if (e.matches) app.update({ narrow: false, leftOpen: asColumn.left });
+    else {
+      asColumn.left = app.get().leftOpen;
+      app.update({ narrow: true, leftOpen: false });
+    }
+  });
+  window.matchMedia(WIDE_QUERY).addEventListener("change", (e) => {
+    if (e.matches) app.update({ rightDrawer: false, rightOpen: asColumn.right });
+    else {
+      asColumn.right = app.get().rightOpen;
+      app.update({ rightDrawer: true, rightOpen: false });
+    }
+  });
+}
+
+watchLayout();
 
 // ---- Transcripts ----------------------------------------------------------------------------
 
@@ -244,9 +274,11 @@ async function startSession(): Promise<void> {
   await Promise.all([loadWorkspaces(), loadModels()]);
   if (refused) return;
   app.update({ auth: "signed-in", signinFailed: false });
-  const ws = app.get().workspaces.filter((w) => w.archivedAt === null);
-  const pick = ws.find((w) => w.id === selected)?.id ?? ws[0]?.id ?? null;
-  if (pick) selectWorkspace(pick);
+  const named = app.get().workspaces.find((w) => w.id === selected);
+  const pick = named?.id ?? visibleWorkspaces(app.get())[0]?.id ?? null;
+  if (selected && !named) toast(noSuchWorkspace(selected));
+  if (pick) selectWorkspace(pick, "replace");
+  followRouteChanges();
   await caps;
   void loadSlash();
   void loadAgents();
@@ -273,6 +305,10 @@ export async function loadWorkspaces(): Promise<void> {
         selectedId: selectedGone ? null : s.selectedId,
       };
     });
+    // The workspace on screen was deleted elsewhere: the address no longer names it.
+    if (app.get().selectedId === null && selectedFromHash() !== null && app.get().auth === "signed-in") {
+      writeRoute(null, "replace");
+    }
   } catch (exc) {
     if (!(exc instanceof ApiError && exc.status === 401)) toast(errorMessage(exc));
   }
@@ -399,19 +435,67 @@ export async function loadOlder(id: string): Promise<void> {
 // ---- Selection ------------------------------------------------------------------------------
 
 function selectedFromHash(): string | null {
-  const m = /^#\/w\/([^/]+)$/.exec(location.hash);
-  return m?.[1] ? decodeURIComponent(m[1]) : null;
+  return workspaceFromHash(location.hash);
 }
 
-export function selectWorkspace(id: string | null): void {
+function noSuchWorkspace(id: string): string {
+  return `There is no workspace "${id.slice(0, 80)}" on this server (it may have been deleted).`;
+}
+
+/** Write the route of `id` into the address: a new history entry (so Back returns) or in place. */
+function writeRoute(id: string | null, how: "push" | "replace"): void {
+  const hash = hashForWorkspace(id);
+  if (location.hash === hash) return;
+  const url = location.pathname + location.search + hash;
+  if (how === "push") history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+let followingRoutes = false;
+
+/** Select what the address names whenever it changes under the page: a pasted link, Back and
+ *  Forward, a script setting `location.hash`. */
+function followRouteChanges(): void {
+  if (followingRoutes || typeof window === "undefined") return;
+  followingRoutes = true;
+  window.addEventListener("hashchange", () => void applyRoute());
+  window.addEventListener("popstate", () => void applyRoute());
+}
+
+async function applyRoute(): Promise<void> {
+  if (app.get().auth !== "signed-in") return;
+  const id = selectedFromHash();
+  if (id === null) {
+    // The bare address: the first workspace, as when the page opens.
+    const first = visibleWorkspaces(app.get())[0]?.id ?? null;
+    if (first !== null) selectWorkspace(first, "replace");
+    return;
+  }
+  if (id === app.get().selectedId) return;
+  // A link to a workspace made elsewhere (another tab, `xum run`) may not be listed yet.
+  if (!app.get().workspaces.some((w) => w.id === id)) await loadWorkspaces();
+  if (selectedFromHash() !== id) return; // the route moved on while the list loaded
+  if (app.get().workspaces.some((w) => w.id === id)) {
+    applySelection(id);
+    return;
+  }
+  toast(noSuchWorkspace(id));
+  writeRoute(app.get().selectedId, "replace");
+}
+
+/** Show workspace `id` (null: none). A user's choice is a new history entry ("push"); a choice
+ *  the page makes for them (on open, after a deletion) replaces the current one. */
+export function selectWorkspace(id: string | null, how: "push" | "replace" = "push"): void {
+  writeRoute(id, how);
+  applySelection(id);
+}
+
+/** Everything selecting a workspace does, except writing the route. */
+function applySelection(id: string | null): void {
   const prev = app.get().selectedId;
   app.update({ selectedId: id });
   if (isNarrow()) app.update({ leftOpen: false });
-  if (id === null) {
-    history.replaceState(null, "", location.pathname + location.search);
-    return;
-  }
-  history.replaceState(null, "", `#/w/${encodeURIComponent(id)}`);
+  if (id === null) return;
   if (prev !== id) {
     app.update({ picker: null, agents: [] });
     if (app.get().caps.slashPath?.includes("{}")) void loadSlash();
@@ -554,7 +638,7 @@ export async function archiveWorkspace(id: string, archived: boolean): Promise<v
   replaceWorkspace(ws);
   if (archived && app.get().selectedId === id) {
     const next = orderedWorkspaces(app.get()).find((w) => w.id !== id);
-    selectWorkspace(next?.id ?? null);
+    selectWorkspace(next?.id ?? null, "replace");
   }
 }
 
@@ -564,7 +648,7 @@ export async function deleteWorkspace(id: string, force: boolean): Promise<void>
   transcripts.delete(id);
   const wasSelected = app.get().selectedId === id;
   app.set((s) => ({ ...s, workspaces: s.workspaces.filter((w) => w.id !== id) }));
-  if (wasSelected) selectWorkspace(orderedWorkspaces(app.get())[0]?.id ?? null);
+  if (wasSelected) selectWorkspace(orderedWorkspaces(app.get())[0]?.id ?? null, "replace");
 }
 
 export async function addProject(path: string): Promise<Project> {
