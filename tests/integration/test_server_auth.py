@@ -27,6 +27,7 @@ def test_api_routes_need_the_token_and_the_shell_does_not() -> None:
         assert client.get("/api/auth/status").json() == {
             "authRequired": True,
             "authenticated": False,
+            "sessionEnded": False,
         }
 
 
@@ -90,14 +91,18 @@ def test_login_logout_and_session_management() -> None:
         mine = client.cookies.get("xum_session")
         assert mine
         other = client.get(f"/?token={TOKEN}", follow_redirects=False).cookies["xum_session"]
+        # One cookie at a time: the jar would otherwise keep the sign-in's cookie beside it.
+        client.cookies.clear()
         client.cookies.set("xum_session", mine)
         sessions = client.get("/api/auth/sessions").json()["sessions"]
         assert len(sessions) == 2
         assert sum(s["current"] for s in sessions) == 1
         assert all(mine not in str(s) and other not in str(s) for s in sessions)
         assert client.post("/api/auth/sessions/revoke-others").json() == {"revoked": 1}
+        client.cookies.clear()
         client.cookies.set("xum_session", other)
         assert client.get("/api/projects").status_code == 401
+        client.cookies.clear()
         client.cookies.set("xum_session", mine)
         assert client.post("/api/auth/logout").status_code == 200
         assert client.get("/api/projects").status_code == 401
@@ -114,6 +119,11 @@ def test_browser_sessions_survive_a_restart_with_the_same_token_only() -> None:
     with server_client(token="another-token") as client:
         client.cookies.set("xum_session", cookie or "")
         assert client.get("/api/projects").status_code == 401
+        # The sign-in page can say why: this browser was signed in, and that sign-in ended.
+        status = client.get("/api/auth/status").json()
+        assert status["authenticated"] is False and status["sessionEnded"] is True
+        client.cookies.clear()
+        assert client.get("/api/auth/status").json()["sessionEnded"] is False
 
 
 def test_foreign_origin_is_refused_even_with_the_token() -> None:
@@ -139,6 +149,7 @@ def test_foreign_origin_is_refused_without_auth_too() -> None:
         assert client.get("/api/auth/status").json() == {
             "authRequired": False,
             "authenticated": True,
+            "sessionEnded": False,
         }
         res = client.get("/api/projects", headers={"Origin": "http://evil.example"})
         assert res.status_code == 403

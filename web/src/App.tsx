@@ -1,6 +1,7 @@
 import { Menu as MenuIcon, X } from "lucide-react";
 import { useEffect } from "react";
 import { ChatView } from "./components/chat/ChatView";
+import { ConnectionBanner } from "./components/ConnectionBanner";
 import { AddProjectDialog } from "./components/dialogs/AddProjectDialog";
 import { DeleteDialog } from "./components/dialogs/DeleteDialog";
 import { ForkDialog } from "./components/dialogs/ForkDialog";
@@ -51,6 +52,7 @@ function NoWorkspace() {
           <span className="t">xum</span>
         </div>
       </div>
+      <ConnectionBanner />
       <div className="empty-state">
         <p>{hasProjects ? "Create a workspace to start an agent." : "Add a project to get started."}</p>
         <button

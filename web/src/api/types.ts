@@ -213,6 +213,8 @@ export interface AgentInfo {
 export interface AuthStatus {
   authRequired: boolean;
   authenticated: boolean;
+  /** The browser sent a session cookie the server no longer accepts: its sign-in ended. */
+  sessionEnded?: boolean;
 }
 
 export interface ServerSession {

@@ -4,7 +4,8 @@ import { Archive, ArchiveRestore, FolderPlus, GitFork, Plus, Settings, Trash2, X
 import type { Project, Workspace } from "../api/types";
 import { isMacPlatform, shortcutLabel } from "../lib/keybinds";
 import { useStore } from "../lib/store";
-import { app, archiveWorkspace, openDialog, selectWorkspace, toast } from "../state/app";
+import { app, openDialog, selectWorkspace, toast } from "../state/app";
+import { archiveWorkspace } from "../state/actions";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
 import { IconButton } from "./Tooltip";

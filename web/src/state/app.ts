@@ -10,12 +10,12 @@ import type {
   ModelsInfo,
   PendingQuestion,
   Project,
-  SentMessage,
   SlashCommand,
   Workspace,
   WorkspaceStatus,
 } from "../api/types";
 import { capabilitiesOf, NO_CAPABILITIES, routesOf, type Capabilities, type OpenApiDoc } from "../lib/capabilities";
+import { drafts } from "../lib/drafts";
 import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
 import {
@@ -29,6 +29,9 @@ import {
 } from "./transcript";
 
 export type AuthState = "checking" | "signed-out" | "signed-in";
+/** Why the sign-in page is shown, when the page knows: the link's token was refused, or this
+ *  browser was signed in and that sign-in ended (another token, a revoked session). */
+export type SigninNotice = "link-failed" | "session-ended" | null;
 export type RightTab = "costs" | "review";
 export type Dialog =
   | { kind: "none" }
@@ -45,7 +48,7 @@ export type Picker = "model" | "thinking" | "agent";
 export interface AppState {
   auth: AuthState;
   caps: Capabilities;
-  signinFailed: boolean;
+  signinNotice: SigninNotice;
   projects: Project[];
   workspaces: Workspace[];
   statuses: Readonly<Record<string, WorkspaceStatus>>;
@@ -56,6 +59,8 @@ export interface AppState {
   agents: AgentInfo[];
   picker: Picker | null;
   connection: ConnectionState;
+  /** The socket was open at least once: a later "connecting" or "closed" is a lost server. */
+  everConnected: boolean;
   /** Below the medium breakpoint: the projects sidebar is a drawer over the chat. */
   narrow: boolean;
   /** Below the wide breakpoint: the costs and review panel is a drawer over the chat. */
@@ -84,7 +89,7 @@ function matches(query: string): boolean {
 export const app = new Store<AppState>({
   auth: "checking",
   caps: NO_CAPABILITIES,
-  signinFailed: false,
+  signinNotice: null,
   projects: [],
   workspaces: [],
   statuses: {},
@@ -94,6 +99,7 @@ export const app = new Store<AppState>({
   agents: [],
   picker: null,
   connection: "connecting",
+  everConnected: false,
   narrow: !matches(MEDIUM_QUERY),
   rightDrawer: !matches(WIDE_QUERY),
   leftOpen: matches(MEDIUM_QUERY),
@@ -111,9 +117,6 @@ export const app = new Store<AppState>({
 /** Whether the sidebars are drawers over the chat (narrow screens) rather than columns. */
 export function isNarrow(): boolean {
   return app.get().narrow;
-}
-export function isRightDrawer(): boolean {
-  return app.get().rightDrawer;
 }
 
 /** Follow the window across the breakpoints. A sidebar that turns into a drawer closes (the chat
@@ -187,10 +190,10 @@ const socket = new EventSocket({
     });
   },
   onConnection(connection) {
-    app.update({ connection });
+    app.update(connection === "open" ? { connection, everConnected: true } : { connection });
   },
-  onUnauthorized() {
-    signedOut();
+  onUnauthorized(sessionEnded) {
+    signedOut(sessionEnded ? "session-ended" : undefined);
   },
 });
 
@@ -211,25 +214,34 @@ export function dropConnectionForTests(): void {
   socket.reconnectNow();
 }
 
+/** Try to reach the server now instead of waiting out the reconnect backoff. */
+export function retryConnection(): void {
+  socket.retryNow();
+}
+
 // ---- Auth -----------------------------------------------------------------------------------
 
 /** Set when a request of the current session attempt was refused (401). */
 let refused = false;
 
-function signedOut(): void {
+/** Show the sign-in page. A page that was signed in and is refused now lost its sign-in: the
+ *  page says so (`session-ended`) unless the caller knows better. */
+function signedOut(notice?: SigninNotice): void {
   refused = true;
   socket.stop();
-  app.update({ auth: "signed-out" });
+  const s = app.get();
+  const ended = s.auth === "signed-in" || s.signinNotice === "session-ended";
+  app.update({ auth: "signed-out", signinNotice: notice !== undefined ? notice : ended ? "session-ended" : null });
 }
 
-setUnauthorizedHandler(signedOut);
+setUnauthorizedHandler(() => signedOut());
 
 export async function boot(): Promise<void> {
   const params = new URLSearchParams(location.search);
   const failed = params.get("signin") === "failed";
   if (failed) {
     history.replaceState(null, "", location.pathname + location.hash);
-    app.update({ auth: "signed-out", signinFailed: true });
+    app.update({ auth: "signed-out", signinNotice: "link-failed" });
     return;
   }
   // Ask whether this browser is signed in while the first data is already on its way: a 401
@@ -240,7 +252,7 @@ export async function boot(): Promise<void> {
   });
   const session = startSession();
   const st = await status;
-  if (st && st.authRequired && !st.authenticated) signedOut();
+  if (st && st.authRequired && !st.authenticated) signedOut(st.sessionEnded ? "session-ended" : null);
   await session;
 }
 
@@ -259,7 +271,8 @@ export async function signOut(): Promise<void> {
   try {
     await api("POST", "/api/auth/logout");
   } finally {
-    signedOut();
+    drafts.clear(); // signing out on purpose leaves nothing typed behind in this browser
+    signedOut(null);
   }
 }
 
@@ -273,7 +286,7 @@ async function startSession(): Promise<void> {
   const caps = loadCapabilities();
   await Promise.all([loadWorkspaces(), loadModels()]);
   if (refused) return;
-  app.update({ auth: "signed-in", signinFailed: false });
+  app.update({ auth: "signed-in", signinNotice: null });
   const named = app.get().workspaces.find((w) => w.id === selected);
   const pick = named?.id ?? visibleWorkspaces(app.get())[0]?.id ?? null;
   if (selected && !named) toast(noSuchWorkspace(selected));
@@ -553,108 +566,15 @@ export function markRead(id: string, seq: number): void {
     .catch(() => undefined);
 }
 
-/** Send a message. A chat command (`/model x`, `/fork`) is carried out by the server; its
- *  result (the changed workspace, or the new fork, which is then selected) is applied here. */
-export async function sendMessage(id: string, text: string, when: "step" | "turn"): Promise<SentMessage> {
-  const sent = await api<SentMessage>("POST", `/api/workspaces/${encodeURIComponent(id)}/messages`, { text, when });
-  const ws = sent.workspace;
-  if (sent.disposition === "command" && ws) {
-    if (sent.command === "fork") addWorkspace(ws);
-    else replaceWorkspace(ws);
-  }
-  if (sent.forkMessageError) toast(`The fork was made, but its first message did not start: ${sent.forkMessageError.message}`);
-  return sent;
-}
-
 export function openPicker(picker: Picker | null): void {
   app.update({ picker });
 }
 
-export async function interrupt(id: string): Promise<void> {
-  await api("POST", `/api/workspaces/${encodeURIComponent(id)}/interrupt`);
-}
-
-export async function clearQueue(id: string): Promise<void> {
-  await api("DELETE", `/api/workspaces/${encodeURIComponent(id)}/queue`);
-}
-
-export async function patchWorkspace(
-  id: string,
-  patch: Partial<Pick<Workspace, "title" | "model" | "thinking" | "agent">>,
-): Promise<void> {
-  const ws = await api<Workspace>("PATCH", `/api/workspaces/${encodeURIComponent(id)}`, patch);
-  replaceWorkspace(ws);
-}
-
-export function replaceWorkspace(ws: Workspace): void {
-  app.set((s) => ({ ...s, workspaces: s.workspaces.map((w) => (w.id === ws.id ? ws : w)) }));
-}
-
-export async function createWorkspace(body: {
-  projectPath: string;
-  runtime: { type: string; host?: string };
-  name?: string;
-  title?: string;
-  model?: string;
-}): Promise<Workspace> {
-  const ws = await api<Workspace>("POST", "/api/workspaces", body);
-  app.set((s) => ({
-    ...s,
-    workspaces: [ws, ...s.workspaces.filter((w) => w.id !== ws.id)],
-    statuses: { ...s.statuses, [ws.id]: ws.status },
-  }));
-  selectWorkspace(ws.id);
-  return ws;
-}
-
-/** A workspace just made (a fork): listed first and selected. */
-function addWorkspace(ws: Workspace): void {
-  app.set((s) => ({
-    ...s,
-    workspaces: [ws, ...s.workspaces.filter((w) => w.id !== ws.id)],
-    statuses: { ...s.statuses, [ws.id]: ws.status },
-  }));
-  selectWorkspace(ws.id);
-}
-
-export async function forkWorkspace(id: string, name?: string): Promise<Workspace> {
-  const body = name ? { name } : {};
-  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/fork`, body);
-  addWorkspace(ws);
-  return ws;
-}
-
-export async function renameWorkspace(id: string, name: string): Promise<Workspace> {
-  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/rename`, { name });
-  replaceWorkspace(ws);
-  return ws;
-}
-
-export async function archiveWorkspace(id: string, archived: boolean): Promise<void> {
-  const ws = await api<Workspace>(
-    "POST",
-    `/api/workspaces/${encodeURIComponent(id)}/${archived ? "archive" : "unarchive"}`,
-  );
-  replaceWorkspace(ws);
-  if (archived && app.get().selectedId === id) {
-    const next = orderedWorkspaces(app.get()).find((w) => w.id !== id);
-    selectWorkspace(next?.id ?? null, "replace");
-  }
-}
-
-export async function deleteWorkspace(id: string, force: boolean): Promise<void> {
-  await api("DELETE", `/api/workspaces/${encodeURIComponent(id)}${qs({ force: force || null })}`);
+/** Stop following a deleted workspace and drop its transcript. */
+export function forgetWorkspace(id: string): void {
   socket.unsubscribe(id);
   transcripts.delete(id);
-  const wasSelected = app.get().selectedId === id;
-  app.set((s) => ({ ...s, workspaces: s.workspaces.filter((w) => w.id !== id) }));
-  if (wasSelected) selectWorkspace(orderedWorkspaces(app.get())[0]?.id ?? null, "replace");
-}
-
-export async function addProject(path: string): Promise<Project> {
-  const project = await api<Project>("POST", "/api/projects", { path });
-  await loadWorkspaces();
-  return project;
+  drafts.remove(id);
 }
 
 export function openDialog(dialog: Dialog): void {

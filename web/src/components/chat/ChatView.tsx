@@ -3,6 +3,7 @@ import type { Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { useStore } from "../../lib/store";
 import { app } from "../../state/app";
+import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
 import { Composer } from "./Composer";
@@ -18,7 +19,8 @@ function runtimeLabel(ws: Workspace): string {
 export function ChatView(props: { workspace: Workspace }) {
   const ws = props.workspace;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
-  const kind = statusKind(status);
+  const offline = useOffline();
+  const kind = offline ? "offline" : statusKind(status);
   return (
     <div className="main" data-workspace-id={ws.id}>
       <div className="chat-header">
@@ -33,8 +35,13 @@ export function ChatView(props: { workspace: Workspace }) {
           <span className="t">{ws.title || ws.name}</span>
           <span className="s">
             <span style={{ display: "inline-flex", alignItems: "center", gap: 4 }}>
-              <StatusDot status={status} /> {statusLabel(kind)}
-              {status.state === "streaming" && status.phase ? ` (${status.phase === "tools" ? "running tools" : "replying"})` : ""}
+              <StatusDot status={status} offline={offline} />{" "}
+              <span data-testid="workspace-state" data-state={kind}>
+                {offline ? "offline" : statusLabel(kind)}
+                {!offline && status.state === "streaming" && status.phase
+                  ? ` (${status.phase === "tools" ? "running tools" : "replying"})`
+                  : ""}
+              </span>
               {" · "}
               <Server size={11} aria-hidden /> {runtimeLabel(ws)}
               {ws.branch ? (
@@ -56,6 +63,7 @@ export function ChatView(props: { workspace: Workspace }) {
           <PanelRight size={18} />
         </IconButton>
       </div>
+      <ConnectionBanner />
       <Transcript key={ws.id} workspaceId={ws.id} />
       <Composer workspace={ws} />
     </div>

@@ -6,17 +6,18 @@
 
 import { ArrowUp, Square } from "lucide-react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
-import { errorMessage } from "../../api/http";
+import { ApiError, errorMessage } from "../../api/http";
 import type { SlashCommand, Workspace } from "../../api/types";
+import { drafts } from "../../lib/drafts";
 import { isMacPlatform } from "../../lib/keybinds";
 import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
 import { useStore } from "../../lib/store";
-import { app, clearQueue, interrupt, openPicker, sendMessage } from "../../state/app";
+import { app, openPicker } from "../../state/app";
+import { clearQueue, interrupt, sendMessage } from "../../state/actions";
 import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
 
-const drafts = new Map<string, string>();
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
 /** Whether the text is a bare `/model` of the registry's command kind (a skill or alias of that
@@ -28,10 +29,22 @@ function isBareModelCommand(text: string, commands: readonly SlashCommand[]): bo
 }
 
 
+/** An error under the composer; `network` ones go away by themselves once the server is back. */
+interface ComposerError {
+  message: string;
+  network: boolean;
+}
+
+function composerError(exc: unknown): ComposerError {
+  return { message: errorMessage(exc), network: exc instanceof ApiError && exc.code === "network" };
+}
+
 export function Composer(props: { workspace: Workspace }) {
   const ws = props.workspace;
-  const [text, setText] = useState(() => drafts.get(ws.id) ?? "");
-  const [error, setError] = useState<string | null>(null);
+  const [text, setText] = useState(() => drafts.get(ws.id));
+  const [error, setErrorState] = useState<ComposerError | null>(null);
+  const setError = (message: string | null) => setErrorState(message === null ? null : { message, network: false });
+  const connected = useStore(app, (s) => s.connection === "open");
   const [sending, setSending] = useState(false);
   const [slashIndex, setSlashIndex] = useState(0);
   // The text the suggestions were closed at (Esc, or a suggestion accepted): they stay closed
@@ -46,9 +59,14 @@ export function Composer(props: { workspace: Workspace }) {
   const queued = status.queued.step + status.queued.turn;
 
   useEffect(() => {
-    setText(drafts.get(ws.id) ?? "");
-    setError(null);
+    setText(drafts.get(ws.id));
+    setErrorState(null);
   }, [ws.id]);
+
+  // "The server cannot be reached" is over once it can be: do not leave it on screen.
+  useEffect(() => {
+    if (connected) setErrorState((e) => (e?.network ? null : e));
+  }, [connected]);
 
   useEffect(
     () =>
@@ -102,7 +120,7 @@ export function Composer(props: { workspace: Workspace }) {
       if (idRef.current === source) setText("");
       setDismissedAt(null);
     } catch (exc) {
-      setError(errorMessage(exc));
+      setErrorState(composerError(exc));
     } finally {
       setSending(false);
     }
@@ -112,7 +130,7 @@ export function Composer(props: { workspace: Workspace }) {
     try {
       await interrupt(ws.id);
     } catch (exc) {
-      setError(errorMessage(exc));
+      setErrorState(composerError(exc));
     }
   };
 
@@ -207,7 +225,11 @@ export function Composer(props: { workspace: Workspace }) {
           }}
           onKeyDown={onKeyDown}
         />
-        {error ? <div className="form-error" role="alert">{error}</div> : null}
+        {error ? (
+          <div className="form-error" role="alert" data-network={error.network || undefined}>
+            {error.message}
+          </div>
+        ) : null}
         <div className="composer-bar">
           <ComposerPickers workspace={ws} onError={setError} />
           <span className="spacer" />

@@ -2,7 +2,7 @@ import { AlertTriangle, RotateCcw, Send } from "lucide-react";
 import { useState } from "react";
 import { errorMessage } from "../../api/http";
 import type { ErrorInfo } from "../../api/types";
-import { sendMessage } from "../../state/app";
+import { sendMessage } from "../../state/actions";
 import { setComposerText } from "./composerBus";
 
 interface Props {
