@@ -12,7 +12,7 @@ import { drafts } from "../../lib/drafts";
 import { isMacPlatform } from "../../lib/keybinds";
 import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
 import { useStore } from "../../lib/store";
-import { app, openPicker } from "../../state/app";
+import { app, openDialog, openPicker } from "../../state/app";
 import { clearQueue, interrupt, sendMessage } from "../../state/actions";
 import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
@@ -29,14 +29,17 @@ function isBareModelCommand(text: string, commands: readonly SlashCommand[]): bo
 }
 
 
-/** An error under the composer; `network` ones go away by themselves once the server is back. */
+/** An error under the composer; `network` ones go away by themselves once the server is back,
+ *  `settings` ones (no provider, an unknown model: the server's config_error) are fixed there. */
 interface ComposerError {
   message: string;
   network: boolean;
+  settings?: boolean;
 }
 
 function composerError(exc: unknown): ComposerError {
-  return { message: errorMessage(exc), network: exc instanceof ApiError && exc.code === "network" };
+  const code = exc instanceof ApiError ? exc.code : null;
+  return { message: errorMessage(exc), network: code === "network", settings: code === "config_error" };
 }
 
 export function Composer(props: { workspace: Workspace }) {
@@ -228,6 +231,14 @@ export function Composer(props: { workspace: Workspace }) {
         {error ? (
           <div className="form-error" role="alert" data-network={error.network || undefined}>
             {error.message}
+            {error.settings ? (
+              <div className="error-action">
+                Settings can store a provider's API key or change the model.{" "}
+                <button type="button" className="btn" onClick={() => openDialog({ kind: "settings" })}>
+                  Open Settings
+                </button>
+              </div>
+            ) : null}
           </div>
         ) : null}
         <div className="composer-bar">
