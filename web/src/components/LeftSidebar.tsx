@@ -5,6 +5,7 @@ import type { Project, Workspace } from "../api/types";
 import { isMacPlatform, shortcutLabel } from "../lib/keybinds";
 import { useStore } from "../lib/store";
 import { app, openDialog, selectWorkspace, toast } from "../state/app";
+import { branches, shownBranch } from "../state/branches";
 import { archiveWorkspace } from "../state/actions";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
@@ -15,6 +16,7 @@ const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform
 function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
   const ws = props.ws;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
+  const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
   const kind = statusKind(status);
   const archived = ws.archivedAt !== null;
   const caps = useStore(app, (s) => s.caps);
@@ -42,7 +44,7 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
         <span className="ws-title">{ws.title || ws.name}</span>
         <span className="ws-sub">
           {ws.runtime.type === "ssh" ? `ssh ${ws.runtime.host}` : ws.runtime.type}
-          {ws.branch && ws.branch !== ws.title && ws.branch !== ws.name ? ` · ${ws.branch}` : ""}
+          {branch && branch !== ws.title && branch !== ws.name ? ` · ${branch}` : ""}
         </span>
       </span>
       <span className="ws-actions" onClick={(e) => e.stopPropagation()} onKeyDown={(e) => e.stopPropagation()}>

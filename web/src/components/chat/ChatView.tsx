@@ -2,7 +2,9 @@ import { GitBranch, Menu as MenuIcon, PanelRight, Server } from "lucide-react";
 import type { Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { useStore } from "../../lib/store";
+import { useEffect } from "react";
 import { app } from "../../state/app";
+import { branches, refreshBranch, shownBranch } from "../../state/branches";
 import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
@@ -21,6 +23,13 @@ export function ChatView(props: { workspace: Workspace }) {
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
   const offline = useOffline();
   const kind = offline ? "offline" : statusKind(status);
+  const running = status.state === "streaming";
+  const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
+  // Ask git on opening the workspace and each time a turn of it ends: the agent may have
+  // switched branches.
+  useEffect(() => {
+    if (!running) void refreshBranch(ws.id);
+  }, [ws.id, running]);
   return (
     <div className="main" data-workspace-id={ws.id}>
       <div className="chat-header">
@@ -44,10 +53,10 @@ export function ChatView(props: { workspace: Workspace }) {
               </span>
               {" · "}
               <Server size={11} aria-hidden /> {runtimeLabel(ws)}
-              {ws.branch ? (
+              {branch ? (
                 <>
                   {" · "}
-                  <GitBranch size={11} aria-hidden /> <span data-testid="branch">{ws.branch}</span>
+                  <GitBranch size={11} aria-hidden /> <span data-testid="branch">{branch}</span>
                 </>
               ) : null}
               {" · "}

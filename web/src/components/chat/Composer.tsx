@@ -7,7 +7,7 @@
 import { ArrowUp, Square } from "lucide-react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { ApiError, errorMessage } from "../../api/http";
-import type { SlashCommand, Workspace } from "../../api/types";
+import type { QueuedMessage, SlashCommand, Workspace } from "../../api/types";
 import { drafts } from "../../lib/drafts";
 import { isMacPlatform } from "../../lib/keybinds";
 import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
@@ -40,6 +40,23 @@ interface ComposerError {
 function composerError(exc: unknown): ComposerError {
   const code = exc instanceof ApiError ? exc.code : null;
   return { message: errorMessage(exc), network: code === "network", settings: code === "config_error" };
+}
+
+/** What is queued, one line each (the user's own text, shown as text), in the order it runs. */
+function QueuedList(props: { messages: readonly QueuedMessage[]; total: number }) {
+  if (props.messages.length === 0) return null;
+  const more = props.total - props.messages.length;
+  return (
+    <ol className="queued-list">
+      {props.messages.map((m, i) => (
+        <li key={i} data-when={m.when} title={m.text}>
+          <span className="faint">{m.when === "step" ? "after this step" : "after the turn"}:</span> {m.text}
+          {m.truncated ? "…" : ""}
+        </li>
+      ))}
+      {more > 0 ? <li className="faint">and {more} more</li> : null}
+    </ol>
+  );
 }
 
 export function Composer(props: { workspace: Workspace }) {
@@ -201,14 +218,17 @@ export function Composer(props: { workspace: Workspace }) {
           </div>
         ) : null}
         {queued > 0 ? (
-          <div className="queue-bar">
-            <span className="counter-nums">
-              {queued} queued message{queued === 1 ? "" : "s"}
-              {status.queued.step > 0 ? ` (${status.queued.step} after this step)` : ""}
-            </span>
-            <button type="button" className="btn" onClick={() => void clearQueue(ws.id).catch((x: unknown) => setError(errorMessage(x)))}>
-              Clear queue
-            </button>
+          <div className="queue" aria-label="Queued messages">
+            <div className="queue-bar">
+              <span className="counter-nums">
+                {queued} queued message{queued === 1 ? "" : "s"}
+                {status.queued.step > 0 ? ` (${status.queued.step} after this step)` : ""}
+              </span>
+              <button type="button" className="btn" onClick={() => void clearQueue(ws.id).catch((x: unknown) => setError(errorMessage(x)))}>
+                Clear queue
+              </button>
+            </div>
+            <QueuedList messages={status.queued.messages ?? []} total={queued} />
           </div>
         ) : null}
         {status.busyElsewhere ? (
