@@ -9,7 +9,7 @@ import { modelEntry } from "../lib/models";
 import { useStore } from "../lib/store";
 import { app, transcriptStore } from "../state/app";
 import { noteBranch } from "../state/branches";
-import { replies } from "../state/replies";
+import { activity } from "../state/activity";
 import { contextTokens } from "../state/transcript";
 import { DiffView } from "./tools/DiffView";
 import { IconButton } from "./Tooltip";
@@ -35,7 +35,7 @@ function useFetched<T>(path: string, refresh: number, also = 0): Load<T> {
 function CostsPanel(props: { ws: Workspace }) {
   const [refresh, setRefresh] = useState(0);
   // Each committed reply adds tokens and cost: read them again then, not only at turn end.
-  const replyCount = useStore(replies, (all) => all[props.ws.id] ?? 0);
+  const replyCount = useStore(activity, (all) => all[props.ws.id]?.replies ?? 0);
   const load = useFetched<Costs>(`/api/workspaces/${encodeURIComponent(props.ws.id)}/costs`, refresh, replyCount);
   const models = useStore(app, (s) => s.models);
   const fromTranscript = useStore(transcriptStore(props.ws.id), (t) => contextTokens(t.rows));

@@ -9,19 +9,26 @@ import { Store } from "../lib/store";
 /** workspace id -> current branch ("detached HEAD" when none), null when it is not a git checkout. */
 export const branches = new Store<Readonly<Record<string, string | null>>>({});
 
-const asking = new Set<string>();
+/** Workspaces with a request in flight; true: asked again meanwhile, so ask once more after it
+ *  (an answer that started before the agent switched branches must not be the last word). */
+const asking = new Map<string, boolean>();
 
 /** Ask git for the workspace's current branch (one request at a time per workspace). */
 export async function refreshBranch(workspaceId: string): Promise<void> {
-  if (asking.has(workspaceId)) return;
-  asking.add(workspaceId);
+  if (asking.has(workspaceId)) {
+    asking.set(workspaceId, true);
+    return;
+  }
+  asking.set(workspaceId, false);
   try {
     const st = await api<GitStatus>("GET", `/api/workspaces/${encodeURIComponent(workspaceId)}/git/status`);
     noteBranch(workspaceId, st);
   } catch {
     // Unreachable host, a checkout gone: keep showing what the record says.
   } finally {
+    const again = asking.get(workspaceId) === true;
     asking.delete(workspaceId);
+    if (again) void refreshBranch(workspaceId);
   }
 }
 

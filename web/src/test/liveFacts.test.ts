@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EngineEvent, GitStatus } from "../api/types";
 import { branches, noteBranch, shownBranch } from "../state/branches";
-import { noteReplies, replies } from "../state/replies";
+import { activity, activityOf, noteActivity } from "../state/activity";
 
 const status = (branch: string | null, isGit = true): GitStatus => ({
   isGit,
@@ -25,17 +25,18 @@ describe("the branch a workspace is on", () => {
   });
 });
 
-describe("replies counted per workspace", () => {
-  it("counts committed replies only", () => {
+describe("activity counted per workspace", () => {
+  it("counts committed replies and turn ends only", () => {
     const events = [
       { type: "text-delta", text: "a" },
       { type: "assistant-message", seq: 3 },
       { type: "tool-result", seq: 4 },
       { type: "assistant-message", seq: 5 },
+      { type: "turn-end", seq: 6 },
     ] as unknown as EngineEvent[];
-    noteReplies("w1", events);
-    noteReplies("w1", events.slice(0, 1));
-    expect(replies.get().w1).toBe(2);
-    expect(replies.get().w2).toBeUndefined();
+    noteActivity("w1", events);
+    noteActivity("w1", events.slice(0, 1));
+    expect(activityOf(activity.get(), "w1")).toEqual({ replies: 2, turnEnds: 1 });
+    expect(activityOf(activity.get(), "w2")).toEqual({ replies: 0, turnEnds: 0 });
   });
 });

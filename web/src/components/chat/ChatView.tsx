@@ -4,6 +4,7 @@ import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { useStore } from "../../lib/store";
 import { useEffect } from "react";
 import { app } from "../../state/app";
+import { activity } from "../../state/activity";
 import { branches, refreshBranch, shownBranch } from "../../state/branches";
 import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
@@ -23,13 +24,13 @@ export function ChatView(props: { workspace: Workspace }) {
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
   const offline = useOffline();
   const kind = offline ? "offline" : statusKind(status);
-  const running = status.state === "streaming";
   const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
-  // Ask git on opening the workspace and each time a turn of it ends: the agent may have
-  // switched branches.
+  const turnEnds = useStore(activity, (all) => all[ws.id]?.turnEnds ?? 0);
+  // Ask git on opening the workspace, after a rename (xum renames the branch) and each time a
+  // turn of it ends: the agent may have switched branches.
   useEffect(() => {
-    if (!running) void refreshBranch(ws.id);
-  }, [ws.id, running]);
+    void refreshBranch(ws.id);
+  }, [ws.id, ws.branch, turnEnds]);
   return (
     <div className="main" data-workspace-id={ws.id}>
       <div className="chat-header">
