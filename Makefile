@@ -68,8 +68,10 @@ test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
 	$(check_node)
 	cd $(WEB) && npx vitest run
 
-run: venv build-web ## Start xum server with this directory as a project; prints a sign-in link
-	$(BIN)/xum server --add-project . $(SERVER_ARGS)
+# SERVER_ARGS go to `xum server`. Naming a project there (--add-project <path>) replaces this
+# checkout as the project `make run` adds.
+run: venv build-web ## Start xum server (this checkout as a project, or SERVER_ARGS="--add-project <path>"); prints a sign-in link
+	$(BIN)/xum server $(if $(findstring --add-project,$(SERVER_ARGS)),,--add-project .) $(SERVER_ARGS)
 
 test: venv deps-system build-web test-web ## Install what tests need and run them all
 	$(BIN)/pytest -q $(PYTEST_ARGS)

@@ -3,7 +3,8 @@ Python Playwright (headless; browsers are never downloaded).
 
 The fake model answers by keyword in the newest user prompt, so one server serves every test:
 `[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[live] <path>` runs a bash
-command that prints a line and then waits until `<path>` exists, `[edit]` inserts a line
+command that prints a line and then waits until `<path>` exists, `[checkout] <name>` switches the
+checkout to a new branch, `[edit]` inserts a line
 into a file, `[todo]` writes a task list, `[xss]` answers with hostile Markdown, `[rich]` with
 math and a diagram, `[fail]` with a provider error, `[ask]` asks a question (plan mode), `[plan]`
 writes and proposes a plan (plan mode); anything else is echoed (its last line).
@@ -178,6 +179,10 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
         return fakellm.text(SLOW_TEXT, chunk_size=6, delay=0.03)
     if "[tool]" in text:
         return fakellm.tool_call("bash", {"script": TOOL_SCRIPT, "display_name": "echo test"})
+    checkout = re.search(r"\[checkout\] ([A-Za-z0-9._-]+)", text)
+    if checkout is not None:
+        script = f"git checkout -q -b {checkout.group(1)}"
+        return fakellm.tool_call("bash", {"script": script, "display_name": "switch branch"})
     live = re.search(r"\[live\] (\S+)", text)
     if live is not None:
         script = live_script(live.group(1))

@@ -135,15 +135,38 @@ def test_no_auth_beats_everything(xum_root: Path) -> None:
 def test_generated_token_is_printed_as_a_sign_in_link(xum_root: Path, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     env = {k: v for k, v in os.environ.items() if k != "XUM_SERVER_AUTH_TOKEN"}
+    cookies = httpx.Cookies()
     with running_server("--add-project", str(repo), env=env) as server:
         token = lock(xum_root)["token"]
         assert token and len(token) >= 40
         assert server.first_lines[1].endswith(f"{server.url}/?token={token}")
-        with httpx.Client(base_url=server.url) as client:
+        assert server.proc.stdout is not None
+        where = server.proc.stdout.readline()  # the start-up lines say where it is kept
+        with httpx.Client(base_url=server.url, cookies=cookies) as client:
             signin = client.get(f"/?token={token}", follow_redirects=False)
             assert signin.status_code == 303
             projects = client.get("/api/projects").json()["projects"]  # the cookie works
             assert [p["path"] for p in projects] == [str(repo)]
+            cookies = client.cookies
+        server.stop()
+    kept = xum_root / "server" / "auth-token"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert str(kept) in where and token not in where
+    # A restart on the same root keeps the token, so the browser stays signed in.
+    with running_server(env=env) as server:
+        assert lock(xum_root)["token"] == token
+        with httpx.Client(base_url=server.url, cookies=cookies) as client:
+            assert client.get("/api/projects").status_code == 200
+        server.stop()
+    # Without the file the next start makes a new token, which ends every browser session.
+    kept.unlink()
+    with running_server(env=env) as server:
+        assert lock(xum_root)["token"] != token
+        with httpx.Client(base_url=server.url, cookies=cookies) as client:
+            assert client.get("/api/projects").status_code == 401
+            status = client.get("/api/auth/status").json()
+            assert status["sessionEnded"] is True
         server.stop()
 
 

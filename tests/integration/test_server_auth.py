@@ -28,6 +28,7 @@ def test_api_routes_need_the_token_and_the_shell_does_not() -> None:
         assert client.get("/api/auth/status").json() == {
             "authRequired": True,
             "authenticated": False,
+            "sessionEnded": False,
         }
 
 
@@ -122,6 +123,11 @@ def test_browser_sessions_survive_a_restart_with_the_same_token_only() -> None:
     with server_client(token="another-token") as client:
         use_session(client, cookie or "")
         assert client.get("/api/projects").status_code == 401
+        # The sign-in page can say why: this browser was signed in, and that sign-in ended.
+        status = client.get("/api/auth/status").json()
+        assert status["authenticated"] is False and status["sessionEnded"] is True
+        client.cookies.clear()
+        assert client.get("/api/auth/status").json()["sessionEnded"] is False
 
 
 def test_foreign_origin_is_refused_even_with_the_token() -> None:
@@ -147,6 +153,7 @@ def test_foreign_origin_is_refused_without_auth_too() -> None:
         assert client.get("/api/auth/status").json() == {
             "authRequired": False,
             "authenticated": True,
+            "sessionEnded": False,
         }
         res = client.get("/api/projects", headers={"Origin": "http://evil.example"})
         assert res.status_code == 403

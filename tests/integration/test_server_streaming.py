@@ -252,7 +252,15 @@ def test_queue_after_step_and_after_turn(
             release.touch()  # (before the checks: a failing one must not leave the tool held)
             assert step.json() == {"disposition": "queued", "when": "step"}
             assert turn.json() == {"disposition": "queued", "when": "turn"}
-            assert status["queued"] == {"step": 1, "turn": 1}
+            # The texts themselves, in the order they will run (the composer lists them).
+            assert status["queued"] == {
+                "step": 1,
+                "turn": 1,
+                "messages": [
+                    {"when": "step", "text": "also this", "truncated": False},
+                    {"when": "turn", "text": "then this", "truncated": False},
+                ],
+            }
             first_turn = receive_until(ws, is_event("turn-end"))
             second_turn = receive_until(ws, is_event("turn-end"))
         users = [e for e in events_of(first_turn, wid) if e["type"] == "user-message"]
@@ -266,9 +274,54 @@ def test_queue_after_step_and_after_turn(
         wait_for(
             lambda: (
                 client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]["queued"]
-                == {"step": 0, "turn": 0}
+                == {"step": 0, "turn": 0, "messages": []}
             )
         )
+
+
+def test_queued_texts_in_the_status_are_bounded(
+    fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from xum.server.hub import QUEUED_LISTED, QUEUED_PREVIEW_CHARS
+
+    use_fake_llm(monkeypatch, fake_llm)
+    release = tmp_path / "release"
+    script = f"while [ ! -e {release} ]; do sleep 0.01; done; echo released"
+    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "wait"}))
+    fake_llm.set_default(fakellm.reply("ok"))
+    long = "x" * (QUEUED_PREVIEW_CHARS + 10)
+    with server_client() as client:
+        wid = create_workspace(client, repo)["id"]
+        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
+            ws.receive_json()
+            subscribe(ws, wid)
+            client.post(f"/api/workspaces/{wid}/messages", json={"text": "start"}, headers=AUTH)
+            receive_until(ws, is_event("tool-call"))
+            texts = [long] + [f"message {i}" for i in range(QUEUED_LISTED + 2)]
+            for text in texts:
+                client.post(
+                    f"/api/workspaces/{wid}/messages",
+                    json={"text": text, "when": "turn"},
+                    headers=AUTH,
+                )
+            queued = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]["queued"]
+            # Pushed to the socket too, as the sidebar status.
+            pushed = receive_until(
+                ws,
+                lambda m: (
+                    m.get("type") == "workspace-status"
+                    and m["status"]["queued"]["turn"] == len(texts)
+                ),
+            )[-1]["status"]["queued"]
+            cleared = client.delete(f"/api/workspaces/{wid}/queue", headers=AUTH).json()
+            release.touch()
+        assert queued == pushed
+        assert queued["turn"] == len(texts)  # the count stays exact
+        assert len(queued["messages"]) == QUEUED_LISTED
+        first = queued["messages"][0]
+        assert first["truncated"] is True and first["text"] == long[:QUEUED_PREVIEW_CHARS]
+        assert queued["messages"][1] == {"when": "turn", "text": "message 0", "truncated": False}
+        assert cleared["unsent"][0] == long  # the queue route hands back the whole text
 
 
 def test_interrupt_stops_the_turn_and_hands_back_the_queue(

@@ -68,6 +68,17 @@ async def test_replace_unique_string_reports_a_diff(ctx: ToolContext) -> None:
     assert result.meta["diff"].startswith("--- a/m.py\n+++ b/m.py\n@@ -1,4 +1,4 @@")
 
 
+async def test_an_absolute_path_gets_git_style_diff_labels(ctx: ToolContext) -> None:
+    # The plan file lives outside the workspace and is edited by absolute path.
+    target = ws(ctx, "plan.md")
+    target.write_text("# Plan\n")
+    result = await insert(ctx, str(target), "1. Step\n")
+    assert not result.is_error, result.output
+    label = str(target).lstrip("/")
+    assert result.meta["diff"].startswith(f"--- a/{label}\n+++ b/{label}\n"), result.meta["diff"]
+    assert "a//" not in result.meta["diff"] and "b//" not in result.meta["diff"]
+
+
 async def test_zero_matches_refused_with_a_whitespace_hint(ctx: ToolContext) -> None:
     ws(ctx, "m.py").write_text("if x:\n        go()\n")
     result = await replace(ctx, "m.py", "if x:\n    go()", "if y:\n    go()")

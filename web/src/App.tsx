@@ -1,6 +1,7 @@
-import { Menu as MenuIcon, X } from "lucide-react";
+import { FolderPlus, Menu as MenuIcon, Plus, X } from "lucide-react";
 import { useEffect } from "react";
 import { ChatView } from "./components/chat/ChatView";
+import { ConnectionBanner } from "./components/ConnectionBanner";
 import { AddProjectDialog } from "./components/dialogs/AddProjectDialog";
 import { DeleteDialog } from "./components/dialogs/DeleteDialog";
 import { ForkDialog } from "./components/dialogs/ForkDialog";
@@ -9,6 +10,7 @@ import { RenameDialog } from "./components/dialogs/RenameDialog";
 import { SettingsDialog } from "./components/dialogs/SettingsDialog";
 import { LeftSidebar } from "./components/LeftSidebar";
 import { Palette } from "./components/Palette";
+import { ProviderNotice } from "./components/ProviderNotice";
 import { RightSidebar } from "./components/RightSidebar";
 import { SignIn } from "./components/SignIn";
 import { IconButton } from "./components/Tooltip";
@@ -39,8 +41,12 @@ function Dialogs() {
   }
 }
 
+/** No workspace on screen. On a first run this is the guide: add the project to work on (with
+ *  `make run`, xum's own checkout is already there, so adding yours comes first), then make a
+ *  workspace in it; and, while no provider is usable, where the key goes. */
 function NoWorkspace() {
-  const hasProjects = useStore(app, (s) => s.projects.length > 0);
+  const projects = useStore(app, (s) => s.projects);
+  const anyWorkspace = useStore(app, (s) => s.workspaces.some((w) => w.archivedAt === null));
   return (
     <div className="main">
       <div className="chat-header">
@@ -51,15 +57,44 @@ function NoWorkspace() {
           <span className="t">xum</span>
         </div>
       </div>
-      <div className="empty-state">
-        <p>{hasProjects ? "Create a workspace to start an agent." : "Add a project to get started."}</p>
-        <button
-          type="button"
-          className="btn btn-primary"
-          onClick={() => openDialog(hasProjects ? { kind: "new-workspace", projectPath: null } : { kind: "add-project" })}
-        >
-          {hasProjects ? "New workspace" : "Add project"}
-        </button>
+      <ConnectionBanner />
+      <div className="empty-state first-steps" data-testid="first-steps">
+        <p>{anyWorkspace ? "Pick a workspace in the sidebar, or start another one:" : "Start an agent in two steps:"}</p>
+        <ol className="steps">
+          <li>
+            <span>
+              <strong>Add your project</strong>: a directory on the server's machine, usually a git repository.
+              {projects.length > 0 ? (
+                <span className="faint" data-testid="known-projects">
+                  {" "}
+                  Added so far: {projects.map((p) => p.name).join(", ")}.
+                </span>
+              ) : null}
+            </span>
+            <button
+              type="button"
+              className={`btn ${anyWorkspace ? "" : "btn-primary"}`}
+              onClick={() => openDialog({ kind: "add-project" })}
+            >
+              <FolderPlus size={14} aria-hidden /> Add project
+            </button>
+          </li>
+          <li>
+            <span>
+              <strong>Create a workspace</strong> in it: the agent works there, by default on a new branch in its
+              own git worktree.
+            </span>
+            <button
+              type="button"
+              className="btn"
+              disabled={projects.length === 0}
+              onClick={() => openDialog({ kind: "new-workspace", projectPath: null })}
+            >
+              <Plus size={14} aria-hidden /> New workspace
+            </button>
+          </li>
+        </ol>
+        <ProviderNotice />
         <p className="faint kbd-hint">
           <kbd>{shortcutLabel("OPEN_PALETTE", mac)}</kbd> opens the command palette.
         </p>

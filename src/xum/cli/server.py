@@ -207,6 +207,13 @@ def _serve_claimed(
             click.echo(f"open this link to sign in: {url}/?token={quote(token, safe='')}")
             if print_token:
                 click.echo(f"auth token: {token}")
+            if source == "generated":
+                from xum.server.token_store import token_path
+
+                click.echo(
+                    f"the generated token is kept in {token_path()} (0600), so browsers stay "
+                    "signed in across restarts; delete that file to sign every browser out"
+                )
         else:
             # A token the user supplied is not echoed (stdout may be a shared log); the sign-in
             # page takes it, and --print-auth-token prints the one-click link.

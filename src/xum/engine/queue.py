@@ -25,6 +25,11 @@ class MessageQueue:
         """(after the step, after the turn)."""
         return len(self._step), len(self._turn)
 
+    @property
+    def texts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The waiting messages themselves (after the step, after the turn), oldest first."""
+        return tuple(self._step), tuple(self._turn)
+
     def take_step(self) -> list[str]:
         taken, self._step = self._step, []
         return taken

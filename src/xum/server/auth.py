@@ -47,7 +47,7 @@ def resolve_token(
     *, no_auth: bool, auth_token: str | None, env: dict[str, str] | None = None
 ) -> TokenChoice:
     """The documented precedence: `--no-auth` > `--auth-token` > `XUM_SERVER_AUTH_TOKEN` >
-    a token generated for this run."""
+    a generated token, kept for the next start on the same root (`token_store`)."""
     env = dict(os.environ) if env is None else env
     if no_auth:
         return TokenChoice(None, "--no-auth")
@@ -56,7 +56,9 @@ def resolve_token(
     from_env = env.get(TOKEN_ENV, "").strip()
     if from_env:
         return TokenChoice(from_env, "XUM_SERVER_AUTH_TOKEN")
-    return TokenChoice(secrets.token_urlsafe(32), "generated")
+    from xum.server.token_store import stored_token
+
+    return TokenChoice(stored_token(), "generated")
 
 
 def tokens_equal(given: str | None, expected: str) -> bool:

@@ -139,7 +139,10 @@ class Hub:
         self.active: Callable[[str], bool] = lambda _ws: False  # an agent session is open
         self.pending_question: Callable[[str], dict[str, Any] | None] = lambda _ws: None
         # Messages waiting in the workspace's session: (after the step, after the turn).
-        self.queued: Callable[[str], tuple[int, int]] = lambda _ws: (0, 0)
+        self.queued: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]] = lambda _ws: (
+            (),
+            (),
+        )
         # Workspaces with a turn open whose log this hub has not loaded (sub-agents run by this
         # process that nobody watches): their sidebar status still shows them streaming.
         self._open_turns: set[str] = set()
@@ -419,7 +422,7 @@ class Hub:
             busy = not open_turn and session_files.is_busy(workspace_id)
             state = "streaming" if open_turn else "idle"
             return _status_dict(
-                state, None, 0, 0, last_seq, read_seq, busy, None, running=open_turn
+                state, None, ((), ()), last_seq, read_seq, busy, None, running=open_turn
             )
         running = channel.running or channel.turn_open
         if channel.waiting:
@@ -430,12 +433,10 @@ class Hub:
             state = "error"
         else:
             state = "idle"
-        queued_step, queued_turn = self.queued(workspace_id)
         return _status_dict(
             state,
             channel.phase if running else None,
-            queued_step,
-            queued_turn,
+            self.queued(workspace_id),
             max(channel.log.last_seq, channel.last_published_seq),
             read_seq,
             channel.busy_elsewhere and not running,
@@ -489,11 +490,33 @@ def _render(workspace_id: str, frames: list[Any], last_seq: int) -> Iterator[str
             yield _event_text(workspace_id, event)
 
 
+# What a status says of each queued message: its first characters (the whole text comes back
+# from the queue routes), and no more than this many messages (the counts stay exact).
+QUEUED_PREVIEW_CHARS = 500
+QUEUED_LISTED = 20
+
+
+def _queued_json(texts: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, Any]:
+    step, turn = texts
+    waiting = [("step", t) for t in step] + [("turn", t) for t in turn]
+    return {
+        "step": len(step),
+        "turn": len(turn),
+        "messages": [
+            {
+                "when": when,
+                "text": text[:QUEUED_PREVIEW_CHARS],
+                "truncated": len(text) > QUEUED_PREVIEW_CHARS,
+            }
+            for when, text in waiting[:QUEUED_LISTED]
+        ],
+    }
+
+
 def _status_dict(
     state: str,
     phase: str | None,
-    queued_step: int,
-    queued_turn: int,
+    queued: tuple[tuple[str, ...], tuple[str, ...]],
     last_seq: int,
     read_seq: int,
     busy_elsewhere: bool,
@@ -504,7 +527,7 @@ def _status_dict(
     return {
         "state": state,
         "phase": phase,
-        "queued": {"step": queued_step, "turn": queued_turn},
+        "queued": _queued_json(queued),
         "lastSeq": last_seq,
         "readSeq": read_seq,
         "unread": (not running) and last_seq > read_seq,

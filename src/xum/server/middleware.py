@@ -107,11 +107,15 @@ class SecurityMiddleware:
             auth["kind"] = "token"
             return None
         sessions = self.state.browser_sessions
-        session = sessions.lookup(cookie_value(headers, COOKIE_NAME)) if sessions else None
+        cookie = cookie_value(headers, COOKIE_NAME)
+        session = sessions.lookup(cookie) if sessions else None
         if session is not None:
             auth["kind"] = "cookie"
             auth["session"] = session
             return None
+        # A session cookie this server does not know: the browser was signed in, and that
+        # session ended (the token changed, or it was revoked). The sign-in page says so.
+        auth["session_ended"] = bool(cookie)
         if needs_auth(scope["path"]):
             return (
                 401,

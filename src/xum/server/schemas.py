@@ -18,9 +18,17 @@ class Project(BaseModel):
     isGit: bool
 
 
+class QueuedMessage(BaseModel):
+    when: Literal["step", "turn"]
+    text: str  # the first 500 characters
+    truncated: bool  # the message is longer than `text`
+
+
 class QueuedCounts(BaseModel):
     step: int
     turn: int
+    # The waiting messages in the order they will run ("step" ones first), at most 20.
+    messages: list[QueuedMessage] = []
 
 
 class WorkspaceStatus(BaseModel):

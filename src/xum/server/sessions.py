@@ -99,9 +99,9 @@ class SessionManager:
         hub.active = lambda ws: ws in self.sessions
         hub.queued = self._queued
 
-    def _queued(self, workspace_id: str) -> tuple[int, int]:
+    def _queued(self, workspace_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         live = self.sessions.get(workspace_id)
-        return live.parts.agent.queued if live is not None else (0, 0)
+        return live.parts.agent.queue.texts if live is not None else ((), ())
 
     def lock_for(self, workspace_id: str) -> asyncio.Lock:
         return self._locks.setdefault(workspace_id, asyncio.Lock())

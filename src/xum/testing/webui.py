@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -78,6 +79,7 @@ class XumServer:
     root: Path
     repo: Path
     env: dict[str, str]
+    generated_token: bool = False  # the server made (or reused) its own token
     output: list[str] = field(default_factory=list)
 
     @property
@@ -147,9 +149,10 @@ def server_env(home: Path, extra: dict[str, str]) -> dict[str, str]:
 
 
 def start_server(
-    base: Path, token: str, env_extra: dict[str, str], repo: Path | None = None
+    base: Path, token: str | None, env_extra: dict[str, str], repo: Path | None = None
 ) -> XumServer:
-    """Start `xum server` on a free loopback port with a private HOME under `base`."""
+    """Start `xum server` on a free loopback port with a private HOME under `base`. With
+    `token=None` the server generates (or reuses) its own, read from the sign-in link it prints."""
     home = base / "home"
     home.mkdir(parents=True, exist_ok=True)
     repo = repo or make_repo(base / "repo")
@@ -157,15 +160,23 @@ def start_server(
     return _spawn(home, repo, token, env, base)
 
 
-def restart(server: XumServer) -> XumServer:
-    """Stop the server and start a new one on the same HOME (a new port)."""
+def restart(server: XumServer, *, same_port: bool = False, token: str | None = None) -> XumServer:
+    """Stop the server and start a new one on the same HOME: on a new port, or on the same one
+    (so an open page can reconnect to it). `token`: a token of its own for the new server;
+    without it a server that was given one gets it again, and one that generated its own
+    generates (or reuses) one again."""
+    port = int(server.url.rsplit(":", 1)[1]) if same_port else 0
     server.stop()
-    return _spawn(server.home, server.repo, server.token, server.env, server.home.parent)
+    given = token if token is not None else (None if server.generated_token else server.token)
+    return _spawn(server.home, server.repo, given, server.env, server.home.parent, port)
 
 
-def _spawn(home: Path, repo: Path, token: str, env: dict[str, str], cwd: Path) -> XumServer:
+def _spawn(
+    home: Path, repo: Path, token: str | None, env: dict[str, str], cwd: Path, port: int = 0
+) -> XumServer:
+    args = ["--auth-token", token] if token is not None else []
     process = subprocess.Popen(
-        [XUM, "server", "--host", "127.0.0.1", "--port", "0", "--auth-token", token],
+        [XUM, "server", "--host", "127.0.0.1", "--port", str(port), *args],
         env=env,
         cwd=cwd,
         stdout=subprocess.PIPE,
@@ -184,14 +195,19 @@ def _spawn(home: Path, repo: Path, token: str, env: dict[str, str], cwd: Path) -
         match = re.search(r"listening on (http://\S+)", line)
         if match:
             url = match.group(1)
+        link = re.search(r"sign in: \S+\?token=(\S+)", line)
+        if link and token is None:
+            token = unquote(link.group(1))
+        if url is not None and token is not None:
             break
-    if url is None:
+    if url is None or token is None:
         process.kill()
         process.wait(timeout=5)
         raise AssertionError("xum server did not start:\n" + "".join(output))
     server = XumServer(
         url=url,
         token=token,
+        generated_token="--auth-token" not in args,
         process=process,
         home=home,
         root=home / ".xum",

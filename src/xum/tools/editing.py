@@ -120,11 +120,14 @@ def compact_diff(path: str, old: str, new: str) -> str:
         suffix += 1
     lo = max(0, prefix - DIFF_CONTEXT)
     keep_suffix = max(0, suffix - DIFF_CONTEXT)
+    # git's labels: `a/` and `b/` before the path, an absolute one without its leading slash
+    # (`a/tmp/plan.md`, not `a//tmp/plan.md`), as `git diff --no-index` writes them.
+    label = path.lstrip("/") or path
     lines = difflib.unified_diff(
         a[lo : len(a) - keep_suffix],
         b[lo : len(b) - keep_suffix],
-        fromfile=f"a/{path}",
-        tofile=f"b/{path}",
+        fromfile=f"a/{label}",
+        tofile=f"b/{label}",
         n=DIFF_CONTEXT,
     )
     out: list[str] = []

@@ -3,6 +3,7 @@
 
 import { backoffDelay, SubscriptionBook } from "../lib/reconnect";
 import type {
+  AuthStatus,
   ClientMessage,
   EngineEvent,
   PartialMessage,
@@ -24,8 +25,8 @@ export interface SocketHandlers {
   /** A question now waits for the user (null: the question `closedId` was answered or dropped). */
   onQuestion(workspaceId: string, question: PendingQuestion | null, closedId?: string): void;
   onConnection(state: ConnectionState): void;
-  /** The handshake was refused (not signed in). */
-  onUnauthorized(): void;
+  /** The handshake was refused (not signed in; `sessionEnded`: this browser's sign-in ended). */
+  onUnauthorized(sessionEnded: boolean): void;
 }
 
 const PING_EVERY_MS = 20_000;
@@ -83,6 +84,15 @@ export class EventSocket {
     this.ws?.close();
   }
 
+  /** While waiting to reconnect: try now, and start the backoff over. */
+  retryNow(): void {
+    if (this.stopped || this.ws !== null || this.retryTimer === null) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.attempt = 0;
+    this.connect();
+  }
+
   private url(): string {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     return `${proto}//${location.host}/api/ws`;
@@ -129,9 +139,9 @@ export class EventSocket {
     try {
       const res = await fetch("/api/auth/status", { credentials: "same-origin" });
       if (res.ok) {
-        const status = (await res.json()) as { authRequired: boolean; authenticated: boolean };
+        const status = (await res.json()) as AuthStatus;
         if (status.authRequired && !status.authenticated) {
-          this.handlers.onUnauthorized();
+          this.handlers.onUnauthorized(status.sessionEnded === true);
           return false;
         }
       }

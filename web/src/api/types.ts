@@ -16,10 +16,19 @@ export interface ApiErrorBody {
   hint?: string | null;
 }
 
+/** A message waiting to run: after the current step, or as a turn after this one. */
+export interface QueuedMessage {
+  when: "step" | "turn";
+  /** Its first 500 characters. */
+  text: string;
+  truncated: boolean;
+}
+
 export interface WorkspaceStatus {
   state: WorkspaceState;
   phase: "model" | "tools" | null;
-  queued: { step: number; turn: number };
+  /** Counts are exact; `messages` lists at most 20, in the order they will run. */
+  queued: { step: number; turn: number; messages?: QueuedMessage[] };
   lastSeq: number;
   readSeq: number;
   unread: boolean;
@@ -213,6 +222,8 @@ export interface AgentInfo {
 export interface AuthStatus {
   authRequired: boolean;
   authenticated: boolean;
+  /** The browser sent a session cookie the server no longer accepts: its sign-in ended. */
+  sessionEnded?: boolean;
 }
 
 export interface ServerSession {

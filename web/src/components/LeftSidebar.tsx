@@ -4,7 +4,9 @@ import { Archive, ArchiveRestore, FolderPlus, GitFork, Plus, Settings, Trash2, X
 import type { Project, Workspace } from "../api/types";
 import { isMacPlatform, shortcutLabel } from "../lib/keybinds";
 import { useStore } from "../lib/store";
-import { app, archiveWorkspace, isNarrow, openDialog, selectWorkspace, toast } from "../state/app";
+import { app, openDialog, selectWorkspace, toast } from "../state/app";
+import { branches, shownBranch } from "../state/branches";
+import { archiveWorkspace } from "../state/actions";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
 import { IconButton } from "./Tooltip";
@@ -14,6 +16,7 @@ const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform
 function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
   const ws = props.ws;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
+  const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
   const kind = statusKind(status);
   const archived = ws.archivedAt !== null;
   const caps = useStore(app, (s) => s.caps);
@@ -41,7 +44,7 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
         <span className="ws-title">{ws.title || ws.name}</span>
         <span className="ws-sub">
           {ws.runtime.type === "ssh" ? `ssh ${ws.runtime.host}` : ws.runtime.type}
-          {ws.branch && ws.branch !== ws.title && ws.branch !== ws.name ? ` · ${ws.branch}` : ""}
+          {branch && branch !== ws.title && branch !== ws.name ? ` · ${branch}` : ""}
         </span>
       </span>
       <span className="ws-actions" onClick={(e) => e.stopPropagation()} onKeyDown={(e) => e.stopPropagation()}>
@@ -94,6 +97,7 @@ export function LeftSidebar() {
   const selectedId = useStore(app, (s) => s.selectedId);
   const showArchived = useStore(app, (s) => s.showArchived);
   const connection = useStore(app, (s) => s.connection);
+  const narrow = useStore(app, (s) => s.narrow);
   const live = workspaces.filter((w) => w.archivedAt === null);
   const archived = workspaces.filter((w) => w.archivedAt !== null);
   const orphans = live.filter((w) => !projects.some((p) => p.path === w.projectPath));
@@ -111,7 +115,7 @@ export function LeftSidebar() {
         >
           <Plus size={16} />
         </IconButton>
-        {isNarrow() ? (
+        {narrow ? (
           <IconButton label="Close sidebar" onClick={() => app.update({ leftOpen: false })}>
             <X size={16} />
           </IconButton>

@@ -4,20 +4,11 @@
 import { useEffect, useRef, useState } from "react";
 import { isMacPlatform, shortcutLabel, type ActionId } from "../lib/keybinds";
 import { fuzzyScore } from "../lib/fuzzy";
-import { modelLabel } from "../lib/models";
+import { entryLabel, modelLabel } from "../lib/models";
 import { slashInsertion } from "../lib/slash";
 import { useStore } from "../lib/store";
-import {
-  app,
-  archiveWorkspace,
-  openDialog,
-  openPicker,
-  selectedWorkspace,
-  selectWorkspace,
-  signOut,
-  stepWorkspace,
-  toast,
-} from "../state/app";
+import { app, openDialog, openPicker, selectedWorkspace, selectWorkspace, signOut, stepWorkspace, toast } from "../state/app";
+import { archiveWorkspace } from "../state/actions";
 import { cycleAgent, cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode } from "../state/commands";
 import { errorMessage } from "../api/http";
 import { focusComposer, insertComposerText } from "./chat/composerBus";
@@ -92,7 +83,7 @@ function commandEntries(): Entry[] {
       out.push({
         id: `model:${m.model}`,
         section: "Models",
-        label: `Change model: ${m.displayName}`,
+        label: `Change model: ${entryLabel(s.models, m)}`,
         detail: m.model,
         run: () => void setModel(m.model),
       });

@@ -7,15 +7,17 @@ import type { Costs, GitDiff, GitStatus, Workspace } from "../api/types";
 import { formatCost, formatPercent, formatTokens } from "../lib/format";
 import { modelEntry } from "../lib/models";
 import { useStore } from "../lib/store";
-import { app, isRightDrawer, transcriptStore } from "../state/app";
+import { app, transcriptStore } from "../state/app";
+import { noteBranch } from "../state/branches";
+import { activity } from "../state/activity";
 import { contextTokens } from "../state/transcript";
 import { DiffView } from "./tools/DiffView";
 import { IconButton } from "./Tooltip";
 
 type Load<T> = { state: "loading" } | { state: "error"; message: string } | { state: "ok"; data: T };
 
-/** Fetch `path`, again whenever a turn ends anywhere or `refresh` changes. */
-function useFetched<T>(path: string, refresh: number): Load<T> {
+/** Fetch `path`, again whenever a turn ends anywhere or `refresh` or `also` changes. */
+function useFetched<T>(path: string, refresh: number, also = 0): Load<T> {
   const epoch = useStore(app, (s) => s.turnEpoch);
   const [load, setLoad] = useState<Load<T>>({ state: "loading" });
   useEffect(() => {
@@ -26,13 +28,15 @@ function useFetched<T>(path: string, refresh: number): Load<T> {
     return () => {
       live = false;
     };
-  }, [path, epoch, refresh]);
+  }, [path, epoch, refresh, also]);
   return load;
 }
 
 function CostsPanel(props: { ws: Workspace }) {
   const [refresh, setRefresh] = useState(0);
-  const load = useFetched<Costs>(`/api/workspaces/${encodeURIComponent(props.ws.id)}/costs`, refresh);
+  // Each committed reply adds tokens and cost: read them again then, not only at turn end.
+  const replyCount = useStore(activity, (all) => all[props.ws.id]?.replies ?? 0);
+  const load = useFetched<Costs>(`/api/workspaces/${encodeURIComponent(props.ws.id)}/costs`, refresh, replyCount);
   const models = useStore(app, (s) => s.models);
   const fromTranscript = useStore(transcriptStore(props.ws.id), (t) => contextTokens(t.rows));
   const streaming = useStore(app, (s) => s.statuses[props.ws.id]?.state === "streaming");
@@ -57,7 +61,7 @@ function CostsPanel(props: { ws: Workspace }) {
         <dt>Cost</dt>
         <dd className="counter-nums" data-testid="session-cost">{formatCost(c.costUsd)}</dd>
         <dt>Input tokens</dt>
-        <dd className="counter-nums">{formatTokens(u.inputTokens)}</dd>
+        <dd className="counter-nums" data-testid="session-tokens-in">{formatTokens(u.inputTokens)}</dd>
         <dt>Output tokens</dt>
         <dd className="counter-nums">{formatTokens(u.outputTokens)}</dd>
         <dt>Cache read</dt>
@@ -104,6 +108,9 @@ function CostsPanel(props: { ws: Workspace }) {
 
 function BranchLine(props: { ws: Workspace; refresh: number }) {
   const load = useFetched<GitStatus>(`/api/workspaces/${encodeURIComponent(props.ws.id)}/git/status`, props.refresh);
+  useEffect(() => {
+    if (load.state === "ok") noteBranch(props.ws.id, load.data); // the header shows the same
+  }, [load, props.ws.id]);
   if (load.state !== "ok") return null;
   const st = load.data;
   if (!st.isGit) return <div className="muted">Not a git repository.</div>;
@@ -175,6 +182,7 @@ function ReviewPanel(props: { ws: Workspace }) {
 
 export function RightSidebar(props: { ws: Workspace }) {
   const tab = useStore(app, (s) => s.rightTab);
+  const drawer = useStore(app, (s) => s.rightDrawer);
   return (
     <aside className="right-sidebar" aria-label="Workspace details">
       <div className="tabs" role="tablist">
@@ -185,7 +193,7 @@ export function RightSidebar(props: { ws: Workspace }) {
           Review
         </button>
         <span style={{ flex: 1 }} />
-        {isRightDrawer() ? (
+        {drawer ? (
           <IconButton label="Close panel" onClick={() => app.update({ rightOpen: false })}>
             <X size={16} />
           </IconButton>

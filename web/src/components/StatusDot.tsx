@@ -1,6 +1,6 @@
 import type { WorkspaceStatus } from "../api/types";
 
-export type StatusKind = "streaming" | "waiting" | "error" | "unread" | "idle";
+export type StatusKind = "streaming" | "waiting" | "error" | "unread" | "idle" | "offline";
 
 export function statusKind(status: WorkspaceStatus | undefined): StatusKind {
   if (!status) return "idle";
@@ -17,13 +17,15 @@ const LABELS: Record<StatusKind, string> = {
   error: "error",
   unread: "unread",
   idle: "idle",
+  offline: "offline: the server cannot be reached",
 };
 
 export function statusLabel(kind: StatusKind): string {
   return LABELS[kind];
 }
 
-export function StatusDot(props: { status: WorkspaceStatus | undefined }) {
-  const kind = statusKind(props.status);
+/** `offline`: the server is out of reach, so the status the page has may be stale. */
+export function StatusDot(props: { status: WorkspaceStatus | undefined; offline?: boolean }) {
+  const kind = props.offline ? "offline" : statusKind(props.status);
   return <span className={`status-dot ${kind}`} role="img" aria-label={LABELS[kind]} data-status={kind} />;
 }

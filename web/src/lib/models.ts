@@ -22,8 +22,21 @@ export function modelEntry(info: ModelsInfo | null, model: string | null): Model
   return info?.models.find((m) => m.model === full) ?? null;
 }
 
+/** A model's name as the pill and the picker show it. Two providers can serve models with the
+ *  same name (`a:model` and `b:model`): then the provider is part of the label, or cycling from
+ *  one to the other would look like nothing happened. */
+export function entryLabel(info: ModelsInfo | null, entry: ModelEntry): string {
+  const name = entry.displayName.trim().toLowerCase();
+  const shared = (info?.models ?? []).some(
+    (m) => m.model !== entry.model && m.displayName.trim().toLowerCase() === name,
+  );
+  return shared ? `${entry.displayName} · ${entry.provider}` : entry.displayName;
+}
+
 export function modelLabel(info: ModelsInfo | null, model: string | null): string {
-  return modelEntry(info, model)?.displayName ?? effectiveModel(info, model) ?? "default model";
+  const entry = modelEntry(info, model);
+  if (entry) return entryLabel(info, entry);
+  return effectiveModel(info, model) ?? "default model";
 }
 
 export function thinkingLevels(info: ModelsInfo | null, model: string | null): readonly string[] {

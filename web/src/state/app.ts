@@ -10,13 +10,15 @@ import type {
   ModelsInfo,
   PendingQuestion,
   Project,
-  SentMessage,
   SlashCommand,
   Workspace,
   WorkspaceStatus,
 } from "../api/types";
 import { capabilitiesOf, NO_CAPABILITIES, routesOf, type Capabilities, type OpenApiDoc } from "../lib/capabilities";
+import { drafts } from "../lib/drafts";
+import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
+import { noteActivity } from "./activity";
 import {
   applyEvents,
   applyPartial,
@@ -28,6 +30,9 @@ import {
 } from "./transcript";
 
 export type AuthState = "checking" | "signed-out" | "signed-in";
+/** Why the sign-in page is shown, when the page knows: the link's token was refused, or this
+ *  browser was signed in and that sign-in ended (another token, a revoked session). */
+export type SigninNotice = "link-failed" | "session-ended" | null;
 export type RightTab = "costs" | "review";
 export type Dialog =
   | { kind: "none" }
@@ -44,7 +49,7 @@ export type Picker = "model" | "thinking" | "agent";
 export interface AppState {
   auth: AuthState;
   caps: Capabilities;
-  signinFailed: boolean;
+  signinNotice: SigninNotice;
   projects: Project[];
   workspaces: Workspace[];
   statuses: Readonly<Record<string, WorkspaceStatus>>;
@@ -55,6 +60,12 @@ export interface AppState {
   agents: AgentInfo[];
   picker: Picker | null;
   connection: ConnectionState;
+  /** The socket was open at least once: a later "connecting" or "closed" is a lost server. */
+  everConnected: boolean;
+  /** Below the medium breakpoint: the projects sidebar is a drawer over the chat. */
+  narrow: boolean;
+  /** Below the wide breakpoint: the costs and review panel is a drawer over the chat. */
+  rightDrawer: boolean;
   leftOpen: boolean;
   rightOpen: boolean;
   rightTab: RightTab;
@@ -79,7 +90,7 @@ function matches(query: string): boolean {
 export const app = new Store<AppState>({
   auth: "checking",
   caps: NO_CAPABILITIES,
-  signinFailed: false,
+  signinNotice: null,
   projects: [],
   workspaces: [],
   statuses: {},
@@ -89,6 +100,9 @@ export const app = new Store<AppState>({
   agents: [],
   picker: null,
   connection: "connecting",
+  everConnected: false,
+  narrow: !matches(MEDIUM_QUERY),
+  rightDrawer: !matches(WIDE_QUERY),
   leftOpen: matches(MEDIUM_QUERY),
   rightOpen: matches(WIDE_QUERY),
   rightTab: "costs",
@@ -103,11 +117,31 @@ export const app = new Store<AppState>({
 
 /** Whether the sidebars are drawers over the chat (narrow screens) rather than columns. */
 export function isNarrow(): boolean {
-  return !matches(MEDIUM_QUERY);
+  return app.get().narrow;
 }
-export function isRightDrawer(): boolean {
-  return !matches(WIDE_QUERY);
+
+/** Follow the window across the breakpoints. A sidebar that turns into a drawer closes (the chat
+ *  must stay visible); one that turns back into a column gets the state it had as a column. */
+function watchLayout(): void {
+  if (typeof window === "undefined" || typeof window.matchMedia !== "function") return;
+  const asColumn = { left: true, right: true };
+  window.matchMedia(MEDIUM_QUERY).addEventListener("change", (e) => {
+    if (e.matches) app.update({ narrow: false, leftOpen: asColumn.left });
+    else {
+      asColumn.left = app.get().leftOpen;
+      app.update({ narrow: true, leftOpen: false });
+    }
+  });
+  window.matchMedia(WIDE_QUERY).addEventListener("change", (e) => {
+    if (e.matches) app.update({ rightDrawer: false, rightOpen: asColumn.right });
+    else {
+      asColumn.right = app.get().rightOpen;
+      app.update({ rightDrawer: true, rightOpen: false });
+    }
+  });
 }
+
+watchLayout();
 
 // ---- Transcripts ----------------------------------------------------------------------------
 
@@ -130,6 +164,7 @@ const socket = new EventSocket({
   },
   onEvents(id, events) {
     transcriptStore(id).set((t) => applyEvents(t, events));
+    noteActivity(id, events);
     if (events.some((e) => e.type === "turn-end")) {
       app.set((s) => ({ ...s, turnEpoch: s.turnEpoch + 1 }));
     }
@@ -157,10 +192,10 @@ const socket = new EventSocket({
     });
   },
   onConnection(connection) {
-    app.update({ connection });
+    app.update(connection === "open" ? { connection, everConnected: true } : { connection });
   },
-  onUnauthorized() {
-    signedOut();
+  onUnauthorized(sessionEnded) {
+    signedOut(sessionEnded ? "session-ended" : undefined);
   },
 });
 
@@ -181,25 +216,34 @@ export function dropConnectionForTests(): void {
   socket.reconnectNow();
 }
 
+/** Try to reach the server now instead of waiting out the reconnect backoff. */
+export function retryConnection(): void {
+  socket.retryNow();
+}
+
 // ---- Auth -----------------------------------------------------------------------------------
 
 /** Set when a request of the current session attempt was refused (401). */
 let refused = false;
 
-function signedOut(): void {
+/** Show the sign-in page. A page that was signed in and is refused now lost its sign-in: the
+ *  page says so (`session-ended`) unless the caller knows better. */
+function signedOut(notice?: SigninNotice): void {
   refused = true;
   socket.stop();
-  app.update({ auth: "signed-out" });
+  const s = app.get();
+  const ended = s.auth === "signed-in" || s.signinNotice === "session-ended";
+  app.update({ auth: "signed-out", signinNotice: notice !== undefined ? notice : ended ? "session-ended" : null });
 }
 
-setUnauthorizedHandler(signedOut);
+setUnauthorizedHandler(() => signedOut());
 
 export async function boot(): Promise<void> {
   const params = new URLSearchParams(location.search);
   const failed = params.get("signin") === "failed";
   if (failed) {
     history.replaceState(null, "", location.pathname + location.hash);
-    app.update({ auth: "signed-out", signinFailed: true });
+    app.update({ auth: "signed-out", signinNotice: "link-failed" });
     return;
   }
   // Ask whether this browser is signed in while the first data is already on its way: a 401
@@ -210,7 +254,7 @@ export async function boot(): Promise<void> {
   });
   const session = startSession();
   const st = await status;
-  if (st && st.authRequired && !st.authenticated) signedOut();
+  if (st && st.authRequired && !st.authenticated) signedOut(st.sessionEnded ? "session-ended" : null);
   await session;
 }
 
@@ -229,7 +273,8 @@ export async function signOut(): Promise<void> {
   try {
     await api("POST", "/api/auth/logout");
   } finally {
-    signedOut();
+    drafts.clear(); // signing out on purpose leaves nothing typed behind in this browser
+    signedOut(null);
   }
 }
 
@@ -243,10 +288,12 @@ async function startSession(): Promise<void> {
   const caps = loadCapabilities();
   await Promise.all([loadWorkspaces(), loadModels()]);
   if (refused) return;
-  app.update({ auth: "signed-in", signinFailed: false });
-  const ws = app.get().workspaces.filter((w) => w.archivedAt === null);
-  const pick = ws.find((w) => w.id === selected)?.id ?? ws[0]?.id ?? null;
-  if (pick) selectWorkspace(pick);
+  app.update({ auth: "signed-in", signinNotice: null });
+  const named = app.get().workspaces.find((w) => w.id === selected);
+  const pick = named?.id ?? visibleWorkspaces(app.get())[0]?.id ?? null;
+  if (selected && !named) toast(noSuchWorkspace(selected));
+  if (pick) selectWorkspace(pick, "replace");
+  followRouteChanges();
   await caps;
   void loadSlash();
   void loadAgents();
@@ -273,6 +320,10 @@ export async function loadWorkspaces(): Promise<void> {
         selectedId: selectedGone ? null : s.selectedId,
       };
     });
+    // The workspace on screen was deleted elsewhere: the address no longer names it.
+    if (app.get().selectedId === null && selectedFromHash() !== null && app.get().auth === "signed-in") {
+      writeRoute(null, "replace");
+    }
   } catch (exc) {
     if (!(exc instanceof ApiError && exc.status === 401)) toast(errorMessage(exc));
   }
@@ -399,19 +450,67 @@ export async function loadOlder(id: string): Promise<void> {
 // ---- Selection ------------------------------------------------------------------------------
 
 function selectedFromHash(): string | null {
-  const m = /^#\/w\/([^/]+)$/.exec(location.hash);
-  return m?.[1] ? decodeURIComponent(m[1]) : null;
+  return workspaceFromHash(location.hash);
 }
 
-export function selectWorkspace(id: string | null): void {
+function noSuchWorkspace(id: string): string {
+  return `There is no workspace "${id.slice(0, 80)}" on this server (it may have been deleted).`;
+}
+
+/** Write the route of `id` into the address: a new history entry (so Back returns) or in place. */
+function writeRoute(id: string | null, how: "push" | "replace"): void {
+  const hash = hashForWorkspace(id);
+  if (location.hash === hash) return;
+  const url = location.pathname + location.search + hash;
+  if (how === "push") history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+let followingRoutes = false;
+
+/** Select what the address names whenever it changes under the page: a pasted link, Back and
+ *  Forward, a script setting `location.hash`. */
+function followRouteChanges(): void {
+  if (followingRoutes || typeof window === "undefined") return;
+  followingRoutes = true;
+  window.addEventListener("hashchange", () => void applyRoute());
+  window.addEventListener("popstate", () => void applyRoute());
+}
+
+async function applyRoute(): Promise<void> {
+  if (app.get().auth !== "signed-in") return;
+  const id = selectedFromHash();
+  if (id === null) {
+    // The bare address: the first workspace, as when the page opens.
+    const first = visibleWorkspaces(app.get())[0]?.id ?? null;
+    if (first !== null) selectWorkspace(first, "replace");
+    return;
+  }
+  if (id === app.get().selectedId) return;
+  // A link to a workspace made elsewhere (another tab, `xum run`) may not be listed yet.
+  if (!app.get().workspaces.some((w) => w.id === id)) await loadWorkspaces();
+  if (selectedFromHash() !== id) return; // the route moved on while the list loaded
+  if (app.get().workspaces.some((w) => w.id === id)) {
+    applySelection(id);
+    return;
+  }
+  toast(noSuchWorkspace(id));
+  writeRoute(app.get().selectedId, "replace");
+}
+
+/** Show workspace `id` (null: none). A user's choice is a new history entry ("push"); a choice
+ *  the page makes for them (on open, after a deletion) replaces the current one. */
+export function selectWorkspace(id: string | null, how: "push" | "replace" = "push"): void {
+  writeRoute(id, how);
+  applySelection(id);
+}
+
+/** Everything selecting a workspace does, except writing the route. */
+function applySelection(id: string | null): void {
   const prev = app.get().selectedId;
   app.update({ selectedId: id });
   if (isNarrow()) app.update({ leftOpen: false });
-  if (id === null) {
-    history.replaceState(null, "", location.pathname + location.search);
-    return;
-  }
-  history.replaceState(null, "", `#/w/${encodeURIComponent(id)}`);
+  if (id === null) return;
   if (prev !== id) {
     app.update({ picker: null, agents: [] });
     if (app.get().caps.slashPath?.includes("{}")) void loadSlash();
@@ -469,108 +568,15 @@ export function markRead(id: string, seq: number): void {
     .catch(() => undefined);
 }
 
-/** Send a message. A chat command (`/model x`, `/fork`) is carried out by the server; its
- *  result (the changed workspace, or the new fork, which is then selected) is applied here. */
-export async function sendMessage(id: string, text: string, when: "step" | "turn"): Promise<SentMessage> {
-  const sent = await api<SentMessage>("POST", `/api/workspaces/${encodeURIComponent(id)}/messages`, { text, when });
-  const ws = sent.workspace;
-  if (sent.disposition === "command" && ws) {
-    if (sent.command === "fork") addWorkspace(ws);
-    else replaceWorkspace(ws);
-  }
-  if (sent.forkMessageError) toast(`The fork was made, but its first message did not start: ${sent.forkMessageError.message}`);
-  return sent;
-}
-
 export function openPicker(picker: Picker | null): void {
   app.update({ picker });
 }
 
-export async function interrupt(id: string): Promise<void> {
-  await api("POST", `/api/workspaces/${encodeURIComponent(id)}/interrupt`);
-}
-
-export async function clearQueue(id: string): Promise<void> {
-  await api("DELETE", `/api/workspaces/${encodeURIComponent(id)}/queue`);
-}
-
-export async function patchWorkspace(
-  id: string,
-  patch: Partial<Pick<Workspace, "title" | "model" | "thinking" | "agent">>,
-): Promise<void> {
-  const ws = await api<Workspace>("PATCH", `/api/workspaces/${encodeURIComponent(id)}`, patch);
-  replaceWorkspace(ws);
-}
-
-export function replaceWorkspace(ws: Workspace): void {
-  app.set((s) => ({ ...s, workspaces: s.workspaces.map((w) => (w.id === ws.id ? ws : w)) }));
-}
-
-export async function createWorkspace(body: {
-  projectPath: string;
-  runtime: { type: string; host?: string };
-  name?: string;
-  title?: string;
-  model?: string;
-}): Promise<Workspace> {
-  const ws = await api<Workspace>("POST", "/api/workspaces", body);
-  app.set((s) => ({
-    ...s,
-    workspaces: [ws, ...s.workspaces.filter((w) => w.id !== ws.id)],
-    statuses: { ...s.statuses, [ws.id]: ws.status },
-  }));
-  selectWorkspace(ws.id);
-  return ws;
-}
-
-/** A workspace just made (a fork): listed first and selected. */
-function addWorkspace(ws: Workspace): void {
-  app.set((s) => ({
-    ...s,
-    workspaces: [ws, ...s.workspaces.filter((w) => w.id !== ws.id)],
-    statuses: { ...s.statuses, [ws.id]: ws.status },
-  }));
-  selectWorkspace(ws.id);
-}
-
-export async function forkWorkspace(id: string, name?: string): Promise<Workspace> {
-  const body = name ? { name } : {};
-  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/fork`, body);
-  addWorkspace(ws);
-  return ws;
-}
-
-export async function renameWorkspace(id: string, name: string): Promise<Workspace> {
-  const ws = await api<Workspace>("POST", `/api/workspaces/${encodeURIComponent(id)}/rename`, { name });
-  replaceWorkspace(ws);
-  return ws;
-}
-
-export async function archiveWorkspace(id: string, archived: boolean): Promise<void> {
-  const ws = await api<Workspace>(
-    "POST",
-    `/api/workspaces/${encodeURIComponent(id)}/${archived ? "archive" : "unarchive"}`,
-  );
-  replaceWorkspace(ws);
-  if (archived && app.get().selectedId === id) {
-    const next = orderedWorkspaces(app.get()).find((w) => w.id !== id);
-    selectWorkspace(next?.id ?? null);
-  }
-}
-
-export async function deleteWorkspace(id: string, force: boolean): Promise<void> {
-  await api("DELETE", `/api/workspaces/${encodeURIComponent(id)}${qs({ force: force || null })}`);
+/** Stop following a deleted workspace and drop its transcript. */
+export function forgetWorkspace(id: string): void {
   socket.unsubscribe(id);
   transcripts.delete(id);
-  const wasSelected = app.get().selectedId === id;
-  app.set((s) => ({ ...s, workspaces: s.workspaces.filter((w) => w.id !== id) }));
-  if (wasSelected) selectWorkspace(orderedWorkspaces(app.get())[0]?.id ?? null);
-}
-
-export async function addProject(path: string): Promise<Project> {
-  const project = await api<Project>("POST", "/api/projects", { path });
-  await loadWorkspaces();
-  return project;
+  drafts.remove(id);
 }
 
 export function openDialog(dialog: Dialog): void {

@@ -3,7 +3,8 @@
 import { errorMessage } from "../api/http";
 import type { AgentInfo } from "../api/types";
 import { nextModel, stepThinking, thinkingLevels } from "../lib/models";
-import { app, interrupt, patchWorkspace, selectedWorkspace, toast } from "./app";
+import { app, selectedWorkspace, toast } from "./app";
+import { interrupt, patchWorkspace } from "./actions";
 
 function current() {
   return selectedWorkspace(app.get());

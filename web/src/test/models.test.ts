@@ -32,6 +32,22 @@ describe("models", () => {
     expect(stepThinking(levels, null, 1)).toBe("high");
   });
 
+  it("names the provider when two providers serve a model of the same name", () => {
+    const twins: ModelsInfo = {
+      defaultModel: "a:model",
+      aliases: {},
+      models: [
+        { model: "a:model", provider: "a", id: "model", displayName: "model", contextWindow: null, priced: false, usable: true },
+        { model: "b:model", provider: "b", id: "model", displayName: "Model", contextWindow: null, priced: false, usable: true },
+        { model: "b:other", provider: "b", id: "other", displayName: "other", contextWindow: null, priced: false, usable: true },
+      ],
+    };
+    expect(modelLabel(twins, "a:model")).toBe("model · a");
+    expect(modelLabel(twins, "b:model")).toBe("Model · b");
+    expect(modelLabel(twins, "b:other")).toBe("other");
+    expect(modelLabel(twins, nextModel(twins, "a:model"))).not.toBe(modelLabel(twins, "a:model"));
+  });
+
   it("labels aliases and unknown models", () => {
     expect(modelLabel(info, "sonnet")).toBe("Sonnet");
     expect(modelLabel(info, "local:qwen")).toBe("local:qwen");

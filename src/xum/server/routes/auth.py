@@ -25,6 +25,9 @@ class Ok(BaseModel):
 class AuthStatus(BaseModel):
     authRequired: bool
     authenticated: bool
+    # The browser sent a session cookie this server does not accept: its sign-in ended (the
+    # server's token changed, or the session was revoked or signed out elsewhere).
+    sessionEnded: bool = False
 
 
 class SessionRow(BaseModel):
@@ -79,6 +82,7 @@ async def auth_status(request: Request) -> AuthStatus:
     return AuthStatus(
         authRequired=state.token is not None,
         authenticated=auth.get("kind") in ("token", "cookie", "disabled"),
+        sessionEnded=bool(auth.get("session_ended")),
     )
 
 

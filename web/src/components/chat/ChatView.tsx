@@ -2,7 +2,11 @@ import { GitBranch, Menu as MenuIcon, PanelRight, Server } from "lucide-react";
 import type { Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { useStore } from "../../lib/store";
+import { useEffect } from "react";
 import { app } from "../../state/app";
+import { activity } from "../../state/activity";
+import { branches, refreshBranch, shownBranch } from "../../state/branches";
+import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
 import { Composer } from "./Composer";
@@ -18,7 +22,15 @@ function runtimeLabel(ws: Workspace): string {
 export function ChatView(props: { workspace: Workspace }) {
   const ws = props.workspace;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
-  const kind = statusKind(status);
+  const offline = useOffline();
+  const kind = offline ? "offline" : statusKind(status);
+  const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
+  const turnEnds = useStore(activity, (all) => all[ws.id]?.turnEnds ?? 0);
+  // Ask git on opening the workspace, after a rename (xum renames the branch) and each time a
+  // turn of it ends: the agent may have switched branches.
+  useEffect(() => {
+    void refreshBranch(ws.id);
+  }, [ws.id, ws.branch, turnEnds]);
   return (
     <div className="main" data-workspace-id={ws.id}>
       <div className="chat-header">
@@ -33,14 +45,19 @@ export function ChatView(props: { workspace: Workspace }) {
           <span className="t">{ws.title || ws.name}</span>
           <span className="s">
             <span style={{ display: "inline-flex", alignItems: "center", gap: 4 }}>
-              <StatusDot status={status} /> {statusLabel(kind)}
-              {status.state === "streaming" && status.phase ? ` (${status.phase === "tools" ? "running tools" : "replying"})` : ""}
+              <StatusDot status={status} offline={offline} />{" "}
+              <span data-testid="workspace-state" data-state={kind}>
+                {offline ? "offline" : statusLabel(kind)}
+                {!offline && status.state === "streaming" && status.phase
+                  ? ` (${status.phase === "tools" ? "running tools" : "replying"})`
+                  : ""}
+              </span>
               {" · "}
               <Server size={11} aria-hidden /> {runtimeLabel(ws)}
-              {ws.branch ? (
+              {branch ? (
                 <>
                   {" · "}
-                  <GitBranch size={11} aria-hidden /> <span data-testid="branch">{ws.branch}</span>
+                  <GitBranch size={11} aria-hidden /> <span data-testid="branch">{branch}</span>
                 </>
               ) : null}
               {" · "}
@@ -56,6 +73,7 @@ export function ChatView(props: { workspace: Workspace }) {
           <PanelRight size={18} />
         </IconButton>
       </div>
+      <ConnectionBanner />
       <Transcript key={ws.id} workspaceId={ws.id} />
       <Composer workspace={ws} />
     </div>

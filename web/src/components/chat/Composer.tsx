@@ -6,17 +6,18 @@
 
 import { ArrowUp, Square } from "lucide-react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
-import { errorMessage } from "../../api/http";
-import type { SlashCommand, Workspace } from "../../api/types";
+import { ApiError, errorMessage } from "../../api/http";
+import type { QueuedMessage, SlashCommand, Workspace } from "../../api/types";
+import { drafts } from "../../lib/drafts";
 import { isMacPlatform } from "../../lib/keybinds";
 import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
 import { useStore } from "../../lib/store";
-import { app, clearQueue, interrupt, openPicker, sendMessage } from "../../state/app";
+import { app, openDialog, openPicker } from "../../state/app";
+import { clearQueue, interrupt, sendMessage } from "../../state/actions";
 import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
 
-const drafts = new Map<string, string>();
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
 /** Whether the text is a bare `/model` of the registry's command kind (a skill or alias of that
@@ -28,10 +29,42 @@ function isBareModelCommand(text: string, commands: readonly SlashCommand[]): bo
 }
 
 
+/** An error under the composer; `network` ones go away by themselves once the server is back,
+ *  `settings` ones (no provider, an unknown model: the server's config_error) are fixed there. */
+interface ComposerError {
+  message: string;
+  network: boolean;
+  settings?: boolean;
+}
+
+function composerError(exc: unknown): ComposerError {
+  const code = exc instanceof ApiError ? exc.code : null;
+  return { message: errorMessage(exc), network: code === "network", settings: code === "config_error" };
+}
+
+/** What is queued, one line each (the user's own text, shown as text), in the order it runs. */
+function QueuedList(props: { messages: readonly QueuedMessage[]; total: number }) {
+  if (props.messages.length === 0) return null;
+  const more = props.total - props.messages.length;
+  return (
+    <ol className="queued-list">
+      {props.messages.map((m, i) => (
+        <li key={i} data-when={m.when} title={m.text}>
+          <span className="faint">{m.when === "step" ? "after this step" : "after the turn"}:</span> {m.text}
+          {m.truncated ? "…" : ""}
+        </li>
+      ))}
+      {more > 0 ? <li className="faint">and {more} more</li> : null}
+    </ol>
+  );
+}
+
 export function Composer(props: { workspace: Workspace }) {
   const ws = props.workspace;
-  const [text, setText] = useState(() => drafts.get(ws.id) ?? "");
-  const [error, setError] = useState<string | null>(null);
+  const [text, setText] = useState(() => drafts.get(ws.id));
+  const [error, setErrorState] = useState<ComposerError | null>(null);
+  const setError = (message: string | null) => setErrorState(message === null ? null : { message, network: false });
+  const connected = useStore(app, (s) => s.connection === "open");
   const [sending, setSending] = useState(false);
   const [slashIndex, setSlashIndex] = useState(0);
   // The text the suggestions were closed at (Esc, or a suggestion accepted): they stay closed
@@ -46,9 +79,14 @@ export function Composer(props: { workspace: Workspace }) {
   const queued = status.queued.step + status.queued.turn;
 
   useEffect(() => {
-    setText(drafts.get(ws.id) ?? "");
-    setError(null);
+    setText(drafts.get(ws.id));
+    setErrorState(null);
   }, [ws.id]);
+
+  // "The server cannot be reached" is over once it can be: do not leave it on screen.
+  useEffect(() => {
+    if (connected) setErrorState((e) => (e?.network ? null : e));
+  }, [connected]);
 
   useEffect(
     () =>
@@ -102,7 +140,7 @@ export function Composer(props: { workspace: Workspace }) {
       if (idRef.current === source) setText("");
       setDismissedAt(null);
     } catch (exc) {
-      setError(errorMessage(exc));
+      setErrorState(composerError(exc));
     } finally {
       setSending(false);
     }
@@ -112,7 +150,7 @@ export function Composer(props: { workspace: Workspace }) {
     try {
       await interrupt(ws.id);
     } catch (exc) {
-      setError(errorMessage(exc));
+      setErrorState(composerError(exc));
     }
   };
 
@@ -180,14 +218,17 @@ export function Composer(props: { workspace: Workspace }) {
           </div>
         ) : null}
         {queued > 0 ? (
-          <div className="queue-bar">
-            <span className="counter-nums">
-              {queued} queued message{queued === 1 ? "" : "s"}
-              {status.queued.step > 0 ? ` (${status.queued.step} after this step)` : ""}
-            </span>
-            <button type="button" className="btn" onClick={() => void clearQueue(ws.id).catch((x: unknown) => setError(errorMessage(x)))}>
-              Clear queue
-            </button>
+          <div className="queue" aria-label="Queued messages">
+            <div className="queue-bar">
+              <span className="counter-nums">
+                {queued} queued message{queued === 1 ? "" : "s"}
+                {status.queued.step > 0 ? ` (${status.queued.step} after this step)` : ""}
+              </span>
+              <button type="button" className="btn" onClick={() => void clearQueue(ws.id).catch((x: unknown) => setError(errorMessage(x)))}>
+                Clear queue
+              </button>
+            </div>
+            <QueuedList messages={status.queued.messages ?? []} total={queued} />
           </div>
         ) : null}
         {status.busyElsewhere ? (
@@ -207,7 +248,19 @@ export function Composer(props: { workspace: Workspace }) {
           }}
           onKeyDown={onKeyDown}
         />
-        {error ? <div className="form-error" role="alert">{error}</div> : null}
+        {error ? (
+          <div className="form-error" role="alert" data-network={error.network || undefined}>
+            {error.message}
+            {error.settings ? (
+              <div className="error-action">
+                Settings can store a provider's API key or change the model.{" "}
+                <button type="button" className="btn" onClick={() => openDialog({ kind: "settings" })}>
+                  Open Settings
+                </button>
+              </div>
+            ) : null}
+          </div>
+        ) : null}
         <div className="composer-bar">
           <ComposerPickers workspace={ws} onError={setError} />
           <span className="spacer" />

@@ -1,8 +1,9 @@
-import { AlertTriangle, RotateCcw, Send } from "lucide-react";
+import { AlertTriangle, KeyRound, RotateCcw, Send } from "lucide-react";
 import { useState } from "react";
 import { errorMessage } from "../../api/http";
 import type { ErrorInfo } from "../../api/types";
-import { sendMessage } from "../../state/app";
+import { sendMessage } from "../../state/actions";
+import { openDialog } from "../../state/app";
 import { setComposerText } from "./composerBus";
 
 interface Props {
@@ -37,6 +38,14 @@ export function ErrorCard(props: Props) {
       </div>
       {err?.hint ? <div className="muted">{err.hint}</div> : null}
       {err?.code ? <div className="faint">{err.kind ? `${err.kind}: ` : ""}{err.code}</div> : null}
+      {err && (err.kind === "auth" || err.kind === "config") ? (
+        <div className="muted" data-testid="settings-hint">
+          Settings can store or replace the provider's API key.{" "}
+          <button type="button" className="btn" onClick={() => openDialog({ kind: "settings" })}>
+            <KeyRound size={14} aria-hidden /> Open Settings
+          </button>
+        </div>
+      ) : null}
       {failure ? <div className="form-error">{failure}</div> : null}
       {props.isLast && props.prompt ? (
         <div className="actions">

@@ -6,7 +6,7 @@ import { Brain, ChevronDown } from "lucide-react";
 import { useEffect } from "react";
 import type { Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
-import { effectiveThinking, modelLabel, resolveModel, thinkingLevels } from "../../lib/models";
+import { effectiveThinking, entryLabel, modelLabel, resolveModel, thinkingLevels } from "../../lib/models";
 import { useStore } from "../../lib/store";
 import { app, loadAgents, openPicker, type Picker } from "../../state/app";
 import { agentChoices, setAgent, setModel, setThinking } from "../../state/commands";
@@ -136,7 +136,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           onClose={close}
           items={(models?.models ?? []).map((m) => ({
             id: m.model,
-            label: m.displayName,
+            label: entryLabel(models, m),
             description: m.usable ? m.model : `${m.model} (no credential)`,
             active: m.model === current,
           }))}

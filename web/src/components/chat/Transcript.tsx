@@ -11,6 +11,7 @@ import { useStore } from "../../lib/store";
 import { AssistantMessage, InFlightMessage, Notice, TurnEnd, UserMessage } from "./Messages";
 import { onJumpToBottom } from "./scrollBus";
 import { ErrorCard } from "./ErrorCard";
+import { ProviderNotice } from "../ProviderNotice";
 
 type Item =
   | { kind: "row"; key: string; row: Row }
@@ -230,7 +231,10 @@ export function Transcript(props: { workspaceId: string }) {
       aria-label="Conversation"
     >
       {ready && items.length === 0 ? (
-        <div className="empty-state">Send a message to start. The agent works in this workspace's directory.</div>
+        <div className="empty-state">
+          Send a message to start. The agent works in this workspace's directory.
+          <ProviderNotice />
+        </div>
       ) : null}
       <div className="transcript-inner" ref={innerRef} style={{ height: virtualizer.getTotalSize() }}>
         {virtualItems.map((v) => {

@@ -1,5 +1,6 @@
 import { useState } from "react";
-import { addProject, openDialog } from "../../state/app";
+import { openDialog } from "../../state/app";
+import { addProject } from "../../state/actions";
 import { FormDialog } from "./FormDialog";
 
 export function AddProjectDialog() {

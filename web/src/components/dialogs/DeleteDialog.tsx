@@ -4,7 +4,8 @@ import { useEffect, useState } from "react";
 import { api, errorMessage } from "../../api/http";
 import type { DeletionItem, DeletionPreview } from "../../api/types";
 import { useStore } from "../../lib/store";
-import { app, closeDialog, deleteWorkspace } from "../../state/app";
+import { app, closeDialog } from "../../state/app";
+import { deleteWorkspace } from "../../state/actions";
 import { Modal } from "./Modal";
 
 const KIND_LABELS: Record<string, string> = {

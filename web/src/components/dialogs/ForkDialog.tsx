@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useStore } from "../../lib/store";
-import { app, closeDialog, forkWorkspace } from "../../state/app";
+import { app, closeDialog } from "../../state/app";
+import { forkWorkspace } from "../../state/actions";
 import { FormDialog } from "./FormDialog";
 
 export function ForkDialog(props: { workspaceId: string }) {

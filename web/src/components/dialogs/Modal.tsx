@@ -1,4 +1,6 @@
-// A dialog over the app: Esc or a click on the backdrop closes it; focus moves into it.
+// A dialog over the app: Esc or a click on the backdrop closes it; focus moves into it. Esc
+// works even when focus has fallen out of the dialog (onto <body>): a dialog no key can close
+// would leave its overlay over the page.
 
 import { X } from "lucide-react";
 import { useEffect, useRef, type ReactNode } from "react";
@@ -19,6 +21,20 @@ export function Modal(props: Props) {
     const el = ref.current;
     const target = el?.querySelector<HTMLElement>("[data-autofocus]") ?? el;
     target?.focus({ preventScroll: true });
+  }, []);
+  const onClose = useRef(props.onClose);
+  onClose.current = props.onClose;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const el = ref.current;
+      if (e.key !== "Escape" || e.defaultPrevented || !el) return;
+      if (e.target instanceof Node && el.contains(e.target)) return; // the dialog's own handler
+      if (e.target instanceof Element && e.target.closest("[role='dialog']")) return; // another one
+      e.preventDefault();
+      onClose.current();
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
   }, []);
   return (
     <div

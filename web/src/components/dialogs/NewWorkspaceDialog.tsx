@@ -1,7 +1,8 @@
 import { useState } from "react";
 import type { RuntimeType } from "../../api/types";
 import { useStore } from "../../lib/store";
-import { app, closeDialog, createWorkspace, selectedWorkspace } from "../../state/app";
+import { app, closeDialog, selectedWorkspace } from "../../state/app";
+import { createWorkspace } from "../../state/actions";
 import { FormDialog } from "./FormDialog";
 
 export function NewWorkspaceDialog(props: { projectPath: string | null }) {

@@ -2,7 +2,8 @@
 
 import { useState } from "react";
 import { useStore } from "../../lib/store";
-import { app, closeDialog, renameWorkspace } from "../../state/app";
+import { app, closeDialog } from "../../state/app";
+import { renameWorkspace } from "../../state/actions";
 import { FormDialog } from "./FormDialog";
 
 export function RenameDialog(props: { workspaceId: string }) {

@@ -17,6 +17,11 @@ function credentialText(p: ProviderRow): string {
   return `set (${p.credentialSource})`;
 }
 
+/** Whether a provider is one the user set up (a custom one, a key, an entry in the file). */
+function isSetUp(p: ProviderRow): boolean {
+  return p.custom || p.configured || p.usable;
+}
+
 function ProviderItem(props: { row: ProviderRow; onChange: (row: ProviderRow) => void }) {
   const p = props.row;
   const [key, setKey] = useState("");
@@ -44,7 +49,8 @@ function ProviderItem(props: { row: ProviderRow; onChange: (row: ProviderRow) =>
         <span className={`badge ${p.usable ? "ok" : ""}`}>{p.usable ? "usable" : "not usable"}</span>
         <span className="muted" data-testid="credential">{credentialText(p)}</span>
       </div>
-      {p.problem ? <div className="form-error">{p.problem}</div> : null}
+      {/* A provider nobody set up is not a problem, only a choice: its hint is not an error. */}
+      {p.problem ? <div className={isSetUp(p) ? "form-error" : "muted provider-hint"}>{p.problem}</div> : null}
       <form
         className="inline-form"
         onSubmit={(e) => {
@@ -96,18 +102,44 @@ function ProviderItem(props: { row: ProviderRow; onChange: (row: ProviderRow) =>
 
 function ProvidersSection(props: {
   rows: ProviderRow[] | null;
+  /** Ids of the providers set up when the dialog opened: they are listed first. Rows do not
+   *  move while the dialog is open (saving a key would otherwise make the row jump away). */
+  setUp: ReadonlySet<string>;
   path: string;
   error: string | null;
   onChange: (row: ProviderRow) => void;
 }) {
+  const rows = props.rows ?? [];
+  const first = rows.filter((r) => props.setUp.has(r.id)).sort((a, b) => Number(b.custom) - Number(a.custom));
+  const rest = rows.filter((r) => !props.setUp.has(r.id));
+  const noneUsable = props.rows !== null && !rows.some((r) => r.usable);
   return (
-    <section className="settings-section">
+    <section className="settings-section" aria-label="Providers">
       <h3>Providers</h3>
       <p className="muted" style={{ marginTop: 0 }}>
         Keys are saved to <code>{props.path || "providers.jsonc"}</code> and are never shown again.
       </p>
       {props.error ? <div className="form-error">{props.error}</div> : null}
-      {props.rows?.map((r) => <ProviderItem key={r.id} row={r} onChange={props.onChange} />)}
+      {noneUsable ? (
+        <p className="provider-start" data-testid="no-provider">
+          No provider can be used yet. Paste an API key into one of the providers below and save it; the
+          agent can answer as soon as one is usable.
+        </p>
+      ) : null}
+      {first.map((r) => (
+        <ProviderItem key={r.id} row={r} onChange={props.onChange} />
+      ))}
+      {rest.length > 0 ? (
+        <details className="provider-more" open={noneUsable || first.length === 0}>
+          <summary>
+            {first.length > 0 ? "Other built-in providers" : "Built-in providers"}{" "}
+            <span className="counter-nums">({rest.length})</span>
+          </summary>
+          {rest.map((r) => (
+            <ProviderItem key={r.id} row={r} onChange={props.onChange} />
+          ))}
+        </details>
+      ) : null}
     </section>
   );
 }
@@ -308,12 +340,14 @@ function SessionsSection() {
 export function SettingsDialog() {
   const projects = useStore(app, (s) => s.projects);
   const [rows, setRows] = useState<ProviderRow[] | null>(null);
+  const [setUp, setSetUp] = useState<ReadonlySet<string>>(new Set());
   const [path, setPath] = useState("");
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     api<{ providers: ProviderRow[]; path: string }>("GET", "/api/settings/providers")
       .then((d) => {
         setRows(d.providers);
+        setSetUp(new Set(d.providers.filter(isSetUp).map((p) => p.id)));
         setPath(d.path);
       })
       .catch((exc: unknown) => setError(errorMessage(exc)));
@@ -321,7 +355,7 @@ export function SettingsDialog() {
   const onChange = (row: ProviderRow) => setRows((all) => all?.map((x) => (x.id === row.id ? row : x)) ?? null);
   return (
     <Modal title="Settings" onClose={closeDialog} wide>
-      <ProvidersSection rows={rows} path={path} error={error} onChange={onChange} />
+      <ProvidersSection rows={rows} setUp={setUp} path={path} error={error} onChange={onChange} />
       <ModelsSection providers={rows} onProviderChange={onChange} />
       <SecretsSection projects={projects} />
       <TrustSection projects={projects} />

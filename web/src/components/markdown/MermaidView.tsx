@@ -1,4 +1,5 @@
 import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
+import { mermaidSafeSource } from "./mermaidSource";
 import { sanitizeSvg } from "./sanitize";
 
 type Mermaid = typeof import("mermaid").default;
@@ -68,7 +69,7 @@ export function MermaidView(props: Props) {
     let live = true;
     setFailed(false);
     loadMermaid()
-      .then((mermaid) => mermaid.render(id, props.source))
+      .then((mermaid) => mermaid.render(id, mermaidSafeSource(props.source)))
       .then((out) => {
         if (live) setSvg(sanitizeSvg(out.svg));
       })
@@ -91,9 +92,11 @@ export function MermaidView(props: Props) {
       </div>
     );
   }
-  // SECURITY AUDIT: the diagram source is model output. Mermaid runs with securityLevel "strict"
-  // (labels are sanitized, click handlers disabled) and its SVG is sanitized again with DOMPurify
-  // (SVG profile; no scripts, foreignObject, links, images or event handlers) before insertion.
+  // SECURITY AUDIT: the diagram source is model output. Its tag openers are made entities first
+  // (mermaidSource.ts: no label is parsed as HTML, so no CSP report either), Mermaid runs with
+  // securityLevel "strict" (labels are sanitized, click handlers disabled) and its SVG is
+  // sanitized again with DOMPurify (SVG profile; no scripts, foreignObject, links, images or
+  // event handlers) before insertion.
   return (
     <div ref={box} className="mermaid-diagram" role="img" aria-label="Mermaid diagram" dangerouslySetInnerHTML={{ __html: svg }} />
   );
