@@ -416,13 +416,21 @@ def _one_shot_override(
     """`/sonnet+high fix it` -> ("fix it", "sonnet", "high"); the flags are the fallback."""
     if not text.startswith("/"):
         return text, model, thinking
-    from xum.context.slash import SlashError, parse_command, parse_override
+    from xum.context.slash import (
+        ClearCommand,
+        CompactCommand,
+        SlashError,
+        parse_command,
+        parse_override,
+    )
     from xum.core.errors import UsageError
     from xum.engine.userinput import chat_command_refusal
     from xum.llm.catalog import aliases
 
     try:
         command = parse_command(text)
+        if isinstance(command, CompactCommand | ClearCommand):
+            return text, model, thinking  # the session carries these out
         if command is not None:
             raise chat_command_refusal(command)
         override = parse_override(text, set(aliases()))

@@ -119,6 +119,7 @@ class TurnStart(Committed):
     type: ClassVar[str] = "turn-start"
     turn_id: str
     model: str | None = None  # the model the turn started with (older logs lack it)
+    kind: str | None = None  # "compaction": a summarization turn, not the agent's
 
 
 class UserMessage(Committed):
@@ -182,13 +183,30 @@ class TurnEnd(Committed):
         return out
 
 
+class CompactionStart(Committed):
+    """A summarization pass began (its `compaction` follows, or the turn ends without one)."""
+
+    type: ClassVar[str] = "compaction-start"
+    turn_id: str | None
+    trigger: str | None  # manual, auto, force, idle
+    model: str | None
+
+
 class Compaction(Committed):
     type: ClassVar[str] = "compaction"
-    summary: str
+    summary: str  # what the provider sees from here on
+    trigger: str | None = None  # manual, auto, force, idle, start_here
+    model: str | None = None
+    through_seq: int | None = None
+    source_seq: int | None = None  # Start Here: the message it restarted from
+    usage: JsonDict | None = None
+    cost_usd: float | None = None
 
 
 class ContextReset(Committed):
     type: ClassVar[str] = "context-reset"
+    reason: str | None = None
+    hard: bool | None = None  # /clear: the transcript starts over here too
 
 
 class DamagedFrame(Committed):

@@ -189,6 +189,28 @@ class SessionManager:
             raise from_xum_error(live.start_error)
         return "started", None
 
+    async def start_here(self, record: WorkspaceRecord, seq: int) -> int:
+        """Restart the workspace's context from the reply or plan at `seq` (a boundary frame,
+        instant); returns the boundary's seq. 409 while a turn runs here or elsewhere."""
+        async with self.lock_for(record.id):
+            live = self.sessions.get(record.id)
+            if (live is not None and live.busy) or session_files.is_busy(record.id):
+                raise ApiError(
+                    409,
+                    "conflict",
+                    "a turn is running in this workspace",
+                    "use Start Here once it has ended",
+                )
+            if live is None:
+                live = await self._open(record)
+            live.last_active = time.monotonic()
+            try:
+                boundary = await live.parts.agent.compactor.start_here(seq)
+            except XumError as exc:
+                raise from_xum_error(exc) from None
+        self.hub.status_changed(record.id)
+        return boundary
+
     async def interrupt(self, workspace_id: str) -> tuple[bool, list[str]]:
         """Stop the running turn; the messages still queued are handed back, not run."""
         live = self.sessions.get(workspace_id)

@@ -1,0 +1,129 @@
+"""Compaction through the server: `/compact`, `/clear` and `/idle` sent as messages, and Start
+Here, against the real routes and the fake LLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gitrepo import make_repo
+from tests.integration.context_harness import system_of, texts_of
+from tests.integration.server_support import (
+    AUTH,
+    create_workspace,
+    server_client,
+    use_fake_llm,
+    wait_for,
+)
+from xum.context import compaction as texts
+from xum.store import compaction_config as cc
+from xum.testing import fakellm
+from xum.testing.fakellm import FakeLLM
+from xum.testing.fakellm.record import RecordedRequest
+
+
+def _send(client: Any, wid: str, text: str) -> Any:
+    return client.post(f"/api/workspaces/{wid}/messages", json={"text": text}, headers=AUTH)
+
+
+def _history(client: Any, wid: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = client.get(
+        f"/api/workspaces/{wid}/history", headers=AUTH
+    ).json()["events"]
+    return events
+
+
+def _settled(client: Any, wid: str, turns: int) -> bool:
+    ends = [e for e in _history(client, wid) if e["type"] == "turn-end"]
+    status = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]
+    return len(ends) >= turns and status["state"] in ("idle", "error")
+
+
+def respond(request: RecordedRequest) -> fakellm.Reply:
+    if '<agent id="compact"' in system_of(request):
+        return fakellm.text("We agreed on a plan for the parser.")
+    return fakellm.text(f"answer {len(request.json['messages'])}")
+
+
+def test_compact_and_clear_are_sent_like_messages(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.set_responder(respond)
+    repo = make_repo(tmp_path / "repo")
+    with server_client() as client:
+        wid = create_workspace(client, repo)["id"]
+        assert _send(client, wid, "let us write a parser").status_code == 202
+        wait_for(lambda: _settled(client, wid, 1))
+        res = _send(client, wid, "/compact\ncarry on")
+        assert res.status_code == 202 and res.json()["disposition"] == "started", res.text
+        wait_for(lambda: _settled(client, wid, 3))
+        events = _history(client, wid)
+        types = [e["type"] for e in events]
+        assert types.index("compaction-start") < types.index("compaction")
+        compaction = next(e for e in events if e["type"] == "compaction")
+        assert compaction["trigger"] == "manual"
+        assert (
+            compaction["summary"] == texts.COMPACTION_LEAD + "We agreed on a plan for the parser."
+        )
+        follow = fake_llm.requests[-1]
+        assert texts_of(follow) == [compaction["summary"], "carry on"]
+
+        res = _send(client, wid, "/clear")
+        assert res.status_code == 202, res.text
+        wait_for(lambda: any(e["type"] == "context-reset" for e in _history(client, wid)))
+        reset = next(e for e in _history(client, wid) if e["type"] == "context-reset")
+        assert reset["hard"] is True
+        bad = _send(client, wid, "/compact -t few")
+        assert bad.status_code == 422 and bad.json()["error"]["code"] == "usage_error"
+
+
+def test_idle_sets_the_projects_idle_compaction(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with server_client() as client:
+        ws = create_workspace(client, repo)
+        res = _send(client, ws["id"], "/idle 24")
+        assert res.status_code == 202, res.text
+        body = res.json()
+        assert body["disposition"] == "command" and body["command"] == "idle"
+        assert body["idleHours"] == 24
+        assert cc.idle_hours(ws["projectPath"]) == 24
+        off = _send(client, ws["id"], "/idle off").json()
+        assert off["idleHours"] is None and cc.idle_hours(ws["projectPath"]) is None
+        for bad in ("/idle", "/idle soon", "/idle -3", "/idle 2 3"):
+            res = _send(client, ws["id"], bad)
+            assert res.status_code == 422 and "/idle" in res.json()["error"]["message"], bad
+        assert _history(client, ws["id"]) == []
+
+
+def test_start_here_makes_a_reply_the_whole_context(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": "true", "display_name": "check"}),
+        fakellm.text("Use a recursive descent parser."),
+        fakellm.text("ok"),
+    )
+    repo = make_repo(tmp_path / "repo")
+    with server_client() as client:
+        wid = create_workspace(client, repo)["id"]
+        _send(client, wid, "how should I parse it?")
+        wait_for(lambda: _settled(client, wid, 1))
+        replies = [e for e in _history(client, wid) if e["type"] == "assistant-message"]
+        url = f"/api/workspaces/{wid}/start-here"
+        refused = client.post(url, json={"seq": replies[0]["seq"]}, headers=AUTH)
+        assert refused.status_code == 422, refused.text  # it has tool calls
+        res = client.post(url, json={"seq": replies[1]["seq"]}, headers=AUTH)
+        assert res.status_code == 200, res.text
+        boundary = next(e for e in _history(client, wid) if e["type"] == "compaction")
+        assert boundary["seq"] == res.json()["seq"] and boundary["trigger"] == "start_here"
+        assert boundary["source_seq"] == replies[1]["seq"]
+        _send(client, wid, "go")
+        wait_for(lambda: _settled(client, wid, 2))
+    assert texts_of(fake_llm.requests[-1]) == [
+        texts.REPLY_LEAD + "Use a recursive descent parser.",
+        "go",
+    ]
