@@ -127,3 +127,42 @@ def test_start_here_makes_a_reply_the_whole_context(
         texts.REPLY_LEAD + "Use a recursive descent parser.",
         "go",
     ]
+
+
+def test_idle_workspaces_are_compacted_and_badged(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.set_responder(respond)
+    repo, other = make_repo(tmp_path / "repo"), make_repo(tmp_path / "other")
+    with server_client(idle_check_s=0.2) as client:
+        wid = create_workspace(client, repo)["id"]
+        untouched = create_workspace(client, other)["id"]  # its project has no /idle
+        for target in (wid, untouched):
+            _send(client, target, "remember the parser work")
+            wait_for(lambda t=target: _settled(client, t, 1))
+        # 0.0002 hours is under a second: the next checks find the workspace idle.
+        assert _send(client, wid, "/idle 0.0002").json()["idleHours"] == 0.0002
+
+        def compacted() -> bool:
+            return any(e["type"] == "compaction" for e in _history(client, wid))
+
+        wait_for(compacted, timeout=20)
+        wait_for(lambda: _settled(client, wid, 2))
+        boundary = next(e for e in _history(client, wid) if e["type"] == "compaction")
+        assert boundary["trigger"] == "idle"
+
+        def badged() -> bool:
+            ws = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()
+            return bool(ws["idleCompactedSeq"] == ws["status"]["lastSeq"])
+
+        wait_for(badged)
+        # Already compacted: later checks leave it alone (one summarization request in all).
+        count = sum(1 for r in fake_llm.requests if '<agent id="compact"' in system_of(r))
+        assert count == 1
+        assert not any(e["type"] == "compaction" for e in _history(client, untouched))
+        # Activity clears the badge.
+        _send(client, wid, "back again")
+        wait_for(lambda: _settled(client, wid, 3))
+        ws = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()
+        assert ws["idleCompactedSeq"] < ws["status"]["lastSeq"]

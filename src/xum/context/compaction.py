@@ -78,9 +78,11 @@ def plan_lead(path: str | None) -> str:
 def fit_history(
     messages: Sequence[Message], budget: int, measure: Callable[[object], int]
 ) -> list[Message]:
-    """`messages`, or its newest part that fits in `budget` tokens (as `measure` counts them),
-    starting at a user message so that no tool call is separated from its result. Returns []
-    when not even the last exchange fits."""
+    """`messages`, or its newest part that fits in `budget` tokens (as `measure` counts them)
+    behind a note saying the start is left out. The cut never separates a tool call from its
+    results: the kept part starts at a user or an assistant message (a long tool loop has a
+    single user message, so the cut must be possible inside it). Returns [] when not even the
+    last message fits."""
     total = sum(measure(m) for m in messages)
     if total <= budget:
         return list(messages)
@@ -90,7 +92,7 @@ def fit_history(
     while start < len(messages) and total > budget:
         total -= measure(messages[start])
         start += 1
-        while start < len(messages) and messages[start]["role"] != "user":
+        while start < len(messages) and messages[start]["role"] == "tool":
             total -= measure(messages[start])
             start += 1
     if start >= len(messages):

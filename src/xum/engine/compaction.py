@@ -291,7 +291,9 @@ class Compactor:
         )
         window = catalog.context_window(route.provider, route.model_id)
         known = self.policy().window if route is s.route else None
-        budget = (known or window) - request_overhead - (max_tokens or SUMMARY_ROOM_TOKENS)
+        window = known or window
+        room = max_tokens or min(SUMMARY_ROOM_TOKENS, window // 4)
+        budget = window - request_overhead - room
         history = texts.fit_history(s.projection.update(s.log), budget, estimate_tokens)
         if not history:
             raise LLMError(

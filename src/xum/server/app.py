@@ -18,7 +18,8 @@ log = logging.getLogger("xum.server")
 
 
 async def _maintain(state: ServerState) -> None:
-    """Follow logs other processes write, close idle sessions, drop unused logs."""
+    """Follow logs other processes write, close idle sessions, drop unused logs, and now and
+    then compact idle workspaces (`/idle`)."""
     interval = state.config.maintenance_interval_s
     while True:
         await asyncio.sleep(interval)
@@ -26,6 +27,7 @@ async def _maintain(state: ServerState) -> None:
             state.hub.poll_external()
             await state.sessions.close_idle()
             state.hub.trim()
+            await state.sessions.maybe_compact_idle()
         except Exception:  # keep maintaining; say what broke
             log.exception("server maintenance failed")
 

@@ -82,9 +82,13 @@ class LiveSession:
 
 
 class SessionManager:
-    def __init__(self, hub: Hub, *, idle_close_s: float = 600.0) -> None:
+    def __init__(
+        self, hub: Hub, *, idle_close_s: float = 600.0, idle_check_s: float = 3600.0
+    ) -> None:
         self.hub = hub
         self.idle_close_s = idle_close_s
+        self.idle_check_s = idle_check_s  # how often idle compaction looks for work
+        self._idle_checked = time.monotonic()
         self.sessions: dict[str, LiveSession] = {}
         self.prepared: dict[str, Prepared] = {}
         self.questions = Questions(hub)
@@ -287,10 +291,13 @@ class SessionManager:
         live.task = asyncio.create_task(self._drive(live, text), name=f"turn {live.workspace_id}")
         self.hub.status_changed(live.workspace_id)
 
-    async def _drive(self, live: LiveSession, text: str) -> None:
+    async def _drive(self, live: LiveSession, text: str | None, idle: bool = False) -> None:
+        """Run `text` as a turn (or, `idle`, an idle compaction first), then what was queued."""
         ws = live.workspace_id
-        next_text: str | None = text
+        next_text = text
         try:
+            if idle:
+                next_text = await self._idle_compaction(live)
             while next_text is not None:
                 reason = await self._one_turn(live, next_text)
                 # The engine's queue: "step" messages the turn ended before delivering first,
@@ -304,6 +311,49 @@ class SessionManager:
             self.hub.status_changed(ws)
             if live.stale and self.sessions.get(ws) is live:
                 self._spawn(self.mark_stale(ws))
+
+    # Idle compaction (xum.server.idlecompact) -------------------------------------------
+
+    async def maybe_compact_idle(self) -> None:
+        """From the maintenance loop: look for idle workspaces once per `idle_check_s`."""
+        if time.monotonic() - self._idle_checked < self.idle_check_s:
+            return
+        self._idle_checked = time.monotonic()
+        from xum.server.idlecompact import compact_idle
+
+        await compact_idle(self)
+
+    async def start_idle_compaction(self, record: WorkspaceRecord) -> bool:
+        """Compact `record`'s session as an idle compaction, unless a turn runs in it."""
+        async with self.lock_for(record.id):
+            live = self.sessions.get(record.id)
+            if (live is not None and live.busy) or session_files.is_busy(record.id):
+                return False
+            if live is None:
+                live = await self._open(record)
+            live.channel.running = True
+            live.started.clear()
+            live.start_error = None
+            live.task = asyncio.create_task(
+                self._drive(live, None, idle=True), name=f"idle compaction {record.id}"
+            )
+        self.hub.status_changed(record.id)
+        return True
+
+    async def _idle_compaction(self, live: LiveSession) -> str | None:
+        """The compaction turn; returns the first message queued meanwhile."""
+        from xum.server.idlecompact import note_compacted
+
+        agent = live.parts.agent
+        try:
+            result = await agent.compactor.compaction_turn("idle")
+        except XumError as exc:  # nothing to compact after all, or the model is gone
+            log.info("idle compaction skipped in %s: %s", live.workspace_id, exc.message)
+        else:
+            if result.reason == "completed":
+                await asyncio.to_thread(note_compacted, live.workspace_id, agent.log.last_seq)
+                self.hub.workspaces_changed()
+        return agent.next_queued()
 
     async def _one_turn(self, live: LiveSession, text: str) -> str:
         try:
