@@ -278,3 +278,20 @@ async def test_start_here_on_a_final_reply(fake_llm: FakeLLM, harness: ContextHa
     assert boundary.data["trigger"] == "start_here" and boundary.data["source_seq"] == final.seq
     assert "usage" not in boundary.data  # instant and free
     assert len(fake_llm.requests) == 3
+
+
+async def test_goals_are_only_offered_where_a_front_end_continues_them(
+    fake_llm: FakeLLM, harness: ContextHarness
+) -> None:
+    fake_llm.set_default(fakellm.text("ok"))
+    session = harness.session()  # no goals: like a sub-agent or an embedded session
+    await session.run_turn("hi")
+    tools = {t["name"] for t in fake_llm.requests[0].json["tools"]}
+    assert not tools & {"set_goal", "get_goal", "complete_goal"}
+    with pytest.raises(UsageError, match="goals are not available"):
+        await session.run_turn("/goal do it")
+    with_goals = harness.session(goals=True)
+    await with_goals.run_turn("again")
+    assert {"set_goal", "get_goal", "complete_goal"} <= {
+        t["name"] for t in fake_llm.requests[-1].json["tools"]
+    }

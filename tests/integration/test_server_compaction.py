@@ -166,3 +166,35 @@ def test_idle_workspaces_are_compacted_and_badged(
         wait_for(lambda: _settled(client, wid, 3))
         ws = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()
         assert ws["idleCompactedSeq"] < ws["status"]["lastSeq"]
+
+
+def test_goal_in_the_composer_continues_until_complete(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.script(
+        fakellm.text("Looking at the schema."),  # the kickoff (the objective as the message)
+        fakellm.text("Wrote the migration."),  # continuation 1
+        fakellm.tool_call("complete_goal", {"summary": "Migrated and tested."}),  # 2
+        fakellm.text("Done."),
+        fakellm.text("Later answer."),
+    )
+    repo = make_repo(tmp_path / "repo")
+    with server_client() as client:
+        wid = create_workspace(client, repo)["id"]
+        res = _send(client, wid, "/goal --turns 5 migrate the schema")
+        assert res.status_code == 202 and res.json()["disposition"] == "started", res.text
+        wait_for(lambda: _settled(client, wid, 3))
+        events = _history(client, wid)
+        assert events[0]["type"] == "goal" and events[0]["goal"]["source"] == "user"
+        rows = [e for e in events if e["type"] == "user-message"]
+        assert rows[0]["text"] == "migrate the schema"
+        assert [r.get("kind") for r in rows[1:]] == ["goal_continuation", "goal_continuation"]
+        done = next(e for e in events if e["type"] == "tool-result")
+        assert done["meta"]["goal"]["status"] == "complete"
+        # Complete: a later message is one turn, no more continuations.
+        _send(client, wid, "thanks")
+        wait_for(lambda: _settled(client, wid, 4))
+        assert len(fake_llm.requests) == 5
+        bad = _send(client, wid, "/goal --turns many x")
+        assert bad.status_code == 422

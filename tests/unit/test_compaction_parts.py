@@ -137,3 +137,40 @@ def test_idle_eligibility() -> None:
     assert eligible(log.frames, 2, log.frames[-1].ts + 3 * hour)
     _frames(log, (ev.CONTEXT_RESET, {"reason": "clear"}))
     assert not eligible(log.frames, 2, log.frames[-1].ts + 3 * hour)  # nothing to summarize
+
+
+def test_goal_parses() -> None:
+    from xum.context.slash import GoalCommand
+
+    assert parse_command("/goal make it fast") == GoalCommand(
+        "make it fast", None, None, "/goal make it fast"
+    )
+    typed = "/goal --budget $5 --turns 10 ship the migration\nwith tests"
+    assert parse_command(typed) == GoalCommand("ship the migration\nwith tests", 500, 10, typed)
+    assert parse_command("/goal --budget 250c x").budget_cents == 250  # type: ignore[union-attr]
+    assert parse_command("/goal clear") == GoalCommand(None, None, None, "/goal clear")
+    for bad in (
+        "/goal",
+        "/goal --turns",
+        "/goal --turns 0 x",
+        "/goal --budget free x",
+        "/goal --budget 5",
+    ):
+        with pytest.raises(SlashError):
+            parse_command(bad)
+
+
+def test_money() -> None:
+    from xum.core.money import parse_cents
+
+    assert [parse_cents(t) for t in ("$5", "5.00", "500c", "5", " $0.5 ", "1c")] == [
+        500,
+        500,
+        500,
+        500,
+        50,
+        1,
+    ]
+    for bad in ("", "five", "0", "0.001", "-3", "$5c5"):
+        with pytest.raises(ValueError):
+            parse_cents(bad)

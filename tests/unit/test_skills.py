@@ -209,6 +209,7 @@ def test_advertised_slash_forms() -> None:
         "/compact",
         "/clear",
         "/idle",
+        "/goal",
     ]
 
 

@@ -14,7 +14,8 @@ Implemented here:
   as its first message; `/idle <hours>|off` sets the project's idle compaction. Session
   commands, carried out by the engine (`AgentSession.run_turn`), so every front-end has them:
   `/compact [-t <tokens>] [-m <model>]` summarizes the history (lines after the first are sent
-  once it is done), `/clear` and `/clear --soft` clear it.
+  once it is done), `/clear` and `/clear --soft` clear it, `/goal [--budget <amount>]
+  [--turns <n>] <objective>` sets a goal and starts on it (`/goal clear` drops it).
 
 Resolution order for `/<name>`: the chat commands first (a skill or model alias of the same name
 is shadowed); then a `+` or a `:` in the name, or a known model alias, makes it an override;
@@ -42,7 +43,15 @@ FORK_COMMAND = "fork"
 COMPACT_COMMAND = "compact"
 CLEAR_COMMAND = "clear"
 IDLE_COMMAND = "idle"
-CHAT_COMMANDS = (MODEL_COMMAND, FORK_COMMAND, COMPACT_COMMAND, CLEAR_COMMAND, IDLE_COMMAND)
+GOAL_COMMAND = "goal"
+CHAT_COMMANDS = (
+    MODEL_COMMAND,
+    FORK_COMMAND,
+    COMPACT_COMMAND,
+    CLEAR_COMMAND,
+    IDLE_COMMAND,
+    GOAL_COMMAND,
+)
 MAX_IDLE_HOURS = 24 * 365
 
 
@@ -114,7 +123,17 @@ class IdleCommand:
     typed: str
 
 
-SessionCommand = CompactCommand | ClearCommand
+@dataclass(frozen=True, slots=True)
+class GoalCommand:
+    """`/goal [--budget <amount>] [--turns <n>] <objective>`, or `/goal clear`."""
+
+    objective: str | None  # None: clear the goal
+    budget_cents: int | None
+    turn_cap: int | None
+    typed: str
+
+
+SessionCommand = CompactCommand | ClearCommand | GoalCommand
 WorkspaceCommand = ModelCommand | ForkCommand | IdleCommand
 ChatCommand = WorkspaceCommand | SessionCommand
 SlashResult = PlainMessage | SkillInvocation | OneShotOverride | ChatCommand
@@ -159,6 +178,8 @@ def parse_command(text: str) -> ChatCommand | None:
         return ClearCommand(bool(words), text)
     if name == IDLE_COMMAND:
         return _idle(words, rest, text)
+    if name == GOAL_COMMAND:
+        return _goal(words, rest, text)
     if name == MODEL_COMMAND:
         if len(words) > 1 or rest:
             raise SlashError(
@@ -213,6 +234,33 @@ def _idle(words: list[str], rest: str, typed: str) -> IdleCommand:
     if not 0 < hours <= MAX_IDLE_HOURS:
         raise SlashError(f"/idle: the hours must be more than 0 and at most {MAX_IDLE_HOURS}")
     return IdleCommand(hours, typed)
+
+
+def _goal(words: list[str], rest: str, typed: str) -> GoalCommand:
+    from xum.core.money import parse_cents
+
+    form = "/goal [--budget <amount>] [--turns <n>] <objective>, or /goal clear"
+    if words == ["clear"] and not rest:
+        return GoalCommand(None, None, None, typed)
+    budget: int | None = None
+    cap: int | None = None
+    while words and words[0] in ("--budget", "--turns"):
+        if len(words) < 2:
+            raise SlashError(f"/goal: {words[0]} needs a value; the form is {form}")
+        option, value, words = words[0], words[1], words[2:]
+        if option == "--budget":
+            try:
+                budget = parse_cents(value)
+            except ValueError as exc:
+                raise SlashError(f"/goal --budget: {exc}") from None
+        elif value.isdigit() and int(value) > 0:
+            cap = int(value)
+        else:
+            raise SlashError(f"/goal --turns: {value!r} is not a positive number of turns")
+    objective = "\n".join(p for p in (" ".join(words), rest) if p).strip()
+    if not objective:
+        raise SlashError(f"/goal needs an objective; the form is {form}")
+    return GoalCommand(objective, budget, cap, typed)
 
 
 def parse_override(text: str, aliases: Collection[str]) -> OneShotOverride | None:
@@ -281,6 +329,12 @@ COMMAND_SUGGESTIONS = (
         f"/{CLEAR_COMMAND}",
         "clear the chat (--soft: keep the transcript, only the model forgets it)",
         "[--soft]",
+        "command",
+    ),
+    SlashSuggestion(
+        f"/{GOAL_COMMAND}",
+        "work on an objective over automatic turns until it is done (/goal clear stops)",
+        "[--budget <amount>] [--turns <n>] <objective>",
         "command",
     ),
     SlashSuggestion(

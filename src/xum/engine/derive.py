@@ -171,6 +171,9 @@ def frame_event(frame: Frame) -> E.Committed | None:
             trigger=_opt_str(data.get("trigger")),
             model=_opt_str(data.get("model")),
         )
+    if kind == ev.GOAL:
+        goal = _opt_dict(data.get("goal"))
+        return E.GoalUpdate(seq=seq, ts=ts, goal=goal or {}) if goal is not None else None
     if kind == ev.CONTEXT_RESET:
         return E.ContextReset(
             seq=seq,

@@ -16,6 +16,7 @@ from xum.engine.turn import TurnResult
 from xum.llm.client import open_client
 
 if TYPE_CHECKING:
+    from xum.context.slash import GoalCommand
     from xum.engine.session import AgentSession
     from xum.engine.userinput import PreparedMessage, TurnOverride
 
@@ -55,12 +56,14 @@ async def compact_before(session: AgentSession, text: str) -> TurnResult | None:
 
 
 async def _session_command(session: AgentSession, prepared: PreparedMessage) -> TurnResult:
-    from xum.context.slash import CompactCommand
+    from xum.context.slash import ClearCommand, CompactCommand, GoalCommand
 
     command = prepared.command
-    if not isinstance(command, CompactCommand):
-        assert command is not None
+    if isinstance(command, ClearCommand):
         return await session.compactor.clear(soft=command.soft)
+    if isinstance(command, GoalCommand):
+        return await _goal_command(session, command)
+    assert isinstance(command, CompactCommand)
     result = await session.compactor.compaction_turn(
         "manual", max_tokens=command.max_tokens, model=command.model
     )
@@ -69,6 +72,36 @@ async def _session_command(session: AgentSession, prepared: PreparedMessage) -> 
     # The continue message goes out once the summary is in; it is kept nowhere else.
     follow = await run_message(session, command.follow_up)
     return follow.after(result)
+
+
+async def _goal_command(session: AgentSession, command: GoalCommand) -> TurnResult:
+    """`/goal <objective>`: set the goal and start on it (the front-end's goal loop continues
+    it); `/goal clear`: drop the running goal. UsageError where goals are not offered."""
+    from xum.core.errors import UsageError
+    from xum.core.ids import sortable_id
+
+    if not session.settings.goals:
+        raise UsageError(
+            "goals are not available here",
+            hint="use /goal in the browser UI (xum server), or xum run --goal",
+        )
+    if command.objective is None:
+        await session.goals.finish("cleared", "cleared by the user")
+        result = TurnResult(turn_id=sortable_id(), reason="completed")
+        result.kind = "command"
+        return result
+    if command.budget_cents is not None and not session.goals.priced:
+        raise UsageError(
+            f"{session.route.model_string} has no known price, so a goal budget cannot be enforced",
+            hint="give /goal --turns <n> instead, or add the model's price (modelPrices)",
+        )
+    await session.goals.set(
+        command.objective,
+        budget_cents=command.budget_cents,
+        turn_cap=command.turn_cap,
+        source="user",
+    )
+    return await run_message(session, command.objective)
 
 
 async def _with_override(

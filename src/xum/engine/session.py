@@ -43,6 +43,7 @@ from xum.engine.compaction import Compactor, ForceCompaction
 from xum.engine.contextsync import ContextSync
 from xum.engine.dispatch import run_message
 from xum.engine.events import EventSink, null_sink
+from xum.engine.goals import GOAL_TOOLS, Goals
 from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.engine.planmode import TurnRules
@@ -167,6 +168,7 @@ class AgentSession:
         self.resolve_model = resolve_model or resolve_route
         # Context usage, auto-compaction, /compact, /clear and Start Here.
         self.compactor = Compactor(self)
+        self.goals = Goals(self)  # the goal tools' access, continuations (engine.goals)
 
     # Public API ------------------------------------------------------------------------------
 
@@ -287,13 +289,21 @@ class AgentSession:
         above the model's auto-compaction threshold is preceded by a compaction turn."""
         return await run_message(self, text)
 
-    async def _run_turn(self, text: str, prepared: PreparedMessage | None = None) -> TurnResult:
+    async def _run_turn(
+        self,
+        text: str,
+        prepared: PreparedMessage | None = None,
+        synthetic: dict[str, Any] | None = None,
+    ) -> TurnResult:
         """`text` is what the model receives; `prepared`, what a slash command made of the
-        message (None for plain text)."""
+        message (None for plain text); `synthetic`: the message is xum's, not the user's (a
+        goal continuation), recorded as a synthetic row with these fields."""
         user: dict[str, Any] = {"message": text_message("user", text)}
         if prepared is not None and prepared.slash is not None:
             # A slash command's message keeps what was typed and what the command was.
             user.update(typed=prepared.typed, slash=prepared.slash)
+        if synthetic is not None:
+            user.update(synthetic)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
@@ -306,9 +316,8 @@ class AgentSession:
             # Context changes noticed now go before the user's message.
             context_frames = await self._context_frames()
             start = {"turn_id": result.turn_id, "model": self.route.model_string}
-            await self.recorder.append(
-                [(ev.TURN_START, start), *context_frames, (ev.USER_MESSAGE, user)]
-            )
+            kind = ev.SYNTHETIC_MESSAGE if synthetic is not None else ev.USER_MESSAGE
+            await self.recorder.append([(ev.TURN_START, start), *context_frames, (kind, user)])
             try:
                 await self._steps(result)
             except Interrupted:
@@ -452,6 +461,8 @@ class AgentSession:
         """Tools that need something this session lacks are left out of the request."""
         if name == "set_exit_code":
             return self.set_exit_code is not None
+        if name in GOAL_TOOLS:
+            return self.settings.goals and not self.context.selection.subagent
         if name in HOST_TOOLS or name in CHILD_TOOLS:
             return self.subagents is not None and self.subagents.offers(name)
         if name.startswith("task_"):  # task_await/list/stop also serve background bash

@@ -41,6 +41,8 @@ class SessionSettings:
     max_steps: int = 200
     max_output_tokens: int | None = None
     mode: str = "exec"
+    # The goal tools are offered (top-level sessions whose front-end drives continuations).
+    goals: bool = False
 
 
 @dataclass

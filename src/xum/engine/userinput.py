@@ -32,7 +32,7 @@ class PreparedMessage:
     typed: str  # what the user typed
     slash: dict[str, Any] | None = None  # what the command was, for the log and the UI
     override: TurnOverride | None = None
-    command: SessionCommand | None = None  # /compact or /clear: the session carries it out
+    command: SessionCommand | None = None  # /compact, /clear, /goal: the session carries it out
 
 
 def prepare_message(
@@ -50,6 +50,7 @@ def prepare_message(
         ClearCommand,
         CompactCommand,
         ForkCommand,
+        GoalCommand,
         IdleCommand,
         ModelCommand,
         OneShotOverride,
@@ -69,7 +70,7 @@ def prepare_message(
         raise UsageError(str(exc)) from None
     if isinstance(parsed, ModelCommand | ForkCommand | IdleCommand):
         raise chat_command_refusal(parsed)
-    if isinstance(parsed, CompactCommand | ClearCommand):
+    if isinstance(parsed, CompactCommand | ClearCommand | GoalCommand):
         return PreparedMessage(text, text, command=parsed)
     if isinstance(parsed, SkillInvocation):
         return PreparedMessage(

@@ -46,6 +46,8 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import check_workspace_id
 
 if TYPE_CHECKING:
+    from xum.engine.goals import Decision
+    from xum.engine.turn import TurnResult
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
 
@@ -277,6 +279,7 @@ class SessionManager:
             ask_user=self.questions.asker(record.id),
             children=_guarded(self.hub.publish),  # sub-agents' events
             purpose="server",
+            goals=True,  # `_drive` continues goals
         )
         live = LiveSession(record.id, parts, channel)
         holder["live"] = live
@@ -298,12 +301,20 @@ class SessionManager:
         try:
             if idle:
                 next_text = await self._idle_compaction(live)
-            while next_text is not None:
-                reason = await self._one_turn(live, next_text)
+            continuation: Decision | None = None
+            while next_text is not None or continuation is not None:
+                result = await self._one_turn(live, next_text, continuation)
+                reason = result.reason if result is not None else "error"
                 # The engine's queue: "step" messages the turn ended before delivering first,
                 # then the "turn" ones, each as a turn of its own (an interrupt handed them back).
                 next_text = None if reason == "interrupted" else live.parts.agent.next_queued()
-                if next_text is not None:
+                # A goal goes on once nothing the user sent is waiting (engine.goals).
+                continuation = None
+                if next_text is None and result is not None:
+                    decision = await live.parts.agent.goals.after_turn(result)
+                    if decision.kind in ("continue", "wrap_up"):
+                        continuation = decision
+                if next_text is not None or continuation is not None:
                     live.started.clear()
         finally:
             live.channel.running = False
@@ -355,10 +366,16 @@ class SessionManager:
                 self.hub.workspaces_changed()
         return agent.next_queued()
 
-    async def _one_turn(self, live: LiveSession, text: str) -> str:
+    async def _one_turn(
+        self, live: LiveSession, text: str | None, continuation: Decision | None = None
+    ) -> TurnResult | None:
+        """The turn of `text` (or a goal's continuation); None when it failed to start."""
+        agent = live.parts.agent
         try:
-            result = await live.parts.agent.run_turn(text)
-            return str(result.reason)
+            if continuation is not None:
+                return await agent.goals.continue_turn(continuation)
+            assert text is not None
+            return await agent.run_turn(text)
         except asyncio.CancelledError:
             raise
         except XumError as exc:
@@ -366,13 +383,13 @@ class SessionManager:
                 live.start_error = exc
             error = from_xum_error(exc)
             self._report(live, {"code": error.code, "message": error.message, "hint": error.hint})
-            return "error"
+            return None
         except Exception as exc:  # a bug: keep the server up and say so
             log.exception("turn failed in workspace %s", live.workspace_id)
             self._report(
                 live, {"code": "internal", "message": f"the turn failed: {type(exc).__name__}"}
             )
-            return "error"
+            return None
 
     def _report(self, live: LiveSession, error: dict[str, Any]) -> None:
         clean = {k: v for k, v in error.items() if v is not None}

@@ -97,6 +97,13 @@ class CompactionStartData(TypedDict):
     model: str
 
 
+class GoalData(TypedDict):
+    """`xum.engine.goals.Goal.to_json()`: goalId, objective, status, budgetCents, turnCap,
+    source, baseUsd, and summary / reason when they apply."""
+
+    goal: dict[str, Any]
+
+
 class ContextResetData(TypedDict):
     reason: NotRequired[str]  # "clear" for /clear and /clear --soft
     hard: NotRequired[bool]  # /clear: the transcript also starts over from here

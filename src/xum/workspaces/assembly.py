@@ -160,6 +160,7 @@ async def open_workspace_session(
     task_settings: TaskSettings | None = None,
     purpose: str = "session",
     hold_writer: bool = False,
+    goals: bool = False,
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -171,7 +172,8 @@ async def open_workspace_session(
     child session gets its host (from its parent's manager); without it, a top-level host is made
     on first use, whose children's events go to `children`. `is_git`: whether the checkout is a
     git repository, when the caller knows. `hold_writer`: keep the log's writer lock for the
-    session's whole life (a front-end that owns the workspace until it exits).
+    session's whole life (a front-end that owns the workspace until it exits). `goals`: offer
+    the goal tools (a front-end that drives goal continuations: `xum run`, the server).
     """
     owns_runtime = runtime is None
     if created is not None:
@@ -233,7 +235,9 @@ async def open_workspace_session(
             runtime=runtime,
             route=route,
             client=client,
-            settings=SessionSettings(thinking=thinking, budget_usd=budget_usd, mode=mode),
+            settings=SessionSettings(
+                thinking=thinking, budget_usd=budget_usd, mode=mode, goals=goals
+            ),
             scratch_dir=scratch_dir(record.id),
             emit=emit,
             middleware=wiring.middleware,

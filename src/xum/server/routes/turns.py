@@ -29,7 +29,7 @@ class SendMessage(BaseModel):
 
 class Sent(BaseModel):
     # "command": a workspace command (`/model`, `/fork`, `/idle`) was carried out; nothing went
-    # to a model in this workspace. (`/compact` and `/clear` run in the session like a message.)
+    # to a model in this workspace. (`/compact`, `/clear`, `/goal` run in the session.)
     disposition: Literal["started", "queued", "command"]
     when: Literal["step", "turn"] | None
     command: Literal["model", "fork", "idle"] | None = None
@@ -109,9 +109,10 @@ async def send_message(workspace_id: str, body: SendMessage, request: Request) -
 
 
 def _is_session_command(command: Any) -> bool:
-    from xum.context.slash import ClearCommand, CompactCommand
+    """`/compact`, `/clear` and `/goal` run in the session, like a message."""
+    from xum.context.slash import ClearCommand, CompactCommand, GoalCommand
 
-    return isinstance(command, CompactCommand | ClearCommand)
+    return isinstance(command, CompactCommand | ClearCommand | GoalCommand)
 
 
 def _chat_command(text: str) -> Any:
