@@ -198,3 +198,34 @@ def test_goal_in_the_composer_continues_until_complete(
         assert len(fake_llm.requests) == 5
         bad = _send(client, wid, "/goal --turns many x")
         assert bad.status_code == 422
+
+
+def test_the_context_route_and_the_threshold_setting(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.set_default(fakellm.text("ok"))
+    repo = make_repo(tmp_path / "repo")
+    with server_client() as client:
+        wid = create_workspace(client, repo)["id"]
+        url = f"/api/workspaces/{wid}/context"
+        empty = client.get(url, headers=AUTH).json()
+        assert empty["tokens"] is None and empty["threshold"] == 70
+        assert empty["window"] == 1_000_000 and empty["autoCompact"] is True
+        _send(client, wid, "hello")
+        wait_for(lambda: _settled(client, wid, 1))
+        used = client.get(url, headers=AUTH).json()
+        reported = fake_llm.requests[0].cache.prompt_tokens  # type: ignore[union-attr]
+        assert used["tokens"] >= reported and used["estimated"] is False
+        put = "/api/settings/auto-compaction"
+        res = client.put(put, json={"model": "sonnet", "threshold": 95}, headers=AUTH)
+        assert res.json() == {"model": "anthropic:claude-sonnet-5-5", "threshold": 90}
+        assert client.get(url, headers=AUTH).json()["threshold"] == 90
+        off = client.put(put, json={"model": "sonnet", "threshold": 100}, headers=AUTH).json()
+        assert off["threshold"] == 100
+        assert client.get(url, headers=AUTH).json()["autoCompact"] is False
+        for bad in (
+            {"model": "sonnet", "threshold": 0},
+            {"model": "not a model!", "threshold": 50},
+        ):
+            assert client.put(put, json=bad, headers=AUTH).status_code == 422

@@ -34,7 +34,16 @@ async def _maintain(state: ServerState) -> None:
 
 def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
-    from xum.server.routes import auth, projects, review, server_info, settings, turns, workspaces
+    from xum.server.routes import (
+        auth,
+        context,
+        projects,
+        review,
+        server_info,
+        settings,
+        turns,
+        workspaces,
+    )
 
     state = ServerState(config)
 
@@ -67,6 +76,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         workspaces.router,
         turns.router,
         review.router,
+        context.router,
         settings.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does

@@ -15,6 +15,8 @@ function runtimeLabel(ws: Workspace): string {
   return ws.runtime.type;
 }
 
+const PHASES = { model: "replying", tools: "running tools", compacting: "compacting" } as const;
+
 export function ChatView(props: { workspace: Workspace }) {
   const ws = props.workspace;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
@@ -34,7 +36,7 @@ export function ChatView(props: { workspace: Workspace }) {
           <span className="s">
             <span style={{ display: "inline-flex", alignItems: "center", gap: 4 }}>
               <StatusDot status={status} /> {statusLabel(kind)}
-              {status.state === "streaming" && status.phase ? ` (${status.phase === "tools" ? "running tools" : "replying"})` : ""}
+              {status.state === "streaming" && status.phase ? ` (${PHASES[status.phase]})` : ""}
               {" · "}
               <Server size={11} aria-hidden /> {runtimeLabel(ws)}
               {ws.branch ? (

@@ -15,6 +15,7 @@ import { app, clearQueue, interrupt, openPicker, sendMessage } from "../../state
 import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
+import { AutoCompactHint } from "../ContextBar";
 
 const drafts = new Map<string, string>();
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
@@ -190,6 +191,7 @@ export function Composer(props: { workspace: Workspace }) {
             </button>
           </div>
         ) : null}
+        <AutoCompactHint workspaceId={ws.id} />
         {status.busyElsewhere ? (
           <div className="queue-bar">Another process (such as xum run) is writing this workspace's session.</div>
         ) : null}
