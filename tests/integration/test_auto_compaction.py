@@ -86,6 +86,18 @@ async def auto(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[Auto]:
     await a.client.aclose()
 
 
+def assert_replayed(auto: Auto, server: FakeLLM) -> None:
+    """Every step's request is on record: the log rebuilds each one byte for byte (the
+    summarization requests are not steps)."""
+    from xum.engine.replay import rebuild_requests
+
+    sent = [r for r in server.requests if not is_compaction(r)]
+    rebuilt = rebuild_requests(auto.frames())
+    assert len(rebuilt) == len(sent)
+    for recorded, request in zip(rebuilt, sent, strict=True):
+        assert auto.client.request_body(recorded.request) == request.body
+
+
 def summaries_or(reply: Any) -> Any:
     def respond(request: RecordedRequest) -> fakellm.Reply:
         return fakellm.text(SUMMARY) if is_compaction(request) else reply(request)
@@ -121,6 +133,7 @@ async def test_a_message_at_the_threshold_is_sent_after_a_compaction(
     assert block_texts(last) == [texts.COMPACTION_LEAD + SUMMARY, message]
     # The provider never saw a request larger than the window.
     assert max(r.cache.prompt_tokens for r in fake_llm.requests if r.cache) <= 6000
+    assert_replayed(auto, fake_llm)
 
 
 async def test_a_tool_loop_compacts_between_steps_and_goes_on(
@@ -150,6 +163,7 @@ async def test_a_tool_loop_compacts_between_steps_and_goes_on(
     history = rebuild_history(frames)
     assert history[0] == ev.summary_message(texts.COMPACTION_LEAD + SUMMARY)
     assert any(e["type"] == "advisory" and e["kind"] == "auto-compaction" for e in auto.events)
+    assert_replayed(auto, fake_llm)
 
 
 async def test_a_reply_past_threshold_plus_five_is_cut_compacted_and_resumed(
@@ -175,6 +189,7 @@ async def test_a_reply_past_threshold_plus_five_is_cut_compacted_and_resumed(
     boundary = next(f for f in frames if f.type == ev.COMPACTION)
     assert boundary.data["trigger"] == "force" and boundary.seq > cut.seq
     assert first_text(fake_llm.requests[-1]) == texts.COMPACTION_LEAD + SUMMARY
+    assert_replayed(auto, fake_llm)
 
 
 async def test_at_100_percent_nothing_compacts_and_an_oversized_request_is_refused(

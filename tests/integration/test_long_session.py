@@ -82,6 +82,16 @@ async def test_two_hundred_turns_compact_automatically_and_stay_cache_stable(
             text = "/clear --soft" if i == RESET_AT else message(i)
             result = await session.run_turn(text)
             assert result.reason == "completed", (i, result.error)
+        # Every step's request is on record across the boundaries: rebuilt byte for byte.
+        from xum.engine.replay import rebuild_requests
+
+        steps = [r for r in fake_llm.requests if not is_compaction(r)]
+        rebuilt = rebuild_requests(SessionLog.open(h.ws_id).frames)
+        assert len(rebuilt) == len(steps)
+        client = h.clients[0]
+        assert all(
+            client.request_body(r.request) == s.body for r, s in zip(rebuilt, steps, strict=True)
+        )
     finally:
         await h.close()
 

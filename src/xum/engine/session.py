@@ -390,6 +390,9 @@ class AgentSession:
                 # The reply pushed the context past threshold + 5%: keep what streamed, compact,
                 # and go on from the summary.
                 self.commits.partial(result, self.route, step, state, reason="compaction")
+                if self.steps.take():  # nothing streamed to keep: the request still goes on record
+                    await self.recorder.append(self.steps.take())
+                    self.steps.recorded()
                 if not await self._force_compact(result):
                     return
                 continue
