@@ -14,6 +14,7 @@ import type {
   ToolOutputEvent,
   ToolResultEvent,
 } from "../api/types";
+import { goalText } from "./boundaries";
 
 export interface UserRow {
   kind: "user";
@@ -266,21 +267,6 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       return;
     default:
       return;
-  }
-}
-
-function goalText(goal: { objective: string; status: string; reason?: string | null }): string {
-  switch (goal.status) {
-    case "active":
-      return `Goal: ${goal.objective}`;
-    case "complete":
-      return `Goal complete: ${goal.objective}`;
-    case "cleared":
-      return `Goal cleared: ${goal.objective}`;
-    case "budget_limited":
-      return `Goal budget spent, wrapping up: ${goal.objective}`;
-    default:
-      return `Goal stopped${goal.reason ? ` (${goal.reason.replaceAll("_", " ")})` : ""}: ${goal.objective}`;
   }
 }
 
@@ -584,12 +570,6 @@ export function lastUserText(state: TranscriptState): string | null {
 }
 
 
-/** Whether Start Here can restart the context from this reply: a finished reply with text and
- * no tool calls (the server checks again). */
-export function startsHere(row: AssistantRow): boolean {
-  return row.toolCalls.length === 0 && row.text.trim() !== "" && !["interrupted", "compaction", "budget"].includes(row.finishReason);
-}
-
 /** The prompt size of the newest reply: the context in use. */
 export function contextTokens(rows: readonly Row[]): number | null {
   for (let i = rows.length - 1; i >= 0; i--) {
@@ -599,3 +579,5 @@ export function contextTokens(rows: readonly Row[]): number | null {
   }
   return null;
 }
+
+export { startsHere } from "./boundaries";
