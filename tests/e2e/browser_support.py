@@ -12,6 +12,7 @@ writes and proposes a plan (plan mode); anything else is echoed (its last line).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -129,9 +130,16 @@ AFTER_TOOL = {
 }
 
 
+COMPACT_SUMMARY = "SUMMARY: the user said hello and the agent answered."
+
+
 def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
     body = request.json or {}
     messages = body.get("messages", [])
+    if '<agent id="compact"' in _system_text(body):
+        # A summarization pass; "[slowcompact]" anywhere in the conversation makes it slow.
+        slow = "[slowcompact]" in json.dumps(messages)
+        return fakellm.text(COMPACT_SUMMARY, chunk_size=4, delay=0.15 if slow else 0)
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") == "tool":
         # A forced step (the plan agent must end with propose_plan): make the call.

@@ -48,7 +48,10 @@ def test_slash_suggestions_run_model_and_fork(page: Any, xum_web: XumServer) -> 
     options = popover.get_by_role("option")
     assert options.nth(0).inner_text().startswith("/model")
     assert options.nth(1).inner_text().startswith("/fork")
-    assert popover.locator("[data-kind='command']").count() == 2
+    commands = popover.locator("[data-kind='command']").all_inner_texts()
+    names = ["/model", "/fork", "/compact", "/clear", "/goal", "/idle"]
+    assert len(commands) == len(names)
+    assert all(c.startswith(n) for c, n in zip(commands, names, strict=True)), commands
     screenshot(page, "slash-popover-1280")
     box.fill("/+")  # the thinking-only override; accepting it waits for the level
     assert popover.get_by_role("option").first.inner_text().startswith("/+")

@@ -113,7 +113,7 @@ def test_the_agent_cannot_claim_the_reserved_exit_codes(fake_llm: FakeLLM, repo:
     description = next(
         t["description"] for t in fake_llm.requests[0].json["tools"] if t["name"] == "set_exit_code"
     )
-    assert "2 and 130 are reserved" in description
+    assert "2, 3 and 130 are reserved" in description
 
 
 @pytest.mark.parametrize(

@@ -206,6 +206,10 @@ def test_advertised_slash_forms() -> None:
         "/+<level>",
         "/model",
         "/fork",
+        "/compact",
+        "/clear",
+        "/idle",
+        "/goal",
     ]
 
 

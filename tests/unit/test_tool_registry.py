@@ -52,6 +52,9 @@ DOCUMENTED_PARAMETERS = {
     "task_apply_git_patch": ["task_id", "dry_run", "expected_head_sha", "three_way", "force"],
     "agent_report": ["reportMarkdown", "title"],
     "set_exit_code": ["code", "reason"],
+    "set_goal": ["objective", "budgetCents", "turnCap", "expectedGoalId", "replaceExistingGoal"],
+    "get_goal": [],
+    "complete_goal": ["summary", "goalId"],
 }
 
 

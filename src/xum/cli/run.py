@@ -1,10 +1,12 @@
-"""`xum run`: one request to completion, for scripts and CI.
+"""`xum run`: one request to completion, for scripts and CI (the flags and the way out; what
+happens in between is `run_flow`).
 
-Exit codes: 0 success (or the code the agent chose with `set_exit_code`), 1 operational, model or
-tool error (usage errors too, so that 2 always means the budget), 2 budget exceeded, 130
-interrupted. With `--json` every engine event is an NDJSON line and the run ends with exactly one
-terminal event, whatever happens (bad flags, a provider error, a bug): `final` when a turn ran,
-`error` when none could; both carry `reason` and `exit_code`.
+Exit codes (`run_outcome`): 0 success (a goal run: the goal is complete; or the code the agent
+chose with `set_exit_code`), 1 operational, model or tool error (usage errors too, so that 2
+always means the budget), 2 budget exceeded, 3 a goal run stopped at a goal limit with its goal
+incomplete, 130 interrupted. With `--json` every engine event is an NDJSON line and the run ends
+with exactly one terminal event, whatever happens (bad flags, a provider error, a bug): `final`
+when a turn ran, `error` when none could; both carry `reason` and `exit_code`.
 """
 
 from __future__ import annotations
@@ -12,32 +14,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from xum.cli.run_outcome import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    InternalError,
+    RunOutcome,
+    limit_line,
+)
 from xum.core.errors import XumError
-from xum.core.paths import config_path
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
-    from xum.runtime.git import WorkTreeQuery
-    from xum.workspaces.init_hook import InitHookRun
-
-EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class InternalError(XumError):
-    """Something xum did not expect; the traceback goes to stderr."""
-
-    code = "internal_error"
 
 
 class RunCommand(click.Command):
@@ -81,40 +77,23 @@ class RuntimeSpec(click.ParamType[str]):
         return kind if host is None else f"ssh {host}"
 
 
-@dataclass
-class RunOutcome:
-    """How a run ended: the process exit code, the reason, and the final event's fields; or,
-    for a run that could not run a turn, the error that stopped it."""
-
-    exit_code: int
-    reason: str
-    extra: dict[str, Any] = field(default_factory=dict)
-    failure: XumError | None = None
-
-    @classmethod
-    def failed(
-        cls, error: XumError, exit_code: int = EXIT_ERROR, reason: str = "error"
-    ) -> RunOutcome:
-        return cls(exit_code, reason, failure=error)
-
-    def terminal_event(self, elapsed_s: float) -> dict[str, Any]:
-        """The last line of `--json` output: `error` when no turn ran, else `final`."""
-        head = {
-            "reason": self.reason,
-            "exit_code": self.exit_code,
-            "duration_s": round(elapsed_s, 3),
-        }
-        if self.failure is not None:
-            return {"type": "error", **head, **self.failure.to_dict()}
-        return {"type": "final", **head, **self.extra}
-
-
 def _read_message(words: tuple[str, ...]) -> str:
     if words:
         return " ".join(words)
     if not sys.stdin.isatty():
         return sys.stdin.read()
     return ""
+
+
+def _goal_budget(value: str | None) -> int | None:
+    if value is None:
+        return None
+    from xum.core.money import parse_cents
+
+    try:
+        return parse_cents(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _budget(value: str | None) -> float | None:
@@ -169,9 +148,37 @@ def _budget(value: str | None) -> float | None:
 @click.option(
     "--budget", "-b", default=None, help="Stop once the session costs more than this many USD."
 )
+@click.option(
+    "--goal",
+    default=None,
+    help="Start a goal run: keep going over automatic continuation turns until the agent "
+    "completes this objective or a limit stops it (it is also the message when none is given).",
+)
+@click.option(
+    "--goal-budget",
+    default=None,
+    help="The goal's own budget ($5, 5.00 or 500c), separate from --budget: past it, one "
+    "wrap-up turn, then exit 3.",
+)
+@click.option(
+    "--goal-turns",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The most automatic continuation turns of the goal; then exit 3.",
+)
+@click.option(
+    "--workspace",
+    "-w",
+    default=None,
+    metavar="ID|NAME|last",
+    help="Continue an existing workspace's session (its runtime, checkout, agent and model "
+    "unless flags say otherwise) instead of creating one; last: the project's newest.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")
+@click.pass_context
 def run(
+    ctx: click.Context,
     message: tuple[str, ...],
     directory: Path,
     model: str | None,
@@ -179,41 +186,62 @@ def run(
     mode: str,
     thinking: str | None,
     budget: str | None,
+    goal: str | None,
+    goal_budget: str | None,
+    goal_turns: int | None,
+    workspace: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
     """Run one agent task to completion in a project and exit.
 
-    The message comes from the arguments or, when there are none, from stdin.
+    The message comes from the arguments or, when there are none, from stdin (or, for a goal
+    run, is the goal itself).
     """
     from xum.cli.render import JsonRenderer, QuietRenderer, TextRenderer, usage_line
+    from xum.cli.run_flow import RunRequest, execute
     from xum.runtime.git import WorkTreeQuery
 
     renderer: Renderer = JsonRenderer() if as_json else QuietRenderer() if quiet else TextRenderer()
     started = time.monotonic()
+    explicit = click.core.ParameterSource.COMMANDLINE
     try:
         text = _read_message(message).strip()
-        if not text:
+        if not text and goal is None:
             raise XumError(
                 "no message: pass it as an argument or on stdin",
                 hint='xum run "Fix the failing tests"   or   xum run < prompt.md',
             )
+        request = RunRequest(
+            text=text,
+            directory=directory,
+            model=model,
+            runtime=runtime,
+            runtime_given=ctx.get_parameter_source("runtime") == explicit,
+            mode=mode,
+            mode_given=ctx.get_parameter_source("mode") == explicit,
+            thinking=thinking,
+            budget=_budget(budget),
+            renderer=renderer,
+            workspace=workspace,
+            goal=goal,
+            goal_budget_cents=_checked(_goal_budget, goal_budget, "--goal-budget"),
+            goal_turns=goal_turns,
+        )
         # Where the project is (git) is asked now and read when the workspace is created: the
         # git process runs while the rest of xum is imported.
-        project = WorkTreeQuery(directory.resolve())
-        outcome = asyncio.run(
-            _run(
-                text, directory, model, runtime, mode, thinking, _budget(budget), renderer, project
-            )
-        )
+        if workspace is None:
+            request.project = WorkTreeQuery(directory.resolve())
+        outcome = asyncio.run(execute(request))
     except click.BadParameter as exc:
-        budget_error = XumError(f"--budget: {exc.message}", hint="give it in USD: -b 2.00")
-        outcome = RunOutcome.failed(budget_error)
+        flag = exc.param_hint if isinstance(exc.param_hint, str) else "--budget"
+        hint = "give it in USD: -b 2.00" if flag == "--budget" else "e.g. --goal-budget 5.00"
+        outcome = RunOutcome.failed(XumError(f"{flag}: {exc.message}", hint=hint))
     except XumError as exc:
         outcome = RunOutcome.failed(exc)
     except KeyboardInterrupt:  # Ctrl-C before the turn began (its own handler comes later)
-        stopped = XumError("interrupted while starting, before a turn ran", hint="run it again")
-        outcome = RunOutcome.failed(stopped, EXIT_INTERRUPTED, "interrupted")
+        early = XumError("interrupted while starting, before a turn ran", hint="run it again")
+        outcome = RunOutcome.failed(early, EXIT_INTERRUPTED, "interrupted")
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         outcome = RunOutcome.failed(_unexpected(exc))
@@ -224,7 +252,12 @@ def run(
             click.echo(f"  hint: {outcome.failure.hint}", err=True)
     if "usage" in outcome.extra:
         renderer.finish(usage_line(outcome.reason, outcome.extra, elapsed))
-    if quiet and outcome.exit_code not in (EXIT_OK, EXIT_INTERRUPTED) and outcome.reason != "error":
+    stopped = limit_line(outcome.extra)
+    if stopped is not None and not as_json:
+        click.echo(stopped, err=True)
+    elif (
+        quiet and outcome.exit_code not in (EXIT_OK, EXIT_INTERRUPTED) and outcome.reason != "error"
+    ):
         click.echo(f"stopped: {outcome.reason}", err=True)
     if not as_json and outcome.extra.get("plan_path"):
         click.echo(f"plan: {outcome.extra['plan_path']}", err=True)
@@ -233,6 +266,15 @@ def run(
     if isinstance(renderer, JsonRenderer):
         renderer.terminal(outcome.terminal_event(elapsed))
     _exit_now(outcome.exit_code)
+
+
+def _checked(parse: Any, value: str | None, flag: str) -> Any:
+    """`parse(value)`, with a BadParameter naming `flag`."""
+    try:
+        return parse(value)
+    except click.BadParameter as exc:
+        exc.param_hint = flag
+        raise
 
 
 def _exit_now(code: int) -> None:
@@ -258,199 +300,3 @@ def _unexpected(exc: Exception) -> XumError:
         f"unexpected error: {type(exc).__name__}: {exc}",
         hint="this is a bug in xum; please report it with the traceback printed on stderr",
     )
-
-
-async def _run(
-    text: str,
-    directory: Path,
-    model: str | None,
-    runtime_name: str,
-    mode: str,
-    thinking_text: str | None,
-    budget: float | None,
-    renderer: Renderer,
-    project: WorkTreeQuery | None = None,
-) -> RunOutcome:
-    from xum.engine.route import resolve_route
-    from xum.llm.http import prewarm
-    from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-    from xum.store.config import load_config
-    from xum.store.providers import load_providers
-    from xum.workspaces.lifecycle import create_workspace
-
-    # A one-shot `/<alias>+<level> message` picks the model and thinking of this run.
-    text, model, thinking_text = _one_shot_override(text, model, thinking_text)
-    # The agent's own defaults (frontmatter `ai:`) come after the flags and the environment.
-    agent_model, agent_thinking = None, None
-    if model is None or (thinking_text is None and not os.environ.get("XUM_THINKING_LEVEL")):
-        from xum.context.workspace import agent_ai_defaults
-
-        agent_model, agent_thinking = await agent_ai_defaults(str(directory), mode)
-    # Everything that can fail on configuration is resolved before anything is written.
-    # config.json is read once, for the route and the sub-agent settings.
-    providers, config = load_providers(), load_config()
-    route = resolve_route(model or agent_model, providers=providers, config=config)
-    prewarm(route.endpoint.base_url)  # overlaps the setup below
-    thinking = parse_thinking(
-        thinking_text or os.environ.get("XUM_THINKING_LEVEL") or agent_thinking or DEFAULT_THINKING,
-        route.provider,
-        route.model_id,
-    )
-    if budget is not None and route.price is None:
-        raise XumError(
-            f"{route.model_string} has no known price, so a --budget cannot be enforced",
-            hint=f'pick a priced model, or add its price under "modelPrices" in {config_path()} '
-            '(e.g. {"modelPrices": {"' + route.model_string + '": {"input": 3, "output": 15}}}, '
-            "USD per million tokens)",
-        )
-
-    # The workspace is made on a worker thread (git, the registry write and its fsyncs) while
-    # this one imports the engine.
-    creating = asyncio.ensure_future(
-        create_workspace(
-            directory,
-            runtime_name,
-            name_hint=" ".join(text.split()[:4]),
-            title=" ".join(text.split())[:80],
-            on_init_line=_init_line_sink(renderer),
-            model=route.model_string,
-            thinking=thinking,
-            agent=mode,
-            project_query=project,
-        )
-    )
-    await asyncio.sleep(0)  # let it start its thread
-    from xum.workspaces.assembly import open_workspace_session
-    from xum.workspaces.subagent_host import TaskSettings
-
-    created = await creating
-    record = created.record
-    exit_choice: dict[str, Any] = {}
-
-    def set_exit_code(code: int, reason: str) -> None:
-        exit_choice.update(code=code, reason=reason)
-
-    # Secrets, hooks (trusted projects only), masking, a sub-agent host made on first use (its
-    # children's events are not rendered: their logs keep them); notices go to the renderer. The
-    # run owns the workspace until it exits, so the session keeps the writer lock.
-    try:
-        opened = await open_workspace_session(
-            record,
-            route=route,
-            thinking=thinking,
-            emit=renderer,
-            created=created,
-            budget_usd=budget,
-            set_exit_code=set_exit_code,
-            task_settings=TaskSettings.from_config(config),
-            purpose="run",
-            hold_writer=True,
-        )
-    except BaseException:
-        if created.init is not None:
-            created.init.cancel()
-        await created.runtime.close()
-        raise
-    session = opened.agent
-
-    loop = asyncio.get_running_loop()
-    interrupts = 0
-
-    def on_sigint() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts >= 2:
-            # Leave now: the log is durable as it stands (the next open closes the turn), and
-            # the commands this run started go with it.
-            from xum.runtime.process import kill_child_groups
-
-            kill_child_groups()
-            os._exit(EXIT_INTERRUPTED)
-        session.interrupt()
-
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    try:
-        result = await session.run_turn(text)
-        if created.init is not None and result.reason != "interrupted":
-            await _finish_init(created.init, renderer)
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        if created.init is not None:
-            created.init.cancel()  # a no-op unless the run failed or was interrupted
-        # Children and background processes end with the run: nothing outlives it.
-        await opened.aclose()
-
-    extra: dict[str, Any] = {
-        "workspace_id": record.id,
-        "workspace_name": record.name,
-        "workspace_path": record.path,
-        "model": route.model_string,
-        "text": result.text,
-        "steps": result.steps,
-        "usage": result.usage.to_dict(),
-        "cost_usd": result.cost_usd,
-        "agent": result.agent,
-    }
-    if result.plan_file is not None:
-        extra["plan_path"] = result.plan_file
-        extra["plan_proposed"] = result.plan_proposed
-    if result.reason == "budget":
-        extra["limit"] = {"kind": "session_budget", "budget_usd": budget}
-    if result.error:
-        extra["error"] = result.error
-    if exit_choice:
-        extra["agent_exit_code"] = exit_choice
-    code = {
-        "completed": EXIT_OK,
-        "interrupted": EXIT_INTERRUPTED,
-        "budget": EXIT_BUDGET,
-    }.get(result.reason, EXIT_ERROR)
-    if code == EXIT_OK and exit_choice:
-        code = int(exit_choice["code"])
-    return RunOutcome(code, result.reason, extra)
-
-
-def _one_shot_override(
-    text: str, model: str | None, thinking: str | None
-) -> tuple[str, str | None, str | None]:
-    """`/sonnet+high fix it` -> ("fix it", "sonnet", "high"); the flags are the fallback."""
-    if not text.startswith("/"):
-        return text, model, thinking
-    from xum.context.slash import SlashError, parse_command, parse_override
-    from xum.core.errors import UsageError
-    from xum.engine.userinput import chat_command_refusal
-    from xum.llm.catalog import aliases
-
-    try:
-        command = parse_command(text)
-        if command is not None:
-            raise chat_command_refusal(command)
-        override = parse_override(text, set(aliases()))
-    except SlashError as exc:
-        raise UsageError(str(exc)) from None
-    if override is None:
-        return text, model, thinking
-    return override.text, override.model or model, override.thinking or thinking
-
-
-def _init_line_sink(renderer: Renderer) -> Callable[[str], None] | None:
-    """How `.xum/init` output is shown: an `init-output` event per line with --json, dimmed
-    lines on stderr in text mode, nothing with --quiet."""
-    from xum.cli.render import JsonRenderer, TextRenderer
-    from xum.engine import events as E
-
-    if isinstance(renderer, JsonRenderer | TextRenderer):
-        return lambda line: renderer(E.InitOutput(line=line))
-    return None
-
-
-async def _finish_init(init: InitHookRun, renderer: Renderer) -> None:
-    """A one-shot run ends with its workspace set up: wait for the init hook if it still runs."""
-    from xum.engine import events as E
-
-    if not init.done:
-        renderer(
-            E.Advisory(kind="init-hook-wait", message=f"waiting for {init.hook.display} to finish")
-        )
-    status = await init.wait()
-    renderer(E.InitEnd(status=status, exit_code=init.exit_code))

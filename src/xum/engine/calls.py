@@ -74,6 +74,7 @@ class CallRunner:
             ask_user=s.ask_user,
             skills=s.skills,
             spawnable_agents=live.policy.spawnable_agents if live else None,
+            goals=s.goals if "get_goal" in offered else None,
         )
 
     async def run(self, calls: list[ToolCall]) -> None:

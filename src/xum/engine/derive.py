@@ -59,7 +59,11 @@ def frame_event(frame: Frame) -> E.Committed | None:
     kind = frame.type
     if kind == ev.TURN_START:
         return E.TurnStart(
-            seq=seq, ts=ts, turn_id=str(data.get("turn_id", "")), model=_opt_str(data.get("model"))
+            seq=seq,
+            ts=ts,
+            turn_id=str(data.get("turn_id", "")),
+            model=_opt_str(data.get("model")),
+            kind=_opt_str(data.get("kind")),
         )
     if kind == ev.USER_MESSAGE:
         return E.UserMessage(
@@ -147,9 +151,36 @@ def frame_event(frame: Frame) -> E.Committed | None:
             cause=_opt_str(data.get("cause")),
         )
     if kind == ev.COMPACTION:
-        return E.Compaction(seq=seq, ts=ts, summary=str(data.get("summary", "")))
+        cost = data.get("cost_usd")
+        return E.Compaction(
+            seq=seq,
+            ts=ts,
+            summary=str(data.get("summary", "")),
+            trigger=_opt_str(data.get("trigger")),
+            model=_opt_str(data.get("model")),
+            through_seq=_opt_int(data.get("through_seq")),
+            source_seq=_opt_int(data.get("source_seq")),
+            usage=_opt_dict(data.get("usage")),
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+        )
+    if kind == ev.COMPACTION_START:
+        return E.CompactionStart(
+            seq=seq,
+            ts=ts,
+            turn_id=_opt_str(data.get("turn_id")),
+            trigger=_opt_str(data.get("trigger")),
+            model=_opt_str(data.get("model")),
+        )
+    if kind == ev.GOAL:
+        goal = _opt_dict(data.get("goal"))
+        return E.GoalUpdate(seq=seq, ts=ts, goal=goal or {}) if goal is not None else None
     if kind == ev.CONTEXT_RESET:
-        return E.ContextReset(seq=seq, ts=ts)
+        return E.ContextReset(
+            seq=seq,
+            ts=ts,
+            reason=_opt_str(data.get("reason")),
+            hard=True if data.get("hard") is True else None,
+        )
     return None
 
 

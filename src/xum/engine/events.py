@@ -119,6 +119,7 @@ class TurnStart(Committed):
     type: ClassVar[str] = "turn-start"
     turn_id: str
     model: str | None = None  # the model the turn started with (older logs lack it)
+    kind: str | None = None  # "compaction": a summarization turn, not the agent's
 
 
 class UserMessage(Committed):
@@ -182,13 +183,38 @@ class TurnEnd(Committed):
         return out
 
 
+class CompactionStart(Committed):
+    """A summarization pass began (its `compaction` follows, or the turn ends without one)."""
+
+    type: ClassVar[str] = "compaction-start"
+    turn_id: str | None
+    trigger: str | None  # manual, auto, force, idle
+    model: str | None
+
+
 class Compaction(Committed):
     type: ClassVar[str] = "compaction"
-    summary: str
+    summary: str  # what the provider sees from here on
+    trigger: str | None = None  # manual, auto, force, idle, start_here
+    model: str | None = None
+    through_seq: int | None = None
+    source_seq: int | None = None  # Start Here: the message it restarted from
+    usage: JsonDict | None = None
+    cost_usd: float | None = None
 
 
 class ContextReset(Committed):
     type: ClassVar[str] = "context-reset"
+    reason: str | None = None
+    hard: bool | None = None  # /clear: the transcript starts over here too
+
+
+class GoalUpdate(Committed):
+    """A goal was set, or reached a final status, by a front-end (`xum run --goal`, `/goal`,
+    the end of a goal run); the goal tools' changes are in their `tool-result`s' `meta.goal`."""
+
+    type: ClassVar[str] = "goal"
+    goal: JsonDict  # goalId, objective, status, budgetCents, turnCap, source, summary, reason
 
 
 class DamagedFrame(Committed):
@@ -348,6 +374,54 @@ class SubagentReport(Event):
 class SubagentRemoved(Event):
     type: ClassVar[str] = "subagent-removed"
     task_id: str
+
+
+# Goal runs (docs/events.md, "Goal runs"); the field names are the CLI page's.
+
+
+class GoalAdopted(Event):
+    """A plain `xum run` adopts the goal its agent set; it now continues like `--goal`."""
+
+    type: ClassVar[str] = "goal-adopted"
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"budgetCents", "turnCap"})
+    goalId: str
+    objective: str
+    status: str
+    budgetCents: int | None
+    turnCap: int | None
+
+
+class GoalContinuing(Event):
+    type: ClassVar[str] = "goal-continuing"
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"turnCap", "budgetCents", "spentCents"})
+    goalId: str
+    turn: int  # the continuation about to run (1 for the first)
+    turnCap: int | None
+    spentCents: int | None
+    budgetCents: int | None
+    wrapUp: bool  # the goal budget is spent: the last turn, to wrap up
+
+
+class GoalCompleted(Event):
+    type: ClassVar[str] = "goal-completed"
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"summary", "spentCents"})
+    goalId: str
+    objective: str
+    summary: str | None
+    turns: int
+    spentCents: int | None
+
+
+class GoalIncomplete(Event):
+    type: ClassVar[str] = "goal-incomplete"
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"spentCents", "budgetCents", "turnCap"})
+    goalId: str
+    objective: str
+    reason: str  # goal_budget, goal_turns, session_budget, error, interrupted
+    turns: int
+    spentCents: int | None
+    budgetCents: int | None
+    turnCap: int | None
 
 
 def event_types() -> dict[str, type[Event]]:

@@ -1,7 +1,7 @@
 """What a session takes over from its log when it opens: one pass over the frames.
 
-The task list as the last successful `todo_write` left it, the cost of every reply so far (known
-only if every reply's price was), and the key of the last request header (so the first request
+The task list as the last successful `todo_write` left it (a `/clear` empties it), the cost of
+every reply and summarization pass so far (known only if every price was), and the key of the last request header (so the first request
 of this process does not write a header identical to the one already on record).
 """
 
@@ -35,12 +35,14 @@ def resume(frames: Sequence[Frame]) -> Resumed:
         if frame.damaged:
             continue
         kind = frame.type
-        if kind == ev.ASSISTANT_MESSAGE:
+        if kind == ev.ASSISTANT_MESSAGE or (kind == ev.COMPACTION and "usage" in frame.data):
             cost = frame.data.get("cost_usd")
             if cost is None:
                 known = False
             else:
                 total += float(cost)
+        elif kind == ev.CONTEXT_RESET:
+            todos = []
         elif kind == ev.REQUEST_HEADER:
             header = frame.data
         elif kind == ev.TOOL_RESULT:

@@ -39,8 +39,11 @@ from xum.engine.commits import (
     INTERRUPTED_TOOL_OUTPUT,
     Commits,
 )
+from xum.engine.compaction import Compactor, ForceCompaction
 from xum.engine.contextsync import ContextSync
+from xum.engine.dispatch import run_message
 from xum.engine.events import EventSink, null_sink
+from xum.engine.goals import GOAL_TOOLS, Goals
 from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.engine.planmode import TurnRules
@@ -59,12 +62,13 @@ from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
 from xum.engine.turn import (
+    Interrupted,
     QueueMode,
     SessionSettings,
     TurnResult,
     WorkspaceInfo,
 )
-from xum.llm.client import LLMClient, open_client
+from xum.llm.client import LLMClient
 from xum.llm.errors import LLMError
 from xum.llm.types import LLMRequest, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
@@ -78,7 +82,7 @@ if TYPE_CHECKING:
     # Imported where they are used, off the start-up path: the tool machinery with the first
     # tool call (the tool prewarm thread loads it while the first reply streams), the user-input
     # helpers with the first slash command.
-    from xum.engine.userinput import PreparedMessage, TurnOverride
+    from xum.engine.userinput import PreparedMessage
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext
     from xum.tools.live import LiveOutputs
@@ -87,10 +91,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
 
 T = TypeVar("T")
-
-
-class _Interrupted(Exception):
-    """Raised inside the loop when the user asked to stop."""
 
 
 class AgentSession:
@@ -166,6 +166,9 @@ class AgentSession:
             skills = context.skill_access()
         self.skills = skills
         self.resolve_model = resolve_model or resolve_route
+        # Context usage, auto-compaction, /compact, /clear and Start Here.
+        self.compactor = Compactor(self)
+        self.goals = Goals(self)  # the goal tools' access, continuations (engine.goals)
 
     # Public API ------------------------------------------------------------------------------
 
@@ -281,45 +284,26 @@ class AgentSession:
 
     async def run_turn(self, text: str) -> TurnResult:
         """One turn. A leading slash command is carried out first (`/<skill> args`, a one-shot
-        `/<alias>+<level>` override); a command that cannot be carried out raises UsageError
-        before anything is written."""
-        if not text.lstrip().startswith("/"):
-            return await self._run_turn(text)
-        from xum.engine.userinput import prepare_message  # slash commands only: off start-up
+        `/<alias>+<level>` override, `/compact`, `/clear`); a command that cannot be carried
+        out raises UsageError before anything is written. A message that would start at or
+        above the model's auto-compaction threshold is preceded by a compaction turn."""
+        return await run_message(self, text)
 
-        prepared = prepare_message(
-            text,
-            skills=await self.context.provider.skill_catalog(),
-            route=self.route,
-            thinking=self.settings.thinking,
-            resolve_model=self.resolve_model,
-        )
-        if prepared.override is None:
-            return await self._run_turn(prepared.text, prepared)
-        turn = self._run_turn(prepared.text, prepared)
-        return await self._with_override(prepared.override, turn)
-
-    async def _with_override(
-        self, override: TurnOverride, turn: Coroutine[Any, Any, TurnResult]
+    async def _run_turn(
+        self,
+        text: str,
+        prepared: PreparedMessage | None = None,
+        synthetic: dict[str, Any] | None = None,
     ) -> TurnResult:
-        saved = (self.route, self.client, self.settings.thinking)
-        own_client = override.route.endpoint != self.route.endpoint
-        client = open_client(override.route.endpoint) if own_client else self.client
-        self.route, self.client, self.settings.thinking = override.route, client, override.thinking
-        try:
-            return await turn
-        finally:
-            self.route, self.client, self.settings.thinking = saved
-            if own_client:
-                await client.aclose()
-
-    async def _run_turn(self, text: str, prepared: PreparedMessage | None = None) -> TurnResult:
         """`text` is what the model receives; `prepared`, what a slash command made of the
-        message (None for plain text)."""
+        message (None for plain text); `synthetic`: the message is xum's, not the user's (a
+        goal continuation), recorded as a synthetic row with these fields."""
         user: dict[str, Any] = {"message": text_message("user", text)}
         if prepared is not None and prepared.slash is not None:
             # A slash command's message keeps what was typed and what the command was.
             user.update(typed=prepared.typed, slash=prepared.slash)
+        if synthetic is not None:
+            user.update(synthetic)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
@@ -332,12 +316,11 @@ class AgentSession:
             # Context changes noticed now go before the user's message.
             context_frames = await self._context_frames()
             start = {"turn_id": result.turn_id, "model": self.route.model_string}
-            await self.recorder.append(
-                [(ev.TURN_START, start), *context_frames, (ev.USER_MESSAGE, user)]
-            )
+            kind = ev.SYNTHETIC_MESSAGE if synthetic is not None else ev.USER_MESSAGE
+            await self.recorder.append([(ev.TURN_START, start), *context_frames, (kind, user)])
             try:
                 await self._steps(result)
-            except _Interrupted:
+            except Interrupted:
                 result.reason = "interrupted"
             except LLMError as exc:
                 result.reason = "error"
@@ -371,9 +354,12 @@ class AgentSession:
             result.steps = step
             self._check_interrupt()
             if step > 1:
+                if self.compactor.due_mid_turn() and not await self._force_compact(result):
+                    return
                 frames = await self._context_frames()
                 if frames:
                     await self.recorder.append(frames)
+            self.compactor.check_fits()
             self.emit(E.StepStart(step=step, turn_id=result.turn_id))
             registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
             request = self._build_request(self.rules.tool_choice())
@@ -392,14 +378,24 @@ class AgentSession:
                         self.client,
                         request,
                         state,
-                        self.emit,
+                        self.compactor.stream_guard(self.emit),
                         self.log.write_partial,
                         self.ledger.watch(self.route.cost),
                     )
                 )
-            except _Interrupted:
+            except Interrupted:
                 self.commits.partial(result, self.route, step, state)
                 raise
+            except ForceCompaction:
+                # The reply pushed the context past threshold + 5%: keep what streamed, compact,
+                # and go on from the summary.
+                self.commits.partial(result, self.route, step, state, reason="compaction")
+                if self.steps.take():  # nothing streamed to keep: the request still goes on record
+                    await self.recorder.append(self.steps.take())
+                    self.steps.recorded()
+                if not await self._force_compact(result):
+                    return
+                continue
             except BudgetExceeded:
                 self.commits.partial(result, self.route, step, state, reason="budget")
                 result.reason = "budget"
@@ -431,9 +427,18 @@ class AgentSession:
             )
         )
 
+    async def _force_compact(self, result: TurnResult) -> bool:
+        """Compact inside the turn; False when the budget stopped it (the turn ends)."""
+        try:
+            await self.compactor.compact_in_turn(result, "force")
+        except BudgetExceeded:
+            result.reason = "budget"
+            return False
+        return True
+
     def _check_interrupt(self) -> None:
         if self._interrupt_requested:
-            raise _Interrupted()
+            raise Interrupted()
 
     async def _cancellable(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` so that interrupt() can cancel it. An interrupt that arrived while nothing
@@ -441,14 +446,14 @@ class AgentSession:
         before the stream or the tools start."""
         if self._interrupt_requested:
             coro.close()
-            raise _Interrupted()
+            raise Interrupted()
         task: asyncio.Task[T] = asyncio.ensure_future(coro)
         self._task = task
         try:
             return await task
         except asyncio.CancelledError:
             if self._interrupt_requested:
-                raise _Interrupted() from None
+                raise Interrupted() from None
             raise
         finally:
             self._task = None
@@ -459,6 +464,8 @@ class AgentSession:
         """Tools that need something this session lacks are left out of the request."""
         if name == "set_exit_code":
             return self.set_exit_code is not None
+        if name in GOAL_TOOLS:
+            return self.settings.goals and not self.context.selection.subagent
         if name in HOST_TOOLS or name in CHILD_TOOLS:
             return self.subagents is not None and self.subagents.offers(name)
         if name.startswith("task_"):  # task_await/list/stop also serve background bash
@@ -527,7 +534,7 @@ class AgentSession:
     async def _run_tools(self, calls: list[ToolCall]) -> None:
         try:
             await self._cancellable(self.calls.run(calls))
-        except _Interrupted:
+        except Interrupted:
             self.commits.close_calls(calls, INTERRUPTED_TOOL_OUTPUT)
             raise
 

@@ -13,6 +13,10 @@ TurnReason = Literal["completed", "interrupted", "error", "budget", "max_steps",
 QueueMode = Literal["step", "turn"]  # deliver after the running tool calls, or after the turn
 
 
+class Interrupted(Exception):
+    """Raised inside a turn when the user asked to stop (`AgentSession.interrupt`)."""
+
+
 @dataclass(frozen=True)
 class WorkspaceInfo:
     """The workspace a session runs in."""
@@ -37,6 +41,8 @@ class SessionSettings:
     max_steps: int = 200
     max_output_tokens: int | None = None
     mode: str = "exec"
+    # The goal tools are offered (top-level sessions whose front-end drives continuations).
+    goals: bool = False
 
 
 @dataclass
@@ -53,6 +59,14 @@ class TurnResult:
     agent: str = ""  # the agent that ran the turn
     plan_file: str | None = None  # plan mode: where the plan is
     plan_proposed: bool = False  # plan mode: propose_plan presented it during the turn
+    kind: str = "agent"  # "compaction": a summarization turn; "command": /clear, nothing sent
+
+    def after(self, earlier: TurnResult) -> TurnResult:
+        """This turn with `earlier` (a compaction before it) added to its usage and cost."""
+        self.usage.add(earlier.usage)
+        if self.cost_usd is not None:
+            self.cost_usd = None if earlier.cost_usd is None else self.cost_usd + earlier.cost_usd
+        return self
 
 
 def internal_error(exc: BaseException) -> dict[str, str]:

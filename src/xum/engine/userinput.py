@@ -11,7 +11,7 @@ from xum.llm.types import ThinkingLevel
 
 if TYPE_CHECKING:
     from xum.context.skills import SkillCatalog
-    from xum.context.slash import ChatCommand
+    from xum.context.slash import SessionCommand, WorkspaceCommand
     from xum.core.errors import UsageError
     from xum.engine.route import ModelRoute
 
@@ -32,6 +32,7 @@ class PreparedMessage:
     typed: str  # what the user typed
     slash: dict[str, Any] | None = None  # what the command was, for the log and the UI
     override: TurnOverride | None = None
+    command: SessionCommand | None = None  # /compact, /clear, /goal: the session carries it out
 
 
 def prepare_message(
@@ -46,7 +47,11 @@ def prepare_message(
     (an unknown model, a bad thinking level, an override with no message)."""
     from xum.context.skills import invocation_message
     from xum.context.slash import (
+        ClearCommand,
+        CompactCommand,
         ForkCommand,
+        GoalCommand,
+        IdleCommand,
         ModelCommand,
         OneShotOverride,
         SkillInvocation,
@@ -63,8 +68,10 @@ def prepare_message(
         parsed = parse_slash(text, skills=skills, aliases=set(catalog.aliases()))
     except SlashError as exc:
         raise UsageError(str(exc)) from None
-    if isinstance(parsed, ModelCommand | ForkCommand):
+    if isinstance(parsed, ModelCommand | ForkCommand | IdleCommand):
         raise chat_command_refusal(parsed)
+    if isinstance(parsed, CompactCommand | ClearCommand | GoalCommand):
+        return PreparedMessage(text, text, command=parsed)
     if isinstance(parsed, SkillInvocation):
         return PreparedMessage(
             invocation_message(parsed.skill, parsed.arguments),
@@ -87,18 +94,24 @@ def prepare_message(
     return PreparedMessage(text, text)
 
 
-def chat_command_refusal(command: ChatCommand) -> UsageError:
-    """The error for `/model` or `/fork` where no workspace UI carries it out. Chat commands act
-    on the workspace, not on a turn: the server runs them before a message reaches a session,
-    so in a turn (`xum run`, or a caller that skipped that step) they must not reach the model
-    as text."""
-    from xum.context.slash import ModelCommand
+def chat_command_refusal(command: WorkspaceCommand) -> UsageError:
+    """The error for `/model`, `/fork` or `/idle` where no workspace UI carries it out. These act
+    on the workspace or its project, not on a turn: the server runs them before a message
+    reaches a session, so in a turn (a caller that skipped that step) they must not reach the
+    model as text."""
+    from xum.context.slash import IdleCommand, ModelCommand
     from xum.core.errors import UsageError
 
     if isinstance(command, ModelCommand):
         return UsageError(
             "/model changes a workspace's model and has no meaning in a single turn",
             hint="pick the model with -m/--model, or send one message with `/<alias> message`",
+        )
+    if isinstance(command, IdleCommand):
+        return UsageError(
+            "/idle sets the project's idle compaction, which the server carries out",
+            hint="send it from the browser UI (xum server), or run `xum run --workspace last "
+            '"/idle 24"`',
         )
     return UsageError(
         "/fork forks a workspace and has no meaning in a single turn",

@@ -20,7 +20,8 @@ SERVER_TOKEN_SECRET = "xum-server-token"  # its name in masked output: [secret:x
 
 
 async def _maintain(state: ServerState) -> None:
-    """Follow logs other processes write, close idle sessions, drop unused logs."""
+    """Follow logs other processes write, close idle sessions, drop unused logs, and now and
+    then compact idle workspaces (`/idle`)."""
     interval = state.config.maintenance_interval_s
     while True:
         await asyncio.sleep(interval)
@@ -28,13 +29,23 @@ async def _maintain(state: ServerState) -> None:
             state.hub.poll_external()
             await state.sessions.close_idle()
             state.hub.trim()
+            await state.sessions.maybe_compact_idle()
         except Exception:  # keep maintaining; say what broke
             log.exception("server maintenance failed")
 
 
 def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
-    from xum.server.routes import auth, projects, review, server_info, settings, turns, workspaces
+    from xum.server.routes import (
+        auth,
+        context,
+        projects,
+        review,
+        server_info,
+        settings,
+        turns,
+        workspaces,
+    )
 
     state = ServerState(config)
 
@@ -71,6 +82,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         workspaces.router,
         turns.router,
         review.router,
+        context.router,
         settings.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does

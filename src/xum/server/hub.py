@@ -119,6 +119,10 @@ class Channel:
                 self.phase = "tools"
         elif isinstance(event, E.ToolCall):
             self.phase = "tools"
+        elif isinstance(event, E.CompactionStart):
+            self.phase = "compacting"
+        elif isinstance(event, E.Compaction):
+            self.phase = "model"
         elif isinstance(event, E.TurnEnd):
             self.turn_open = False
             self.partial = None
@@ -468,6 +472,8 @@ class Hub:
 
 
 _STATUS_EVENTS = (
+    E.CompactionStart,
+    E.Compaction,
     E.TurnStart,
     E.TurnEnd,
     E.StepStart,

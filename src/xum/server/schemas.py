@@ -33,7 +33,7 @@ class QueuedCounts(BaseModel):
 
 class WorkspaceStatus(BaseModel):
     state: Literal["idle", "streaming", "waiting", "error"]
-    phase: Literal["model", "tools"] | None
+    phase: Literal["model", "tools", "compacting"] | None
     queued: QueuedCounts
     lastSeq: int
     readSeq: int
@@ -69,6 +69,9 @@ class Workspace(BaseModel):
     archivedAt: int | None
     init: InitHook
     status: WorkspaceStatus
+    # The log's last seq when an idle compaction finished: while `status.lastSeq` is still
+    # that, the workspace shows the idle-compacted badge.
+    idleCompactedSeq: int | None = None
 
 
 class WorkspaceList(BaseModel):
@@ -110,4 +113,9 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
             exitCode=record.init_exit_code,
         ),
         status=WorkspaceStatus.model_validate(status),
+        idleCompactedSeq=_opt_int(record.extra.get("idle_compacted_seq")),
     )
+
+
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

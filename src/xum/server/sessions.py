@@ -50,7 +50,9 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import check_workspace_id
 
 if TYPE_CHECKING:
+    from xum.engine.goals import Decision
     from xum.engine.route import ModelRoute
+    from xum.engine.turn import TurnResult
     from xum.llm.types import ThinkingLevel
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
@@ -88,9 +90,13 @@ class LiveSession:
 
 
 class SessionManager:
-    def __init__(self, hub: Hub, *, idle_close_s: float = 600.0) -> None:
+    def __init__(
+        self, hub: Hub, *, idle_close_s: float = 600.0, idle_check_s: float = 3600.0
+    ) -> None:
         self.hub = hub
         self.idle_close_s = idle_close_s
+        self.idle_check_s = idle_check_s  # how often idle compaction looks for work
+        self._idle_checked = time.monotonic()
         self.sessions: dict[str, LiveSession] = {}
         self.prepared: dict[str, Prepared] = {}
         self.questions = Questions(hub)
@@ -195,6 +201,28 @@ class SessionManager:
             raise from_xum_error(live.start_error)
         return "started", None
 
+    async def start_here(self, record: WorkspaceRecord, seq: int) -> int:
+        """Restart the workspace's context from the reply or plan at `seq` (a boundary frame,
+        instant); returns the boundary's seq. 409 while a turn runs here or elsewhere."""
+        async with self.lock_for(record.id):
+            live = self.sessions.get(record.id)
+            if (live is not None and live.busy) or session_files.is_busy(record.id):
+                raise ApiError(
+                    409,
+                    "conflict",
+                    "a turn is running in this workspace",
+                    "use Start Here once it has ended",
+                )
+            if live is None:
+                live = await self._open(record)
+            live.last_active = time.monotonic()
+            try:
+                boundary = await live.parts.agent.compactor.start_here(seq)
+            except XumError as exc:
+                raise from_xum_error(exc) from None
+        self.hub.status_changed(record.id)
+        return boundary
+
     async def interrupt(self, workspace_id: str) -> tuple[bool, list[str]]:
         """Stop the running turn; the messages still queued are handed back, not run."""
         live = self.sessions.get(workspace_id)
@@ -274,6 +302,7 @@ class SessionManager:
             ask_user=self.questions.asker(record.id),
             children=_guarded(self.hub.publish),  # sub-agents' events
             purpose="server",
+            goals=True,  # `_drive` continues goals
         )
 
     async def _reopen(self, live: LiveSession) -> bool:
@@ -311,16 +340,27 @@ class SessionManager:
         live.task = asyncio.create_task(self._drive(live, text), name=f"turn {live.workspace_id}")
         self.hub.status_changed(live.workspace_id)
 
-    async def _drive(self, live: LiveSession, text: str) -> None:
+    async def _drive(self, live: LiveSession, text: str | None, idle: bool = False) -> None:
+        """Run `text` as a turn (or, `idle`, an idle compaction first), then what was queued."""
         ws = live.workspace_id
-        next_text: str | None = text
+        next_text = text
         try:
-            while next_text is not None:
-                reason = await self._one_turn(live, next_text)
+            if idle:
+                next_text = await self._idle_compaction(live)
+            continuation: Decision | None = None
+            while next_text is not None or continuation is not None:
+                result = await self._one_turn(live, next_text, continuation)
+                reason = result.reason if result is not None else "error"
                 # The engine's queue: "step" messages the turn ended before delivering first,
                 # then the "turn" ones, each as a turn of its own (an interrupt handed them back).
                 next_text = None if reason == "interrupted" else live.parts.agent.next_queued()
-                if next_text is not None:
+                # A goal goes on once nothing the user sent is waiting (engine.goals).
+                continuation = None
+                if next_text is None and result is not None:
+                    decision = await live.parts.agent.goals.after_turn(result)
+                    if decision.kind in ("continue", "wrap_up"):
+                        continuation = decision
+                if next_text is not None or continuation is not None:
                     live.started.clear()
         finally:
             live.channel.running = False
@@ -329,10 +369,64 @@ class SessionManager:
             if live.stale and self.sessions.get(ws) is live:
                 self._spawn(self.mark_stale(ws))
 
-    async def _one_turn(self, live: LiveSession, text: str, *, reopened: bool = False) -> str:
+    # Idle compaction (xum.server.idlecompact) -------------------------------------------
+
+    async def maybe_compact_idle(self) -> None:
+        """From the maintenance loop: look for idle workspaces once per `idle_check_s`."""
+        if time.monotonic() - self._idle_checked < self.idle_check_s:
+            return
+        self._idle_checked = time.monotonic()
+        from xum.server.idlecompact import compact_idle
+
+        await compact_idle(self)
+
+    async def start_idle_compaction(self, record: WorkspaceRecord) -> bool:
+        """Compact `record`'s session as an idle compaction, unless a turn runs in it."""
+        async with self.lock_for(record.id):
+            live = self.sessions.get(record.id)
+            if (live is not None and live.busy) or session_files.is_busy(record.id):
+                return False
+            if live is None:
+                live = await self._open(record)
+            live.channel.running = True
+            live.started.clear()
+            live.start_error = None
+            live.task = asyncio.create_task(
+                self._drive(live, None, idle=True), name=f"idle compaction {record.id}"
+            )
+        self.hub.status_changed(record.id)
+        return True
+
+    async def _idle_compaction(self, live: LiveSession) -> str | None:
+        """The compaction turn; returns the first message queued meanwhile."""
+        from xum.server.idlecompact import note_compacted
+
+        agent = live.parts.agent
         try:
-            result = await live.parts.agent.run_turn(text)
-            return str(result.reason)
+            result = await agent.compactor.compaction_turn("idle")
+        except XumError as exc:  # nothing to compact after all, or the model is gone
+            log.info("idle compaction skipped in %s: %s", live.workspace_id, exc.message)
+        else:
+            if result.reason == "completed":
+                await asyncio.to_thread(note_compacted, live.workspace_id, agent.log.last_seq)
+                self.hub.workspaces_changed()
+        return agent.next_queued()
+
+    async def _one_turn(
+        self,
+        live: LiveSession,
+        text: str | None,
+        continuation: Decision | None = None,
+        *,
+        reopened: bool = False,
+    ) -> TurnResult | None:
+        """The turn of `text` (or a goal's continuation); None when it failed to start."""
+        agent = live.parts.agent
+        try:
+            if continuation is not None:
+                return await agent.goals.continue_turn(continuation)
+            assert text is not None
+            return await agent.run_turn(text)
         except asyncio.CancelledError:
             raise
         except SessionChangedError as exc:
@@ -340,23 +434,24 @@ class SessionManager:
             # log as it is now. A change in the middle of a turn ends that turn with the error;
             # the next message lands here and reopens.
             if not live.started.is_set() and not reopened and await self._reopen(live):
-                return await self._one_turn(live, text, reopened=True)
-            return self._failed(live, exc)
+                return await self._one_turn(live, text, continuation, reopened=True)
+            self._failed(live, exc)
+            return None
         except XumError as exc:
-            return self._failed(live, exc)
+            self._failed(live, exc)
+            return None
         except Exception as exc:  # a bug: keep the server up and say so
             log.exception("turn failed in workspace %s", live.workspace_id)
             self._report(
                 live, {"code": "internal", "message": f"the turn failed: {type(exc).__name__}"}
             )
-            return "error"
+            return None
 
-    def _failed(self, live: LiveSession, exc: XumError) -> str:
+    def _failed(self, live: LiveSession, exc: XumError) -> None:
         if not live.started.is_set():
             live.start_error = exc
         error = from_xum_error(exc)
         self._report(live, {"code": error.code, "message": error.message, "hint": error.hint})
-        return "error"
 
     def _report(self, live: LiveSession, error: dict[str, Any]) -> None:
         clean = {k: v for k, v in error.items() if v is not None}

@@ -27,6 +27,7 @@ class ServerConfig:
     static_dir: Path = STATIC_DIR
     outbox_capacity: int = DEFAULT_CAPACITY
     idle_close_s: float = 600.0
+    idle_check_s: float = 3600.0  # idle compaction: how often to look for idle workspaces
     maintenance_interval_s: float = 1.0
     add_projects: list[str] = field(default_factory=list)
 
@@ -43,7 +44,9 @@ class ServerState:
         self.hub = Hub(config.outbox_capacity)
         self.read_marks = ReadMarks()
         self.hub.read_seq = self.read_marks.get
-        self.sessions = SessionManager(self.hub, idle_close_s=config.idle_close_s)
+        self.sessions = SessionManager(
+            self.hub, idle_close_s=config.idle_close_s, idle_check_s=config.idle_check_s
+        )
         self.started_pid = os.getpid()
 
 

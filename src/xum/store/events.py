@@ -7,12 +7,17 @@ Three families:
   `finish_reason`, `model`), `tool_result` (role tool, exactly one `tool_result` part) and
   `synthetic_message` (role user: notes xum itself adds, such as "AGENTS.md changed").
 * Context boundaries: `compaction` (the history restarts as one user message carrying
-  `data["summary"]`) and `context_reset` (the history restarts empty). The transcript still
-  shows everything above a boundary; only the provider history forgets it.
+  `data["summary"]`, exactly the text the provider sees) and `context_reset` (the history
+  restarts empty). The transcript still shows everything above a boundary; only the provider
+  history forgets it. A boundary is one frame, so a crash leaves the old context or the new
+  one, never a mix.
 * Lifecycle frames the provider never sees: `turn_start`, `step_start`, `request_header`,
   `turn_end`, `context_frozen` (the exact system prompt and tools of a context segment, see
-  `xum.context.frozen`) and `plan_snapshot` (the plan file as the model last knew it). The
-  engine may add more types; projections keep and ignore types they do not know.
+  `xum.context.frozen`), `plan_snapshot` (the plan file as the model last knew it),
+  `compaction_start` (a summarization pass began; its `compaction` frame follows unless it
+  failed or the process died) and `goal` (a goal was set, completed or cleared, see
+  `xum.engine.goals`). The engine may add more types; projections keep and ignore types they do
+  not know.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ REQUEST_HEADER: Final = "request_header"
 TURN_END: Final = "turn_end"
 CONTEXT_FROZEN: Final = "context_frozen"
 PLAN_SNAPSHOT: Final = "plan_snapshot"
+COMPACTION_START: Final = "compaction_start"
+GOAL: Final = "goal"
 
 # The role `data["message"]` must have for each message type.
 MESSAGE_ROLES: Final[dict[str, str]] = {
@@ -71,17 +78,41 @@ class SyntheticMessageData(TypedDict):
     kind: NotRequired[str]  # what prompted it, e.g. "agents_md_changed"
 
 
+CompactionTrigger = Literal["manual", "auto", "force", "idle", "start_here"]
+
+
 class CompactionData(TypedDict):
-    summary: str
+    summary: str  # what the provider sees from here on (lead-in included)
     through_seq: NotRequired[int]  # the last frame the summary covers
+    trigger: NotRequired[CompactionTrigger]
+    model: NotRequired[str]  # the model that wrote it (absent for Start Here)
+    usage: NotRequired[dict[str, int]]  # of the summarization request
+    cost_usd: NotRequired[float | None]
+    source_seq: NotRequired[int]  # Start Here: the frame whose text became the context
+
+
+class CompactionStartData(TypedDict):
+    turn_id: str
+    trigger: CompactionTrigger
+    model: str
+
+
+class GoalData(TypedDict):
+    """`xum.engine.goals.Goal.to_json()`: goalId, objective, status, budgetCents, turnCap,
+    source, baseUsd, and summary / reason when they apply."""
+
+    goal: dict[str, Any]
 
 
 class ContextResetData(TypedDict):
-    reason: NotRequired[str]
+    reason: NotRequired[str]  # "clear" for /clear and /clear --soft
+    hard: NotRequired[bool]  # /clear: the transcript also starts over from here
 
 
 class TurnStartData(TypedDict):
     turn_id: str
+    model: NotRequired[str]
+    kind: NotRequired[Literal["compaction"]]  # absent: a turn that runs the agent
 
 
 class StepStartData(TypedDict):

@@ -88,6 +88,27 @@ class SkillAccess(Protocol):
         ...
 
 
+class GoalAccess(Protocol):
+    """The session's goal, as the goal tools see it (implemented by `xum.engine.goals`).
+    Goals travel as JSON objects: goalId, objective, status, budgetCents, turnCap, source,
+    baseUsd (and, from `snapshot`, spentCents and turnsUsed)."""
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The current goal with its accounting, or None when none was ever set."""
+        ...
+
+    @property
+    def priced(self) -> bool:
+        """Whether the session's cost is known (a budget in cents can be enforced)."""
+        ...
+
+    def new_goal_json(
+        self, objective: str, budget_cents: int | None, turn_cap: int | None
+    ) -> dict[str, Any]:
+        """A new active goal set by the agent (not recorded: the tool's result records it)."""
+        ...
+
+
 class OutputStream(Protocol):
     """One named live output stream of a tool call (a UI shows it while the call runs).
 
@@ -154,6 +175,8 @@ class ToolContext:
     # Agent ids the task tool may start from this session (plan mode: only "explore"); None:
     # any agent whose definition allows it.
     spawnable_agents: frozenset[str] | None = None
+    # The goal tools' access to the session's goal; None where goals are not offered.
+    goals: GoalAccess | None = None
 
 
 class Tool(ABC):

@@ -51,6 +51,10 @@ _TOOLS: dict[str, str] = {
     "agent_report": "xum.tools.agent_report:AgentReportTool",
     # Offered only in `xum run` sessions (the engine adds it when ctx.set_exit_code is set).
     "set_exit_code": "xum.tools.set_exit_code:SetExitCodeTool",
+    # Goals: offered to top-level sessions whose front-end continues goals (xum run, server).
+    "set_goal": "xum.tools.set_goal:SetGoalTool",
+    "get_goal": "xum.tools.get_goal:GetGoalTool",
+    "complete_goal": "xum.tools.complete_goal:CompleteGoalTool",
 }
 
 _MAX_ERRORS_LISTED = 20

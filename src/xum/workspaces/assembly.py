@@ -162,6 +162,7 @@ async def open_workspace_session(
     purpose: str = "session",
     hold_writer: bool = False,
     tool_middleware: Sequence[ToolMiddleware] = (),
+    goals: bool = False,
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -176,6 +177,8 @@ async def open_workspace_session(
     session's whole life (a front-end that owns the workspace until it exits).
     `tool_middleware`: layers the front-end adds around every tool call, after the workspace's
     own (hooks, masking): the ACP bridge's delegation of files and commands to the editor.
+    `goals`: offer the goal tools (a front-end that drives goal continuations: `xum run`, the
+    server).
     """
     owns_runtime = runtime is None
     if created is not None:
@@ -237,7 +240,9 @@ async def open_workspace_session(
             runtime=runtime,
             route=route,
             client=client,
-            settings=SessionSettings(thinking=thinking, budget_usd=budget_usd, mode=mode),
+            settings=SessionSettings(
+                thinking=thinking, budget_usd=budget_usd, mode=mode, goals=goals
+            ),
             scratch_dir=scratch_dir(record.id),
             emit=emit,
             middleware=[*wiring.middleware, *tool_middleware],

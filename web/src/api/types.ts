@@ -26,7 +26,7 @@ export interface QueuedMessage {
 
 export interface WorkspaceStatus {
   state: WorkspaceState;
-  phase: "model" | "tools" | null;
+  phase: "model" | "tools" | "compacting" | null;
   /** Counts are exact; `messages` lists at most 20, in the order they will run. */
   queued: { step: number; turn: number; messages?: QueuedMessage[] };
   lastSeq: number;
@@ -63,6 +63,8 @@ export interface Workspace {
   createdAt: number;
   archivedAt: number | null;
   status: WorkspaceStatus;
+  /** The log's last seq when an idle compaction finished (the badge shows while nothing followed). */
+  idleCompactedSeq?: number | null;
 }
 
 export interface DeletionItem {
@@ -103,6 +105,17 @@ export interface CostTurn {
   usage: CostsUsage;
   costUsd: number | null;
   steps: number;
+}
+
+/** GET /api/workspaces/{id}/context: the Context bar and the auto-compaction warning. */
+export interface ContextUsage {
+  tokens: number | null;
+  estimated: boolean;
+  model: string | null;
+  window: number | null;
+  threshold: number;
+  autoCompact: boolean;
+  idleHours: number | null;
 }
 
 export interface Costs {
@@ -266,11 +279,16 @@ export interface TurnStartEvent extends Durable {
   type: "turn-start";
   turn_id: string;
   model?: string;
+  /** "compaction": a summarization turn. */
+  kind?: string;
 }
 export interface UserMessageEvent extends Durable {
   type: "user-message";
   text: string;
   queued?: boolean;
+  /** A row xum added (a context update, a goal continuation). */
+  synthetic?: boolean;
+  kind?: string;
 }
 export interface AssistantMessageEvent extends Durable {
   type: "assistant-message";
@@ -304,8 +322,39 @@ export interface DamagedFrameEvent extends Durable {
   type: "damaged-frame";
   raw?: string;
 }
-export interface BoundaryEvent extends Durable {
-  type: "compaction" | "context-reset";
+export interface CompactionStartEvent extends Durable {
+  type: "compaction-start";
+  turn_id?: string;
+  trigger?: string;
+  model?: string;
+}
+export interface CompactionEvent extends Durable {
+  type: "compaction";
+  /** What the model sees from here on (lead-in included). */
+  summary: string;
+  trigger?: string;
+  model?: string;
+  source_seq?: number;
+  cost_usd?: number | null;
+}
+export interface ContextResetEvent extends Durable {
+  type: "context-reset";
+  reason?: string;
+  /** /clear (not --soft): the chat starts over here. */
+  hard?: boolean;
+}
+export interface GoalInfo {
+  goalId: string;
+  objective: string;
+  status: string;
+  budgetCents?: number | null;
+  turnCap?: number | null;
+  summary?: string | null;
+  reason?: string | null;
+}
+export interface GoalEvent extends Durable {
+  type: "goal";
+  goal: GoalInfo;
 }
 
 export interface StepStartEvent {
@@ -362,6 +411,23 @@ export interface AdvisoryEvent {
 export interface ErrorEvent extends ErrorInfo {
   type: "error";
 }
+export interface GoalContinuingEvent {
+  type: "goal-continuing";
+  goalId: string;
+  turn: number;
+  turnCap: number | null;
+  wrapUp: boolean;
+}
+export interface GoalCompletedEvent {
+  type: "goal-completed";
+  goalId: string;
+  summary: string | null;
+}
+export interface GoalIncompleteEvent {
+  type: "goal-incomplete";
+  goalId: string;
+  reason: string;
+}
 /** Live output of a running tool call (docs/events.md): secrets masked, bounded by the server. */
 export interface ToolOutputEvent {
   type: "tool-output";
@@ -378,7 +444,10 @@ export type DurableEvent =
   | ToolResultEvent
   | TurnEndEvent
   | DamagedFrameEvent
-  | BoundaryEvent;
+  | CompactionStartEvent
+  | CompactionEvent
+  | ContextResetEvent
+  | GoalEvent;
 
 export type LiveEvent =
   | StepStartEvent
@@ -392,7 +461,10 @@ export type LiveEvent =
   | DiscardPartialEvent
   | AdvisoryEvent
   | ErrorEvent
-  | ToolOutputEvent;
+  | ToolOutputEvent
+  | GoalContinuingEvent
+  | GoalCompletedEvent
+  | GoalIncompleteEvent;
 
 export type EngineEvent = DurableEvent | LiveEvent;
 

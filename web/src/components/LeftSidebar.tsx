@@ -20,6 +20,8 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
   const kind = statusKind(status);
   const archived = ws.archivedAt !== null;
   const caps = useStore(app, (s) => s.caps);
+  // Compacted while idle, and nothing has happened since.
+  const idleCompacted = typeof ws.idleCompactedSeq === "number" && ws.idleCompactedSeq >= status.lastSeq;
   const archive = () => {
     archiveWorkspace(ws.id, !archived).catch((exc: unknown) => toast(errorMessage(exc)));
   };
@@ -41,7 +43,15 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
     >
       <StatusDot status={status} />
       <span className="ws-text">
-        <span className="ws-title">{ws.title || ws.name}</span>
+        <span className="ws-title">
+          {ws.title || ws.name}
+          {idleCompacted ? (
+            <span className="idle-badge" role="img" aria-label="Compacted while idle" title="Compacted while idle">
+              {" "}
+              💤📦
+            </span>
+          ) : null}
+        </span>
         <span className="ws-sub">
           {ws.runtime.type === "ssh" ? `ssh ${ws.runtime.host}` : ws.runtime.type}
           {branch && branch !== ws.title && branch !== ws.name ? ` · ${branch}` : ""}

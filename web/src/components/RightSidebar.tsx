@@ -11,6 +11,7 @@ import { app, transcriptStore } from "../state/app";
 import { noteBranch } from "../state/branches";
 import { activity } from "../state/activity";
 import { contextTokens } from "../state/transcript";
+import { ContextBar } from "./ContextBar";
 import { DiffView } from "./tools/DiffView";
 import { IconButton } from "./Tooltip";
 
@@ -40,6 +41,7 @@ function CostsPanel(props: { ws: Workspace }) {
   const models = useStore(app, (s) => s.models);
   const fromTranscript = useStore(transcriptStore(props.ws.id), (t) => contextTokens(t.rows));
   const streaming = useStore(app, (s) => s.statuses[props.ws.id]?.state === "streaming");
+  const hasContextRoute = useStore(app, (s) => s.caps.context);
   if (load.state === "loading") return <div className="muted">Loading…</div>;
   if (load.state === "error") return <div className="form-error">{load.message}</div>;
   const c = load.data;
@@ -74,7 +76,9 @@ function CostsPanel(props: { ws: Workspace }) {
         <dd className="counter-nums" data-testid="cache-hit">{formatPercent(c.cacheHitRatio)}</dd>
       </dl>
       <div className="section-title">Context</div>
-      {context !== null ? (
+      {hasContextRoute ? (
+        <ContextBar workspaceId={props.ws.id} />
+      ) : context !== null ? (
         <>
           <div className="counter-nums">
             {formatTokens(context)}

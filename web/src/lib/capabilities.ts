@@ -11,6 +11,11 @@ export interface Capabilities {
   agents: boolean;
   /** The GET route of the server's slash-command registry, if it has one. */
   slashPath: string | null;
+  /** Start Here on a final reply or a plan (`POST .../start-here`). */
+  startHere: boolean;
+  /** The context usage (`GET .../context`) and the per-model threshold (`PUT .../auto-compaction`). */
+  context: boolean;
+  threshold: boolean;
 }
 
 export const NO_CAPABILITIES: Capabilities = {
@@ -21,6 +26,9 @@ export const NO_CAPABILITIES: Capabilities = {
   rename: false,
   agents: false,
   slashPath: null,
+  startHere: false,
+  context: false,
+  threshold: false,
 };
 
 export interface OpenApiDoc {
@@ -51,6 +59,9 @@ export function capabilitiesOf(routes: Set<string>): Capabilities {
     rename: routes.has(`POST ${ws}/rename`),
     agents: routes.has(`GET ${ws}/agents`),
     slashPath: slash ? slash.slice(4) : null,
+    startHere: routes.has(`POST ${ws}/start-here`),
+    context: routes.has(`GET ${ws}/context`),
+    threshold: routes.has("PUT /api/settings/auto-compaction"),
   };
 }
 

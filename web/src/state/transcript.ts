@@ -14,6 +14,7 @@ import type {
   ToolOutputEvent,
   ToolResultEvent,
 } from "../api/types";
+import { goalText } from "./boundaries";
 
 export interface UserRow {
   kind: "user";
@@ -51,11 +52,23 @@ export interface NoticeRow {
   kind: "notice";
   key: string;
   seq: number | null;
-  tone: "advisory" | "damaged" | "boundary";
+  tone: "advisory" | "damaged" | "boundary" | "goal";
   text: string;
 }
 
-export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow;
+/** A compaction boundary: the model sees `summary` from here on (Start Here included). */
+export interface CompactionRow {
+  kind: "compaction";
+  key: string;
+  seq: number;
+  summary: string;
+  trigger: string;
+  model: string | null;
+  /** Start Here: the reply or plan it restarted from. */
+  sourceSeq: number | null;
+}
+
+export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow | CompactionRow;
 
 /** One live stream of a running tool call, as far as it arrived. */
 export interface LiveStream {
@@ -97,6 +110,10 @@ export interface TranscriptState {
   /** The turn whose opening user message has not arrived yet. */
   promptFor: string | null;
   noticeCounter: number;
+  /** A summarization pass is running (its trigger), from `compaction-start` to its end. */
+  compacting: string | null;
+  /** The newest hard `/clear`: nothing before it is shown or loaded. */
+  clearedAt: number | null;
 }
 
 export function emptyTranscript(): TranscriptState {
@@ -115,6 +132,8 @@ export function emptyTranscript(): TranscriptState {
     prompts: new Map(),
     promptFor: null,
     noticeCounter: 0,
+    compacting: null,
+    clearedAt: null,
   };
 }
 
@@ -122,6 +141,7 @@ const EMPTY_RESULTS: Readonly<Record<string, ToolResultEvent>> = Object.freeze({
 
 interface Builder {
   rows: Row[];
+  clearedAt: number | null;
   orphans: Map<string, ToolResultEvent>;
   prompts: Map<string, string>;
   /** The turn whose opening user message is still to come. */
@@ -174,6 +194,10 @@ function addDurable(b: Builder, ev: EngineEvent): void {
         b.prompts.set(b.promptFor, ev.text);
         b.promptFor = null;
       }
+      if (ev.synthetic && ev.kind === "goal_continuation") {
+        b.rows.push({ kind: "notice", key: `s${ev.seq}`, seq: ev.seq, tone: "goal", text: "The goal continues: an automatic turn." });
+        return;
+      }
       b.rows.push({
         kind: "user",
         key: `s${ev.seq}`,
@@ -211,14 +235,35 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       });
       return;
     case "compaction":
+      b.rows.push({
+        kind: "compaction",
+        key: `s${ev.seq}`,
+        seq: ev.seq,
+        summary: ev.summary ?? "",
+        trigger: ev.trigger ?? "manual",
+        model: ev.model ?? null,
+        sourceSeq: ev.source_seq ?? null,
+      });
+      return;
     case "context-reset":
+      if (ev.hard) {
+        // /clear: the chat starts over; what came before is not shown (nor loaded again).
+        b.rows.length = 0;
+        b.orphans.clear();
+        b.clearedAt = ev.seq;
+      }
       b.rows.push({
         kind: "notice",
         key: `s${ev.seq}`,
         seq: ev.seq,
         tone: "boundary",
-        text: ev.type === "compaction" ? "Context compacted" : "Context reset",
+        text: ev.hard
+          ? "Chat cleared. The agent starts over from here."
+          : "Context cleared. The agent does not see the messages above.",
       });
+      return;
+    case "goal":
+      b.rows.push({ kind: "notice", key: `s${ev.seq}`, seq: ev.seq, tone: "goal", text: goalText(ev.goal) });
       return;
     default:
       return;
@@ -238,6 +283,7 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
     if (b === null) {
       b = {
         rows: [...next.rows],
+        clearedAt: next.clearedAt,
         orphans: new Map(next.orphans),
         prompts: new Map(next.prompts),
         promptFor: next.promptFor,
@@ -251,6 +297,8 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
     next = {
       ...next,
       rows: b.rows,
+      clearedAt: b.clearedAt,
+      hasOlder: b.clearedAt !== null && b.clearedAt !== next.clearedAt ? false : next.hasOlder,
       orphans: b.orphans,
       prompts: b.prompts,
       promptFor: b.promptFor,
@@ -269,6 +317,8 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
         firstSeq: next.firstSeq ?? ev.seq,
       };
       if (ev.type === "assistant-message") next = { ...next, partial: null, retrying: null };
+      if (ev.type === "compaction-start") next = { ...next, compacting: ev.trigger ?? "manual" };
+      if (ev.type === "compaction") next = { ...next, compacting: null };
       if (ev.type === "tool-result" && next.running.has(ev.call_id)) {
         const running = new Set(next.running);
         running.delete(ev.call_id);
@@ -276,7 +326,14 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
       }
       if (ev.type === "tool-result") next = { ...next, live: endLive(next.live, ev.call_id) };
       if (ev.type === "turn-end") {
-        next = { ...next, partial: null, running: new Set(), retrying: null, live: endLive(next.live, null) };
+        next = {
+          ...next,
+          partial: null,
+          running: new Set(),
+          retrying: null,
+          live: endLive(next.live, null),
+          compacting: null,
+        };
       }
       continue;
     }
@@ -449,7 +506,7 @@ export function applyTailPage(
   return {
     ...next,
     loaded: true,
-    hasOlder: hasMore,
+    hasOlder: hasMore && next.clearedAt === null,
     firstSeq: first ?? next.firstSeq,
   };
 }
@@ -465,10 +522,12 @@ export function prependPage(
   events: readonly EngineEvent[],
   hasMore: boolean,
 ): TranscriptState {
+  if (state.clearedAt !== null) return { ...state, hasOlder: false }; // nothing before /clear
   const floor = state.firstSeq ?? Number.POSITIVE_INFINITY;
   const older = events.filter((ev) => isDurable(ev) && ev.seq < floor);
   const b: Builder = {
     rows: [],
+    clearedAt: null,
     orphans: new Map(state.orphans),
     prompts: new Map(state.prompts),
     promptFor: null,
@@ -489,7 +548,8 @@ export function prependPage(
     orphans: b.orphans,
     prompts: b.prompts,
     firstSeq: firstSeqOf(older) ?? state.firstSeq,
-    hasOlder: hasMore,
+    hasOlder: hasMore && b.clearedAt === null,
+    clearedAt: b.clearedAt,
     lastSeq: Math.max(state.lastSeq, lastSeqOf(older)),
   };
 }
@@ -515,6 +575,9 @@ export function contextTokens(rows: readonly Row[]): number | null {
   for (let i = rows.length - 1; i >= 0; i--) {
     const row = rows[i];
     if (row?.kind === "assistant" && row.inputTokens) return row.inputTokens;
+    if (row?.kind === "compaction" || (row?.kind === "notice" && row.tone === "boundary")) return null;
   }
   return null;
 }
+
+export { startsHere } from "./boundaries";

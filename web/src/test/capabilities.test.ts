@@ -12,6 +12,9 @@ describe("capabilities from the OpenAPI document", () => {
       rename: false,
       agents: false,
       slashPath: null,
+      startHere: false,
+      context: false,
+      threshold: false,
     });
     const all = capabilitiesOf(
       routesOf({
@@ -24,6 +27,9 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/answers": { post: {} },
           "/api/workspaces/{id}/rename": { post: {} },
           "/api/workspaces/{id}/agents": { get: {} },
+          "/api/workspaces/{id}/start-here": { post: {} },
+          "/api/workspaces/{id}/context": { get: {} },
+          "/api/settings/auto-compaction": { put: {} },
         },
       }),
     );
@@ -35,6 +41,9 @@ describe("capabilities from the OpenAPI document", () => {
       rename: true,
       agents: true,
       slashPath: null,
+      startHere: true,
+      context: true,
+      threshold: true,
     });
   });
 

@@ -237,10 +237,13 @@ async def costs(workspace_id: str, request: Request) -> Costs:
                 "steps": 0,
             }
             turns.append(current)
-        elif frame.type == ev.ASSISTANT_MESSAGE:
+        elif frame.type == ev.ASSISTANT_MESSAGE or (
+            frame.type == ev.COMPACTION and "usage" in data  # a summarization is billed too
+        ):
             usage = data.get("usage") or {}
             cost = data.get("cost_usd")
-            last = (int(usage.get("input_tokens", 0) or 0), data.get("model"))
+            if frame.type == ev.ASSISTANT_MESSAGE:
+                last = (int(usage.get("input_tokens", 0) or 0), data.get("model"))
             for key in _KEYS:
                 value = int(usage.get(key, 0) or 0)
                 total[key] += value

@@ -28,16 +28,18 @@ class SendMessage(BaseModel):
 
 
 class Sent(BaseModel):
-    # "command": a chat command (`/model`, `/fork`) was carried out; nothing went to a model
-    # in this workspace.
+    # "command": a workspace command (`/model`, `/fork`, `/idle`) was carried out; nothing went
+    # to a model in this workspace. (`/compact`, `/clear`, `/goal` run in the session.)
     disposition: Literal["started", "queued", "command"]
     when: Literal["step", "turn"] | None
-    command: Literal["model", "fork"] | None = None
+    command: Literal["model", "fork", "idle"] | None = None
     # /model: this workspace as changed; /fork: the new fork.
     workspace: Workspace | None = None
     # /fork with a message: what became of it in the fork ("started"), or why it did not start.
     forkMessage: Literal["started"] | None = None
     forkMessageError: dict[str, str] | None = None
+    # /idle: the project's idle compaction now (hours; null: off).
+    idleHours: float | None = None
 
 
 class Interrupted(BaseModel):
@@ -96,7 +98,7 @@ async def send_message(workspace_id: str, body: SendMessage, request: Request) -
     if not body.text.strip():
         raise ApiError(422, "invalid_request", "text: the message is empty")
     command = _chat_command(body.text)
-    if command is not None:
+    if command is not None and not _is_session_command(command):
         return await _run_command(state, record, command)
     if record.archived_at is not None:
         raise ApiError(
@@ -104,6 +106,13 @@ async def send_message(workspace_id: str, body: SendMessage, request: Request) -
         )
     disposition, when = await state.sessions.send(record, body.text, body.when)
     return Sent(disposition=disposition, when=when)
+
+
+def _is_session_command(command: Any) -> bool:
+    """`/compact`, `/clear` and `/goal` run in the session, like a message."""
+    from xum.context.slash import ClearCommand, CompactCommand, GoalCommand
+
+    return isinstance(command, CompactCommand | ClearCommand | GoalCommand)
 
 
 def _chat_command(text: str) -> Any:
@@ -116,11 +125,27 @@ def _chat_command(text: str) -> Any:
 
 
 async def _run_command(state: ServerState, record: WorkspaceRecord, command: Any) -> Sent:
-    """`/model` and `/fork`, carried out here exactly as PATCH and POST .../fork do; nothing is
-    sent to a model in this workspace (whether a turn runs in it or not)."""
-    from xum.context.slash import ModelCommand
+    """`/model`, `/fork` and `/idle`, carried out here (the first two exactly as PATCH and POST
+    .../fork do); nothing is sent to a model in this workspace (whether a turn runs in it or
+    not)."""
+    from xum.context.slash import IdleCommand, ModelCommand
     from xum.server.routes.workspaces import as_json, change_workspace, checked_model, fork
 
+    if isinstance(command, IdleCommand):
+        from xum.store.compaction_config import set_idle_hours
+
+        try:
+            set_idle_hours(record.project_path, command.hours)
+        except XumError as exc:
+            raise from_xum_error(exc) from None
+        state.hub.workspaces_changed()
+        return Sent(
+            disposition="command",
+            when=None,
+            command="idle",
+            idleHours=command.hours,
+            workspace=as_json(state, record),
+        )
     if isinstance(command, ModelCommand):
         if command.model is None:
             raise ApiError(
@@ -154,6 +179,24 @@ async def _run_command(state: ServerState, record: WorkspaceRecord, command: Any
     latest = registry.get_workspace(new.id) or new
     sent.workspace = as_json(state, latest)
     return sent
+
+
+class StartHereBody(BaseModel):
+    seq: int = Field(ge=1, le=2**53)
+
+
+class StartedHere(BaseModel):
+    seq: int  # the new boundary
+
+
+@router.post("/{workspace_id}/start-here", response_model=StartedHere)
+async def start_here(workspace_id: str, body: StartHereBody, request: Request) -> StartedHere:
+    """Make the final reply or plan at `seq` the whole context (docs/compaction.md)."""
+    state = get_state(request)
+    record = workspace_or_404(workspace_id)
+    if record.archived_at is not None:
+        raise ApiError(409, "conflict", "this workspace is archived", "unarchive it first")
+    return StartedHere(seq=await state.sessions.start_here(record, body.seq))
 
 
 @router.post("/{workspace_id}/interrupt", response_model=Interrupted)

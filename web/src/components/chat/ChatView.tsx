@@ -19,6 +19,8 @@ function runtimeLabel(ws: Workspace): string {
   return ws.runtime.type;
 }
 
+const PHASES = { model: "replying", tools: "running tools", compacting: "compacting" } as const;
+
 export function ChatView(props: { workspace: Workspace }) {
   const ws = props.workspace;
   const status = useStore(app, (s) => s.statuses[ws.id] ?? ws.status);
@@ -49,7 +51,7 @@ export function ChatView(props: { workspace: Workspace }) {
               <span data-testid="workspace-state" data-state={kind}>
                 {offline ? "offline" : statusLabel(kind)}
                 {!offline && status.state === "streaming" && status.phase
-                  ? ` (${status.phase === "tools" ? "running tools" : "replying"})`
+                  ? ` (${PHASES[status.phase]})`
                   : ""}
               </span>
               {" · "}

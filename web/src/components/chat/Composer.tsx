@@ -17,6 +17,7 @@ import { clearQueue, interrupt, sendMessage } from "../../state/actions";
 import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
+import { AutoCompactHint } from "../ContextBar";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
@@ -231,6 +232,7 @@ export function Composer(props: { workspace: Workspace }) {
             <QueuedList messages={status.queued.messages ?? []} total={queued} />
           </div>
         ) : null}
+        <AutoCompactHint workspaceId={ws.id} />
         {status.busyElsewhere ? (
           <div className="queue-bar">Another process (such as xum run) is writing this workspace's session.</div>
         ) : null}

@@ -1,10 +1,11 @@
 import { Loader2 } from "lucide-react";
 import { memo } from "react";
 import type { RetryingEvent } from "../../api/types";
-import type { AssistantRow, InFlight, LiveCall, NoticeRow, TurnEndRow, UserRow } from "../../state/transcript";
+import { startsHere, type AssistantRow, type InFlight, type LiveCall, type NoticeRow, type TurnEndRow, type UserRow } from "../../state/transcript";
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
 import { ErrorCard } from "./ErrorCard";
+import { Compacting, StartHere } from "./Compaction";
 
 export const UserMessage = memo(function UserMessage(props: { row: UserRow }) {
   return (
@@ -32,6 +33,7 @@ const FINISH_NOTES: Record<string, string> = {
   refusal: "The model refused this request.",
   content_filter: "The provider's content filter stopped the reply.",
   budget: "Stopped: the budget was reached.",
+  compaction: "Cut off: the context passed its auto-compaction threshold, so it was compacted and the turn went on.",
 };
 
 interface AssistantProps {
@@ -63,6 +65,11 @@ export const AssistantMessage = memo(function AssistantMessage(props: AssistantP
           workspaceId={props.workspaceId}
         />
       ))}
+      {startsHere(row) && !props.turnOpen ? (
+        <div className="msg-actions">
+          <StartHere workspaceId={props.workspaceId} seq={row.seq} />
+        </div>
+      ) : null}
     </div>
   );
 });
@@ -73,6 +80,8 @@ interface InFlightProps {
   workspaceId: string;
   /** A question waits for the user's answer. */
   waiting: boolean;
+  /** A summarization pass runs (its trigger). */
+  compacting?: string | null;
 }
 
 /** The reply that is streaming now, continued by live deltas. */
@@ -100,7 +109,8 @@ export function InFlightMessage(props: InFlightProps) {
         </div>
       ) : null}
       {empty && props.waiting ? <div className="working">Waiting for your answer.</div> : null}
-      {empty && !props.waiting ? (
+      {empty && !props.waiting && props.compacting ? <Compacting trigger={props.compacting} /> : null}
+      {empty && !props.waiting && !props.compacting ? (
         <div className="working">
           <Loader2 size={14} className="spin" aria-hidden /> Working…
         </div>

@@ -9,6 +9,7 @@ import { app, loadOlder, markRead, transcriptStore } from "../../state/app";
 import { lastUserText, type Row } from "../../state/transcript";
 import { useStore } from "../../lib/store";
 import { AssistantMessage, InFlightMessage, Notice, TurnEnd, UserMessage } from "./Messages";
+import { CompactionCard } from "./Compaction";
 import { onJumpToBottom } from "./scrollBus";
 import { ErrorCard } from "./ErrorCard";
 import { ProviderNotice } from "../ProviderNotice";
@@ -196,6 +197,7 @@ export function Transcript(props: { workspaceId: string }) {
           retrying={t.retrying}
           workspaceId={props.workspaceId}
           waiting={status?.state === "waiting"}
+          compacting={t.compacting}
         />
       );
     }
@@ -217,6 +219,8 @@ export function Transcript(props: { workspaceId: string }) {
         return <TurnEnd row={row} workspaceId={props.workspaceId} isLast={row.key === lastRowKey && !t.turnOpen} />;
       case "notice":
         return <Notice row={row} />;
+      case "compaction":
+        return <CompactionCard row={row} />;
     }
   };
 

@@ -2,9 +2,15 @@ import { ClipboardList } from "lucide-react";
 import { useState } from "react";
 import { Markdown } from "../markdown/Markdown";
 import { CopyButton } from "../CopyButton";
+import { StartHere } from "../chat/Compaction";
 
-/** A proposed plan: rendered Markdown, copy, and a raw-text toggle. */
-export function PlanCard(props: { plan: string; path?: string | null }) {
+/** A proposed plan: rendered Markdown, copy, a raw-text toggle, and Start Here (the plan becomes
+ * the whole context) when its result is on record. */
+export function PlanCard(props: {
+  plan: string;
+  path?: string | null;
+  startHere?: { workspaceId: string; seq: number } | null;
+}) {
   const [raw, setRaw] = useState(false);
   return (
     <div className="plan-card">
@@ -19,6 +25,7 @@ export function PlanCard(props: { plan: string; path?: string | null }) {
           {raw ? "Show Markdown" : "Show Text"}
         </button>
         <CopyButton text={props.plan} label="Copy plan" />
+        {props.startHere ? <StartHere workspaceId={props.startHere.workspaceId} seq={props.startHere.seq} /> : null}
       </div>
       <div className="plan-body">
         {raw ? <pre className="pre-text">{props.plan}</pre> : <Markdown text={props.plan} />}

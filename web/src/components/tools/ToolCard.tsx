@@ -244,7 +244,8 @@ export function ToolCard(props: Props) {
     const plan = typeof meta === "object" && meta !== null ? (meta as Args) : null;
     const content = str(plan, "content");
     const path = str(plan, "path");
-    if (content !== null) return <PlanCard plan={content} path={path} />;
+    const here = props.turnOpen ? null : { workspaceId: props.workspaceId, seq: props.result.seq };
+    if (content !== null) return <PlanCard plan={content} path={path} startHere={here} />;
     if (path !== null) return <PlanCard plan={`The plan is too large to show here; it is in ${path}.`} path={path} />;
   }
 
