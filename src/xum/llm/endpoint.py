@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from xum.llm.limits import ReplyLimits
 from xum.llm.types import Wire
 
 AuthStyle = Literal["x-api-key", "bearer", "none"]
@@ -24,6 +25,7 @@ class Endpoint:
     auth_style: AuthStyle = "bearer"
     headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     body_options: dict[str, Any] = field(default_factory=dict)  # extra top-level body fields
+    limits: ReplyLimits = field(default_factory=ReplyLimits)  # timeouts, size cap, retries
 
     def __repr__(self) -> str:  # never print the key
         return (
