@@ -64,3 +64,31 @@ def test_a_bad_model_requests_setting_is_named(repo: Path, xum_root: Path) -> No
     result = run_xum("run", "hi", cwd=repo, env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 1
     assert "config.json" in result.stderr and "modelRequests.idleTimeoutSeconds" in result.stderr
+
+
+def test_a_wildcard_top_k_is_not_sent_to_openai_and_the_user_is_told(
+    fake_llm: FakeLLM, repo: Path, xum_root: Path
+) -> None:
+    extra = ' "modelParameters": {"*": {"top_k": 40, "temperature": 0.2}},'
+    openai_chat(xum_root, fake_llm, extra)
+    fake_llm.script(fakellm.text("fine"))
+    result = run_xum("run", "--json", "-m", "openai:gpt-6.1-sol", "hi", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    (rec,) = fake_llm.requests
+    assert "top_k" not in rec.json and rec.json["temperature"] == 0.2
+    (note,) = [e for e in events(result.stdout) if e.get("kind") == "model-parameters"]
+    assert "top_k" in note["message"] and "openai's Chat Completions API" in note["message"]
+
+
+def test_an_unmeasured_reply_stops_a_budgeted_run_with_exit_2(
+    fake_llm: FakeLLM, repo: Path
+) -> None:
+    from tests.integration.test_engine_costs import unmeasured
+
+    fake_llm.script(unmeasured({"type": "text", "text": "no usage from me"}))
+    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
+    result = run_xum("run", "--json", "-b", "1", "hi", cwd=repo, env=env)
+    assert result.returncode == 2, result.stderr
+    evts = events(result.stdout)
+    assert evts[-1]["reason"] == "budget" and evts[-1]["cost_usd"] is None
+    assert any(e.get("kind") == "budget-unmeasured" for e in evts)

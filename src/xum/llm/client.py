@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
+from xum.llm.params import Withheld
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import Finish, LLMRequest, StreamEvent
 
@@ -30,6 +31,10 @@ class LLMClient(Protocol):
 
     def request_body(self, request: LLMRequest, *, stream: bool = True) -> bytes:
         """The exact bytes `stream` would POST (for cache-stability checks and logs)."""
+        ...
+
+    def withheld_params(self, request: LLMRequest) -> list[Withheld]:
+        """The known `modelParameters` of `request` that are not sent, each with the reason."""
         ...
 
     async def aclose(self) -> None: ...

@@ -37,6 +37,7 @@ from xum.llm.endpoint import Endpoint, auth_headers
 from xum.llm.errors import ErrorContext, LLMError, invalid_response, network_error
 from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts
 from xum.llm.limits import ReplyLimits, setting_name
+from xum.llm.params import Withheld, withheld_params
 from xum.llm.retry import RetryPolicy
 from xum.llm.sse import SSEEvent, SSEParser
 from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate, Wire
@@ -171,6 +172,12 @@ class WireClient:
     def body_frames(self, obj: Any) -> list[tuple[str, Any]]:
         """The stream frames a complete (non-streamed) JSON reply is equivalent to."""
         raise NotImplementedError
+
+    def withheld_params(self, request: LLMRequest) -> list[Withheld]:
+        """The request's known `modelParameters` this wire, provider and model do not take."""
+        return withheld_params(
+            self.wire, self.endpoint.provider, request.model, request.params, thinking=False
+        )
 
     # Public API -----------------------------------------------------------------------------
 
