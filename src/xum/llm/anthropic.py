@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from xum.llm.catalog import anthropic_thinking_style, default_max_output_tokens, lookup
 from xum.llm.common import (
@@ -58,8 +57,9 @@ FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
+    """How a request goes out: thinking, effort, the output limit and the tool choice."""
+
     thinking: dict[str, Any] | None
     effort: str | None
     max_tokens: int

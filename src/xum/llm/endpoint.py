@@ -9,6 +9,7 @@ from xum.llm.limits import ReplyLimits
 from xum.llm.types import Wire
 
 AuthStyle = Literal["x-api-key", "bearer", "none"]
+_DEFAULT_LIMITS = ReplyLimits()  # immutable, so one shared default is safe
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,7 @@ class Endpoint:
     auth_style: AuthStyle = "bearer"
     headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     body_options: dict[str, Any] = field(default_factory=dict)  # extra top-level body fields
-    limits: ReplyLimits = field(default_factory=ReplyLimits)  # timeouts, size cap, retries
+    limits: ReplyLimits = _DEFAULT_LIMITS  # timeouts, size cap, retries
 
     def __repr__(self) -> str:  # never print the key
         return (

@@ -19,8 +19,7 @@ the Claude 4.1 to 4.7 models take `temperature` or `top_p`, not both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from xum.llm.catalog import claude_version
 from xum.llm.types import Wire
@@ -70,8 +69,7 @@ _API_NAME: dict[Wire, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Withheld:
+class Withheld(NamedTuple):
     """A configured parameter that is not sent, and why."""
 
     key: str
