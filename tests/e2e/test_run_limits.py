@@ -45,7 +45,7 @@ def openai_chat(root: Path, server: FakeLLM, extra: str = "") -> None:
 def test_a_stream_of_keepalives_ends_on_the_configured_idle_timeout(
     fake_llm: FakeLLM, repo: Path, xum_root: Path
 ) -> None:
-    write_config(xum_root, {"modelRequests": {"idleTimeoutSeconds": 0.5, "maxRetries": 0}})
+    write_config(xum_root, {"modelRequests": {"idleTimeoutSeconds": 1.5, "maxRetries": 0}})
     openai_chat(xum_root, fake_llm)
     stall = fakellm.Stall(after_event=2, keepalive_s=0.05)
     fake_llm.script(fakellm.text("never finished", stall=stall))
@@ -54,7 +54,7 @@ def test_a_stream_of_keepalives_ends_on_the_configured_idle_timeout(
     final = events(result.stdout)[-1]
     assert final["type"] == "final" and final["reason"] == "error"
     assert final["error"]["kind"] == "timeout"
-    assert "only keep-alives for 0.5 s" in final["error"]["message"]
+    assert "only keep-alives for 1.5 s" in final["error"]["message"]
     assert "modelRequests.idleTimeoutSeconds" in final["error"]["hint"]
     assert len(fake_llm.requests) == 1  # maxRetries 0
 
