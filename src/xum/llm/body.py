@@ -10,7 +10,7 @@ loop knows whether a chunk was a keep-alive.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from typing import Any, Literal, TypeVar
 
 from xum.llm.common import loads
@@ -55,27 +55,39 @@ class BodyReader:
         self.clock.progress(self._loop.time())
         return result
 
-    async def chunks(self, raw: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-        """`raw` with each wait bounded by the clock and the total by the size cap."""
+    async def read(self, raw: AsyncIterator[bytes]) -> bytes:
+        """The next chunk of `raw` (b"" at its end), the wait bounded by the clock and the total
+        by the size cap."""
+        try:
+            chunk = await self._within(anext(raw))
+        except StopAsyncIteration:
+            return b""
+        self.received += len(chunk)
         cap = self._limits.max_reply_bytes
-        while True:
-            try:
-                chunk = await self._within(anext(raw))
-            except StopAsyncIteration:
-                return
-            self.received += len(chunk)
-            if self.received > cap:
-                raise LLMError(
-                    "invalid_response",
-                    f"the reply from {self._ctx.provider} is larger than {cap // MIB} MiB, "
-                    "more than any model reply should be; xum stopped reading it",
-                    provider=self._ctx.provider,
-                    hint=f"raise {setting_name('max_reply_bytes')} in config.json if "
-                    "this server really sends replies that large",
-                )
-            if len(self.head) < PREVIEW_BYTES:
-                self.head += chunk[: PREVIEW_BYTES - len(self.head)]
+        if self.received > cap:
+            raise LLMError(
+                "invalid_response",
+                f"the reply from {self._ctx.provider} is larger than {cap // MIB} MiB, "
+                "more than any model reply should be; xum stopped reading it",
+                provider=self._ctx.provider,
+                hint=f"raise {setting_name('max_reply_bytes')} in config.json if "
+                "this server really sends replies that large",
+            )
+        if len(self.head) < PREVIEW_BYTES:
+            self.head += chunk[: PREVIEW_BYTES - len(self.head)]
+        return chunk
+
+    async def chunks(
+        self, raw: AsyncIterator[bytes], first: bytes = b"", *, all_progress: bool = False
+    ) -> AsyncGenerator[bytes, None]:
+        """`first` (a chunk already read, if any), then the rest of `raw` through `read`. With
+        `all_progress` every chunk resets the idle timer (a JSON body has no keep-alives)."""
+        chunk = first or await self.read(raw)
+        while chunk:
+            if all_progress:
+                self.progress()
             yield chunk
+            chunk = await self.read(raw)
 
     def progress(self) -> None:
         self.clock.progress(self._loop.time())
@@ -162,13 +174,6 @@ def unexpected_body(
             "replies"
         ),
     )
-
-
-async def prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    if first:
-        yield first
-    async for chunk in rest:
-        yield chunk
 
 
 async def read_some(chunks: AsyncIterator[bytes], limit: int) -> bytes:

@@ -23,15 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from xum import __version__
-from xum.llm.body import (
-    BodyReader,
-    body_kind,
-    http_error,
-    json_body,
-    prepend,
-    read_some,
-    unexpected_body,
-)
+from xum.llm.body import BodyReader, body_kind, http_error, json_body, read_some, unexpected_body
 from xum.llm.common import dumps
 from xum.llm.endpoint import Endpoint, auth_headers
 from xum.llm.errors import ErrorContext, LLMError, invalid_response, network_error
@@ -312,23 +304,23 @@ class WireClient:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 resp = await reading.bounded(stack.enter_async_context(self._post(body, stream)))
-                chunks = reading.chunks(resp.chunks)
                 if resp.status >= 300:
-                    raw = await read_some(chunks, MAX_ERROR_BODY)
+                    raw = await read_some(reading.chunks(resp.chunks), MAX_ERROR_BODY)
                     raise http_error(ctx, resp.status, resp.headers, raw)
                 decoder = self.new_decoder(request)
                 content_type = resp.headers.get("content-type", "")
-                first = await anext(chunks, b"")
+                first = await reading.read(resp.chunks)
                 kind = body_kind(content_type, first)
                 if kind is None or not first:
                     expected = "an event stream" if stream else "JSON"
                     raise unexpected_body(ctx, resp.status, content_type, first, expected=expected)
-                chunks = prepend(first, chunks)
+                # Closed before the response (the stack unwinds in reverse), not left to the GC.
+                chunks = await stack.enter_async_context(
+                    aclosing(reading.chunks(resp.chunks, first, all_progress=kind == "json"))
+                )
                 if kind == "json":
                     # Asked for a stream and got a whole reply (or asked for one): same events.
-                    raw = await read_some(
-                        _progressing(chunks, reading), self.limits.max_reply_bytes
-                    )
+                    raw = await read_some(chunks, self.limits.max_reply_bytes)
                     for name, obj in self.body_frames(json_body(ctx, raw)):
                         for event in decoder.feed_obj(name, obj):
                             yield event
@@ -405,13 +397,6 @@ def _is_httpx_transport_error(exc: BaseException) -> bool:
 def _keepalive(frame: SSEEvent) -> bool:
     """Anthropic's `ping` events keep the connection open and say nothing about the reply."""
     return frame[0] == "ping"
-
-
-async def _progressing(chunks: AsyncIterator[bytes], reading: BodyReader) -> AsyncIterator[bytes]:
-    """A whole (JSON) body: every chunk of it is progress."""
-    async for chunk in chunks:
-        reading.progress()
-        yield chunk
 
 
 def _flush(tail: list[SSEEvent], decoder: StreamDecoder, ctx: ErrorContext) -> list[StreamEvent]:
