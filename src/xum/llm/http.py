@@ -102,8 +102,8 @@ def proxy_for(url: str) -> str | None:
 
 MAX_ERROR_BODY = 64 * 1024  # enough for any error JSON; the rest is not read
 DRAIN_S = 2.0  # after the final event, wait this long for the server to end the body
-# The transport's own read timeout is a backstop behind the reply clock (`xum.llm.limits`),
-# which is the one that decides and says which limit ran out.
+# httpx's own read timeout is a backstop behind the reply clock (`xum.llm.limits`), which is
+# the one that decides and says which limit ran out.
 TRANSPORT_SLACK_S = 5.0
 
 
@@ -278,10 +278,9 @@ class WireClient:
     def _lean_client(self) -> LeanHTTP:
         if self._lean is None:
             t = self.limits
+            # No read timer of its own: every wait is bounded by the attempt's reply clock.
             self._lean = LeanHTTP(
-                timeouts=LeanTimeouts(
-                    connect=t.connect_s, read=t.idle_s + TRANSPORT_SLACK_S, write=t.write_s
-                ),
+                timeouts=LeanTimeouts(connect=t.connect_s, read=None, write=t.write_s),
                 tls=_tls_context,
             )
         return self._lean

@@ -43,7 +43,9 @@ class LeanTimeouts:
     """Seconds allowed to connect, between two reads, and to send a request."""
 
     connect: float = 10.0
-    read: float = 300.0  # idle time between two reads
+    # Idle time between two reads. None: no timer of its own, for a caller that bounds every
+    # wait itself (xum.llm.http does, with the reply clock), saving a timer per chunk.
+    read: float | None = 300.0
     write: float = 60.0
 
 
@@ -146,8 +148,10 @@ def _need_data() -> Any:
     return h11.NEED_DATA
 
 
-async def _read(timeout: float, call: Awaitable[bytes]) -> bytes:
+async def _read(timeout: float | None, call: Awaitable[bytes]) -> bytes:
     try:
+        if timeout is None:
+            return await call
         async with asyncio.timeout(timeout):
             return await call
     except TimeoutError:
@@ -380,7 +384,7 @@ class LeanHTTP:
                         data = await conn.reader.read(READ_SIZE)
                 except TimeoutError:
                     raise HTTPTransportError(
-                        f"no reply from the server within {self.timeouts.read:g} s"
+                        f"no reply from the server within {self.timeouts.read or 0:g} s"
                     ) from None
                 except OSError as exc:
                     if not got_bytes:
