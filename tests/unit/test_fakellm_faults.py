@@ -230,3 +230,43 @@ def test_per_chunk_delay_is_applied(fake_llm: FakeLLM) -> None:
     # sleeping guarantees, not a speed assertion (with some slack for timer granularity).
     assert time.monotonic() - start >= 0.08
     assert len(frames(received)) == 9
+
+
+# Stalls --------------------------------------------------------------------------------------
+
+
+def test_stall_sends_keepalives_then_the_rest(fake_llm: FakeLLM) -> None:
+    stall = fakellm.Stall(after_event=2, keepalive_s=0.01, seconds=0.5)
+    fake_llm.script(fakellm.text("abc", chunk_size=1, stall=stall))
+    received, err = stream_bytes(fake_llm, "/chat/completions", CHAT)
+    assert err is None
+    parts = frames(received)
+    assert parts[2] == b": keep-alive"  # right after the first two events
+    events = [p for p in parts if p != b": keep-alive"]
+    assert events[-1] == b"data: [DONE]"
+    body = b"".join(events)
+    assert all(b'"content":"%s"' % c in body for c in (b"a", b"b", b"c"))  # nothing lost
+
+
+def test_a_silent_stall_holds_until_the_client_hangs_up(fake_llm: FakeLLM) -> None:
+    fake_llm.script(fakellm.text("held", stall=fakellm.Stall(after_event=1)))
+    url, body = fake_llm.base_url() + "/messages", {**ANTHROPIC, "stream": True}
+    with (
+        httpx.Client(timeout=httpx.Timeout(10, read=0.3)) as client,
+        pytest.raises(httpx.ReadTimeout),
+        client.stream("POST", url, json=body) as r,
+    ):
+        for _ in r.iter_raw():
+            pass
+    # The server let go of that connection and answers the next request normally.
+    fake_llm.script(fakellm.text("ok"))
+    assert HTTP.post(fake_llm.base_url() + "/messages", json=ANTHROPIC).status_code == 200
+
+
+def test_stall_pings_and_json_round_trip() -> None:
+    stall = fakellm.Stall(after_event=3, keepalive_s=5, keepalive="ping", seconds=1.5)
+    assert stall.keepalive_frame().startswith(b"event: ping\n")
+    reply = fakellm.text("x", stall=stall)
+    assert fakellm.reply_from_json(json.loads(json.dumps(fakellm.reply_to_json(reply)))) == reply
+    with pytest.raises(fakellm.ScriptError, match="not be negative"):
+        fakellm.text("x", stall=fakellm.Stall(after_event=-1))

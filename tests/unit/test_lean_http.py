@@ -148,6 +148,56 @@ async def test_read_timeout_and_refused_connection(serve) -> None:  # type: igno
         await body_of(LeanHTTP(), f"http://127.0.0.1:{sock_port}/")
 
 
+async def test_interim_replies_are_skipped_and_close_is_honoured(serve) -> None:  # type: ignore[no-untyped-def]
+    early = b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n"
+    raw = RawServer(
+        [
+            early + reply(b"one", "content-length: 3", "connection: close"),
+            reply(b"two", "content-length: 3"),
+        ],
+        keep_open=False,
+    )
+    port = await serve(raw)
+    client = LeanHTTP()
+    url = f"http://127.0.0.1:{port}/"
+    assert await body_of(client, url) == (200, b"one")
+    assert await body_of(client, url) == (200, b"two")
+    assert raw.connections == 2  # `connection: close` is not pooled
+
+
+async def test_an_http_1_0_reply_is_read_to_the_end_and_not_reused(serve) -> None:  # type: ignore[no-untyped-def]
+    raw = RawServer([b"HTTP/1.0 200 OK\r\n\r\nuntil close", reply(b"x", "content-length: 1")])
+    raw.keep_open = False
+    port = await serve(raw)
+    client = LeanHTTP()
+    assert await body_of(client, f"http://127.0.0.1:{port}/") == (200, b"until close")
+    assert await body_of(client, f"http://127.0.0.1:{port}/") == (200, b"x")
+    assert raw.connections == 2
+
+
+async def test_broken_replies_are_named(serve) -> None:  # type: ignore[no-untyped-def]
+    huge = reply(b"", "x-big: " + "a" * 200_000, "content-length: 0")
+    cases = [
+        (huge, "the reply headers are too large"),
+        (b"SPDY/3 200 OK\r\n\r\n", "not a valid HTTP/1.1 reply"),
+        (reply(b"zz\r\n", "transfer-encoding: chunked"), "broke HTTP/1.1 framing"),
+    ]
+    for raw_reply, says in cases:
+        port = await serve(RawServer([raw_reply], keep_open=False))
+        with pytest.raises(HTTPTransportError, match=says):
+            await body_of(LeanHTTP(), f"http://127.0.0.1:{port}/")
+
+
+async def test_a_header_http_cannot_carry_is_refused_before_sending(serve) -> None:  # type: ignore[no-untyped-def]
+    raw = RawServer([reply(b"", "content-length: 0")])
+    port = await serve(raw)
+    client = LeanHTTP()
+    with pytest.raises(HTTPTransportError, match="cannot be sent"):
+        async with client.post(f"http://127.0.0.1:{port}/", b"{}", {"x-bad": "a\r\nb: c"}):
+            pass
+    assert raw.requests == []
+
+
 @pytest.mark.skipif(
     shutil.which("openssl") is None, reason="needs the openssl CLI for certificates"
 )

@@ -227,14 +227,15 @@ def test_anthropic_forced_tool_choice() -> None:
 
 
 def test_anthropic_params_and_provider_options() -> None:
-    client = anthropic(metadata={"user_id": "u"}, model="EVIL", messages=[])
-    body = client.encode(request("claude-opus-5-5", params={
+    # A model that is not Claude, on an Anthropic-compatible server: sampling passes through.
+    client = anthropic("glm-gateway", metadata={"user_id": "u"}, model="EVIL", messages=[])
+    body = client.encode(request("glm-5.3", params={
         "temperature": 1, "top_k": 5, "seed": 3, "max_output_tokens": 9_000, "custom_flag": True}))  # fmt: skip
     assert body["temperature"] == 1 and body["top_k"] == 5 and body["custom_flag"] is True
     assert "seed" not in body  # no Anthropic equivalent: dropped, not sent to fail
     assert body["max_tokens"] == 9_000
     assert body["metadata"] == {"user_id": "u"}
-    assert body["model"] == "claude-opus-5-5" and body["messages"]  # protected keys
+    assert body["model"] == "glm-5.3" and body["messages"]  # protected keys
 
 
 def test_anthropic_no_empty_blocks() -> None:
@@ -285,7 +286,9 @@ def test_responses_input_items_replay_state_without_ids() -> None:
         "type": "function_call", "call_id": "call.1:a", "name": "read", "arguments": '{"path": "a.py"}',
     }  # fmt: skip
     assert items[4]["arguments"] == "{not json"  # replayed exactly as the model wrote it
-    assert all("id" not in i for i in items)
+    # With `store: false` the API keeps no items, so an item id in the input names nothing it
+    # can find and is refused; `status` is an output field (docs/providers.md).
+    assert all("id" not in i and "status" not in i for i in items)
     assert items[0] == {
         "type": "message",
         "role": "user",

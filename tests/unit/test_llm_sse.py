@@ -97,3 +97,25 @@ def test_oversized_frame_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     assert info.value.kind == "invalid_response"
     with pytest.raises(LLMError):
         SSEParser().feed(b"data: " + b"y" * 200)  # an unfinished line that keeps growing
+
+
+@pytest.mark.timeout(30)
+def test_a_long_line_in_small_chunks_is_parsed_once() -> None:
+    # Field report H: re-joining the unfinished line on every chunk made a 32 MB single-line
+    # frame cost seconds (quadratic). 16 MiB in 2 KiB pieces is 8192 feeds: trivial when each
+    # piece is looked at once, about 64 GB of copying (minutes) when the buffer is rebuilt each
+    # time. The timeout is a hang guard with a wide margin, not a speed assertion.
+    payload = b"x" * (16 * 1024 * 1024)
+    raw = b'event: big\ndata: {"v":"' + payload + b'"}\n\ndata: after\n\n'
+    parser = SSEParser()
+    out: list[tuple[str, bytes]] = []
+    for i in range(0, len(raw), 2048):
+        out += parser.feed(raw[i : i + 2048])
+    assert [name for name, _ in out] == ["big", ""]
+    assert out[0][1] == b'{"v":"' + payload + b'"}' and out[1][1] == b"after"
+
+
+def test_a_comment_still_arriving_is_not_a_frame_in_progress() -> None:
+    parser = SSEParser()
+    assert parser.feed(b": keep-al") == [] and parser.unfinished == 0
+    assert parser.feed(b"ive\ndata: par") == [] and parser.unfinished == len(b"data: par")

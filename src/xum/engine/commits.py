@@ -52,7 +52,8 @@ class Commits:
         self, result: TurnResult, route: ModelRoute, step: int, finish: Finish
     ) -> list[ToolCall]:
         """Commit a finished reply; its tool calls are what the step runs next."""
-        cost = route.cost(finish.usage)
+        # A reply whose provider counted no tokens has an unknown cost, not a zero one.
+        cost = route.cost(finish.usage) if finish.usage_reported else None
         data = {
             "message": finish.message,
             "usage": finish.usage.to_dict(),
@@ -91,7 +92,7 @@ class Commits:
         message: Message = (
             text_message("assistant", text) if text else {"role": "assistant", "content": []}
         )
-        cost = route.cost(usage)
+        cost = route.cost(usage) if state.last_usage is not None else None
         reply = {
             "message": message,
             "usage": usage.to_dict(),

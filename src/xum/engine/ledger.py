@@ -2,8 +2,8 @@
 
 The budget covers the whole task tree: a session's own replies plus what its sub-agents (and,
 for a sub-agent, its ancestors and their other children) cost, as the sub-agent host reports it.
-A reply with no known price makes the session's cost unknown from then on (it never reads as
-free). Mid-stream, once the usage reported so far already costs more than the budget allows, the
+A reply with no known price, or whose provider reported no token usage, makes the session's
+cost unknown from then on (it never reads as free); with a budget set, that stops the session. Mid-stream, once the usage reported so far already costs more than the budget allows, the
 stream is stopped instead of paid for to the end.
 """
 
@@ -50,14 +50,25 @@ class Ledger:
         return self.session_cost + self.tree_cost()
 
     def over_budget(self) -> bool:
+        """Past the budget, or unable to tell: with a budget set, a reply of unknown cost stops
+        the session rather than letting it spend without count."""
         budget = self.budget_usd
-        return budget is not None and self.total() > budget
+        return budget is not None and (not self.cost_known or self.total() > budget)
 
     def account(self, result: TurnResult, usage: Usage, cost: float | None) -> None:
         """Add one reply to the turn and the session, tell the tree, and emit `usage`."""
         result.usage.add(usage)
         if cost is None:
             result.cost_usd = None
+            if self.cost_known and self.budget_usd is not None:
+                self.emit(
+                    E.Advisory(
+                        kind="budget-unmeasured",
+                        message="the last reply's cost is unknown (the model has no known price, "
+                        "or the provider reported no token usage), so the budget can no longer "
+                        "be enforced; the session stops here",
+                    )
+                )
             self.cost_known = False
         else:
             if result.cost_usd is not None:

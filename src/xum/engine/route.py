@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from xum.core.errors import ConfigError
@@ -18,6 +18,8 @@ from xum.engine.endpoints import configured_provider_ids, resolve_endpoint
 from xum.llm import catalog
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
+from xum.llm.limits import CONFIG_KEY as LIMITS_KEY
+from xum.llm.limits import ReplyLimits, limits_from_config
 from xum.llm.pricing import Price, parse_user_prices, price_for
 from xum.llm.types import Usage
 from xum.store.config import load_config
@@ -70,6 +72,16 @@ def _user_prices(config: Mapping[str, Any]) -> dict[str, Price]:
         raise ConfigError(str(exc), path="config.json") from None
 
 
+def _reply_limits(config: Mapping[str, Any]) -> ReplyLimits:
+    """config.json `modelRequests`: the timeouts, size cap and retries of every reply."""
+    try:
+        return limits_from_config(config.get(LIMITS_KEY))
+    except ValueError as exc:
+        raise ConfigError(
+            str(exc), path="config.json", hint="docs/providers.md lists the keys and defaults"
+        ) from None
+
+
 def default_model_string(
     providers: ProvidersConfig, config: Mapping[str, Any], env: Mapping[str, str]
 ) -> str:
@@ -103,7 +115,7 @@ def resolve_route(
     config = load_config() if config is None else config
     text = model_text or default_model_string(providers, config, env)
     provider, model_id = catalog.resolve_model_string(text)
-    endpoint = resolve_endpoint(provider, providers, env)
+    endpoint = replace(resolve_endpoint(provider, providers, env), limits=_reply_limits(config))
     entry = providers.get(provider)
     params = model_parameters_for(entry, model_id) if entry is not None else {}
     return ModelRoute(provider, model_id, endpoint, params, _user_prices(config))

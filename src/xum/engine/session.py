@@ -147,6 +147,7 @@ class AgentSession:
         self.projection = HistoryProjection()
         self.queue = MessageQueue()
         self._task: asyncio.Task[Any] | None = None
+        self._noted_params: set[str] = set()  # withheld modelParameters already reported
         self._interrupt_requested = False
         self._running = False
         # The tools of the current segment, as offered (set from the frozen context).
@@ -381,6 +382,7 @@ class AgentSession:
                         self.compactor.stream_guard(self.emit),
                         self.log.write_partial,
                         self.ledger.watch(self.route.cost),
+                        self._noted_params,
                     )
                 )
             except Interrupted:

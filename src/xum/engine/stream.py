@@ -59,9 +59,13 @@ async def stream_step(
     emit: EventSink,
     write_partial: Callable[[dict[str, Any]], None],
     on_usage: Callable[[UsageUpdate], None] | None = None,
+    noted: set[str] | None = None,
 ) -> Finish:
     """Stream one reply into `state` and return its `Finish`. Raises LLMError on failure;
-    cancellation propagates (the caller records what `state` holds)."""
+    cancellation propagates (the caller records what `state` holds). `noted`: the notes about
+    withheld `modelParameters` already given in this session (each is given once)."""
+    if noted is not None:
+        note_withheld(client, request, emit, noted)
     last_write = time.monotonic()
     finish: Finish | None = None
     events = client.stream(request)
@@ -81,6 +85,25 @@ async def stream_step(
 
         raise LLMError("invalid_response", "the reply ended without a finish event")
     return finish
+
+
+def note_withheld(client: LLMClient, request: LLMRequest, emit: EventSink, noted: set[str]) -> None:
+    """Tell the user, once per model and set, which of their `modelParameters` the request
+    leaves out (the wire, provider or model does not take them; xum.llm.params)."""
+    withheld = client.withheld_params(request)
+    if not withheld:
+        return
+    text = ", ".join(w.describe() for w in withheld)
+    key = f"{request.model}\0{text}"
+    if key in noted:
+        return
+    noted.add(key)
+    emit(
+        E.Advisory(
+            kind="model-parameters",
+            message=f"modelParameters not sent to {request.model}: {text}",
+        )
+    )
 
 
 def _apply(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from xum.llm.catalog import anthropic_thinking_style, default_max_output_tokens, lookup
 from xum.llm.common import (
     MessageBuilder,
-    apply_params,
     dumps,
     finish_reason,
     loads,
@@ -19,6 +18,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.params import SAMPLING_PARAMS, Withheld, apply_params, withheld_params
 from xum.llm.thinking import (
     ANTHROPIC_ANSWER_ROOM,
     ANTHROPIC_BUDGETS,
@@ -44,7 +44,6 @@ API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 32_000  # for an Anthropic-wire model the catalog knows nothing about
 _EPHEMERAL = {"type": "ephemeral"}
 _CACHEABLE = frozenset({"text", "tool_use", "tool_result", "image", "document"})
-_SUPPORTED_PARAMS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k"}
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 FINISH_REASONS: dict[str, FinishReason] = {
@@ -56,6 +55,15 @@ FINISH_REASONS: dict[str, FinishReason] = {
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
 }
+
+
+class _Plan(NamedTuple):
+    """How a request goes out: thinking, effort, the output limit and the tool choice."""
+
+    thinking: dict[str, Any] | None
+    effort: str | None
+    max_tokens: int
+    tool_choice: Any
 
 
 def tool_id(raw: str) -> str:
@@ -71,11 +79,57 @@ class AnthropicClient(WireClient):
         return {"anthropic-version": API_VERSION}
 
     def encode(self, request: LLMRequest, *, stream: bool = True) -> dict[str, Any]:
+        messages = encode_messages(request.messages, request.model)
+        plan = self._plan(request, messages)
+        body: dict[str, Any] = {"model": request.model, "max_tokens": plan.max_tokens}
+        if stream:
+            body["stream"] = True
+        if request.system:
+            system: dict[str, Any] = {"type": "text", "text": request.system}
+            if request.cache:
+                system["cache_control"] = _EPHEMERAL
+            body["system"] = [system]
+        if request.cache:
+            _mark_history_tail(messages)
+        body["messages"] = messages
+        if request.tools:
+            tools = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+            if request.cache:
+                tools[-1]["cache_control"] = _EPHEMERAL
+            body["tools"] = tools
+            if plan.tool_choice is not None:
+                body["tool_choice"] = _tool_choice(plan.tool_choice)
+        if plan.thinking is not None:
+            body["thinking"] = plan.thinking
+        if plan.effort is not None:
+            body["output_config"] = {"effort": plan.effort}
+        withheld = self._withheld(request, plan)
+        apply_params(body, request.params, withheld, self.endpoint.body_options)
+        return body
+
+    def withheld_params(self, request: LLMRequest) -> list[Withheld]:
+        if not any(request.params.get(k) is not None for k in SAMPLING_PARAMS):
+            return self._withheld(request, None)  # no thinking rule can apply
+        return self._withheld(
+            request, self._plan(request, encode_messages(request.messages, request.model))
+        )
+
+    def _withheld(self, request: LLMRequest, plan: _Plan | None) -> list[Withheld]:
+        config = plan.thinking if plan is not None else None
+        thinking = config is not None and config.get("type") != "disabled"
+        return withheld_params(
+            "anthropic", self.endpoint.provider, request.model, request.params, thinking=thinking
+        )
+
+    def _plan(self, request: LLMRequest, messages: list[dict[str, Any]]) -> _Plan:
+        """Thinking, effort, the output limit and the tool choice this request goes out with."""
         provider = self.endpoint.provider
         model = request.model
         style = anthropic_thinking_style(model)
         level = clamp_thinking(request.thinking, provider, model)
-        messages = encode_messages(request.messages, model)
         explicit_max = max_output(request.max_output_tokens, request.params)
         default_max = default_max_output_tokens(provider, model) or DEFAULT_MAX_TOKENS
         info = lookup(provider, model)
@@ -106,34 +160,7 @@ class AnthropicClient(WireClient):
                 max_tokens = max(default_max, budget + ANTHROPIC_ANSWER_ROOM)
             if budget >= ANTHROPIC_MIN_BUDGET:
                 thinking = {"type": "enabled", "budget_tokens": budget}
-
-        body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
-        if stream:
-            body["stream"] = True
-        if request.system:
-            system: dict[str, Any] = {"type": "text", "text": request.system}
-            if request.cache:
-                system["cache_control"] = _EPHEMERAL
-            body["system"] = [system]
-        if request.cache:
-            _mark_history_tail(messages)
-        body["messages"] = messages
-        if request.tools:
-            tools = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
-            if request.cache:
-                tools[-1]["cache_control"] = _EPHEMERAL
-            body["tools"] = tools
-            if tool_choice is not None:
-                body["tool_choice"] = _tool_choice(tool_choice)
-        if thinking is not None:
-            body["thinking"] = thinking
-        if effort is not None:
-            body["output_config"] = {"effort": effort}
-        apply_params(body, request.params, _SUPPORTED_PARAMS, self.endpoint.body_options)
-        return body
+        return _Plan(thinking, effort, max_tokens, tool_choice)
 
     def new_decoder(self, request: LLMRequest) -> AnthropicDecoder:
         return AnthropicDecoder(self.error_context(request.model), request.model)
@@ -430,4 +457,5 @@ class AnthropicDecoder:
             usage=self.usage(),
             raw_reason=self._stop_reason or "",
             response_id=self._response_id,
+            usage_reported=bool(self._usage),
         )

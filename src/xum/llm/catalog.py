@@ -114,13 +114,20 @@ _CLAUDE_VERSION_RE = re.compile(
 )
 
 
-def anthropic_thinking_style(model: str) -> Literal["adaptive", "budget"]:
+def claude_version(model: str) -> tuple[int, int] | None:
+    """`(major, minor)` of a Claude model id (`claude-opus-4-8` -> (4, 8)), None for an id
+    without one (`claude-mythos-preview`) or a model that is not Claude."""
     match = _CLAUDE_VERSION_RE.match(model)
     if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def anthropic_thinking_style(model: str) -> Literal["adaptive", "budget"]:
+    version = claude_version(model)
+    if version is None:
         return "adaptive" if model.startswith("claude-mythos") else "budget"
-    major = int(match.group(1))
-    minor = int(match.group(2) or 0)
-    return "adaptive" if (major, minor) >= (4, 6) else "budget"
+    return "adaptive" if version >= (4, 6) else "budget"
 
 
 _BY_STRING: dict[str, ModelInfo] = {m.model_string: m for m in MODELS}

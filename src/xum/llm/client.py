@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
+from xum.llm.params import Withheld
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import Finish, LLMRequest, StreamEvent
 
 if TYPE_CHECKING:
     import httpx
 
-    from xum.llm.http import Timeouts
+    from xum.llm.limits import ReplyLimits
 
 
 class LLMClient(Protocol):
@@ -32,6 +33,10 @@ class LLMClient(Protocol):
         """The exact bytes `stream` would POST (for cache-stability checks and logs)."""
         ...
 
+    def withheld_params(self, request: LLMRequest) -> list[Withheld]:
+        """The known `modelParameters` of `request` that are not sent, each with the reason."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -39,23 +44,24 @@ def open_client(
     endpoint: Endpoint,
     *,
     retry: RetryPolicy | None = None,
-    timeouts: Timeouts | None = None,
+    limits: ReplyLimits | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> LLMClient:
     """A client for `endpoint.wire`. It holds one keep-alive HTTP connection pool: reuse it for
-    every request to that endpoint and `aclose()` it when done."""
+    every request to that endpoint and `aclose()` it when done. `limits` (default: the
+    endpoint's) bound each reply; `retry` (default: from those limits) paces retries."""
     if endpoint.wire == "anthropic":
         from xum.llm.anthropic import AnthropicClient
 
-        return AnthropicClient(endpoint, retry=retry, timeouts=timeouts, transport=transport)
+        return AnthropicClient(endpoint, retry=retry, limits=limits, transport=transport)
     if endpoint.wire == "openai-responses":
         from xum.llm.openai_responses import OpenAIResponsesClient
 
-        return OpenAIResponsesClient(endpoint, retry=retry, timeouts=timeouts, transport=transport)
+        return OpenAIResponsesClient(endpoint, retry=retry, limits=limits, transport=transport)
     if endpoint.wire == "openai-chat":
         from xum.llm.openai_chat import OpenAIChatClient
 
-        return OpenAIChatClient(endpoint, retry=retry, timeouts=timeouts, transport=transport)
+        return OpenAIChatClient(endpoint, retry=retry, limits=limits, transport=transport)
     raise LLMError(
         "config",
         f"provider {endpoint.provider!r} uses an unknown wire format {endpoint.wire!r}",

@@ -53,52 +53,7 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-# Parameters ----------------------------------------------------------------------------------
-
-# Keys of `modelParameters` with a meaning xum knows. Unknown keys pass through untouched.
-KNOWN_PARAMS = frozenset(
-    {
-        "temperature",
-        "top_p",
-        "top_k",
-        "max_output_tokens",
-        "seed",
-        "frequency_penalty",
-        "presence_penalty",
-    }
-)
-# Body keys the encoder owns: neither params nor provider options may replace them, or a
-# config typo could send a different conversation than the one the engine built.
-PROTECTED_KEYS = frozenset(
-    {"model", "messages", "input", "system", "instructions", "tools", "stream", "stream_options"}
-)
-
-
-def apply_params(
-    body: dict[str, Any],
-    params: Mapping[str, Any],
-    supported: Mapping[str, str],
-    options: Mapping[str, Any],
-) -> None:
-    """Add `modelParameters` and the endpoint's extra body options to `body`.
-
-    `supported` maps each known parameter this wire accepts to its body key; known parameters
-    the wire has no equivalent for are dropped (so a `"*"` wildcard never breaks a provider),
-    unknown ones pass through. `max_output_tokens` is handled by the encoder (it needs to
-    interact with thinking) and skipped here. Provider options go last and win.
-    """
-    for key, value in params.items():
-        if key == "max_output_tokens" or key in PROTECTED_KEYS or value is None:
-            continue
-        if key in KNOWN_PARAMS:
-            target = supported.get(key)
-            if target is not None:
-                body[target] = value
-        else:
-            body[key] = value
-    for key, value in options.items():
-        if key not in PROTECTED_KEYS:
-            body[key] = value
+# Parameters (which ones a request carries: xum.llm.params) -----------------------------------
 
 
 def max_output(request_max: int | None, params: Mapping[str, Any]) -> int | None:
@@ -211,6 +166,12 @@ class MessageBuilder:
             part["wire"] = self._wire
             part["state"] = slot.state
         return part
+
+
+def counts_tokens(usage: Mapping[str, Any], *keys: str) -> bool:
+    """Whether a usage object really counts tokens: some servers send `{}`, or only a total,
+    and a reply so reported is unmeasured, not free."""
+    return any(type(usage.get(key)) is int for key in keys)
 
 
 def tool_calls_in(message: Message) -> int:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from xum.llm.limits import ReplyLimits
 from xum.llm.types import Wire
 
 AuthStyle = Literal["x-api-key", "bearer", "none"]
+_DEFAULT_LIMITS = ReplyLimits()  # immutable, so one shared default is safe
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,7 @@ class Endpoint:
     auth_style: AuthStyle = "bearer"
     headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     body_options: dict[str, Any] = field(default_factory=dict)  # extra top-level body fields
+    limits: ReplyLimits = _DEFAULT_LIMITS  # timeouts, size cap, retries
 
     def __repr__(self) -> str:  # never print the key
         return (

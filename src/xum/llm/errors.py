@@ -18,13 +18,16 @@ ErrorKind = Literal[
     "overloaded",  # 529 / overloaded_error that outlived the retries
     "server",  # 5xx that outlived the retries
     "network",  # connection failures and dropped streams that outlived the retries
+    "timeout",  # a reply that stalled or ran past its deadline (xum.llm.limits)
     "bad_request",  # any other 4xx
     "invalid_response",  # malformed frames or bodies from the provider
     "cancelled",  # the caller cancelled the stream
     "config",  # no usable provider, key or endpoint
 ]
 
-RETRYABLE_KINDS: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "network"})
+RETRYABLE_KINDS: frozenset[str] = frozenset(
+    {"rate_limit", "overloaded", "server", "network", "timeout"}
+)
 
 
 class LLMError(XumError):
@@ -245,7 +248,9 @@ def network_error(ctx: ErrorContext, what: str) -> LLMError:
         "network",
         f"the connection to {ctx.provider} at {ctx.base_url} failed: {ctx.scrub(what)}",
         provider=ctx.provider,
-        hint="check the network and the provider's baseUrl; the request is retried automatically",
+        # Not "retried automatically": by the time a person reads this, the retries are over.
+        hint="check the network, and the provider's baseUrl in providers.jsonc (or the "
+        "environment variable that sets it)",
     )
 
 

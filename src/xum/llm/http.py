@@ -23,19 +23,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from xum import __version__
-from xum.llm.common import dumps, loads
+from xum.llm.body import BodyReader, body_kind, http_error, json_body, read_some, unexpected_body
+from xum.llm.common import dumps
 from xum.llm.endpoint import Endpoint, auth_headers
-from xum.llm.errors import (
-    ErrorContext,
-    LLMError,
-    classify,
-    invalid_response,
-    network_error,
-    payload_fields,
-)
+from xum.llm.errors import ErrorContext, LLMError, invalid_response, network_error
 from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts
-from xum.llm.retry import RetryPolicy, parse_retry_after
-from xum.llm.sse import SSEParser
+from xum.llm.limits import ReplyLimits, setting_name
+from xum.llm.params import Withheld, withheld_params
+from xum.llm.retry import RetryPolicy
+from xum.llm.sse import SSEEvent, SSEParser
 from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate, Wire
 
 if TYPE_CHECKING:
@@ -59,6 +55,8 @@ def prewarm(url: str) -> None:
     def work() -> None:
         if proxied:
             import httpx  # noqa: F401
+        else:
+            import h11  # noqa: F401  (the lean client's framing)
         if https:
             _warm_tls["default"] = _default_tls()
 
@@ -103,18 +101,10 @@ def proxy_for(url: str) -> str | None:
 
 
 MAX_ERROR_BODY = 64 * 1024  # enough for any error JSON; the rest is not read
-MAX_JSON_BODY = 64 * 1024 * 1024
 DRAIN_S = 2.0  # after the final event, wait this long for the server to end the body
-
-
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """Seconds allowed to connect, between two chunks, to send, and to get a pooled connection."""
-
-    connect: float = 10.0
-    read: float = 300.0  # idle time between two chunks of a stream (long thinking pauses)
-    write: float = 60.0
-    pool: float = 60.0
+# httpx's own read timeout is a backstop behind the reply clock (`xum.llm.limits`), which is
+# the one that decides and says which limit ran out.
+TRANSPORT_SLACK_S = 5.0
 
 
 class StreamDecoder(Protocol):
@@ -145,12 +135,14 @@ class WireClient:
         endpoint: Endpoint,
         *,
         retry: RetryPolicy | None = None,
-        timeouts: Timeouts | None = None,
+        limits: ReplyLimits | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.endpoint = endpoint
-        self.retry = retry or RetryPolicy()
-        self.timeouts = timeouts or Timeouts()
+        self.limits = limits = limits or endpoint.limits
+        self.retry = retry or RetryPolicy(
+            max_retries=limits.max_retries, budget_s=limits.retry_budget_s
+        )
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
         self._lean: LeanHTTP | None = None
@@ -173,6 +165,12 @@ class WireClient:
         """The stream frames a complete (non-streamed) JSON reply is equivalent to."""
         raise NotImplementedError
 
+    def withheld_params(self, request: LLMRequest) -> list[Withheld]:
+        """The request's known `modelParameters` this wire, provider and model do not take."""
+        return withheld_params(
+            self.wire, self.endpoint.provider, request.model, request.params, thinking=False
+        )
+
     # Public API -----------------------------------------------------------------------------
 
     def request_body(self, request: LLMRequest, *, stream: bool = True) -> bytes:
@@ -187,6 +185,8 @@ class WireClient:
         body = self.request_body(request, stream=stream)
         ctx = self.error_context(request.model)
         policy = self.retry
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         attempt = 0
         while True:
             emitted = False
@@ -205,8 +205,10 @@ class WireClient:
             too_long = retry_after is not None and retry_after > policy.max_retry_after_s
             if not failure.retryable or attempt >= policy.max_retries or too_long:
                 raise _final(failure, attempt + 1, retry_after if too_long else None)
+            delay = policy.delay(attempt + 1, retry_after)
+            if loop.time() - started + delay > policy.budget_s:
+                raise _final(failure, attempt + 1, None, budget_s=policy.budget_s)
             attempt += 1
-            delay = policy.delay(attempt, retry_after)
             yield Retrying(
                 attempt=attempt, delay_s=delay, reason=_reason(failure), discard_partial=emitted
             )
@@ -243,10 +245,15 @@ class WireClient:
                 _warm_thread.join()
             import httpx
 
-            t = self.timeouts
+            t = self.limits
             self._http = httpx.AsyncClient(
                 verify=_tls_context() if self.url.startswith("https://") else False,
-                timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
+                timeout=httpx.Timeout(
+                    connect=t.connect_s,
+                    read=t.idle_s + TRANSPORT_SLACK_S,
+                    write=t.write_s,
+                    pool=t.connect_s,
+                ),
                 limits=httpx.Limits(max_keepalive_connections=16, keepalive_expiry=120.0),
                 transport=self._transport,
                 http1=True,
@@ -270,9 +277,10 @@ class WireClient:
 
     def _lean_client(self) -> LeanHTTP:
         if self._lean is None:
-            t = self.timeouts
+            t = self.limits
+            # No read timer of its own: every wait is bounded by the attempt's reply clock.
             self._lean = LeanHTTP(
-                timeouts=LeanTimeouts(connect=t.connect, read=t.read, write=t.write),
+                timeouts=LeanTimeouts(connect=t.connect_s, read=None, write=t.write_s),
                 tls=_tls_context,
             )
         return self._lean
@@ -291,42 +299,84 @@ class WireClient:
     async def _attempt(
         self, request: LLMRequest, body: bytes, ctx: ErrorContext, stream: bool
     ) -> AsyncGenerator[StreamEvent, None]:
+        reading = BodyReader(self.limits, ctx, streamed=stream)
         try:
-            async with self._post(body, stream) as resp:
+            async with contextlib.AsyncExitStack() as stack:
+                resp = await reading.bounded(stack.enter_async_context(self._post(body, stream)))
                 if resp.status >= 300:
-                    raw = await _read_some(resp.chunks, MAX_ERROR_BODY)
-                    raise _http_error(ctx, resp.status, resp.headers, raw)
+                    raw = await read_some(reading.chunks(resp.chunks), MAX_ERROR_BODY)
+                    raise http_error(ctx, resp.status, resp.headers, raw)
                 decoder = self.new_decoder(request)
-                if "json" in resp.headers.get("content-type", ""):
+                content_type = resp.headers.get("content-type", "")
+                first = await reading.read(resp.chunks)
+                kind = body_kind(content_type, first)
+                if kind is None or not first:
+                    expected = "an event stream" if stream else "JSON"
+                    raise unexpected_body(ctx, resp.status, content_type, first, expected=expected)
+                # Closed before the response (the stack unwinds in reverse), not left to the GC.
+                chunks = await stack.enter_async_context(
+                    aclosing(reading.chunks(resp.chunks, first, all_progress=kind == "json"))
+                )
+                if kind == "json":
                     # Asked for a stream and got a whole reply (or asked for one): same events.
-                    raw = await _read_some(resp.chunks, MAX_JSON_BODY)
-                    for name, obj in self.body_frames(_json_body(ctx, raw)):
+                    raw = await read_some(chunks, self.limits.max_reply_bytes)
+                    for name, obj in self.body_frames(json_body(ctx, raw)):
                         for event in decoder.feed_obj(name, obj):
                             yield event
                     yield decoder.finish()
                     return
-                parser = SSEParser()
-                chunks = resp.chunks
-                async for chunk in chunks:
-                    for name, data in parser.feed(chunk):
-                        for event in decoder.feed(name, data):
-                            yield event
-                        if decoder.complete:
-                            break
-                    if decoder.complete:
-                        break
-                if decoder.complete:
-                    await _drain(chunks)
-                else:
-                    for event in _flush(parser, decoder, ctx):
-                        yield event
-                yield decoder.finish()
+                async for event in self._events(
+                    chunks, reading, decoder, ctx, resp.status, content_type
+                ):
+                    yield event
         except HTTPTransportError as exc:
             raise network_error(ctx, str(exc)) from exc
         except Exception as exc:
             if _is_httpx_transport_error(exc):
                 raise network_error(ctx, _describe(exc)) from exc
             raise
+
+    async def _events(
+        self,
+        chunks: AsyncIterator[bytes],
+        reading: BodyReader,
+        decoder: StreamDecoder,
+        ctx: ErrorContext,
+        status: int,
+        content_type: str,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """An event stream's frames through the decoder, the idle clock told what was progress
+        (frames other than keep-alives, or a long frame still growing)."""
+        parser = SSEParser()
+        frames_seen = False
+        unfinished = 0
+        async for chunk in chunks:
+            frames = parser.feed(chunk)
+            grew = parser.unfinished > unfinished
+            unfinished = parser.unfinished
+            if any(not _keepalive(frame) for frame in frames) or grew:
+                reading.progress()
+            else:
+                reading.keepalive()
+            for name, data in frames:
+                frames_seen = True
+                for event in decoder.feed(name, data):
+                    yield event
+                if decoder.complete:
+                    break
+            if decoder.complete:
+                break
+        if decoder.complete:
+            await _drain(chunks)
+        else:
+            tail = parser.finish()
+            if not frames_seen and not tail:
+                raise unexpected_body(
+                    ctx, status, content_type, reading.head, expected="an event stream"
+                )
+            for event in _flush(tail, decoder, ctx):
+                yield event
+        yield decoder.finish()
 
 
 @dataclass(slots=True, eq=False)
@@ -343,11 +393,16 @@ def _is_httpx_transport_error(exc: BaseException) -> bool:
     return httpx is not None and isinstance(exc, httpx.TransportError)
 
 
-def _flush(parser: SSEParser, decoder: StreamDecoder, ctx: ErrorContext) -> list[StreamEvent]:
+def _keepalive(frame: SSEEvent) -> bool:
+    """Anthropic's `ping` events keep the connection open and say nothing about the reply."""
+    return frame[0] == "ping"
+
+
+def _flush(tail: list[SSEEvent], decoder: StreamDecoder, ctx: ErrorContext) -> list[StreamEvent]:
     """Frames left when the body ended without a closing blank line. A last frame that does
     not parse was cut off in transit: a dropped stream (retried), not a malformed one."""
     out: list[StreamEvent] = []
-    for name, data in parser.finish():
+    for name, data in tail:
         try:
             out.extend(decoder.feed(name, data))
         except LLMError as err:
@@ -370,47 +425,6 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
             raise
 
 
-async def _read_some(chunks: AsyncIterator[bytes], limit: int) -> bytes:
-    buf = bytearray()
-    async for chunk in chunks:
-        buf += chunk
-        if len(buf) >= limit:
-            break
-    return bytes(buf[:limit])
-
-
-def _json_body(ctx: ErrorContext, raw: bytes) -> Any:
-    try:
-        obj = loads(raw)
-    except ValueError as exc:
-        raise invalid_response(ctx, f"the reply body is not JSON ({exc})") from exc
-    if isinstance(obj, dict) and obj.get("error") and not obj.get("choices"):
-        codes, message = payload_fields(obj)
-        raise classify(ctx, status=None, codes=codes, detail=message)
-    return obj
-
-
-def _http_error(ctx: ErrorContext, status: int, headers: Mapping[str, str], raw: bytes) -> LLMError:
-    codes: set[str] = set()
-    detail = ""
-    try:
-        codes, detail = payload_fields(loads(raw))
-    except ValueError:
-        detail = raw.decode("utf-8", "replace").strip()
-        if detail.lstrip().startswith("<"):  # an HTML error page from a proxy says nothing useful
-            detail = ""
-    should = headers.get("x-should-retry")
-    should_retry = True if should == "true" else False if should == "false" else None
-    return classify(
-        ctx,
-        status=status,
-        codes=codes,
-        detail=detail,
-        retry_after=parse_retry_after(headers),
-        should_retry=should_retry,
-    )
-
-
 def _describe(exc: Exception) -> str:
     text = str(exc).strip()
     name = type(exc).__name__
@@ -423,11 +437,17 @@ def _reason(err: LLMError) -> str:
     return err.kind
 
 
-def _final(err: LLMError, attempts: int, asked_wait: float | None) -> LLMError:
+def _final(
+    err: LLMError, attempts: int, asked_wait: float | None, *, budget_s: float | None = None
+) -> LLMError:
     err.attempts = attempts
     notes = []
     if asked_wait is not None:
         notes.append(f"the provider asked to wait {asked_wait:.0f} s before retrying")
+    if budget_s is not None:
+        notes.append(
+            f"the retry budget of {budget_s:g} s ({setting_name('retry_budget_s')}) is spent"
+        )
     if attempts > 1:
         notes.append(f"gave up after {attempts} attempts")
     if notes:

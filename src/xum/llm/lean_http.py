@@ -3,10 +3,14 @@ body and read the reply as it arrives.
 
 Why not httpx on this path: importing it costs ~100 ms on these machines (it pulls in
 http.client, email, urllib.request and its own CLI) and each request spends ~2 ms of CPU in
-httpcore's pool machinery; with a hundred agents in one process both add up. This client does
-keep-alive pooling, TLS, Content-Length / chunked / read-until-close bodies, gzip and deflate,
-and connect/read/write timeouts. Anything it does not do (proxies in particular) is left to
-httpx: `xum.llm.http` chooses this client only when no proxy applies.
+httpcore's pool machinery; with a hundred agents in one process both add up. This module keeps
+what is specific to xum (the asyncio connections, TLS, the keep-alive pool, gzip and deflate,
+connect/read/write timeouts, and messages that say what broke) and leaves the HTTP/1.1 framing
+(status line, headers, Content-Length, chunked and read-until-close bodies, interim replies,
+keep-alive rules) to h11, the sans-IO library under httpcore and uvicorn. h11 is imported when
+the first request is made (or by `xum.llm.http.prewarm`'s thread), not with this module.
+Anything this client does not do (proxies in particular) is left to httpx: `xum.llm.http`
+chooses this client only when no proxy applies.
 """
 
 from __future__ import annotations
@@ -15,16 +19,19 @@ import asyncio
 import contextlib
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+if TYPE_CHECKING:
+    import h11
+
 MAX_HEADER_BYTES = 64 * 1024
-MAX_CHUNK_LINE = 4096
 READ_SIZE = 64 * 1024
 IDLE_KEEPALIVE_S = 60.0
+_PASSTHROUGH_AT = 64 * 1024  # bodies this big are written as they are, not copied into the head
 
 
 class HTTPTransportError(Exception):
@@ -36,16 +43,19 @@ class LeanTimeouts:
     """Seconds allowed to connect, between two reads, and to send a request."""
 
     connect: float = 10.0
-    read: float = 300.0  # idle time between two reads
+    # Idle time between two reads. None: no timer of its own, for a caller that bounds every
+    # wait itself (xum.llm.http does, with the reply clock), saving a timer per chunk.
+    read: float | None = 300.0
     write: float = 60.0
 
 
 @dataclass(slots=True, eq=False)
 class _Conn:
-    """One pooled keep-alive connection."""
+    """One pooled keep-alive connection and its h11 state machine."""
 
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
+    http: h11.Connection
     idle_since: float = 0.0
 
     def usable(self) -> bool:
@@ -70,95 +80,84 @@ class LeanResponse:
     _client: LeanHTTP
     _key: tuple[str, str, int]
     _conn: _Conn | None
-    _framing: str  # "length", "chunked", "close" or "none"
-    _remaining: int = 0
+    _length: int | None = None  # Content-Length, when the body is framed by it
+    _received: int = 0
     _done: bool = False
     _decoder: Any = field(default=None)
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The decoded body, as it arrives. Raises HTTPTransportError when it is cut short."""
+        import h11
+
         while not self._done:
-            chunk = await self._next_raw()
-            if chunk and self._decoder is not None:
-                chunk = self._decoder.decompress(chunk)
-            if chunk:
-                yield chunk
+            event = await self._next_event()
+            if type(event) is h11.Data:
+                chunk = bytes(event.data)
+                self._received += len(chunk)
+                if self._decoder is not None:
+                    chunk = self._decoder.decompress(chunk)
+                if chunk:
+                    yield chunk
+            elif type(event) is h11.EndOfMessage:
+                self._done = True
         if self._decoder is not None:
             tail = self._decoder.flush()
             if tail:
                 yield tail
 
     async def aclose(self) -> None:
-        """Give the connection back when the body was read to its end, else close it."""
+        """Give the connection back when the body was read to its end and both sides may go
+        on (h11 knows: `Connection: close`, a read-until-close body, HTTP/1.0), else close it."""
+        import h11
+
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        if self._done and self._framing in ("length", "chunked", "none") and self._keep_alive():
+        http = conn.http
+        if self._done and http.our_state is h11.DONE and http.their_state is h11.DONE:
+            http.start_next_cycle()
             self._client._release(self._key, conn)
         else:
             conn.close()
 
-    def _keep_alive(self) -> bool:
-        return "close" not in self.headers.get("connection", "").lower()
-
-    async def _read(self, call: Callable[[], Any]) -> Any:
-        try:
-            async with asyncio.timeout(self._client.timeouts.read):
-                return await call()
-        except TimeoutError:
-            raise HTTPTransportError(
-                f"no data from the server for {self._client.timeouts.read:g} s"
-            ) from None
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
-            raise HTTPTransportError(_describe(exc)) from exc
-
-    async def _next_raw(self) -> bytes:
+    async def _next_event(self) -> Any:
         assert self._conn is not None
-        reader = self._conn.reader
-        if self._framing == "none":
-            self._done = True
-            return b""
-        if self._framing == "length":
-            if self._remaining == 0:
-                self._done = True
-                return b""
-            data: bytes = await self._read(lambda: reader.read(min(READ_SIZE, self._remaining)))
-            if not data:
-                raise HTTPTransportError(
-                    f"the connection closed with {self._remaining} bytes of the reply missing"
-                )
-            self._remaining -= len(data)
-            if self._remaining == 0:
-                self._done = True
-            return data
-        if self._framing == "close":
-            data = await self._read(lambda: reader.read(READ_SIZE))
-            if not data:
-                self._done = True
-            return data
-        # chunked
-        if self._remaining == 0:
-            line = await self._read(lambda: reader.readuntil(b"\n"))
-            if len(line) > MAX_CHUNK_LINE:
-                raise HTTPTransportError("a chunk header line is too long")
-            size_text = line.split(b";", 1)[0].strip()
+        conn = self._conn
+        while True:
             try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise HTTPTransportError(f"bad chunk size {size_text[:20]!r}") from None
-            if size == 0:
-                while (await self._read(lambda: reader.readuntil(b"\n"))).strip():
-                    pass  # trailers
-                self._done = True
-                return b""
-            self._remaining = size
-        data = await self._read(lambda: reader.read(min(READ_SIZE, self._remaining)))
-        if not data:
-            raise HTTPTransportError("the connection closed in the middle of a chunk")
-        self._remaining -= len(data)
-        if self._remaining == 0:
-            await self._read(lambda: reader.readexactly(2))  # the CRLF after the chunk
-        return data
+                event = conn.http.next_event()
+            except Exception as exc:  # h11.RemoteProtocolError: the body broke its framing
+                raise HTTPTransportError(self._cut_short(exc)) from exc
+            if event is not _need_data():
+                return event
+            data = await _read(self._client.timeouts.read, conn.reader.read(READ_SIZE))
+            conn.http.receive_data(data)  # b"" tells h11 the server closed the connection
+
+    def _cut_short(self, exc: Exception) -> str:
+        if self._length is not None and self._received < self._length:
+            missing = self._length - self._received
+            return f"the connection closed with {missing} bytes of the reply missing"
+        if "peer closed" in str(exc):
+            return "the connection closed before the reply was complete"
+        return f"the reply broke HTTP/1.1 framing ({exc})"
+
+
+def _need_data() -> Any:
+    import h11
+
+    return h11.NEED_DATA
+
+
+async def _read(timeout: float | None, call: Awaitable[bytes]) -> bytes:
+    try:
+        if timeout is None:
+            return await call
+        async with asyncio.timeout(timeout):
+            return await call
+    except TimeoutError:
+        raise HTTPTransportError(f"no data from the server for {timeout:g} s") from None
+    except (OSError, asyncio.IncompleteReadError) as exc:
+        raise HTTPTransportError(_describe(exc)) from exc
 
 
 def _describe(exc: BaseException) -> str:
@@ -240,6 +239,8 @@ class LeanHTTP:
         return self._tls
 
     async def _connect(self, key: tuple[str, str, int]) -> _Conn:
+        import h11
+
         scheme, host, port = key
         try:
             async with asyncio.timeout(self.timeouts.connect):
@@ -248,7 +249,7 @@ class LeanHTTP:
                     port,
                     ssl=self._ssl() if scheme == "https" else None,
                     server_hostname=host if scheme == "https" else None,
-                    limit=MAX_HEADER_BYTES,
+                    limit=READ_SIZE,
                 )
         except TimeoutError:
             raise HTTPTransportError(
@@ -258,7 +259,8 @@ class LeanHTTP:
             raise HTTPTransportError(
                 f"could not connect to {host}:{port}: {_describe(exc)}"
             ) from exc
-        return _Conn(reader, writer)
+        http = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEADER_BYTES)
+        return _Conn(reader, writer, http)
 
     def _take_idle(self, key: tuple[str, str, int]) -> _Conn | None:
         idle = self._idle.get(key)
@@ -281,10 +283,7 @@ class LeanHTTP:
         host_header = host if ":" not in host else f"[{host}]"
         if parts.port:
             host_header += f":{parts.port}"
-        lines = [f"POST {target} HTTP/1.1", f"host: {host_header}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        lines.append(f"content-length: {len(body)}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        fields = [("host", host_header), *headers.items(), ("content-length", str(len(body)))]
 
         # A pooled connection may have been closed by the server while idle; a request that
         # fails before any reply byte on such a connection is retried once on a fresh one.
@@ -294,7 +293,7 @@ class LeanHTTP:
             if conn is None:
                 conn = await self._connect(key)
             try:
-                return await self._exchange(conn, key, head, body)
+                return await self._exchange(conn, key, target, fields, body)
             except _StaleConnection:
                 conn.close()
                 if not reused:
@@ -307,12 +306,29 @@ class LeanHTTP:
                 raise
 
     async def _exchange(
-        self, conn: _Conn, key: tuple[str, str, int], head: bytes, body: bytes
+        self,
+        conn: _Conn,
+        key: tuple[str, str, int],
+        target: str,
+        fields: list[tuple[str, str]],
+        body: bytes,
     ) -> LeanResponse:
+        import h11
+
+        http = conn.http
         try:
-            conn.writer.write(head + body if len(body) < 65536 else head)
-            if len(body) >= 65536:
-                conn.writer.write(body)
+            head = http.send(h11.Request(method="POST", target=target, headers=fields))
+            data = http.send_with_data_passthrough(h11.Data(data=body)) or []
+            end = http.send(h11.EndOfMessage()) or b""
+        except h11.LocalProtocolError as exc:
+            # A header value xum was given (providers.jsonc, the environment) that HTTP cannot
+            # carry, such as one with a line break.
+            raise HTTPTransportError(f"the request cannot be sent: {exc}") from None
+        try:
+            if len(body) < _PASSTHROUGH_AT:
+                conn.writer.write(b"".join([head or b"", *data, end]))
+            else:
+                conn.writer.writelines([head or b"", *data, end])
             async with asyncio.timeout(self.timeouts.write):
                 await conn.writer.drain()
         except TimeoutError:
@@ -321,28 +337,14 @@ class LeanHTTP:
             ) from None
         except OSError:
             raise _StaleConnection() from None
-        while True:
-            try:
-                async with asyncio.timeout(self.timeouts.read):
-                    raw = await conn.reader.readuntil(b"\r\n\r\n")
-            except TimeoutError:
-                raise HTTPTransportError(
-                    f"no reply from the server within {self.timeouts.read:g} s"
-                ) from None
-            except asyncio.IncompleteReadError as exc:
-                if not exc.partial:
-                    raise _StaleConnection() from None
-                raise HTTPTransportError("the connection closed inside the reply headers") from exc
-            except asyncio.LimitOverrunError:
-                raise HTTPTransportError("the reply headers are too large") from None
-            except OSError as exc:
-                raise _StaleConnection() from exc
-            status, reason, headers = _parse_head(raw)
-            if 100 <= status < 200 and status != 101:
-                continue  # an interim reply (100 Continue, 103 Early Hints)
-            break
-        framing, remaining = _framing(status, headers)
-        encoding = headers.get("content-encoding", "").lower().strip()
+        event = await self._reply_head(conn)
+        reply_headers: dict[str, str] = {}
+        for raw_name, raw_value in event.headers:
+            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+            reply_headers[name] = (
+                f"{reply_headers[name]}, {value}" if name in reply_headers else value
+            )
+        encoding = reply_headers.get("content-encoding", "").lower().strip()
         decoder = None
         if encoding == "gzip":
             decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -351,59 +353,71 @@ class LeanHTTP:
         elif encoding not in ("", "identity"):
             raise HTTPTransportError(f"unsupported content-encoding {encoding!r}")
         return LeanResponse(
-            status=status,
-            reason=reason,
-            headers=headers,
+            status=event.status_code,
+            reason=event.reason.decode("latin-1"),
+            headers=reply_headers,
             _client=self,
             _key=key,
             _conn=conn,
-            _framing=framing,
-            _remaining=remaining,
-            _done=framing == "none",
+            _length=_content_length(reply_headers),
             _decoder=decoder,
         )
+
+    async def _reply_head(self, conn: _Conn) -> h11.Response:
+        """The final status line and headers; interim replies (100, 103) are skipped."""
+        import h11
+
+        http = conn.http
+        got_bytes = False
+        while True:
+            try:
+                event = http.next_event()
+            except h11.RemoteProtocolError as exc:
+                if "too long" in str(exc).lower() or "too large" in str(exc).lower():
+                    raise HTTPTransportError("the reply headers are too large") from None
+                if not got_bytes:
+                    raise _StaleConnection() from None
+                raise HTTPTransportError(_head_problem(exc)) from None
+            if event is h11.NEED_DATA:
+                try:
+                    async with asyncio.timeout(self.timeouts.read):
+                        data = await conn.reader.read(READ_SIZE)
+                except TimeoutError:
+                    raise HTTPTransportError(
+                        f"no reply from the server within {self.timeouts.read or 0:g} s"
+                    ) from None
+                except OSError as exc:
+                    if not got_bytes:
+                        raise _StaleConnection() from exc
+                    raise HTTPTransportError(_describe(exc)) from exc
+                if not data and not got_bytes:
+                    raise _StaleConnection()
+                got_bytes = got_bytes or bool(data)
+                http.receive_data(data)
+                continue
+            if type(event) is h11.Response:
+                return event
+            # h11.InformationalResponse: an interim reply; wait for the real one.
 
 
 class _StaleConnection(Exception):
     """The connection failed before any byte of a reply: safe to retry on a new one."""
 
 
-def _parse_head(raw: bytes) -> tuple[int, str, dict[str, str]]:
-    lines = raw.decode("latin-1").split("\r\n")
-    status_line = lines[0]
-    parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
-        raise HTTPTransportError(f"not an HTTP/1.x reply: {status_line[:60]!r}")
-    try:
-        status = int(parts[1])
-    except ValueError:
-        raise HTTPTransportError(f"bad status line {status_line[:60]!r}") from None
-    headers: dict[str, str] = {}
-    last = ""
-    for line in lines[1:]:
-        if not line:
-            continue
-        if line[0] in " \t" and last:  # obsolete line folding
-            headers[last] += " " + line.strip()
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            raise HTTPTransportError(f"bad header line {line[:60]!r}")
-        last = name.strip().lower()
-        value = value.strip()
-        headers[last] = f"{headers[last]}, {value}" if last in headers else value
-    return status, parts[2] if len(parts) > 2 else "", headers
+def _head_problem(exc: Exception) -> str:
+    text = str(exc)
+    if "peer closed" in text or "incomplete" in text.lower():
+        return "the connection closed inside the reply headers"
+    return f"not a valid HTTP/1.1 reply ({text})"
 
 
-def _framing(status: int, headers: dict[str, str]) -> tuple[str, int]:
-    if status in (204, 304):
-        return "none", 0
+def _content_length(headers: dict[str, str]) -> int | None:
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        return "chunked", 0
-    if "content-length" in headers:
-        try:
-            length = int(headers["content-length"].split(",")[0].strip())
-        except ValueError:
-            raise HTTPTransportError("bad content-length header") from None
-        return ("length", length) if length > 0 else ("none", 0)
-    return "close", 0
+        return None
+    raw = headers.get("content-length")
+    if raw is None:
+        return None
+    try:
+        return int(raw.split(",")[0].strip())
+    except ValueError:
+        return None  # h11 has refused such a reply already

@@ -14,7 +14,7 @@ from typing import Any, Final
 from xum.llm.catalog import lookup
 from xum.llm.common import (
     MessageBuilder,
-    apply_params,
+    counts_tokens,
     dumps,
     finish_reason,
     loads,
@@ -23,6 +23,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.params import apply_params
 from xum.llm.thinking import chat_effort, clamp_thinking
 from xum.llm.types import (
     Finish,
@@ -40,14 +41,6 @@ from xum.llm.types import (
 )
 
 WIRE: Final = "openai-chat"
-_SUPPORTED_PARAMS = {
-    "temperature": "temperature",
-    "top_p": "top_p",
-    "top_k": "top_k",  # not OpenAI's own, but vLLM, llama.cpp, Ollama and OpenRouter take it
-    "seed": "seed",
-    "frequency_penalty": "frequency_penalty",
-    "presence_penalty": "presence_penalty",
-}
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 FINISH_REASONS: dict[str, FinishReason] = {
@@ -112,7 +105,9 @@ class OpenAIChatClient(WireClient):
             body["max_completion_tokens" if is_openai else "max_tokens"] = limit
         if request.cache_key and is_openai:
             body["prompt_cache_key"] = request.cache_key
-        apply_params(body, request.params, _SUPPORTED_PARAMS, self.endpoint.body_options)
+        apply_params(
+            body, request.params, self.withheld_params(request), self.endpoint.body_options
+        )
         return body
 
     def new_decoder(self, request: LLMRequest) -> ChatDecoder:
@@ -214,6 +209,9 @@ _NO_EVENTS: tuple[StreamEvent, ...] = ()
 class ChatDecoder:
     __slots__ = (
         "_builder",
+        "_by_id",
+        "_by_index",
+        "_calls",
         "_ctx",
         "_done",
         "_ended",
@@ -221,20 +219,23 @@ class ChatDecoder:
         "_last_ordinal",
         "_refused",
         "_response_id",
-        "_tools",
         "_usage",
+        "_usage_seen",
     )
 
     def __init__(self, ctx: ErrorContext) -> None:
         self._ctx = ctx
         self._builder = MessageBuilder(WIRE)
-        self._tools: dict[Any, int] = {}  # the server's tool index (or id) -> ordinal
+        self._calls: list[_PendingCall] = []  # by ordinal
+        self._by_index: dict[Any, int] = {}  # the server's tool index -> its current call
+        self._by_id: dict[str, int] = {}
         self._last_ordinal: int | None = None
         self._ended = False
         self._done = False
         self._finish_reason: str | None = None
         self._refused = False
         self._usage = Usage()
+        self._usage_seen = False
         self._response_id: str | None = None
 
     @property
@@ -273,8 +274,10 @@ class ChatDecoder:
                 self._finish_reason = reason
                 events.extend(self._end_calls())
         usage = obj.get("usage")
-        if isinstance(usage, dict):
+        # `{}` or a bare total counts nothing: such a reply is unmeasured (cost unknown).
+        if isinstance(usage, dict) and counts_tokens(usage, "prompt_tokens", "completion_tokens"):
             self._usage = chat_usage(usage)
+            self._usage_seen = True
             events.append(UsageUpdate(self._usage))
         return events
 
@@ -305,41 +308,61 @@ class ChatDecoder:
     def _call(self, call: dict[str, Any], events: list[StreamEvent]) -> None:
         function = call.get("function") or {}
         call_id = call.get("id") or ""
-        key: Any = call.get("index")
-        if key is not None:
-            ordinal = self._tools.get(key)
+        index = call.get("index")
+        ordinal: int | None
+        if index is not None:
+            ordinal = self._by_index.get(index)
+            # Some servers number every parallel call 0: a new id where another call already
+            # has a different one starts a new call instead of gluing its arguments on.
+            if ordinal is not None and call_id and self._calls[ordinal].has_id(call_id) is False:
+                ordinal = None
         elif call_id:  # no index (a few servers): a new id starts a new call
-            key = call_id
-            ordinal = self._tools.get(key)
+            ordinal = self._by_id.get(call_id)
         else:  # neither: a continuation of the last call
-            key = f"#{len(self._tools)}"
             ordinal = self._last_ordinal
-        builder = self._builder
         if ordinal is None:
-            ordinal = len(self._tools)
-            self._tools[key] = ordinal
-            name = function.get("name") or ""
-            call_id = call_id or f"call_{ordinal}"
-            builder.tool_call((2, ordinal), call_id, name)
-            events.append(ToolCallStart(ordinal, call_id, name))
+            ordinal = len(self._calls)
+            self._calls.append(_PendingCall(ordinal))
+            if index is not None:
+                self._by_index[index] = ordinal
+        if call_id:
+            self._by_id[call_id] = ordinal
         self._last_ordinal = ordinal
+        pending = self._calls[ordinal]
+        name = function.get("name")
+        if call_id and not pending.call_id:
+            pending.call_id = call_id
+            if pending.started:  # an id after the start: the committed call gets the real one
+                self._builder.tool_call((2, ordinal), call_id, "")
+        if isinstance(name, str) and name and not pending.name:
+            pending.name = name
         arguments = function.get("arguments")
         if isinstance(arguments, dict):  # a few servers send an object, not JSON text
             arguments = dumps(arguments).decode()
         if isinstance(arguments, str) and arguments:
-            builder.tool_args((2, ordinal), arguments)
-            events.append(ToolCallDelta(ordinal, arguments))
+            pending.arguments.append(arguments)
+        events.extend(pending.flush(self._builder))
 
     def _end_calls(self) -> list[StreamEvent]:
         if self._ended:
             return []
         self._ended = True
-        return [ToolCallEnd(o) for o in sorted(self._tools.values())]
+        events: list[StreamEvent] = []
+        for pending in self._calls:
+            events.extend(pending.flush(self._builder, final=True))
+            events.append(ToolCallEnd(pending.ordinal))
+        return events
 
     def finish(self) -> Finish:
         # Some servers end the body after the finish_reason chunk without `[DONE]`.
         if not self._done and self._finish_reason is None:
             raise network_error(self._ctx, "the stream ended before the reply was complete")
+        for pending in self._calls:
+            if not pending.name:
+                raise invalid_response(
+                    self._ctx,
+                    f"tool call {pending.call_id or pending.ordinal + 1} arrived without a name",
+                )
         message = self._builder.build()
         raw = "refusal" if self._refused else self._finish_reason
         return Finish(
@@ -348,7 +371,45 @@ class ChatDecoder:
             usage=self._usage,
             raw_reason=self._finish_reason or "",
             response_id=self._response_id,
+            usage_reported=self._usage_seen,
         )
+
+
+class _PendingCall:
+    """One streamed tool call. Its `ToolCallStart` waits for the name (some servers send the
+    name in a later delta than the id); arguments that arrive before it are held until then."""
+
+    __slots__ = ("arguments", "call_id", "name", "ordinal", "started")
+
+    def __init__(self, ordinal: int) -> None:
+        self.ordinal = ordinal
+        self.call_id = ""
+        self.name = ""
+        self.arguments: list[str] = []  # not yet passed on
+        self.started = False
+
+    def has_id(self, call_id: str) -> bool | None:
+        """Whether this call is `call_id` (None: it has no id yet, so it may be)."""
+        return None if not self.call_id else self.call_id == call_id
+
+    def flush(self, builder: MessageBuilder, *, final: bool = False) -> list[StreamEvent]:
+        """Events for what can be told now: the start once the name is known (or, at the end,
+        whatever is known), then the arguments held so far."""
+        key = (2, self.ordinal)
+        events: list[StreamEvent] = []
+        if not self.started:
+            if not self.name and not final:
+                return events
+            self.started = True
+            shown = self.call_id or f"call_{self.ordinal}"  # a server that sends no id at all
+            builder.tool_call(key, shown, self.name)
+            events.append(ToolCallStart(self.ordinal, shown, self.name))
+        if self.arguments:
+            text = "".join(self.arguments)
+            self.arguments = []
+            builder.tool_args(key, text)
+            events.append(ToolCallDelta(self.ordinal, text))
+        return events
 
 
 def chat_usage(raw: dict[str, Any]) -> Usage:

@@ -15,7 +15,7 @@ from typing import Any, Final
 from xum.llm.catalog import lookup
 from xum.llm.common import (
     MessageBuilder,
-    apply_params,
+    counts_tokens,
     finish_reason,
     loads,
     max_output,
@@ -23,6 +23,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.params import apply_params
 from xum.llm.thinking import OPENAI_EFFORT, clamp_thinking
 from xum.llm.types import (
     Finish,
@@ -40,7 +41,7 @@ from xum.llm.types import (
 )
 
 WIRE: Final = "openai-responses"
-_SUPPORTED_PARAMS = {"temperature": "temperature", "top_p": "top_p"}
+
 
 FINISH_REASONS: dict[str, FinishReason] = {
     "completed": "stop",
@@ -92,7 +93,9 @@ class OpenAIResponsesClient(WireClient):
         limit = max_output(request.max_output_tokens, request.params)
         if limit:
             body["max_output_tokens"] = limit
-        apply_params(body, request.params, _SUPPORTED_PARAMS, self.endpoint.body_options)
+        apply_params(
+            body, request.params, self.withheld_params(request), self.endpoint.body_options
+        )
         return body
 
     def new_decoder(self, request: LLMRequest) -> ResponsesDecoder:
@@ -216,6 +219,7 @@ class ResponsesDecoder:
         "_summary_at",
         "_tools",
         "_usage",
+        "_usage_seen",
         "complete",
     )
 
@@ -228,6 +232,7 @@ class ResponsesDecoder:
         self._streamed: set[int] = set()  # output indexes that received deltas
         self._summary_at: dict[int, int] = {}  # output_index -> last summary index seen
         self._usage = Usage()
+        self._usage_seen = False
         self._raw_reason: str | None = None
         self._refused = False
         self._response_id: str | None = None
@@ -373,8 +378,10 @@ class ResponsesDecoder:
         ]
         self._ended.update(self._tools)
         usage = response.get("usage")
-        if isinstance(usage, dict):
+        # `{}` or a bare total counts nothing: such a reply is unmeasured (cost unknown).
+        if isinstance(usage, dict) and counts_tokens(usage, "input_tokens", "output_tokens"):
             self._usage = responses_usage(usage)
+            self._usage_seen = True
             events.append(UsageUpdate(self._usage))
         return events
 
@@ -389,6 +396,7 @@ class ResponsesDecoder:
             usage=self._usage,
             raw_reason=self._raw_reason or "",
             response_id=self._response_id,
+            usage_reported=self._usage_seen,
         )
 
 

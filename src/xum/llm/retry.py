@@ -28,6 +28,9 @@ class RetryPolicy:
     # A server that asks for a longer wait than this (a daily quota, say) is not retried: the
     # turn fails now with the server's own estimate instead of hanging for an hour.
     max_retry_after_s: float = 60.0
+    # Once this long has passed since the first attempt began, a failure is final: no retry is
+    # started whose wait would end past it (docs/providers.md, `retryBudgetSeconds`).
+    budget_s: float = 600.0
     jitter: float = 0.25  # +/- this fraction, so parallel agents do not retry in lockstep
     sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, compare=False)
     rand: Callable[[], float] = field(default=_random, compare=False)

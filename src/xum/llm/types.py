@@ -119,6 +119,9 @@ class Finish:
     usage: Usage
     raw_reason: str = ""  # the provider's own stop reason, for the log
     response_id: str | None = None
+    # True only when the provider reported the reply's token usage. Without it `usage` is all
+    # zeros, which must not be priced as a free reply: its cost is unknown.
+    usage_reported: bool = False
 
 
 StreamEvent = (

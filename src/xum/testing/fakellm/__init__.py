@@ -47,7 +47,10 @@ JSON script (`python -m xum.testing.fakellm --script FILE`)::
         {"text": "bad", "malformed": {"after_event": 2, "frame": "data: {not json\\n\\n"}},
         {"text": "x", "stream_error": {"after_event": 3, "message": "boom",
                                        "code": "overloaded_error", "responses_event": "failed"}},
-        {"replay": "recorded/basic_response.txt"}         // or {"path": ..., "status": 200}
+        {"text": "slow", "stall": {"after_event": 2, "keepalive_s": 5,
+                                   "keepalive": "comment", "seconds": null}},
+        {"replay": "recorded/basic_response.txt"}         // or {"path": ..., "status": 200,
+                                                          //     "content_type": "text/html"}
       ]
     }
 
@@ -70,6 +73,7 @@ from xum.testing.fakellm.script import (
     Reply,
     Script,
     ScriptError,
+    Stall,
     StreamError,
     Text,
     ToolCall,
@@ -107,6 +111,7 @@ __all__ = [
     "Responder",
     "Script",
     "ScriptError",
+    "Stall",
     "StreamError",
     "Text",
     "ToolCall",

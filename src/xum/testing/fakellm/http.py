@@ -102,8 +102,14 @@ class Response:
     right after the n-th body byte (payload bytes, chunk framing not counted), and `Cut` is
     raised so the handler stops."""
 
-    def __init__(self, writer: asyncio.StreamWriter, keep_alive: bool) -> None:
+    def __init__(
+        self,
+        writer: asyncio.StreamWriter,
+        keep_alive: bool,
+        reader: asyncio.StreamReader | None = None,
+    ) -> None:
         self._writer = writer
+        self._reader = reader
         self.keep_alive = keep_alive
         self._budget: int | None = None
         self._reset = False
@@ -187,6 +193,20 @@ class Response:
     async def flush(self) -> None:
         await self._writer.drain()
 
+    async def peer_closed(self, timeout: float | None) -> bool:
+        """Wait up to `timeout` seconds (None: for ever) for the client to hang up; True when
+        it did. The client sends nothing while it waits for this response."""
+        if self._reader is None:
+            await asyncio.sleep(timeout or 0)
+            return False
+        try:
+            data = await asyncio.wait_for(self._reader.read(1), timeout)
+        except TimeoutError:
+            return False
+        except ConnectionError:
+            return True
+        return not data
+
     async def end(self) -> None:
         self._check_open()
         self._writer.write(b"0\r\n\r\n")
@@ -263,7 +283,7 @@ class HttpServer:
                     break
                 if request is None:
                     break
-                response = Response(writer, request.keep_alive)
+                response = Response(writer, request.keep_alive, reader)
                 try:
                     await self._handler(request, response)
                 except Cut:

@@ -126,6 +126,24 @@ class StreamError:
 
 
 @dataclass(frozen=True, slots=True)
+class Stall:
+    """Stop after the first `after_event` events of a stream and hold the connection open:
+    silent, or sending a keep-alive every `keepalive_s` seconds (`keepalive="comment"`: an SSE
+    comment line; `"ping"`: Anthropic's `event: ping`). With `seconds` None it holds until the
+    client hangs up; otherwise the rest of the stream follows after that long."""
+
+    after_event: int = 0
+    keepalive_s: float = 0.0
+    keepalive: Literal["comment", "ping"] = "comment"
+    seconds: float | None = None
+
+    def keepalive_frame(self) -> bytes:
+        if self.keepalive == "ping":
+            return b'event: ping\ndata: {"type": "ping"}\n\n'
+        return b": keep-alive\n\n"
+
+
+@dataclass(frozen=True, slots=True)
 class Replay:
     """Send `data` as the response body, byte for byte, split into frames at blank lines."""
 
@@ -153,6 +171,7 @@ class Reply:
     disconnect: Disconnect | None = None
     malformed: Malformed | None = None
     stream_error: StreamError | None = None
+    stall: Stall | None = None
     wire: Wire | None = None  # answer only this wire; another wire gets a loud 500
     model: str | None = None  # the model echoed in the response (default: the request's)
     headers: Mapping[str, str] = field(default_factory=dict)  # extra response headers
@@ -172,6 +191,14 @@ class Reply:
             raise ScriptError(f"unknown wire {self.wire!r}; expected one of {', '.join(WIRES)}")
         if self.chunk_size < 0 or self.delay < 0 or self.first_byte_delay < 0:
             raise ScriptError("chunk_size, delay and first_byte_delay must not be negative")
+        if self.stall is not None and self.error is not None:
+            raise ScriptError("an error reply sends no stream to stall")
+        if self.stall is not None and (
+            self.stall.after_event < 0
+            or self.stall.keepalive_s < 0
+            or (self.stall.seconds is not None and self.stall.seconds < 0)
+        ):
+            raise ScriptError("stall.after_event, keepalive_s and seconds must not be negative")
 
     def describe(self) -> str:
         if self.label:
@@ -196,6 +223,7 @@ class ReplyOptions(TypedDict, total=False):
     disconnect: Disconnect | None
     malformed: Malformed | None
     stream_error: StreamError | None
+    stall: Stall | None
     wire: Wire | None
     model: str | None
     headers: Mapping[str, str]
@@ -212,6 +240,7 @@ class ErrorOptions(TypedDict, total=False):
 class ReplayOptions(ErrorOptions, total=False):
     delay: float
     malformed: Malformed | None
+    stall: Stall | None
     headers: Mapping[str, str]
 
 
@@ -288,6 +317,7 @@ _REPLY_KEYS = {
     "disconnect",
     "malformed",
     "stream_error",
+    "stall",
     "wire",
     "model",
     "headers",
@@ -379,13 +409,20 @@ def reply_from_json(data: Any, *, base_dir: Path | None = None, where: str = "re
     if "replay" in d:
         r = d["replay"]
         r = {"path": r} if isinstance(r, str) else r
-        r = _obj(r, f"{where}.replay", {"path", "status"})
+        r = _obj(r, f"{where}.replay", {"path", "status", "content_type"})
         path = Path(_typed(r.get("path"), str, f"{where}.replay.path"))
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         if not path.is_file():
             raise ScriptError(f"{where}.replay.path: no such file: {path}")
-        kw["replay"] = Replay.from_file(path, status=_typed(r.get("status", 200), int, "status"))
+        kw["replay"] = Replay(
+            data=path.read_bytes(),
+            status=_typed(r.get("status", 200), int, "status"),
+            content_type=_typed(
+                r.get("content_type", "text/event-stream"), str, f"{where}.replay.content_type"
+            ),
+            source=str(path),
+        )
     if "disconnect" in d:
         x = _obj(d["disconnect"], f"{where}.disconnect", {"after_bytes", "reset", "before_headers"})
         kw["disconnect"] = Disconnect(
@@ -414,6 +451,22 @@ def reply_from_json(data: Any, *, base_dir: Path | None = None, where: str = "re
             _typed(s.get("message", STREAM_ERROR_MESSAGE), str, f"{where}.stream_error.message"),
             _opt_str(s, "code", f"{where}.stream_error"),
             event,
+        )
+    if "stall" in d:
+        x = _obj(
+            d["stall"], f"{where}.stall", {"after_event", "keepalive_s", "keepalive", "seconds"}
+        )
+        keepalive = x.get("keepalive", "comment")
+        if keepalive not in ("comment", "ping"):
+            raise ScriptError(f"{where}.stall.keepalive: 'comment' or 'ping'")
+        seconds = x.get("seconds")
+        kw["stall"] = Stall(
+            _typed(x.get("after_event", 0), int, f"{where}.stall.after_event"),
+            float(_typed(x.get("keepalive_s", 0), (int, float), f"{where}.stall.keepalive_s")),
+            keepalive,
+            None
+            if seconds is None
+            else float(_typed(seconds, (int, float), f"{where}.stall.seconds")),
         )
     try:
         return Reply(**kw)
@@ -505,7 +558,11 @@ def reply_to_json(r: Reply) -> dict[str, Any]:
             err["headers"] = dict(e.headers)
         out["error"] = err
     if r.replay is not None:
-        out["replay"] = {"path": r.replay.source, "status": r.replay.status}
+        out["replay"] = {
+            "path": r.replay.source,
+            "status": r.replay.status,
+            "content_type": r.replay.content_type,
+        }
     if r.disconnect is not None:
         dc = r.disconnect
         out["disconnect"] = {
@@ -522,5 +579,13 @@ def reply_to_json(r: Reply) -> dict[str, Any]:
             "message": se.message,
             "code": se.code,
             "responses_event": se.responses_event,
+        }
+    if r.stall is not None:
+        st = r.stall
+        out["stall"] = {
+            "after_event": st.after_event,
+            "keepalive_s": st.keepalive_s,
+            "keepalive": st.keepalive,
+            "seconds": st.seconds,
         }
     return out

@@ -17,7 +17,7 @@ import orjson
 from xum.testing.fakellm.cache import CacheConfig, PromptCache
 from xum.testing.fakellm.http import Cut, HttpRequest, HttpServer, Response
 from xum.testing.fakellm.record import RecordedRequest, ReplySource
-from xum.testing.fakellm.script import Reply, Script, Wire
+from xum.testing.fakellm.script import Reply, Script, Stall, Wire
 from xum.testing.fakellm.tokens import count
 from xum.testing.fakellm.wires import CODECS, ROUTES
 from xum.testing.fakellm.wires.common import (
@@ -494,21 +494,49 @@ class FakeLLM:
             content_type, status = SSE_TYPE, 200
         else:
             payload = orjson.dumps(codec.render_json(reply, ctx))
+            if reply.stall is not None:  # a whole reply has nothing to send before it is done
+                await _stall(resp, reply.stall, keepalives=False)
             await resp.send(200, [("content-type", JSON_TYPE), *headers], payload)
             return
         if reply.malformed is not None:
             at = max(0, min(reply.malformed.after_event, len(frames)))
             frames.insert(at, reply.malformed.frame.encode())
         stream_headers = [("content-type", content_type), ("cache-control", "no-cache"), *headers]
-        if not reply.delay:
+        if not reply.delay and reply.stall is None:
             await resp.send_stream(status, stream_headers, frames)
             return
         await resp.start(status, stream_headers)
-        for frame in frames:
-            await asyncio.sleep(reply.delay)
+        for i, frame in enumerate(frames):
+            if reply.stall is not None and i == reply.stall.after_event:
+                await resp.flush()
+                await _stall(resp, reply.stall, keepalives=True)
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
             await resp.chunk(frame)
             await resp.flush()
+        if reply.stall is not None and reply.stall.after_event >= len(frames):
+            await resp.flush()
+            await _stall(resp, reply.stall, keepalives=True)
         await resp.end()
+
+
+async def _stall(resp: Response, stall: Stall, *, keepalives: bool) -> None:
+    """Hold the response (see `Stall`); raises Cut when the client hangs up meanwhile."""
+    loop = asyncio.get_running_loop()
+    deadline = None if stall.seconds is None else loop.time() + stall.seconds
+    every = stall.keepalive_s if keepalives and stall.keepalive_s > 0 else None
+    while True:
+        wait = every
+        if deadline is not None:
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            wait = left if wait is None else min(wait, left)
+        if await resp.peer_closed(wait):
+            await resp.abort()
+        if every is not None and (deadline is None or loop.time() < deadline):
+            await resp.chunk(stall.keepalive_frame())
+            await resp.flush()
 
 
 def _split_frames(data: bytes) -> list[bytes]:

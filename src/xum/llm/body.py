@@ -1,0 +1,217 @@
+"""Reading one reply's body under its limits, and saying what came back when it is not a reply.
+
+`BodyReader` wraps the response of one attempt: it bounds the wait for the headers and for
+each chunk by the attempt's `ReplyClock` (idle timer and reply deadline), counts the bytes
+against the reply's size cap, and keeps the first bytes so an error can quote them. What counts
+as progress for the idle timer is the caller's call (`progress`, `keepalive`): only the wire
+loop knows whether a chunk was a keep-alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from typing import Any, Literal, TypeVar
+
+from xum.llm.common import loads
+from xum.llm.errors import ErrorContext, LLMError, classify, invalid_response, payload_fields
+from xum.llm.limits import MIB, ReplyClock, ReplyLimits, setting_name
+from xum.llm.retry import parse_retry_after
+
+T = TypeVar("T")
+PREVIEW_BYTES = 160  # how much of an unexpected body an error quotes
+BodyKind = Literal["json", "sse"]
+_SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")
+
+
+class BodyReader:
+    """The clock, the size cap and the first bytes of one attempt's reply."""
+
+    __slots__ = (
+        "_ctx",
+        "_limits",
+        "_loop",
+        "_streamed",
+        "clock",
+        "head",
+        "received",
+        "waiting_for",
+    )
+
+    def __init__(self, limits: ReplyLimits, ctx: ErrorContext, *, streamed: bool) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._streamed = streamed
+        self._limits = limits
+        self._ctx = ctx
+        self.clock = ReplyClock(limits, self._loop.time())
+        self.head = b""  # the first PREVIEW_BYTES of the body
+        self.received = 0
+        self.waiting_for: Literal["headers", "body"] = "headers"
+
+    async def bounded(self, step: Awaitable[T]) -> T:
+        """`step` (sending the request and reading the headers) within the clock."""
+        result = await self._within(step)
+        self.waiting_for = "body"
+        self.clock.progress(self._loop.time())
+        return result
+
+    async def read(self, raw: AsyncIterator[bytes]) -> bytes:
+        """The next chunk of `raw` (b"" at its end), the wait bounded by the clock and the total
+        by the size cap."""
+        try:
+            chunk = await self._within(anext(raw))
+        except StopAsyncIteration:
+            return b""
+        self.received += len(chunk)
+        cap = self._limits.max_reply_bytes
+        if self.received > cap:
+            raise LLMError(
+                "invalid_response",
+                f"the reply from {self._ctx.provider} is larger than {cap // MIB} MiB, "
+                "more than any model reply should be; xum stopped reading it",
+                provider=self._ctx.provider,
+                hint=f"raise {setting_name('max_reply_bytes')} in config.json if "
+                "this server really sends replies that large",
+            )
+        if len(self.head) < PREVIEW_BYTES:
+            self.head += chunk[: PREVIEW_BYTES - len(self.head)]
+        return chunk
+
+    async def chunks(
+        self, raw: AsyncIterator[bytes], first: bytes = b"", *, all_progress: bool = False
+    ) -> AsyncGenerator[bytes, None]:
+        """`first` (a chunk already read, if any), then the rest of `raw` through `read`. With
+        `all_progress` every chunk resets the idle timer (a JSON body has no keep-alives)."""
+        chunk = first or await self.read(raw)
+        while chunk:
+            if all_progress:
+                self.progress()
+            yield chunk
+            chunk = await self.read(raw)
+
+    def progress(self) -> None:
+        self.clock.progress(self._loop.time())
+
+    def keepalive(self) -> None:
+        self.clock.keepalive()
+
+    async def _within(self, step: Awaitable[T]) -> T:
+        # A reply asked for whole sends its headers only when it is done: only the reply
+        # deadline bounds that wait.
+        idle = self._streamed or self.waiting_for == "body"
+        timeout = asyncio.timeout(self.clock.wait(self._loop.time(), idle=idle))
+        try:
+            async with timeout:
+                return await step
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            raise self._timed_out() from None
+
+    def _timed_out(self) -> LLMError:
+        ctx, limits = self._ctx, self._limits
+        if self.clock.reply_expired():
+            what = (
+                f"the reply from {ctx.provider} took longer than {limits.reply_s:g} s, "
+                "the limit for one reply"
+            )
+            setting = setting_name("reply_s")
+        elif self.waiting_for == "headers":
+            what = f"{ctx.provider} at {ctx.base_url} sent no reply within {limits.idle_s:g} s"
+            setting = setting_name("idle_s")
+        elif self.clock.keepalives:
+            what = (
+                f"{ctx.provider} sent only keep-alives for {limits.idle_s:g} s and no part of "
+                "the reply"
+            )
+            setting = setting_name("idle_s")
+        else:
+            what = f"{ctx.provider} sent nothing for {limits.idle_s:g} s in the middle of the reply"
+            setting = setting_name("idle_s")
+        return LLMError(
+            "timeout",
+            what,
+            provider=ctx.provider,
+            hint=f"if the model needs longer, raise {setting} in config.json (docs/providers.md)",
+        )
+
+
+def body_kind(content_type: str, first: bytes) -> BodyKind | None:
+    """How to read a 200 reply: by its content type, else by its first bytes; None when it is
+    neither JSON nor an event stream (an HTML page, plain text, nothing)."""
+    ctype = content_type.lower()
+    if "json" in ctype:
+        return "json"
+    if "event-stream" in ctype:
+        return "sse"
+    start = first.lstrip()
+    if start[:1] in (b"{", b"["):
+        return "json"
+    if start.startswith(_SSE_STARTS):
+        return "sse"
+    return None
+
+
+def unexpected_body(
+    ctx: ErrorContext, status: int, content_type: str, head: bytes, *, expected: str
+) -> LLMError:
+    """A reply that is not one: say what came back, and do not retry it (it will not change)."""
+    ctype = content_type.split(";", 1)[0].strip() or "no content type"
+    if not head.strip():
+        body = "an empty body"
+    else:
+        text = " ".join(head.decode("utf-8", "replace").split())
+        body = f"a body that is not {expected}, beginning {ctx.scrub(text)!r}"
+    return LLMError(
+        "invalid_response",
+        f"{ctx.provider} at {ctx.base_url} answered HTTP {status} ({ctype}) with {body}",
+        provider=ctx.provider,
+        status=status,
+        retryable=False,
+        hint=(
+            "check that baseUrl points at the provider's API (OpenAI-compatible servers usually "
+            "serve it under /v1) and not at a web page, a login page or a proxy that rewrites "
+            "replies"
+        ),
+    )
+
+
+async def read_some(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    buf = bytearray()
+    async for chunk in chunks:
+        buf += chunk
+        if len(buf) >= limit:
+            break
+    return bytes(buf[:limit])
+
+
+def json_body(ctx: ErrorContext, raw: bytes) -> Any:
+    try:
+        obj = loads(raw)
+    except ValueError as exc:
+        raise invalid_response(ctx, f"the reply body is not JSON ({exc})") from exc
+    if isinstance(obj, dict) and obj.get("error") and not obj.get("choices"):
+        codes, message = payload_fields(obj)
+        raise classify(ctx, status=None, codes=codes, detail=message)
+    return obj
+
+
+def http_error(ctx: ErrorContext, status: int, headers: Mapping[str, str], raw: bytes) -> LLMError:
+    codes: set[str] = set()
+    detail = ""
+    try:
+        codes, detail = payload_fields(loads(raw))
+    except ValueError:
+        detail = raw.decode("utf-8", "replace").strip()
+        if detail.lstrip().startswith("<"):  # an HTML error page from a proxy says nothing useful
+            detail = ""
+    should = headers.get("x-should-retry")
+    should_retry = True if should == "true" else False if should == "false" else None
+    return classify(
+        ctx,
+        status=status,
+        codes=codes,
+        detail=detail,
+        retry_after=parse_retry_after(headers),
+        should_retry=should_retry,
+    )
