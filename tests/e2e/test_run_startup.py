@@ -74,6 +74,14 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.workspaces.worktree_checkout",
     "xum.workspaces.xumignore",
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
+    "mcp",  # the MCP SDK: only once a workspace has MCP servers to start
+    "mcp_types",
+    "xum.workspaces.mcp_client",
+    "xum.workspaces.mcp_content",
+    "xum.context.mcp_context",  # MCP tool specs and the <mcp> section: with servers only
+    "xum.tools.mcp_call",
+    "xum.tools.tool_catalog_search",
+    "xum.tools.mcp_prompt_get",
 ]
 
 

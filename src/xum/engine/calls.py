@@ -23,6 +23,7 @@ from xum.engine.recorder import result_frame
 if TYPE_CHECKING:
     from xum.engine.session import AgentSession
     from xum.tools.base import ToolContext, ToolResult
+    from xum.tools.mcp_host import McpAccess
 
 
 class CallRunner:
@@ -74,6 +75,21 @@ class CallRunner:
             ask_user=s.ask_user,
             skills=s.skills,
             spawnable_agents=live.policy.spawnable_agents if live else None,
+            mcp=self._mcp_access(offered),
+        )
+
+    def _mcp_access(self, offered: Sequence[str]) -> McpAccess | None:
+        s = self.session
+        live = s.context.live
+        if s.mcp is None or live is None:
+            return None
+        from xum.tools.mcp_host import McpAccess
+
+        return McpAccess(
+            host=s.mcp,
+            catalog=live.mcp_catalog,
+            offered=frozenset(offered),
+            prompts=live.mcp_prompts,
         )
 
     async def run(self, calls: list[ToolCall]) -> None:

@@ -19,6 +19,7 @@ from xum.runtime.base import Runtime
 if TYPE_CHECKING:
     from xum.tools.background import BackgroundProcesses
     from xum.tools.input import ToolInput
+    from xum.tools.mcp_host import McpAccess
     from xum.tools.tasking import SubAgentHost
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
@@ -154,6 +155,8 @@ class ToolContext:
     # Agent ids the task tool may start from this session (plan mode: only "explore"); None:
     # any agent whose definition allows it.
     spawnable_agents: frozenset[str] | None = None
+    # The session's MCP servers and the MCP tools this agent may use; None without MCP.
+    mcp: McpAccess | None = None
 
 
 class Tool(ABC):
