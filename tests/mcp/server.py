@@ -104,10 +104,42 @@ def main() -> None:
         sys.exit(7)
     server = build()
     if "--http" in sys.argv:
-        port = int(sys.argv[sys.argv.index("--http") + 1])
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        serve_http(server, int(sys.argv[sys.argv.index("--http") + 1]))
     else:
         server.run("stdio")
+
+
+def serve_http(server: MCPServer, port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:`port` (0: any; the port is written to MCP_TEST_DIR/port).
+    With MCP_TEST_TOKEN set, a request without `Authorization: Bearer <token>` gets a 401."""
+    import socket
+
+    import uvicorn
+
+    app = server.streamable_http_app()
+    token = os.environ.get("MCP_TEST_TOKEN")
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http" and token:
+            headers = dict(scope.get("headers") or [])
+            if headers.get(b"authorization") != f"Bearer {token}".encode():
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"missing token"})
+                return
+        await app(scope, receive, send)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", port))
+    _mark_text("port", str(sock.getsockname()[1]))
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _mark_text(name: str, text: str) -> None:
+    where = os.environ.get("MCP_TEST_DIR")
+    if where:
+        Path(where, name + ".tmp").write_text(text)
+        os.replace(Path(where, name + ".tmp"), Path(where, name))
 
 
 if __name__ == "__main__":

@@ -123,6 +123,7 @@ class Connection:
         self._tail = bytearray()
         self._log_buffer = b""
         self._transport: asyncio.ReadTransport | None = None
+        self._http_status: str | None = None  # the last HTTP error status (HTTP servers)
 
     # Life cycle ----------------------------------------------------------------------------------
 
@@ -211,6 +212,12 @@ class Connection:
             from mcp.shared._httpx_utils import create_mcp_http_client
 
             client = create_mcp_http_client(headers=dict(spec.headers))
+
+            async def note_status(response: Any) -> None:
+                if response.status_code >= 400:
+                    self._http_status = f"HTTP {response.status_code} from {spec.url}"
+
+            client.event_hooks["response"].append(note_status)
             stack.push_async_callback(client.aclose)
             return streamable_http_client(spec.url, http_client=client)
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -363,6 +370,8 @@ class Connection:
         what = self.error or (
             "exited" if self.spec.transport == "stdio" else "closed the connection"
         )
+        if self._http_status is not None:
+            what = f"{what} ({self._http_status})"
         return f"{what}{self._stderr_note()}"
 
 

@@ -281,10 +281,14 @@ class McpManager:
         except McpError as exc:
             server.status, server.error = "failed", str(exc)
             server.failed_at = time.monotonic()
+            where = (
+                f"the command runs in the workspace directory; its stderr is in {self.log_path}"
+                if spec.transport == "stdio"
+                else f"it is reached at {spec.url}"
+            )
             self._tell(
                 "mcp-server-failed",
-                f"MCP server {spec.name!r} failed to start: {server.error} (the command "
-                f"runs in the workspace directory; its stderr is in {self.log_path})",
+                f"MCP server {spec.name!r} failed to start: {server.error} ({where})",
             )
             return
         finally:
