@@ -139,13 +139,14 @@ def parse_servers(
             )
             continue
         try:
-            out[name] = _server(name, entry, scope)
+            out[name] = parse_entry(name, entry, scope)
         except ValueError as exc:
             problems.append(f"{where}: {exc}; skipped")
     return out
 
 
-def _server(name: str, entry: Any, scope: ServerScope) -> ServerSpec:
+def parse_entry(name: str, entry: Any, scope: ServerScope) -> ServerSpec:
+    """One server entry; ValueError says what is wrong with it."""
     if isinstance(entry, str):
         if not entry.strip():
             raise ValueError("the command is empty")
