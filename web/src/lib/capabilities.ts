@@ -11,6 +11,8 @@ export interface Capabilities {
   agents: boolean;
   /** The GET route of the server's slash-command registry, if it has one. */
   slashPath: string | null;
+  /** A workspace's MCP overrides (`GET`/`PUT /api/workspaces/{id}/mcp`). */
+  mcp: boolean;
 }
 
 export const NO_CAPABILITIES: Capabilities = {
@@ -21,6 +23,7 @@ export const NO_CAPABILITIES: Capabilities = {
   rename: false,
   agents: false,
   slashPath: null,
+  mcp: false,
 };
 
 export interface OpenApiDoc {
@@ -51,6 +54,7 @@ export function capabilitiesOf(routes: Set<string>): Capabilities {
     rename: routes.has(`POST ${ws}/rename`),
     agents: routes.has(`GET ${ws}/agents`),
     slashPath: slash ? slash.slice(4) : null,
+    mcp: routes.has(`GET ${ws}/mcp`) && routes.has(`PUT ${ws}/mcp`),
   };
 }
 

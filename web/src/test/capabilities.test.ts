@@ -12,6 +12,7 @@ describe("capabilities from the OpenAPI document", () => {
       rename: false,
       agents: false,
       slashPath: null,
+      mcp: false,
     });
     const all = capabilitiesOf(
       routesOf({
@@ -24,6 +25,7 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/answers": { post: {} },
           "/api/workspaces/{id}/rename": { post: {} },
           "/api/workspaces/{id}/agents": { get: {} },
+          "/api/workspaces/{id}/mcp": { get: {}, put: {} },
         },
       }),
     );
@@ -35,6 +37,7 @@ describe("capabilities from the OpenAPI document", () => {
       rename: true,
       agents: true,
       slashPath: null,
+      mcp: true,
     });
   });
 
