@@ -29,7 +29,7 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.workspaces import lifecycle
 from xum.workspaces.assembly import WorkspaceSession, open_workspace_session
-from xum.workspaces.mcp_config import local_path
+from xum.workspaces.mcp_paths import local_path
 
 Event = dict[str, Any]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.integration.server_support import AUTH, create_workspace, server_client
 from tests.integration.test_hooks import make_project
 from tests.mcp.support import server_command
-from xum.workspaces.mcp_config import global_path, local_path
+from xum.workspaces.mcp_paths import global_path, local_path
 
 USER_FILE = """// my MCP servers
 {

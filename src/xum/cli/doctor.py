@@ -244,13 +244,14 @@ def check_mcp(directory: Path) -> list[Check]:
     files: parse errors fail, skipped entries warn. Commands and header values are never shown
     (they may carry secrets); only server names and counts."""
     from xum.workspaces import mcp_config as mc
+    from xum.workspaces import mcp_paths as mp
 
     top = next((d for d in (directory, *directory.parents) if (d / ".git").exists()), directory)
     checks: list[Check] = []
     files = [
-        ("mcp.jsonc", mc.global_path(), "global"),
-        ("repo mcp.jsonc", mc.repo_path(top), "repo"),
-        ("mcp.local.jsonc", mc.local_path(top), "local"),
+        ("mcp.jsonc", mp.global_path(), "global"),
+        ("repo mcp.jsonc", mp.repo_path(top), "repo"),
+        ("mcp.local.jsonc", mp.local_path(top), "local"),
     ]
     for name, path, kind in files:
         if not path.exists():

@@ -291,7 +291,7 @@ def update_row_text(
         parts.append(f"{_NEW[name]}\n{text}" if text else _GONE[name])
     if delta.mcp_tools:
         from xum.context.mcp_context import catalog_change_text
-        from xum.tools.mcp_host import SEARCH_TOOL
+        from xum.tools.mcp_names import SEARCH_TOOL
 
         parts.append(
             catalog_change_text(live.mcp_catalog, offered, can_load=SEARCH_TOOL in offered)

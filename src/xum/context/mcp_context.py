@@ -24,7 +24,8 @@ import orjson
 
 from xum.context.markup import escape_untrusted
 from xum.llm.types import ToolSpec
-from xum.tools.mcp_host import PROMPT_TOOL, SEARCH_TOOL, McpSnapshot
+from xum.tools.mcp_host import McpSnapshot
+from xum.tools.mcp_names import PROMPT_TOOL, SEARCH_TOOL
 
 MAX_DESCRIPTION_CHARS = 4000
 MAX_SCHEMA_BYTES = 64 * 1024

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -61,15 +61,10 @@ from xum.context.toolpolicy import TASK_TOOL, PolicyContext, ToolPolicy, resolve
 from xum.llm.types import ToolSpec
 from xum.runtime.base import Runtime, RuntimeKind
 from xum.tools import registry
-from xum.tools.mcp_host import (
-    EMPTY_SNAPSHOT,
-    FAMILY_TOOLS,
-    PROMPT_TOOL,
-    SEARCH_TOOL,
-    McpHost,
-    McpPrompt,
-    is_family,
-)
+from xum.tools.mcp_names import FAMILY_TOOLS, PROMPT_TOOL, SEARCH_TOOL, is_family
+
+if TYPE_CHECKING:  # the MCP records load only in sessions that have MCP servers
+    from xum.tools.mcp_host import McpHost, McpPrompt, McpSnapshot
 
 SKILL_READ_TOOL = "agent_skill_read"
 
@@ -302,14 +297,17 @@ class WorkspaceContext:
         return [a for a in usable_agents(catalog, catalog.ids()) if not a.hidden]
 
     async def live(self, selection: AgentSelection, model_string: str) -> LiveContext:
-        snapshot = await self.mcp.snapshot() if self.mcp is not None else EMPTY_SNAPSHOT
+        snapshot = await self.mcp.snapshot() if self.mcp is not None else None
+        if snapshot is not None and not snapshot.configured:
+            snapshot = None
         mcp_specs = self._mcp_tool_specs(snapshot)
         available = tuple(self.available_tools())
-        if snapshot.configured:
+        if snapshot is not None:
             available += tuple(mcp_specs)
         else:
             available = tuple(n for n in available if n not in FAMILY_TOOLS)
-        request = (selection, model_string, available, snapshot.revision)
+        revision = snapshot.revision if snapshot is not None else -1
+        request = (selection, model_string, available, revision)
         quick = self._quick
         if (
             quick is not None
@@ -393,7 +391,7 @@ class WorkspaceContext:
                         name, tool_description(mcp_spec.description, note), mcp_spec.parameters
                     )
                 mcp_catalog.append(mcp_spec)
-                if not snapshot.tool_search:
+                if snapshot is not None and not snapshot.tool_search:
                     tools.append(mcp_spec)
                 continue
             schema = registry.tool_schema(name)
@@ -443,26 +441,25 @@ class WorkspaceContext:
             diagnostics=tuple(dict.fromkeys(diagnostics)),
             fallback_from=fallback_from,
             mcp_catalog=tuple(mcp_catalog),
-            mcp_deferred=snapshot.tool_search,
-            mcp_prompts=snapshot.prompts if PROMPT_TOOL in policy.tools else (),
+            mcp_deferred=snapshot.tool_search if snapshot is not None else False,
+            mcp_prompts=snapshot.prompts if snapshot and PROMPT_TOOL in policy.tools else (),
         )
         self._key, self._parts, self._live = request, parts, live
         return live
 
-    def _mcp_tool_specs(self, snapshot: Any) -> dict[str, ToolSpec]:
+    def _mcp_tool_specs(self, snapshot: McpSnapshot | None) -> dict[str, ToolSpec]:
         """The snapshot's tools as specs, built once per snapshot revision."""
-        if self._mcp_specs[0] != snapshot.revision or snapshot is EMPTY_SNAPSHOT:
-            if not snapshot.tools:
-                self._mcp_specs = (snapshot.revision, {})
-            else:
-                from xum.context.mcp_context import tool_specs
+        if snapshot is None or not snapshot.tools:
+            return {}
+        if self._mcp_specs[0] != snapshot.revision:
+            from xum.context.mcp_context import tool_specs
 
-                self._mcp_specs = (snapshot.revision, tool_specs(snapshot))
+            self._mcp_specs = (snapshot.revision, tool_specs(snapshot))
         return self._mcp_specs[1]
 
     @staticmethod
-    def _mcp_section(snapshot: Any, offered: Sequence[str], has_tools: bool) -> str:
-        if not snapshot.configured or not (has_tools or SEARCH_TOOL in offered):
+    def _mcp_section(snapshot: McpSnapshot | None, offered: Sequence[str], has_tools: bool) -> str:
+        if snapshot is None or not (has_tools or SEARCH_TOOL in offered):
             return ""
         from xum.context.mcp_context import section
 

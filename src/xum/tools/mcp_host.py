@@ -2,74 +2,22 @@
 
 The servers themselves are run by the workspaces layer (`xum.workspaces.mcp_manager`, one
 manager per session); everything below it sees them through the `McpHost` protocol and the
-plain records here, which hold no SDK types: importing this module costs nothing, and the `mcp`
-SDK is imported only by the manager, once a workspace really has servers to start.
-
-Naming. An MCP tool is offered to the model as `mcp__<server>__<tool>` and a prompt as
-`mcp__<server>__<prompt>`: every other tool name of xum lacks the prefix, so nothing collides
-with a built-in tool. Each part is cut down to what every provider accepts in a tool name
-(`[A-Za-z0-9_-]`, other characters become `_`), and a name that would still clash with another
-one or run past 64 characters ends in `_<8 hex digits>` of a hash of the original server and
-tool names instead (`public_names`), so two different tools never share a name and the same
-tool keeps its name from request to request.
+plain records here, which hold no SDK types (the `mcp` SDK is imported only by the manager,
+once a workspace really has servers to start). A session without MCP servers never imports this
+module: its records cost a few milliseconds of class creation, and the names and the tool family
+that every request needs are in `xum.tools.mcp_names`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from xum.llm.types import ToolSpec
 
-PREFIX = "mcp__"
-SEARCH_TOOL = "tool_catalog_search"
-PROMPT_TOOL = "mcp_prompt_get"
-# The tools that exist only because MCP servers are configured (offered only then).
-FAMILY_TOOLS = frozenset({SEARCH_TOOL, PROMPT_TOOL})
-MAX_NAME = 64  # the shortest limit among the providers' tool-name rules
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
 ServerScope = Literal["global", "repo"]
 ServerStatus = Literal["starting", "ready", "idle", "failed", "exited", "disabled", "withheld"]
-
-
-def is_mcp_name(name: str) -> bool:
-    """A dynamically named MCP tool (or prompt) name."""
-    return name.startswith(PREFIX)
-
-
-def is_family(name: str) -> bool:
-    """Part of the MCP tool family: an MCP tool, or one of the two tools that serve them."""
-    return name.startswith(PREFIX) or name in FAMILY_TOOLS
-
-
-def _safe(part: str) -> str:
-    return _UNSAFE.sub("_", part) or "_"
-
-
-def _hashed(server: str, item: str) -> str:
-    return hashlib.sha256(f"{server}\0{item}".encode()).hexdigest()[:8]
-
-
-def public_names(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """(server, tool) -> the name the model sees, collision-free (see the module docstring).
-    The result depends only on the set of pairs, not on their order."""
-    plain: dict[tuple[str, str], str] = {}
-    for server, item in sorted(set(pairs)):
-        plain[(server, item)] = f"{PREFIX}{_safe(server)}__{_safe(item)}"
-    counts: dict[str, int] = {}
-    for name in plain.values():
-        counts[name] = counts.get(name, 0) + 1
-    out: dict[tuple[str, str], str] = {}
-    for key, name in plain.items():
-        if counts[name] > 1 or len(name) > MAX_NAME:
-            suffix = "_" + _hashed(*key)
-            name = name[: MAX_NAME - len(suffix)] + suffix
-        out[key] = name
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +83,6 @@ class McpSnapshot:
         return next((t for t in self.tools if t.name == name), None)
 
 
-EMPTY_SNAPSHOT = McpSnapshot()
-
-
 @dataclass(slots=True)
 class McpCallOutcome:
     """A finished tool call, its content flattened to text (images saved as files)."""
@@ -164,9 +109,10 @@ class McpHost(Protocol):
     the turn goes on. Cancellation (an interrupt) goes through and cancels the server's call.
     """
 
-    async def snapshot(self) -> McpSnapshot:
-        """The servers and what they offer. The first call starts the configured servers; each
-        call picks up config changes (hot reload)."""
+    async def snapshot(self) -> McpSnapshot | None:
+        """The servers and what they offer; None when no server is configured (the cheap,
+        usual case). The first call starts the configured servers; each call picks up config
+        changes (hot reload)."""
         ...
 
     async def call_tool(

@@ -13,7 +13,7 @@ Sub-agents: a top-level session gets a host that makes the sub-agent machinery o
 use (most sessions never start a child); a child session gets the host its parent's manager made
 for it.
 
-MCP: every session gets its own `McpManager` (xum.workspaces.mcp_manager), which starts the
+MCP: every session gets its own `SessionMcp` (xum.workspaces.mcp_session), which starts the
 workspace's servers with its first message and stops them when the session closes.
 """
 
@@ -45,7 +45,7 @@ from xum.workspaces.wiring import SessionWiring, wire_session
 if TYPE_CHECKING:
     from xum.tools.base import AskUser
     from xum.workspaces.lifecycle import CreatedWorkspace
-    from xum.workspaces.mcp_manager import McpManager
+    from xum.workspaces.mcp_session import SessionMcp
     from xum.workspaces.service import ProjectPaths
     from xum.workspaces.subagents import SubAgentManager
 
@@ -113,7 +113,7 @@ class WorkspaceSession:
     owns_client: bool = True
     owns_runtime: bool = True
     _manager: list[SubAgentManager] = field(default_factory=list)  # made on first use
-    mcp: McpManager | None = None
+    mcp: SessionMcp | None = None
 
     @property
     def subagents(self) -> SubAgentManager | None:
@@ -194,7 +194,7 @@ async def open_workspace_session(
     # Reading a long log is the slow part of opening: off the loop every workspace shares.
     log = await asyncio.to_thread(WriterLog.open, record.id, purpose=f"xum {purpose}")
     manager_box: list[SubAgentManager] = []
-    mcp: McpManager | None = None
+    mcp: SessionMcp | None = None
     try:
         secrets = created.secrets if created is not None else None
         if known is not None and secrets is not None:
@@ -297,13 +297,13 @@ def _mcp_manager(
     facts: ProjectFacts,
     emit: EventSink,
     agent_box: list[AgentSession],
-) -> McpManager:
+) -> SessionMcp:
     """The session's MCP servers: they run in the workspace directory with the environment
     the session's commands get (xum's own, the project's secrets, the `XUM_*` variables)."""
     import os
 
     from xum.context.files import inside
-    from xum.workspaces.mcp_manager import ManagerSettings, McpManager, idle_timeout_from_env
+    from xum.workspaces.mcp_session import SessionMcp
     from xum.workspaces.middleware import TrustView
 
     workspace_path = runtime.workspace_path
@@ -314,7 +314,7 @@ def _mcp_manager(
         extra = agent_box[0].tool_env() if agent_box else dict(wiring.base_env)
         return {**os.environ, **extra}
 
-    return McpManager(
+    return SessionMcp(
         workspace_id=record.id,
         workspace_path=workspace_path,
         checkout_root=project if inside(workspace_path, project) else workspace_path,
@@ -323,7 +323,6 @@ def _mcp_manager(
         mask=wiring.masker.mask,
         trusted=trust.allowed,
         emit=emit,
-        settings=ManagerSettings(idle_timeout_s=idle_timeout_from_env()),
     )
 
 

@@ -32,12 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from xum.core.errors import ConfigError
-from xum.core.paths import xum_root
 from xum.tools.mcp_host import ServerScope
+from xum.workspaces.mcp_paths import global_path, local_path, repo_path
 
-GLOBAL_NAME = "mcp.jsonc"
-REPO_FILE = ".xum/mcp.jsonc"
-LOCAL_FILE = ".xum/mcp.local.jsonc"
 DEFAULT_CALL_TIMEOUT_S = 300.0
 MAX_CALL_TIMEOUT_S = 24 * 3600.0
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -46,18 +43,6 @@ _REPO_KEYS = frozenset({"servers"})
 _STDIO_KEYS = frozenset({"command", "env", "timeoutSecs"})
 _HTTP_KEYS = frozenset({"url", "headers", "timeoutSecs"})
 _OVERRIDE_KEYS = frozenset({"enabled", "allowedTools"})
-
-
-def global_path() -> Path:
-    return xum_root() / GLOBAL_NAME
-
-
-def repo_path(checkout_root: str | Path) -> Path:
-    return Path(checkout_root) / REPO_FILE
-
-
-def local_path(workspace_path: str | Path) -> Path:
-    return Path(workspace_path) / LOCAL_FILE
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """A session's MCP servers: config, lazy start, idle stop, restarts, calls (the `McpHost`).
 
-The assembly makes one `McpManager` per session and closes it with the session. Nothing runs
-until the first `snapshot()`, which the context asks for before the first request of the first
+Each session has one (made by its `xum.workspaces.mcp_session.SessionMcp` once the workspace
+has an MCP config file) and closes it with the session. Nothing runs until the first
+`snapshot()`, which the context asks for before the first request of the first
 message (lazy start). From then on:
 
 * every `snapshot()` re-reads the config files whose stat signature changed (hot reload): a
@@ -36,7 +37,6 @@ from xum.engine import events as E
 from xum.engine.events import EventSink, null_sink
 from xum.runtime.base import RuntimeKind
 from xum.tools.mcp_host import (
-    EMPTY_SNAPSHOT,
     McpCallOutcome,
     McpPrompt,
     McpPromptArgument,
@@ -45,8 +45,8 @@ from xum.tools.mcp_host import (
     McpSnapshot,
     McpTool,
     ServerStatus,
-    public_names,
 )
+from xum.tools.mcp_names import public_names
 from xum.workspaces.mcp_config import EMPTY_CONFIG, ConfigLoader, McpConfig, ServerSpec
 
 if TYPE_CHECKING:  # the connection code loads with the first server that starts
@@ -110,7 +110,7 @@ class McpManager:
         )
         self._config: McpConfig = EMPTY_CONFIG
         self._servers: dict[str, _Server] = {}
-        self._snapshot: McpSnapshot = EMPTY_SNAPSHOT
+        self._snapshot: McpSnapshot = McpSnapshot()
         self._snapshot_key: tuple[Any, ...] | None = None
         self._revision = 0
         self._told: set[str] = set()
@@ -121,9 +121,9 @@ class McpManager:
 
     # McpHost -------------------------------------------------------------------------------------
 
-    async def snapshot(self) -> McpSnapshot:
+    async def snapshot(self) -> McpSnapshot | None:
         if self._closed:
-            return EMPTY_SNAPSHOT
+            return None
         config = self.loader.load()
         if self.runtime_kind == "ssh":
             if config.servers:
@@ -134,7 +134,7 @@ class McpManager:
                     + ", ".join(s.name for s in config.servers)
                     + " not available here; use a local or worktree workspace for them",
                 )
-            return EMPTY_SNAPSHOT
+            return None
         if config is not self._config:
             await self._apply(config)
         self._touch()

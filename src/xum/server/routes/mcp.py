@@ -28,6 +28,7 @@ from xum.server.routes.projects import known_project
 from xum.server.sessions import workspace_or_404
 from xum.server.state import get_state
 from xum.workspaces import mcp_config as mc
+from xum.workspaces import mcp_paths as mp
 
 router = APIRouter(tags=["mcp"])
 Scope = Literal["global", "repo"]
@@ -141,7 +142,7 @@ def _rows(servers: dict[str, mc.ServerSpec]) -> list[McpServerRow]:
 
 
 def _read_global() -> tuple[McpFile, bool, dict[str, mc.ServerSpec]]:
-    path = mc.global_path()
+    path = mp.global_path()
     problems: list[str] = []
     data, problem = mc.read_file(path)
     if problem:
@@ -153,7 +154,7 @@ def _read_global() -> tuple[McpFile, bool, dict[str, mc.ServerSpec]]:
 def _read_repo(project: str) -> tuple[RepoMcpFile, dict[str, mc.ServerSpec]]:
     from xum.workspaces.trust import project_automation_allowed
 
-    path = mc.repo_path(project)
+    path = mp.repo_path(project)
     problems: list[str] = []
     data, problem = mc.read_file(path)
     if problem:
@@ -177,10 +178,10 @@ def settings_now(project: str | None) -> McpSettings:
 
 def _file_for(scope: Scope, project: str | None) -> Path:
     if scope == "global":
-        return mc.global_path()
+        return mp.global_path()
     if not project:
         raise ApiError(422, "invalid_request", "project: required for a repo server")
-    return mc.repo_path(known_project(project).path)
+    return mp.repo_path(known_project(project).path)
 
 
 # Editing --------------------------------------------------------------------------------------
@@ -326,7 +327,7 @@ async def delete_server(
 @router.put("/api/settings/mcp/tool-search", response_model=McpSettings)
 async def put_tool_search(body: ToolSearchBody) -> McpSettings:
     def work() -> McpSettings:
-        path = mc.global_path()
+        path = mp.global_path()
         change_file(
             path, lambda doc: doc.set(["toolSearch"], body.enabled), _checker("global", path)
         )
@@ -380,9 +381,9 @@ def _workspace_mcp(workspace_id: str, request: Request) -> WorkspaceMcp:
     workspace = record.path
     root = record.project_path if inside(workspace, record.project_path) else workspace
     config = mc.load_config(
-        mc.global_path(),
-        mc.repo_path(root),
-        mc.local_path(workspace),
+        mp.global_path(),
+        mp.repo_path(root),
+        mp.local_path(workspace),
         trusted=project_automation_allowed(record.project_path),
     )
     live = get_state(request).sessions.sessions.get(workspace_id)
@@ -410,7 +411,7 @@ def _workspace_mcp(workspace_id: str, request: Request) -> WorkspaceMcp:
         )
     rows.sort(key=lambda r: r.name)
     return WorkspaceMcp(
-        path=str(mc.local_path(workspace)),
+        path=str(mp.local_path(workspace)),
         servers=rows,
         withheld=list(config.withheld),
         problems=list(config.problems),
