@@ -285,3 +285,20 @@ async def test_streamable_http_server_gets_its_static_headers(
     failed = [e for e in opened.events if e["type"] == "advisory" and "'nokey'" in e["message"]]
     assert failed and failed[0]["kind"] == "mcp-server-failed"
     assert "HTTP 401" in failed[0]["message"]
+
+
+async def test_a_server_announcing_new_tools_is_listed_again_as_one_row(
+    opened: Opened, fake_llm: FakeLLM, xum_root: Path
+) -> None:
+    write_config(xum_root / "mcp.jsonc", {"t": server_entry(tools="echo,grow")}, toolSearch=False)
+    fake_llm.script(fakellm.tool_call("mcp__t__grow", {}), fakellm.text("grown"))
+    await opened.session.agent.run_turn("grow")
+    # The notification arrived during the turn: the next request lists again, one row, the
+    # frozen tool list unchanged.
+    fake_llm.script(fakellm.text("ok"))
+    await opened.session.agent.run_turn("again")
+    (row,) = opened.rows()
+    assert row.data["changed"] == ["mcp_tools"]
+    assert "mcp__t__extra" in row.data["message"]["content"][0]["text"]
+    assert "mcp__t__extra" not in tools_of(fake_llm.requests[-1])
+    assert len(opened.segments()) == 1

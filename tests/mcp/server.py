@@ -15,13 +15,13 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 # A 1x1 PNG.
 PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
-ALL_TOOLS = ("echo", "slow", "crash", "die", "whoami", "picture", "big")
+ALL_TOOLS = ("echo", "slow", "crash", "die", "whoami", "picture", "big", "grow")
 
 
 def _mark(name: str) -> None:
@@ -87,6 +87,18 @@ def build() -> MCPServer:
     def big(lines: int) -> str:
         """Many lines of output."""
         return "\n".join(f"line {i}" for i in range(lines))
+
+    @tool
+    async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Add a tool named `extra` and tell the client the tool list changed."""
+
+        def extra() -> str:
+            """A tool that appeared while the server ran."""
+            return "extra"
+
+        server.add_tool(extra)
+        await ctx.session.send_tool_list_changed()
+        return "grew"
 
     @server.prompt()
     def greet(name: str, style: str = "plain") -> str:

@@ -115,6 +115,9 @@ class Connection:
         self.prompts: tuple[PromptDef, ...] = ()
         self.error: str | None = None
         self.exited = False  # the server went away (crash, or the stop below)
+        # The server said its tools or prompts changed (`notifications/*/list_changed`).
+        self.stale = False
+        self._has_prompts = False
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -175,12 +178,16 @@ class Connection:
 
                 session = await stack.enter_async_context(
                     ClientSession(
-                        read, write, client_info=Implementation(name="xum", version=__version__)
+                        read,
+                        write,
+                        client_info=Implementation(name="xum", version=__version__),
+                        message_handler=self._on_message,
                     )
                 )
                 result = await session.initialize()
                 self.tools = await self._list_tools(session)
-                if result.capabilities.prompts is not None:
+                self._has_prompts = result.capabilities.prompts is not None
+                if self._has_prompts:
                     self.prompts = await self._list_prompts(session)
                 self.session = session
                 self._ready.set()
@@ -227,6 +234,24 @@ class Connection:
             command="bash", args=["-c", spec.command or ""], env=self.env, cwd=self.cwd
         )
         return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if method in ("notifications/tools/list_changed", "notifications/prompts/list_changed"):
+            self.stale = True
+
+    async def refresh(self) -> None:
+        """List the tools and prompts again (after a `list_changed` notification)."""
+        session = self._session_or_raise()
+        self.stale = False
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            tools = await self._list_tools(session)
+            prompts = await self._list_prompts(session) if self._has_prompts else ()
+        except MCPError as exc:
+            raise McpError(self._call_failure(exc)) from None
+        self.tools, self.prompts = tools, prompts
 
     # Listing -------------------------------------------------------------------------------------
 

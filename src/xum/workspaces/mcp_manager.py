@@ -8,7 +8,7 @@ message (lazy start). From then on:
 * every `snapshot()` re-reads the config files whose stat signature changed (hot reload): a
   server that was removed or whose entry changed is stopped, a new one is started, and the
   request waits (each server at most `start_timeout_s`, all in parallel) for servers whose
-  tools it has never listed;
+  tools it has never listed; a server that sent `list_changed` is listed again;
 * a server that fails to start is reported once (an `advisory`) and tried again on a later
   message, no sooner than `retry_after_s` after the failure;
 * a server that exits on its own is reported, keeps the tools it listed (so the tool list the
@@ -150,6 +150,9 @@ class McpManager:
                 )
             ):
                 server.starting = asyncio.create_task(self._start(server))
+        for server in self._servers.values():
+            if server.conn is not None and server.conn.ready and server.conn.stale:
+                await self._refresh(server)
         waiting = [s.starting for s in self._servers.values() if s.starting and s.tools is None]
         if waiting:
             # The start tasks are not cancelled with the request that waits for them.
@@ -300,6 +303,22 @@ class McpManager:
         server.tools, server.prompts = conn.tools, conn.prompts
         self._touch()  # a slow start is not idle time
         self._ensure_idle_watch()
+
+    async def _refresh(self, server: _Server) -> None:
+        """The server announced new tools or prompts: list them again (bounded)."""
+        from xum.workspaces.mcp_client import McpError
+
+        assert server.conn is not None
+        try:
+            await asyncio.wait_for(server.conn.refresh(), self.settings.start_timeout_s)
+        except (McpError, TimeoutError) as exc:
+            self._tell(
+                "mcp-server-failed",
+                f"MCP server {server.spec.name!r} changed its tools, but listing them again "
+                f"failed: {exc or 'timed out'}; the old list stays",
+            )
+            return
+        server.tools, server.prompts = server.conn.tools, server.conn.prompts
 
     async def _connected(self, server: _Server) -> Connection:
         """The server's live connection, starting it again when it stopped (idle, crash)."""
