@@ -19,6 +19,7 @@ from xum.engine import events as E
 from xum.engine.doomloop import DoomLoopGuard
 from xum.engine.middleware import ToolCall
 from xum.engine.recorder import result_frame
+from xum.tools.mcp_names import FAMILY_TOOLS
 
 if TYPE_CHECKING:
     from xum.engine.session import AgentSession
@@ -83,6 +84,8 @@ class CallRunner:
         live = s.context.live
         if s.mcp is None or live is None:
             return None
+        if not live.mcp_catalog and not any(n in FAMILY_TOOLS for n in offered):
+            return None  # no MCP server configured: nothing to load
         from xum.tools.mcp_host import McpAccess
 
         return McpAccess(
