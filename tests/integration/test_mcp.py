@@ -302,3 +302,23 @@ async def test_a_server_announcing_new_tools_is_listed_again_as_one_row(
     assert "mcp__t__extra" in row.data["message"]["content"][0]["text"]
     assert "mcp__t__extra" not in tools_of(fake_llm.requests[-1])
     assert len(opened.segments()) == 1
+
+
+async def test_images_are_saved_links_listed_and_long_results_bounded(
+    opened: Opened, fake_llm: FakeLLM, xum_root: Path
+) -> None:
+    write_config(xum_root / "mcp.jsonc", {"t": server_entry(tools="picture,big")}, toolSearch=False)
+    fake_llm.script(
+        fakellm.tool_call("mcp__t__picture", {}),
+        fakellm.tool_call("mcp__t__big", {"lines": 20000}),
+        fakellm.text("seen"),
+    )
+    await opened.session.agent.run_turn("show me")
+    picture, big = opened.results()
+    assert picture["output"].startswith("here is a picture\n[image (image/png, 70 bytes) saved to ")
+    saved = Path(picture["meta"]["files"][0]["path"])
+    assert saved.read_bytes().startswith(b"\x89PNG")
+    assert "[resource link 'readme': uri: file:///tmp/readme.md" in picture["output"]
+    assert "bytes omitted" in big["output"] and "line 19999" in big["output"]
+    spill = Path(big["meta"]["spill_path"])
+    assert spill.read_text().count("\n") >= 19999

@@ -22,17 +22,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from xum.core.paths import FILE_MODE, ensure_private_dir
 from xum.workspaces.mcp_config import ServerSpec
 
 if TYPE_CHECKING:
-    from mcp.client.session import ClientSession
+    import httpx2
+    from mcp.client._transport import TransportStreams
+    from mcp.client.session import ClientSession, IncomingMessage
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CallToolResult, GetPromptResult
 
 STDERR_TAIL_BYTES = 4096
 MAX_LIST_PAGES = 50  # a server whose listing never ends cannot hang a start
@@ -212,7 +216,7 @@ class Connection:
             if not self._stopping and self.on_exit is not None:
                 self.on_exit(self)
 
-    def _transport_cm(self, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _transport_cm(self, stack: AsyncExitStack) -> AbstractAsyncContextManager[TransportStreams]:
         spec = self.spec
         if spec.url is not None:
             from mcp.client.streamable_http import streamable_http_client
@@ -220,7 +224,7 @@ class Connection:
 
             client = create_mcp_http_client(headers=dict(spec.headers))
 
-            async def note_status(response: Any) -> None:
+            async def note_status(response: httpx2.Response) -> None:
                 if response.status_code >= 400:
                     self._http_status = f"HTTP {response.status_code} from {spec.url}"
 
@@ -235,7 +239,7 @@ class Connection:
         )
         return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: IncomingMessage) -> None:
         method = getattr(message, "method", None)
         if method in ("notifications/tools/list_changed", "notifications/prompts/list_changed"):
             self.stale = True
@@ -299,7 +303,7 @@ class Connection:
 
     # Calls ---------------------------------------------------------------------------------------
 
-    async def call_tool(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+    async def call_tool(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """The SDK's CallToolResult. Raises McpError (timeout, connection lost, protocol error);
         cancellation goes through (the SDK tells the server the call was cancelled)."""
         session = self._session_or_raise()
@@ -312,7 +316,7 @@ class Connection:
         except MCPError as exc:
             raise McpError(self._call_failure(exc)) from None
 
-    async def get_prompt(self, prompt: str, arguments: Mapping[str, str]) -> Any:
+    async def get_prompt(self, prompt: str, arguments: Mapping[str, str]) -> GetPromptResult:
         session = self._session_or_raise()
         from mcp.shared.exceptions import MCPError
 
@@ -327,7 +331,7 @@ class Connection:
             raise McpError(self._describe_failure())
         return session
 
-    def _call_failure(self, exc: Any) -> str:
+    def _call_failure(self, exc: MCPError) -> str:
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         if exc.code == REQUEST_TIMEOUT:
@@ -342,7 +346,7 @@ class Connection:
 
     # stderr --------------------------------------------------------------------------------------
 
-    def _stderr_pipe(self) -> Any:
+    def _stderr_pipe(self) -> TextIO:
         read_fd, write_fd = os.pipe()
         loop = asyncio.get_running_loop()
         reader = os.fdopen(read_fd, "rb", buffering=0)
@@ -401,7 +405,9 @@ class Connection:
 
 
 @contextlib.asynccontextmanager
-async def _closing_after_spawn(cm: Any, errlog: Any) -> Any:
+async def _closing_after_spawn(
+    cm: AbstractAsyncContextManager[TransportStreams], errlog: TextIO
+) -> AsyncIterator[TransportStreams]:
     """The SDK's stdio transport, with xum's copy of the stderr pipe's write end closed once
     the server holds its own: only then does the pipe end when the server exits."""
     try:

@@ -5,7 +5,7 @@ block is written to a file under the session's scratch directory and named (with
 size), which is as much as the result wire carries; a resource link is listed with its URI,
 name and type; an embedded resource gives its text, or is saved like an image when it is
 binary. When a result has no content blocks but structured content, that is shown as JSON.
-Everything here reads the SDK's objects by attribute, so this module imports no SDK type.
+It is imported with the first tool result, when the SDK is loaded anyway.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import binascii
 import mimetypes
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -23,28 +23,40 @@ from xum.core.fsutil import atomic_write_bytes
 from xum.core.ids import sortable_id
 from xum.core.paths import FILE_MODE, ensure_private_dir
 
+if TYPE_CHECKING:
+    from mcp_types import (
+        BlobResourceContents,
+        CallToolResult,
+        ContentBlock,
+        ResourceLink,
+        TextResourceContents,
+    )
+
 MAX_BINARY_BYTES = 32 * 1024 * 1024  # one saved image or blob
 
 
-def blocks_text(blocks: Sequence[Any], *, scratch_dir: str, meta: dict[str, Any]) -> str:
+def blocks_text(blocks: Sequence[ContentBlock], *, scratch_dir: str, meta: dict[str, Any]) -> str:
     """The blocks as one text; files written are listed in `meta["files"]`."""
+    # Loaded with the first result: the SDK is in memory by then.
+    from mcp_types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+
     parts: list[str] = []
     for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(str(block.text))
-        elif kind in ("image", "audio"):
-            parts.append(_binary(kind, block.data, block.mime_type, scratch_dir, meta))
-        elif kind == "resource_link":
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ImageContent | AudioContent):
+            parts.append(_binary(block.type, block.data, block.mime_type, scratch_dir, meta))
+        elif isinstance(block, ResourceLink):
             parts.append(_link(block))
-        elif kind == "resource":
+        elif isinstance(block, EmbeddedResource):
             parts.append(_embedded(block.resource, scratch_dir, meta))
         else:
+            kind = getattr(block, "type", None)
             parts.append(f"[content of type {kind!r} that xum does not show]")
     return "\n".join(parts)
 
 
-def result_text(result: Any, *, scratch_dir: str, meta: dict[str, Any]) -> str:
+def result_text(result: CallToolResult, *, scratch_dir: str, meta: dict[str, Any]) -> str:
     """A `CallToolResult` as text (see the module docstring)."""
     text = blocks_text(result.content or [], scratch_dir=scratch_dir, meta=meta)
     structured = getattr(result, "structured_content", None)
@@ -53,7 +65,7 @@ def result_text(result: Any, *, scratch_dir: str, meta: dict[str, Any]) -> str:
     return text or "(the tool returned no content)"
 
 
-def _link(block: Any) -> str:
+def _link(block: ResourceLink) -> str:
     details = [f"uri: {block.uri}"]
     if getattr(block, "mime_type", None):
         details.append(f"type: {block.mime_type}")
@@ -62,7 +74,9 @@ def _link(block: Any) -> str:
     return f"[resource link {block.name!r}: {', '.join(details)}]"
 
 
-def _embedded(resource: Any, scratch_dir: str, meta: dict[str, Any]) -> str:
+def _embedded(
+    resource: TextResourceContents | BlobResourceContents, scratch_dir: str, meta: dict[str, Any]
+) -> str:
     text = getattr(resource, "text", None)
     uri = getattr(resource, "uri", "")
     if isinstance(text, str):
