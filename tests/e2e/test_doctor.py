@@ -105,3 +105,20 @@ def test_doctor_looks_inside_the_standard_subdirectories(xum_root: Path) -> None
     )
     assert tree(xum_root) == before
     assert os.stat(xum_root / "sessions" / "abc").st_mode & 0o777 == 0o755  # never repaired
+
+
+def test_doctor_reports_mcp_config_errors_by_file_line_and_column(
+    xum_root: Path, tmp_path: Path
+) -> None:
+    xum_root.mkdir(parents=True, exist_ok=True)
+    (xum_root / "mcp.jsonc").write_text('{"servers": {\n  "a": "run --token SECRET-ARG",,\n}}')
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / ".xum").mkdir()
+    (project / ".xum" / "mcp.jsonc").write_text('{"servers": {"ok": "x", "bad": 3}}')
+    result = run_xum("doctor", "--json", cwd=project)
+    assert result.returncode == 1
+    checks = {(c["name"], c["status"]): c["detail"] for c in json.loads(result.stdout)["checks"]}
+    assert checks[("mcp.jsonc", "fail")].startswith(f"{xum_root / 'mcp.jsonc'}:2:")
+    assert "servers.bad" in checks[("repo mcp.jsonc", "warn")]
+    assert "SECRET-ARG" not in result.stdout

@@ -78,6 +78,17 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "markdownify",
     "acp",  # the ACP SDK and bridge: `xum acp` only
     "xum.acp",
+    "mcp",  # the MCP SDK: only once a workspace has MCP servers to start
+    "mcp_types",
+    "xum.tools.mcp_host",  # MCP's records and the manager: only once an MCP config file exists
+    "xum.workspaces.mcp_manager",
+    "xum.workspaces.mcp_config",
+    "xum.workspaces.mcp_client",
+    "xum.workspaces.mcp_content",
+    "xum.context.mcp_context",  # MCP tool specs and the <mcp> section: with servers only
+    "xum.tools.mcp_call",
+    "xum.tools.tool_catalog_search",
+    "xum.tools.mcp_prompt_get",
 ]
 
 

@@ -55,6 +55,8 @@ DOCUMENTED_PARAMETERS = {
     "set_goal": ["objective", "budgetCents", "turnCap", "expectedGoalId", "replaceExistingGoal"],
     "get_goal": [],
     "complete_goal": ["summary", "goalId"],
+    "tool_catalog_search": ["query", "limit"],
+    "mcp_prompt_get": ["name", "arguments", "list_offset"],
 }
 
 
@@ -93,7 +95,11 @@ def _walk(node: Any, path: str = "$") -> list[str]:
             if banned in node:
                 problems.append(f"{path}: has {banned}")
         if node.get("type") == "object":
-            if node.get("additionalProperties") is not False:
+            extra = node.get("additionalProperties")
+            # A typed map (no properties of its own, e.g. mcp_prompt_get's `arguments`, whose
+            # keys the server names) is the one open object: strict mode is off on every wire.
+            is_map = isinstance(extra, dict) and not node.get("properties")
+            if extra is not False and not is_map:
                 problems.append(f"{path}: additionalProperties is not false")
             if node.get("required") != list(node.get("properties", {})):
                 problems.append(f"{path}: required does not list every property")

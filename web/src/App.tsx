@@ -8,6 +8,7 @@ import { ForkDialog } from "./components/dialogs/ForkDialog";
 import { NewWorkspaceDialog } from "./components/dialogs/NewWorkspaceDialog";
 import { RenameDialog } from "./components/dialogs/RenameDialog";
 import { SettingsDialog } from "./components/dialogs/SettingsDialog";
+import { WorkspaceMcpDialog } from "./components/mcp/WorkspaceMcpDialog";
 import { LeftSidebar } from "./components/LeftSidebar";
 import { Palette } from "./components/Palette";
 import { ProviderNotice } from "./components/ProviderNotice";
@@ -38,6 +39,8 @@ function Dialogs() {
       return <RenameDialog workspaceId={dialog.workspaceId} />;
     case "settings":
       return <SettingsDialog />;
+    case "workspace-mcp":
+      return <WorkspaceMcpDialog workspaceId={dialog.workspaceId} />;
   }
 }
 

@@ -327,12 +327,52 @@ def check_sessions() -> tuple[list[Check], dict[str, Any]]:
     return checks, summary
 
 
+def check_mcp(directory: Path) -> list[Check]:
+    """The global MCP config and, for the project around `directory`, its repo and workspace
+    files: parse errors fail, skipped entries warn. Commands and header values are never shown
+    (they may carry secrets); only server names and counts."""
+    from xum.workspaces import mcp_config as mc
+    from xum.workspaces import mcp_paths as mp
+
+    top = next((d for d in (directory, *directory.parents) if (d / ".git").exists()), directory)
+    checks: list[Check] = []
+    files = [
+        ("mcp.jsonc", mp.global_path(), "global"),
+        ("repo mcp.jsonc", mp.repo_path(top), "repo"),
+        ("mcp.local.jsonc", mp.local_path(top), "local"),
+    ]
+    for name, path, kind in files:
+        if not path.exists():
+            if kind == "global":
+                checks.append(Check(name, "ok", f"{path} not present (no MCP servers)"))
+            continue
+        problems: list[str] = []
+        data, problem = mc.read_file(path)
+        if problem is not None:
+            checks.append(Check(name, "fail", problem))
+            continue
+        if kind == "global":
+            servers, _ = mc.parse_global(data, path=str(path), problems=problems)
+        elif kind == "repo":
+            servers = mc.parse_repo(data, path=str(path), problems=problems)
+        else:
+            servers = {}
+            mc.parse_overrides(data, path=str(path), problems=problems)
+        for line in problems:
+            checks.append(Check(name, "warn", line))
+        if not problems:
+            listed = f": {len(servers)} server(s) ({', '.join(sorted(servers))})" if servers else ""
+            checks.append(Check(name, "ok", f"{path} parses{listed}"))
+    return checks
+
+
 def run_checks() -> dict[str, Any]:
     root = xum_root()
     checks = check_root(root)
     if root.is_dir():
         checks += check_config()
         checks += check_secrets()
+    checks += check_mcp(Path.cwd())
     provider_checks, providers = check_providers()
     checks += provider_checks
     session_checks, sessions = check_sessions()

@@ -18,6 +18,9 @@ frozen sections.
 Only a change of the tool set itself (names or schemas, e.g. switching between plan and exec)
 cannot travel as a row: it starts a new segment at once, which breaks the prefix one time. The
 `context_frozen` frame records the reason (`tool_set_changed`), and `prefix_breaks` counts them.
+MCP tools are the exception (`xum.context.mcp_context`): a server whose tools change mid-segment
+is one change row, and only tools the model loads with `tool_catalog_search` (recorded in that
+tool's result, `meta.mcp_loaded`) start a new segment, with the reason `mcp_tools_loaded`.
 """
 
 from __future__ import annotations
@@ -40,13 +43,16 @@ from xum.store.projection import FrameSource
 
 # Sections whose changes travel as rows. The prelude and the environment block only change
 # with a new xum version or a new workspace; they are refreshed at the next segment.
-TRACKED_SECTIONS = ("agent", "instructions", "model", "mode", "skills", "plan")
+TRACKED_SECTIONS = ("agent", "instructions", "model", "mode", "skills", "mcp", "plan")
+MCP_CATALOG = "mcp_tools"  # the digest channel of the MCP tool catalog (mcp_context)
 UPDATE_KIND = "context_update"
 EMPTY = digest("")
 
 SEGMENT_START = "start"  # the first request of a session
 TOOL_SET_CHANGED = "tool_set_changed"  # mid-history: the one kind of prefix break
-BREAKING_REASONS = frozenset({TOOL_SET_CHANGED})
+MCP_TOOLS_LOADED = "mcp_tools_loaded"  # tool_catalog_search loaded tools the list lacked
+BREAKING_REASONS = frozenset({TOOL_SET_CHANGED, MCP_TOOLS_LOADED})
+LOADED_META = "mcp_loaded"  # in a tool_catalog_search result's meta: the tool names it loaded
 
 
 def sha256_text(text: str) -> str:
@@ -81,10 +87,13 @@ class ContextDelta:
     new_segment: str | None = None  # the reason, when a new segment must start
     sections: list[str] = field(default_factory=list)  # changed tracked sections
     tools: list[str] = field(default_factory=list)  # tools whose `Tool:` notes changed
+    mcp_tools: bool = False  # the MCP tool catalog changed
 
     @property
     def empty(self) -> bool:
-        return self.new_segment is None and not self.sections and not self.tools
+        return (
+            self.new_segment is None and not self.sections and not self.tools and not self.mcp_tools
+        )
 
 
 class FrozenTracker:
@@ -104,6 +113,8 @@ class FrozenTracker:
         self.known: dict[str, str] = {}
         self.next_reason = SEGMENT_START
         self.plan: PlanSnapshot | None = None
+        # MCP tools the model loaded with tool_catalog_search (they stay loaded for the session).
+        self.loaded: set[str] = set()
 
     def update(self, log: FrameSource) -> None:
         if self._source is None or self._source() is not log or self._generation != log.generation:
@@ -141,6 +152,12 @@ class FrozenTracker:
             self._plan(data.get("plan"))
         elif kind == ev.PLAN_SNAPSHOT:
             self._plan(data)
+        elif kind == ev.TOOL_RESULT:
+            meta = data.get("meta")
+            names = meta.get(LOADED_META) if isinstance(meta, dict) else None
+            if isinstance(names, list):
+                self.loaded.update(n for n in names if isinstance(n, str))
+                self.version += 1
 
     def _plan(self, data: Any) -> None:
         snapshot = PlanSnapshot.from_dict(data)
@@ -164,8 +181,13 @@ class FrozenTracker:
             return ContextDelta(new_segment=self.next_reason)
         if frozen.tool_identity != live.tool_identity:
             return ContextDelta(new_segment=TOOL_SET_CHANGED)
+        if self.loaded and live.mcp_catalog:
+            offered = {t.name for t in frozen.tools}
+            if any(t.name in self.loaded and t.name not in offered for t in live.mcp_catalog):
+                return ContextDelta(new_segment=MCP_TOOLS_LOADED)
         known = self.known
         delta = ContextDelta()
+        delta.mcp_tools = live.digests.get(MCP_CATALOG, EMPTY) != known.get(MCP_CATALOG, EMPTY)
         for name in TRACKED_SECTIONS:
             if live.digests.get(name, EMPTY) != known.get(name, EMPTY):
                 delta.sections.append(name)
@@ -241,6 +263,7 @@ _GONE = {
     "model": "No model-specific instructions apply any more.",
     "mode": "No mode-specific instructions apply any more.",
     "skills": "No skills are available any more: disregard the earlier skill list.",
+    "mcp": "No MCP servers serve this workspace any more: their tools no longer work.",
     "plan": "Plan mode no longer applies: the plan-mode rules given earlier are lifted.",
 }
 _NEW = {
@@ -249,17 +272,30 @@ _NEW = {
     "model": "Model-specific instructions now in effect:",
     "mode": "Mode-specific instructions now in effect:",
     "skills": "The available skills changed. The current list:",
+    "mcp": "The MCP servers changed. What applies now:",
     "plan": "Plan-mode rules now in effect:",
 }
 
 
 def update_row_text(
-    live: LiveContext, delta: ContextDelta, plan_note: str | None, plan_path: str | None
+    live: LiveContext,
+    delta: ContextDelta,
+    plan_note: str | None,
+    plan_path: str | None,
+    offered: Sequence[str] = (),
 ) -> str:
+    """The row's text; `offered`: the tool names of the current segment's frozen list."""
     parts = [_LEAD]
     for name in delta.sections:
         text = live.sections.get(name, "")
         parts.append(f"{_NEW[name]}\n{text}" if text else _GONE[name])
+    if delta.mcp_tools:
+        from xum.context.mcp_context import catalog_change_text
+        from xum.tools.mcp_names import SEARCH_TOOL
+
+        parts.append(
+            catalog_change_text(live.mcp_catalog, offered, can_load=SEARCH_TOOL in offered)
+        )
     for tool in delta.tools:
         note = live.tool_notes.get(tool, "")
         if note:
@@ -287,16 +323,20 @@ def update_frame_data(
     delta: ContextDelta,
     plan: PlanSnapshot | None,
     plan_note: str | None,
+    offered: Sequence[str] = (),
 ) -> dict[str, Any]:
     digests = {name: live.digests.get(name, EMPTY) for name in delta.sections}
     for tool in delta.tools:
         digests[f"tool:{tool}"] = live.digests.get(f"tool:{tool}", EMPTY)
-    text = update_row_text(live, delta, plan_note, plan.path if plan else None)
+    if delta.mcp_tools:
+        digests[MCP_CATALOG] = live.digests.get(MCP_CATALOG, EMPTY)
+    text = update_row_text(live, delta, plan_note, plan.path if plan else None, offered)
     data: dict[str, Any] = {
         "message": text_message("user", text),
         "kind": UPDATE_KIND,
         "digests": digests,
         "changed": [*delta.sections, *(f"tool:{t}" for t in delta.tools)]
+        + ([MCP_CATALOG] if delta.mcp_tools else [])
         + (["plan_file"] if plan_note is not None else []),
     }
     if plan is not None:

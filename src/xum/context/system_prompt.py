@@ -32,6 +32,7 @@ SECTION_ORDER = (
     "model",
     "mode",
     "skills",
+    "mcp",
     "plan",
 )
 STATIC_SECTIONS = frozenset({"prelude", "environment"})

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
@@ -61,6 +61,10 @@ from xum.context.toolpolicy import TASK_TOOL, PolicyContext, ToolPolicy, resolve
 from xum.llm.types import ToolSpec
 from xum.runtime.base import Runtime, RuntimeKind
 from xum.tools import registry
+from xum.tools.mcp_names import FAMILY_TOOLS, PROMPT_TOOL, SEARCH_TOOL, is_family
+
+if TYPE_CHECKING:  # the MCP records load only in sessions that have MCP servers
+    from xum.tools.mcp_host import McpHost, McpPrompt, McpSnapshot
 
 SKILL_READ_TOOL = "agent_skill_read"
 
@@ -94,6 +98,11 @@ class LiveContext:
     skills: SkillCatalog | None = None
     diagnostics: tuple[str, ...] = ()
     fallback_from: str | None = None  # a stored agent that vanished (replaced by exec)
+    # MCP: every MCP tool this agent may use, in the tool list or not (`tools` holds them only
+    # when tool search is off), whether tool search keeps them out, and the servers' prompts.
+    mcp_catalog: tuple[ToolSpec, ...] = ()
+    mcp_deferred: bool = False
+    mcp_prompts: tuple[McpPrompt, ...] = ()
     system: str = field(init=False)
     digests: dict[str, str] = field(init=False)  # channel -> digest (sections, "tool:<name>")
     tool_identity: str = field(init=False)
@@ -103,6 +112,10 @@ class LiveContext:
         self.digests = {name: digest(text) for name, text in self.sections.items()}
         for name, note in self.tool_notes.items():
             self.digests[f"tool:{name}"] = digest(note)
+        if self.mcp_catalog:
+            from xum.context.mcp_context import CATALOG_CHANNEL, catalog_digest
+
+            self.digests[CATALOG_CHANNEL] = catalog_digest(self.mcp_catalog)
         self.tool_identity = tool_identity(self.tools)
 
     @property
@@ -112,8 +125,11 @@ class LiveContext:
 
 def tool_identity(tools: Sequence[ToolSpec]) -> str:
     """What must stay equal for two tool lists to share a segment: names and schemas (not
-    descriptions, whose changes travel as rows)."""
-    return hashlib.sha256(orjson.dumps([(t.name, t.parameters) for t in tools])).hexdigest()[:32]
+    descriptions, whose changes travel as rows). The MCP family is left out: its changes travel
+    as rows too (see `xum.context.mcp_context`)."""
+    return hashlib.sha256(
+        orjson.dumps([(t.name, t.parameters) for t in tools if not is_family(t.name)])
+    ).hexdigest()[:32]
 
 
 class ContextProvider(Protocol):
@@ -214,9 +230,12 @@ class WorkspaceContext:
         facts: WorkspaceFacts,
         *,
         available_tools: Callable[[], Sequence[str]] = registry.advertised_tool_names,
+        mcp: McpHost | None = None,
     ) -> None:
         self.facts = facts
         self.available_tools = available_tools
+        self.mcp = mcp  # the session's MCP servers (None: no MCP in this session)
+        self._mcp_specs: tuple[int, dict[str, ToolSpec]] = (-1, {})
         # Every stat goes through a recording view, so the next request can first re-check
         # just the paths the last discovery looked at (see QuickCheck).
         project = self._project = RecordingView(RuntimeFiles(facts.runtime))
@@ -278,8 +297,17 @@ class WorkspaceContext:
         return [a for a in usable_agents(catalog, catalog.ids()) if not a.hidden]
 
     async def live(self, selection: AgentSelection, model_string: str) -> LiveContext:
+        snapshot = await self.mcp.snapshot() if self.mcp is not None else None
+        if snapshot is not None and not snapshot.configured:
+            snapshot = None
+        mcp_specs = self._mcp_tool_specs(snapshot)
         available = tuple(self.available_tools())
-        request = (selection, model_string, available)
+        if snapshot is not None:
+            available += tuple(mcp_specs)
+        else:
+            available = tuple(n for n in available if n not in FAMILY_TOOLS)
+        revision = snapshot.revision if snapshot is not None else -1
+        request = (selection, model_string, available, revision)
         quick = self._quick
         if (
             quick is not None
@@ -352,7 +380,20 @@ class WorkspaceContext:
                 notes.setdefault(name, []).append(text)
         tools: list[ToolSpec] = []
         tool_notes: dict[str, str] = {}
+        mcp_catalog: list[ToolSpec] = []
         for name in policy.tools:
+            mcp_spec = mcp_specs.get(name)
+            if mcp_spec is not None:
+                note = tool_note("\n\n".join(notes.get(name.lower(), [])))
+                if note:
+                    tool_notes[name] = note
+                    mcp_spec = ToolSpec(
+                        name, tool_description(mcp_spec.description, note), mcp_spec.parameters
+                    )
+                mcp_catalog.append(mcp_spec)
+                if snapshot is not None and not snapshot.tool_search:
+                    tools.append(mcp_spec)
+                continue
             schema = registry.tool_schema(name)
             agents = ""
             if name == TASK_TOOL:
@@ -385,6 +426,7 @@ class WorkspaceContext:
             "model": model_block(model_string, model_text),
             "mode": mode_block(mode, mode_text),
             "skills": skills.index_block() if SKILL_READ_TOOL in policy.tools else "",
+            "mcp": self._mcp_section(snapshot, policy.tools, bool(mcp_catalog)),
             "plan": plan_block(plan_file) if plan_file else "",
         }
         live = LiveContext(
@@ -398,9 +440,30 @@ class WorkspaceContext:
             skills=skills,
             diagnostics=tuple(dict.fromkeys(diagnostics)),
             fallback_from=fallback_from,
+            mcp_catalog=tuple(mcp_catalog),
+            mcp_deferred=snapshot.tool_search if snapshot is not None else False,
+            mcp_prompts=snapshot.prompts if snapshot and PROMPT_TOOL in policy.tools else (),
         )
         self._key, self._parts, self._live = request, parts, live
         return live
+
+    def _mcp_tool_specs(self, snapshot: McpSnapshot | None) -> dict[str, ToolSpec]:
+        """The snapshot's tools as specs, built once per snapshot revision."""
+        if snapshot is None or not snapshot.tools:
+            return {}
+        if self._mcp_specs[0] != snapshot.revision:
+            from xum.context.mcp_context import tool_specs
+
+            self._mcp_specs = (snapshot.revision, tool_specs(snapshot))
+        return self._mcp_specs[1]
+
+    @staticmethod
+    def _mcp_section(snapshot: McpSnapshot | None, offered: Sequence[str], has_tools: bool) -> str:
+        if snapshot is None or not (has_tools or SEARCH_TOOL in offered):
+            return ""
+        from xum.context.mcp_context import section
+
+        return section(snapshot, deferred=snapshot.tool_search, prompts=PROMPT_TOOL in offered)
 
     def skill_access(self) -> CatalogSkills:
         return CatalogSkills(self)
@@ -414,6 +477,7 @@ class WorkspaceContext:
         workspace_name: str,
         is_git: bool,
         workspace_path: str | None = None,
+        mcp: McpHost | None = None,
     ) -> WorkspaceContext:
         """The context of a workspace's checkout, read through `runtime` (global files under
         $XUM_ROOT and HOME, the plan under $XUM_ROOT/plans). `workspace_path`: the working
@@ -437,7 +501,8 @@ class WorkspaceContext:
                 xum_root=str(xum_root()),
                 home=os.path.expanduser("~"),
                 plan_file=plan_file_path(project_path, workspace_name),
-            )
+            ),
+            mcp=mcp,
         )
 
 

@@ -19,10 +19,12 @@ from xum.engine import events as E
 from xum.engine.doomloop import DoomLoopGuard
 from xum.engine.middleware import ToolCall
 from xum.engine.recorder import result_frame
+from xum.tools.mcp_names import FAMILY_TOOLS
 
 if TYPE_CHECKING:
     from xum.engine.session import AgentSession
     from xum.tools.base import ToolContext, ToolResult
+    from xum.tools.mcp_host import McpAccess
 
 
 class CallRunner:
@@ -75,6 +77,23 @@ class CallRunner:
             skills=s.skills,
             spawnable_agents=live.policy.spawnable_agents if live else None,
             goals=s.goals if "get_goal" in offered else None,
+            mcp=self._mcp_access(offered),
+        )
+
+    def _mcp_access(self, offered: Sequence[str]) -> McpAccess | None:
+        s = self.session
+        live = s.context.live
+        if s.mcp is None or live is None:
+            return None
+        if not live.mcp_catalog and not any(n in FAMILY_TOOLS for n in offered):
+            return None  # no MCP server configured: nothing to load
+        from xum.tools.mcp_host import McpAccess
+
+        return McpAccess(
+            host=s.mcp,
+            catalog=live.mcp_catalog,
+            offered=frozenset(offered),
+            prompts=live.mcp_prompts,
         )
 
     async def run(self, calls: list[ToolCall]) -> None:

@@ -7,8 +7,12 @@ frames to append first:
 * nothing, when nothing changed (the usual case, a few dozen `stat` calls);
 * a `context_frozen` frame, when a segment starts (the first request, after a compaction or a
   reset, or when the tool set itself changed);
-* a `synthetic_message` row (kind `context_update`), when a section, a `Tool:` note or the plan
-  file changed mid-segment.
+* a `synthetic_message` row (kind `context_update`), when a section, a `Tool:` note, the MCP
+  tool catalog or the plan file changed mid-segment.
+
+With MCP tool search on, the MCP tools in the tool list are the ones the model loaded with
+`tool_catalog_search` (the tracker reads them from the log), added here to what the context
+offers; loading one the list lacks starts a new segment (`mcp_tools_loaded`).
 
 The request then sends the frozen system prompt and tools, byte for byte as recorded.
 """
@@ -42,6 +46,7 @@ class ContextSync:
         self.tracker = FrozenTracker()
         self.live: LiveContext | None = None
         self._restricted: tuple[LiveContext, LiveContext] | None = None
+        self._loaded: tuple[LiveContext, frozenset[str], LiveContext] | None = None
         self._reported: set[str] = set()
 
     @property
@@ -60,6 +65,7 @@ class ContextSync:
         tracker = self.tracker
         tracker.update(log)
         live = self._offerable(await self.provider.live(self.selection, model), can_offer)
+        live = self._with_loaded(live)
         self.live = live
         delta = tracker.compare(live)
         plan, note = await self._plan_change(plan_view)
@@ -71,7 +77,10 @@ class ContextSync:
                     (ev.SYNTHETIC_MESSAGE, update_frame_data(live, ContextDelta(), plan, note))
                 )
         elif not delta.empty or note is not None:
-            frames.append((ev.SYNTHETIC_MESSAGE, update_frame_data(live, delta, plan, note)))
+            offered = [t.name for t in tracker.frozen.tools] if tracker.frozen else []
+            frames.append(
+                (ev.SYNTHETIC_MESSAGE, update_frame_data(live, delta, plan, note, offered))
+            )
         elif plan is not None:
             tracker.plan = plan  # same content, new mtime: remember it, tell nobody
         return frames
@@ -136,6 +145,25 @@ class ContextSync:
             skills=live.skills,
             diagnostics=live.diagnostics,
             fallback_from=live.fallback_from,
+            mcp_catalog=live.mcp_catalog,
+            mcp_deferred=live.mcp_deferred,
+            mcp_prompts=live.mcp_prompts,
         )
         self._restricted = (live, restricted)
         return restricted
+
+    def _with_loaded(self, live: LiveContext) -> LiveContext:
+        """`live` with the MCP tools the model loaded (tool search on), in catalog order."""
+        loaded = frozenset(self.tracker.loaded)
+        if not live.mcp_deferred or not loaded or not live.mcp_catalog:
+            return live
+        cached = self._loaded
+        if cached is not None and cached[0] is live and cached[1] == loaded:
+            return cached[2]
+        present = {t.name for t in live.tools}
+        extra = [t for t in live.mcp_catalog if t.name in loaded and t.name not in present]
+        result = live
+        if extra:
+            result = replace(live, tools=[*live.tools, *extra])
+        self._loaded = (live, loaded, result)
+        return result

@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext
     from xum.tools.live import LiveOutputs
+    from xum.tools.mcp_host import McpHost
 
 # Re-exported: these records were defined here before `xum.engine.turn` held them.
 __all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
@@ -114,6 +115,7 @@ class AgentSession:
         ask_user: AskUser | None = None,
         skills: SkillAccess | None = None,
         resolve_model: Callable[[str], ModelRoute] | None = None,
+        mcp: McpHost | None = None,
     ) -> None:
         self.workspace = workspace
         self.log = log
@@ -170,6 +172,8 @@ class AgentSession:
         # Context usage, auto-compaction, /compact, /clear and Start Here.
         self.compactor = Compactor(self)
         self.goals = Goals(self)  # the goal tools' access, continuations (engine.goals)
+        # The session's MCP servers (a higher layer runs them); None: no MCP tools.
+        self.mcp = mcp
 
     # Public API ------------------------------------------------------------------------------
 
@@ -468,6 +472,8 @@ class AgentSession:
             return self.set_exit_code is not None
         if name in GOAL_TOOLS:
             return self.settings.goals and not self.context.selection.subagent
+        if name in ("tool_catalog_search", "mcp_prompt_get"):
+            return self.mcp is not None
         if name in HOST_TOOLS or name in CHILD_TOOLS:
             return self.subagents is not None and self.subagents.offers(name)
         if name.startswith("task_"):  # task_await/list/stop also serve background bash

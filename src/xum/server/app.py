@@ -39,6 +39,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server.routes import (
         auth,
         context,
+        mcp,
         projects,
         review,
         server_info,
@@ -84,6 +85,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         review.router,
         context.router,
         settings.router,
+        mcp.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does
     ):

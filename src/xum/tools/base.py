@@ -19,6 +19,7 @@ from xum.runtime.base import Runtime
 if TYPE_CHECKING:
     from xum.tools.background import BackgroundProcesses
     from xum.tools.input import ToolInput
+    from xum.tools.mcp_host import McpAccess
     from xum.tools.tasking import SubAgentHost
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
@@ -177,6 +178,8 @@ class ToolContext:
     spawnable_agents: frozenset[str] | None = None
     # The goal tools' access to the session's goal; None where goals are not offered.
     goals: GoalAccess | None = None
+    # The session's MCP servers and the MCP tools this agent may use; None without MCP.
+    mcp: McpAccess | None = None
 
 
 class Tool(ABC):

@@ -55,6 +55,10 @@ _TOOLS: dict[str, str] = {
     "set_goal": "xum.tools.set_goal:SetGoalTool",
     "get_goal": "xum.tools.get_goal:GetGoalTool",
     "complete_goal": "xum.tools.complete_goal:CompleteGoalTool",
+    # MCP (offered only where the workspace has MCP servers; the servers' own tools are named
+    # `mcp__<server>__<tool>` and reach them through ctx.mcp, see xum.tools.mcp_call).
+    "tool_catalog_search": "xum.tools.tool_catalog_search:ToolCatalogSearchTool",
+    "mcp_prompt_get": "xum.tools.mcp_prompt_get:McpPromptGetTool",
 }
 
 _MAX_ERRORS_LISTED = 20
@@ -142,6 +146,10 @@ async def validate_and_run(
     from xum.tools.base import ToolResult, error
 
     offered = list(available) if available is not None else tool_names()
+    if tool is None and name not in _TOOLS and name in offered and ctx.mcp is not None:
+        from xum.tools.mcp_call import run_mcp_tool
+
+        return await run_mcp_tool(name, raw_arguments_json, ctx)
     if tool is None:
         if name not in offered or name not in _TOOLS:
             return error(

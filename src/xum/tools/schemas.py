@@ -11,7 +11,9 @@ The schemas are shaped for OpenAI strict mode, which the other providers also ac
 object lists all its properties in `required` and sets `additionalProperties: false`; optional
 inputs are nullable (`anyOf [T, null]`, null meaning "use the default"); `$defs` are inlined;
 titles, defaults and numeric/string constraints are dropped (constraints live in the
-descriptions and are enforced when the arguments are validated).
+descriptions and are enforced when the arguments are validated). The one open object is a typed
+map (`dict[str, str]`: mcp_prompt_get's `arguments`, whose keys an MCP server names), which keeps
+its value schema; xum sends tools with strict mode off, so every provider accepts it.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ def _convert(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
         out["type"] = "object"
         out.setdefault("properties", {})
         out["required"] = list(out["properties"])
-        out["additionalProperties"] = False
+        extra = node.get("additionalProperties")
+        # A map (`dict[str, str]`) keeps its value schema: its keys are the caller's to name.
+        out["additionalProperties"] = _convert(extra, defs) if isinstance(extra, dict) else False
     return out
 
 

@@ -12,6 +12,9 @@ secrets file) run on worker threads: the server's loop is shared by every worksp
 Sub-agents: a top-level session gets a host that makes the sub-agent machinery on first real
 use (most sessions never start a child); a child session gets the host its parent's manager made
 for it.
+
+MCP: every session gets its own `SessionMcp` (xum.workspaces.mcp_session), which starts the
+workspace's servers with its first message and stops them when the session closes.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from xum.workspaces.wiring import SessionWiring, wire_session
 if TYPE_CHECKING:
     from xum.tools.base import AskUser
     from xum.workspaces.lifecycle import CreatedWorkspace
+    from xum.workspaces.mcp_session import SessionMcp
     from xum.workspaces.service import ProjectPaths
     from xum.workspaces.subagents import SubAgentManager
 
@@ -110,6 +114,7 @@ class WorkspaceSession:
     owns_client: bool = True
     owns_runtime: bool = True
     _manager: list[SubAgentManager] = field(default_factory=list)  # made on first use
+    mcp: SessionMcp | None = None
 
     @property
     def subagents(self) -> SubAgentManager | None:
@@ -131,6 +136,8 @@ class WorkspaceSession:
         closers = [self.agent.aclose]
         if self.subagents is not None:
             closers.append(self.subagents.aclose)
+        if self.mcp is not None:
+            closers.append(self.mcp.aclose)
         if self.owns_client:
             closers.append(self.client.aclose)
         if self.owns_runtime:
@@ -194,6 +201,7 @@ async def open_workspace_session(
     # Reading a long log is the slow part of opening: off the loop every workspace shares.
     log = await asyncio.to_thread(WriterLog.open, record.id, purpose=f"xum {purpose}")
     manager_box: list[SubAgentManager] = []
+    mcp: SessionMcp | None = None
     try:
         secrets = created.secrets if created is not None else None
         if known is not None and secrets is not None:
@@ -226,11 +234,14 @@ async def open_workspace_session(
                 listener=children,
                 box=manager_box,
             )
+        agent_box: list[AgentSession] = []
+        mcp = _mcp_manager(record, runtime, wiring, facts, emit, agent_box)
         context = WorkspaceContext.for_workspace(
             runtime,
             project_path=record.project_path,
             workspace_name=record.name,
             is_git=facts.is_git,
+            mcp=mcp,
         )
         agent_id = record.agent or "exec"
         mode = "plan" if agent_id == "plan" else "exec"
@@ -252,13 +263,18 @@ async def open_workspace_session(
             context=context,
             agent=selection or AgentSelection(agent_id=agent_id),
             ask_user=ask_user,
+            mcp=mcp,
         )
+        agent_box.append(agent)
         if hold_writer:
             await agent.hold_writer(f"xum {purpose}")
     except BaseException:
         for manager in manager_box:
             with contextlib.suppress(Exception):
                 await manager.aclose()
+        if mcp is not None:
+            with contextlib.suppress(Exception):
+                await mcp.aclose()
         if owns_client:
             with contextlib.suppress(Exception):
                 await client.aclose()
@@ -279,6 +295,43 @@ async def open_workspace_session(
         owns_client=owns_client,
         owns_runtime=owns_runtime,
         _manager=manager_box,
+        mcp=mcp,
+    )
+
+
+def _mcp_manager(
+    record: WorkspaceRecord,
+    runtime: Runtime,
+    wiring: SessionWiring,
+    facts: ProjectFacts,
+    emit: EventSink,
+    agent_box: list[AgentSession],
+) -> SessionMcp:
+    """The session's MCP servers: they run in the workspace directory with the environment
+    the session's commands get (xum's own, the project's secrets, the `XUM_*` variables)."""
+    import os
+
+    from xum.context.files import inside
+    from xum.workspaces.mcp_session import SessionMcp
+    from xum.workspaces.middleware import TrustView
+
+    workspace_path = runtime.workspace_path
+    project = record.project_path
+    trust = TrustView(project, root=facts.trust_root)
+
+    def env() -> dict[str, str]:
+        extra = agent_box[0].tool_env() if agent_box else dict(wiring.base_env)
+        return {**os.environ, **extra}
+
+    return SessionMcp(
+        workspace_id=record.id,
+        workspace_path=workspace_path,
+        checkout_root=project if inside(workspace_path, project) else workspace_path,
+        runtime_kind=runtime.kind,
+        env=env,
+        mask=wiring.masker.mask,
+        trusted=trust.allowed,
+        emit=emit,
     )
 
 

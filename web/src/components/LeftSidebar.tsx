@@ -1,6 +1,6 @@
 // Projects and their workspaces with live status; create, fork, archive and delete.
 
-import { Archive, ArchiveRestore, FolderPlus, GitFork, Plus, Settings, Trash2, X } from "lucide-react";
+import { Archive, ArchiveRestore, FolderPlus, GitFork, Plug, Plus, Settings, Trash2, X } from "lucide-react";
 import type { Project, Workspace } from "../api/types";
 import { isMacPlatform, shortcutLabel } from "../lib/keybinds";
 import { useStore } from "../lib/store";
@@ -61,6 +61,11 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
         {!archived && caps.fork ? (
           <IconButton label="Fork workspace" onClick={() => openDialog({ kind: "fork", workspaceId: ws.id })}>
             <GitFork size={14} />
+          </IconButton>
+        ) : null}
+        {!archived && caps.mcp ? (
+          <IconButton label="Workspace MCP servers" onClick={() => openDialog({ kind: "workspace-mcp", workspaceId: ws.id })}>
+            <Plug size={14} />
           </IconButton>
         ) : null}
         {caps.archive ? (

@@ -51,6 +51,9 @@ function commandEntries(): Entry[] {
   if (ws && s.caps.fork) {
     out.push({ id: "fork", section: "Workspaces", label: "Fork workspace", detail: ws.title || ws.name, run: () => openDialog({ kind: "fork", workspaceId: ws.id }) });
   }
+  if (ws && s.caps.mcp) {
+    out.push({ id: "workspace-mcp", section: "Workspaces", label: "Workspace MCP servers", detail: ws.title || ws.name, run: () => openDialog({ kind: "workspace-mcp", workspaceId: ws.id }) });
+  }
   if (ws && s.caps.rename) {
     out.push({ id: "rename", section: "Workspaces", label: "Rename workspace", detail: ws.title || ws.name, run: () => openDialog({ kind: "rename", workspaceId: ws.id }) });
   }

@@ -16,6 +16,8 @@ export interface Capabilities {
   /** The context usage (`GET .../context`) and the per-model threshold (`PUT .../auto-compaction`). */
   context: boolean;
   threshold: boolean;
+  /** A workspace's MCP overrides (`GET`/`PUT /api/workspaces/{id}/mcp`). */
+  mcp: boolean;
 }
 
 export const NO_CAPABILITIES: Capabilities = {
@@ -29,6 +31,7 @@ export const NO_CAPABILITIES: Capabilities = {
   startHere: false,
   context: false,
   threshold: false,
+  mcp: false,
 };
 
 export interface OpenApiDoc {
@@ -62,6 +65,7 @@ export function capabilitiesOf(routes: Set<string>): Capabilities {
     startHere: routes.has(`POST ${ws}/start-here`),
     context: routes.has(`GET ${ws}/context`),
     threshold: routes.has("PUT /api/settings/auto-compaction"),
+    mcp: routes.has(`GET ${ws}/mcp`) && routes.has(`PUT ${ws}/mcp`),
   };
 }
 

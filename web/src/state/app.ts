@@ -41,6 +41,7 @@ export type Dialog =
   | { kind: "delete"; workspaceId: string }
   | { kind: "fork"; workspaceId: string }
   | { kind: "rename"; workspaceId: string }
+  | { kind: "workspace-mcp"; workspaceId: string }
   | { kind: "settings" };
 
 /** The composer's footer menus; one is open at a time (keybinds and `/model` open them too). */

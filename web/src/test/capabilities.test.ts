@@ -15,6 +15,7 @@ describe("capabilities from the OpenAPI document", () => {
       startHere: false,
       context: false,
       threshold: false,
+      mcp: false,
     });
     const all = capabilitiesOf(
       routesOf({
@@ -30,6 +31,7 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/start-here": { post: {} },
           "/api/workspaces/{id}/context": { get: {} },
           "/api/settings/auto-compaction": { put: {} },
+          "/api/workspaces/{id}/mcp": { get: {}, put: {} },
         },
       }),
     );
@@ -44,6 +46,7 @@ describe("capabilities from the OpenAPI document", () => {
       startHere: true,
       context: true,
       threshold: true,
+      mcp: true,
     });
   });
 

@@ -7,6 +7,7 @@ import { api, ApiError, errorMessage, qs } from "../../api/http";
 import type { ModelsInfo, Project, ProviderRow, ServerSession } from "../../api/types";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, loadModels, loadWorkspaces, signOut } from "../../state/app";
+import { McpSettingsSection } from "../mcp/McpSettingsSection";
 import { CustomModels, DefaultModelPicker } from "./CustomModels";
 import { Modal } from "./Modal";
 
@@ -357,6 +358,7 @@ export function SettingsDialog() {
     <Modal title="Settings" onClose={closeDialog} wide>
       <ProvidersSection rows={rows} setUp={setUp} path={path} error={error} onChange={onChange} />
       <ModelsSection providers={rows} onProviderChange={onChange} />
+      <McpSettingsSection projects={projects} />
       <SecretsSection projects={projects} />
       <TrustSection projects={projects} />
       <SessionsSection />

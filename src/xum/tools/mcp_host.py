@@ -1,0 +1,135 @@
+"""What the MCP tools, the context and the engine need from a session's MCP servers.
+
+The servers themselves are run by the workspaces layer (`xum.workspaces.mcp_manager`, one
+manager per session); everything below it sees them through the `McpHost` protocol and the
+plain records here, which hold no SDK types (the `mcp` SDK is imported only by the manager,
+once a workspace really has servers to start). A session without MCP servers never imports this
+module: its records cost a few milliseconds of class creation, and the names and the tool family
+that every request needs are in `xum.tools.mcp_names`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from xum.llm.types import ToolSpec
+
+ServerScope = Literal["global", "repo"]
+ServerStatus = Literal["starting", "ready", "idle", "failed", "exited", "disabled", "withheld"]
+
+
+@dataclass(frozen=True, slots=True)
+class McpTool:
+    """One tool a server offers, as the model will see it."""
+
+    name: str  # the public name, `mcp__<server>__<tool>`
+    server: str
+    tool: str  # the server's own name for it
+    description: str
+    parameters: dict[str, Any]
+    read_only: bool = False  # the server's `readOnlyHint`
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+
+@dataclass(frozen=True, slots=True)
+class McpPromptArgument:
+    name: str
+    description: str
+    required: bool
+
+
+@dataclass(frozen=True, slots=True)
+class McpPrompt:
+    name: str  # the public name, `mcp__<server>__<prompt>`
+    server: str
+    prompt: str  # the server's own name for it
+    description: str
+    arguments: tuple[McpPromptArgument, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerState:
+    """A configured server as the UI and the tools report it."""
+
+    name: str
+    scope: ServerScope
+    status: ServerStatus
+    error: str | None = None  # why it is not running (masked)
+    tools: int = 0  # how many tools it offers (the last time it was asked)
+
+
+@dataclass(frozen=True, slots=True)
+class McpSnapshot:
+    """What a session's servers offer right now. `revision` moves whenever the tools, prompts,
+    tool-search setting or the set of usable servers change (not for a status alone), so a
+    caller may cache what it built from a snapshot on it."""
+
+    revision: int = 0
+    servers: tuple[McpServerState, ...] = ()
+    tools: tuple[McpTool, ...] = ()
+    prompts: tuple[McpPrompt, ...] = ()
+    tool_search: bool = True  # MCP tools stay out of the tool list until a search loads them
+
+    @property
+    def configured(self) -> bool:
+        """Whether any server could serve this session (the MCP tool family is offered then)."""
+        return any(s.status not in ("disabled", "withheld") for s in self.servers)
+
+    def tool(self, name: str) -> McpTool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+@dataclass(slots=True)
+class McpCallOutcome:
+    """A finished tool call, its content flattened to text (images saved as files)."""
+
+    text: str
+    is_error: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class McpPromptOutcome:
+    """A prompt read from its server: its messages as text, or why it could not be read."""
+
+    text: str
+    is_error: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class McpHost(Protocol):
+    """A session's MCP servers (implemented by `xum.workspaces.mcp_manager.McpManager`).
+
+    None of these raise for the server's failures (not running, crashed, timed out, answered
+    with an error): the outcome says what happened, so a tool call gets an error result and
+    the turn goes on. Cancellation (an interrupt) goes through and cancels the server's call.
+    """
+
+    async def snapshot(self) -> McpSnapshot | None:
+        """The servers and what they offer; None when no server is configured (the cheap,
+        usual case). The first call starts the configured servers; each call picks up config
+        changes (hot reload)."""
+        ...
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], *, scratch_dir: str
+    ) -> McpCallOutcome:
+        """Call the tool with public name `name`; images in the result are written under
+        `scratch_dir`."""
+        ...
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> McpPromptOutcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class McpAccess:
+    """What one tool call may use of MCP (`ToolContext.mcp`)."""
+
+    host: McpHost
+    catalog: tuple[ToolSpec, ...]  # the MCP tools this agent may use, loaded or not
+    offered: frozenset[str]  # the tools in the current request's tool list
+    prompts: tuple[McpPrompt, ...] = ()
