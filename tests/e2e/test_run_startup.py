@@ -74,6 +74,8 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.workspaces.worktree_checkout",
     "xum.workspaces.xumignore",
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
+    "textual",  # the terminal UI: `xum tui` only
+    "xum.tui",
 ]
 
 

@@ -1,0 +1,105 @@
+"""Queueing, interrupting and questions in the terminal UI, against the fake LLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tui.support import (
+    MODEL,
+    held_command,
+    on_screen,
+    project,
+    send,
+    start_app,
+    until,
+    use_fake_llm,
+)
+from xum.store.sessionlog import SessionLog
+from xum.testing import fakellm
+from xum.testing.fakellm import FakeLLM
+from xum.tui.app import XumApp
+from xum.tui.transcript import NoticeEntry, ToolEntry, UserEntry
+
+
+def turn_ends(workspace_id: str) -> list[str]:
+    log = SessionLog.open(workspace_id)
+    try:
+        return [str(f.data.get("reason")) for f in log.frames if f.type == "turn_end"]
+    finally:
+        log.close()
+
+
+async def test_messages_sent_while_a_turn_runs_are_queued(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    script, started, release = held_command(tmp_path, "hold")
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": script, "display_name": "held"}),
+        fakellm.text("saw the step message"),
+        fakellm.text("ran the turn message"),
+    )
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start_app(pilot)
+        await send(pilot, "start")
+        await until(pilot, started.exists, "the command to start")
+        ws = app.selected
+        assert ws is not None and ws.running
+        await send(pilot, "also this")  # Enter: after the current step
+        await send(pilot, "then that", "ctrl+t")  # after the turn
+        await until(pilot, lambda: ws.queued == (1, 1), "both messages queued")
+        await on_screen(pilot, "queued: 1 step, 1 turn")
+        # The live output of the running command is on its card.
+        await until(
+            pilot,
+            lambda: (
+                "hold-running"
+                in next(e.live for e in ws.transcript.entries if isinstance(e, ToolEntry))
+            ),
+            "the command's live output",
+        )
+        await on_screen(pilot, "hold-running")
+        release.touch()
+        await until(pilot, lambda: not ws.running, "both turns to end")
+        users = [e for e in ws.transcript.entries if isinstance(e, UserEntry)]
+        assert [(u.text, u.queued) for u in users] == [
+            ("start", False),
+            ("also this", True),
+            ("then that", False),
+        ]
+        second = fake_llm.requests[1].json["messages"][-1]
+        assert [b["type"] for b in second["content"]] == ["tool_result", "text"]
+        assert second["content"][1]["text"] == "also this"
+        assert fake_llm.requests[2].json["messages"][-1]["content"][0]["text"] == "then that"
+        assert turn_ends(ws.id) == ["completed", "completed"]
+
+
+async def test_esc_interrupts_the_turn_and_hands_back_the_queue(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    script, started, _release = held_command(tmp_path, "forever")
+    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "forever"}))
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start_app(pilot)
+        await send(pilot, "start")
+        await until(pilot, started.exists, "the command to start")
+        ws = app.selected
+        assert ws is not None
+        await send(pilot, "never sent", "ctrl+t")
+        await until(pilot, lambda: ws.queued == (0, 1), "the message queued")
+        await pilot.press("escape")
+        await until(pilot, lambda: not ws.running, "the turn to stop")
+        assert app.composer.text == "never sent"  # handed back, not run
+        assert turn_ends(ws.id) == ["interrupted"]
+        assert any(isinstance(e, NoticeEntry) and e.text == "interrupted" for e in ws.transcript)
+        tool = next(e for e in ws.transcript.entries if isinstance(e, ToolEntry))
+        assert tool.state == "done" and tool.is_error  # the killed command's result
+        await on_screen(pilot, "interrupted")
+        assert len(fake_llm.requests) == 1
