@@ -103,3 +103,112 @@ async def test_esc_interrupts_the_turn_and_hands_back_the_queue(
         assert tool.state == "done" and tool.is_error  # the killed command's result
         await on_screen(pilot, "interrupted")
         assert len(fake_llm.requests) == 1
+
+
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which database should it use?",
+            "header": "Database",
+            "multiSelect": False,
+            "options": [
+                {"label": "Postgres", "description": "a server"},
+                {"label": "SQLite", "description": "a file"},
+            ],
+        }
+    ]
+}
+
+
+async def test_the_agents_question_is_answered_in_place(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.script(fakellm.tool_call("ask_user_question", QUESTION), fakellm.text("noted"))
+    fake_llm.set_default(fakellm.text("ok"))  # plan mode may add a step for propose_plan
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start_app(pilot)
+        await pilot.press("f4")  # Plan: the agent that may ask
+        await on_screen(pilot, "Plan · ")
+        await send(pilot, "plan the storage")
+        await until(pilot, lambda: app.selected and app.selected.question, "the question")
+        ws = app.selected
+        assert ws is not None and ws.status == "waiting"
+        await on_screen(pilot, "Which database should it use?")
+        await on_screen(pilot, "◆")  # the sidebar's needs-input dot
+        # The options have the focus: the second one, then submit.
+        await pilot.press("down", "enter", "ctrl+s")
+        await until(pilot, lambda: len(fake_llm.requests) >= 2, "the answer to reach the model")
+        await until(pilot, lambda: not ws.running, "the turn to end")
+        sent = fake_llm.requests[1].json["messages"][-1]["content"][0]
+        assert sent["type"] == "tool_result"
+        assert "A: SQLite" in str(sent["content"])
+        assert ws.question is None and not app.query("QuestionPanel")
+
+
+async def test_a_chat_message_instead_dismisses_the_question(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.script(fakellm.tool_call("ask_user_question", QUESTION))
+    fake_llm.set_default(fakellm.text("ok"))
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    app.actions.draft_agent = "plan"
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start_app(pilot)
+        await send(pilot, "plan it")
+        await until(pilot, lambda: app.selected and app.selected.question, "the question")
+        ws = app.selected
+        assert ws is not None
+        await send(pilot, "use whatever you like")
+        await until(pilot, lambda: not ws.running, "the turn to end")
+        result = fake_llm.requests[1].json["messages"][-1]["content"]
+        assert "did not answer" in str(result[0]["content"])
+        assert result[1]["text"] == "use whatever you like"
+
+
+async def test_a_proposed_plan_is_shown_and_carried_out_in_exec(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xum.store import registry
+    from xum.workspaces.state import plan_path
+
+    use_fake_llm(monkeypatch, fake_llm)
+
+    replies = iter([fakellm.tool_call("propose_plan", {}), fakellm.text("Plan ready.")])
+
+    def plan_turn(request: fakellm.RecordedRequest) -> fakellm.Reply:
+        """Writes the plan file, as the model would have, before proposing it."""
+        (record,) = registry.list_workspaces()
+        path = plan_path(record)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# The plan\n\n1. Add a `cache` module\n2. Test it\n")
+        return next(replies, fakellm.text("Plan ready."))
+
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    app.actions.draft_agent = "plan"
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start_app(pilot)
+        fake_llm.set_responder(plan_turn)
+        await send(pilot, "plan a cache")
+        await until(
+            pilot,
+            lambda: app.selected and not app.selected.running and len(fake_llm.requests) >= 2,
+            "the plan turn",
+        )
+        ws = app.selected
+        assert ws is not None
+        await on_screen(pilot, "plan proposed")
+        await on_screen(pilot, "Add a cache module")
+        fake_llm.set_responder(lambda request: fakellm.text("Implemented."))
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: ws.record.agent == "exec", "the switch to Exec")
+        await until(pilot, lambda: len(fake_llm.requests) >= 3 and not ws.running, "the Exec turn")
+        last = fake_llm.requests[-1].json
+        assert "approved" in last["messages"][-1]["content"][0]["text"]
+        assert "propose_plan" not in [t["name"] for t in last["tools"]]  # the exec agent
+        await on_screen(pilot, "Implemented.")

@@ -122,8 +122,10 @@ def tool_card(entry: ToolEntry) -> RenderableType:
         body.extend(_todos(entry))
     elif entry.name in TASK_TOOLS:
         body.extend(_task(entry))
-    elif entry.state == "done" and entry.is_error:
-        body.extend(_output(entry.output, 6))
+    elif entry.name == "ask_user_question" and entry.state == "done":
+        body.extend(_output(entry.output, OUTPUT_LINES))
+    elif entry.state == "done":
+        body.extend(_output(entry.output, 6 if entry.is_error else 3, dim=not entry.is_error))
     return Group(*body)
 
 
