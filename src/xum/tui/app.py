@@ -333,7 +333,7 @@ class XumApp(App[None]):
     def complete(self, text: str, offset: int) -> tuple[int, list[Suggestion]]:
         if text.startswith("/"):
             first = len(text.split(None, 1)[0]) if text.strip() else 1
-            if offset <= first:
+            if 1 <= offset <= first:
                 return 0, self._slash(text[:offset])
         start = offset
         while start > 0 and not text[start - 1].isspace():

@@ -180,6 +180,9 @@ class Composer(TextArea):
     def _on_text_area_changed(self, _event: TextArea.Changed) -> None:
         self._complete()
 
+    def _on_text_area_selection_changed(self, _event: TextArea.SelectionChanged) -> None:
+        self._complete()  # the cursor left the word (or moved into another one)
+
     def _complete(self) -> None:
         if self.completer is None:
             return
