@@ -87,3 +87,8 @@ async def send(pilot: Pilot[None], text: str, key: str = "enter") -> None:
     app.composer.focus()
     await type_text(pilot, text)
     await pilot.press(key)
+
+
+def notified(app: XumApp, text: str) -> bool:
+    """Whether a notification (a toast) with `text` was raised."""
+    return any(text in n.message for n in app._notifications)

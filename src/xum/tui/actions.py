@@ -69,7 +69,9 @@ class Actions:
             provider, model_id = catalog.resolve_model_string(text)
         except XumError as exc:
             self.app.notify(
-                f"{exc.message}" + (f" ({exc.hint})" if exc.hint else ""), severity="error"
+                f"{exc.message}" + (f" ({exc.hint})" if exc.hint else ""),
+                severity="error",
+                markup=False,
             )
             return False
         model = f"{provider}:{model_id}"
@@ -135,7 +137,7 @@ class Actions:
             if command.model is None:
                 app.action_pick_model()
             elif await self.set_model(app.selected, command.model):
-                app.notify(f"model: {self.settings_of(app.selected)[1]}")
+                app.notify(f"model: {self.settings_of(app.selected)[1]}", markup=False)
             return
         if isinstance(command, ForkCommand):
             if app.selected is None:
@@ -184,7 +186,7 @@ class Actions:
             if isinstance(entry, ErrorEntry) and entry.retry:
                 await self.send(entry.retry, "step")
                 return
-        app.notify("nothing to send again")
+        app.notify("nothing to send again", markup=False)
 
     async def implement_plan(self) -> None:
         """The proposed plan is accepted: the workspace switches to Exec and is asked to carry
@@ -198,10 +200,12 @@ class Actions:
                 (e for e in reversed(ws.transcript.entries) if isinstance(e, PlanEntry)), None
             )
         if ws is None or plan is None:
-            self.app.notify("no plan was proposed in this workspace")
+            self.app.notify("no plan was proposed in this workspace", markup=False)
             return
         if ws.running:
-            self.app.notify("the turn still runs; wait for it (or Esc) first", severity="warning")
+            self.app.notify(
+                "the turn still runs; wait for it (or Esc) first", severity="warning", markup=False
+            )
             return
         await self._update(ws, agent="exec")
         where = f" in {plan.path}" if plan.path else ""
@@ -243,7 +247,9 @@ class Actions:
         try:
             found = await slash_suggestions(record)
         except Exception as exc:  # a broken skill directory must not break the composer
-            self.app.notify(f"cannot list the slash commands: {exc}", severity="warning")
+            self.app.notify(
+                f"cannot list the slash commands: {exc}", severity="warning", markup=False
+            )
             return []
         return [
             Suggestion(
@@ -304,7 +310,7 @@ class Actions:
         app = self.app
         source = app.selected
         if source is None:
-            app.notify("select a workspace to fork", severity="warning")
+            app.notify("select a workspace to fork", severity="warning", markup=False)
             return
         try:
             ws = await app.runner.fork(source, name)
@@ -313,7 +319,7 @@ class Actions:
             return
         await app.reload_workspaces(select=ws.id)
         await app.select(ws)
-        app.notify(f"forked {source.record.name} as {ws.record.name}")
+        app.notify(f"forked {source.record.name} as {ws.record.name}", markup=False)
         if message:
             await self.send(message, "step")
 
@@ -328,7 +334,7 @@ class Actions:
         try:
             record = await rename_workspace(ws.id, name)
         except XumError as exc:
-            self.app.notify(_said(exc), severity="error")
+            self.app.notify(_said(exc), severity="error", markup=False)
             return
         ws.record = record
         await self.app.reload_workspaces(select=ws.id)
@@ -342,9 +348,9 @@ class Actions:
         try:
             await archive_workspace(ws.id)
         except XumError as exc:
-            self.app.notify(_said(exc), severity="error")
+            self.app.notify(_said(exc), severity="error", markup=False)
             return
-        self.app.notify(f"archived {ws.record.name}")
+        self.app.notify(f"archived {ws.record.name}", markup=False)
         await self._gone(ws)
 
     async def deletion_preview(self, ws: Workspace) -> None:
@@ -356,7 +362,7 @@ class Actions:
         try:
             removal = await asyncio.to_thread(deletion_preview, ws.record)
         except XumError as exc:
-            self.app.notify(_said(exc), severity="error")
+            self.app.notify(_said(exc), severity="error", markup=False)
             return
 
         def chosen(choice: str | None) -> None:
@@ -372,10 +378,12 @@ class Actions:
         try:
             report = await delete_workspace(ws.id, force=force)
         except XumError as exc:
-            self.app.notify(_said(exc), severity="error")
+            self.app.notify(_said(exc), severity="error", markup=False)
             return
         notes = "; ".join(report.notes)
-        self.app.notify(f"deleted {ws.record.name}" + (f" ({notes})" if notes else ""))
+        self.app.notify(
+            f"deleted {ws.record.name}" + (f" ({notes})" if notes else ""), markup=False
+        )
         await self._gone(ws)
 
     async def _gone(self, ws: Workspace) -> None:
@@ -390,6 +398,7 @@ class Actions:
             self.app.notify(
                 f"a turn is running in {ws.record.name}; interrupt it (Esc) to {action} it",
                 severity="warning",
+                markup=False,
             )
             return False
         return True
@@ -402,10 +411,12 @@ class Actions:
         try:
             found = await review(ws.record)
         except SshError as exc:
-            self.app.notify(f"cannot run git on {ws.record.host}: {exc}", severity="error")
+            self.app.notify(
+                f"cannot run git on {ws.record.host}: {exc}", severity="error", markup=False
+            )
             return
         except XumError as exc:
-            self.app.notify(_said(exc), severity="error")
+            self.app.notify(_said(exc), severity="error", markup=False)
             return
         self.app.push_screen(ReviewScreen(ws.record.name, found))
 

@@ -87,7 +87,7 @@ class XumApp(App[None]):
         Binding("f4", "toggle_mode", "Plan/Exec", show=False),
         Binding("f5", "retry", "Retry", show=False),
         Binding("ctrl+g", "implement_plan", "Implement plan", show=False, priority=True),
-        Binding("f7", "toggle_theme", "Theme", show=False),
+        Binding("f8", "toggle_theme", "Theme", show=False),
         Binding("pageup", "scroll_transcript(-1)", show=False),
         Binding("pagedown", "scroll_transcript(1)", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
@@ -244,8 +244,6 @@ class XumApp(App[None]):
     def action_help(self) -> None:
         from xum.tui.screens import HelpScreen
 
-        if self.focused is self.composer and self.composer.text:
-            return  # `?` typed into a message (F1 is the key that always works)
         self.push_screen(HelpScreen())
 
     # Runner events -----------------------------------------------------------------------
@@ -268,7 +266,9 @@ class XumApp(App[None]):
                 try:
                     self.runner.poll_external(ws)
                 except Exception as exc:  # a log that cannot be read now: say so once
-                    self.notify(f"cannot follow {ws.record.name}: {exc}", severity="warning")
+                    self.notify(
+                        f"cannot follow {ws.record.name}: {exc}", severity="warning", markup=False
+                    )
 
     # The composer ------------------------------------------------------------------------
 
@@ -284,7 +284,7 @@ class XumApp(App[None]):
             return
         self.composer.put_back(unsent)
         if unsent:
-            self.notify(f"{len(unsent)} queued message(s) put back in the composer")
+            self.notify(f"{len(unsent)} queued message(s) put back in the composer", markup=False)
 
     def redraw_bar(self) -> None:
         ws = self.selected
@@ -384,7 +384,7 @@ class XumApp(App[None]):
 
     def _needs_workspace(self, action: str) -> Workspace | None:
         if self.selected is None:
-            self.notify(f"select a workspace to {action} (Ctrl+B goes to the list)")
+            self.notify(f"select a workspace to {action} (Ctrl+B goes to the list)", markup=False)
         return self.selected
 
     def action_fork(self) -> None:
@@ -454,7 +454,7 @@ class XumApp(App[None]):
     async def action_quit(self) -> None:
         running = [ws for ws in self.runner.workspaces.values() if ws.running]
         if running:
-            self.notify(f"stopping {len(running)} turn(s)…")
+            self.notify(f"stopping {len(running)} turn(s)…", markup=False)
         await self.runner.shutdown()
         self.exit()
 

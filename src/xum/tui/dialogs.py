@@ -76,7 +76,7 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
         host = self.query_one("#host", Input).value.strip()
         if kind == "ssh":
             if not host:
-                self.notify("an SSH workspace needs a host", severity="error")
+                self.notify("an SSH workspace needs a host", severity="error", markup=False)
                 self.query_one("#host", Input).focus()
                 return
             kind = f"ssh {host}"

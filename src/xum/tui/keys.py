@@ -44,7 +44,7 @@ KEYS: tuple[Key, ...] = (
     Key("d", "delete the workspace, after a preview of what goes (in the list)", "Workspaces"),
     Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
     Key("PageUp, PageDown", "scroll the transcript", "Views"),
-    Key("F7", "switch between the dark and the light theme", "Views"),
+    Key("F8", "switch between the dark and the light theme", "Views"),
     Key("Ctrl+O", "show or hide the workspace list", "Views"),
     Key("?, F1", "this help (? outside the composer)", "Views"),
     Key("Ctrl+Q", "quit (running turns are stopped and recorded as interrupted)", "Views"),

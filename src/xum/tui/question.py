@@ -99,6 +99,6 @@ class QuestionPanel(Vertical):
     def action_submit(self) -> None:
         answers = self.answers()
         if not answers:
-            self.notify("pick an option or write an answer first", severity="warning")
+            self.notify("pick an option or write an answer first", severity="warning", markup=False)
             return
         self.post_message(self.Answered(self, answers))
