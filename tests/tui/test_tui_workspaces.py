@@ -212,3 +212,25 @@ async def test_tui_reopens_a_workspace_with_its_history(
         await start_app(pilot)
         assert unknown.selected is None
         await on_screen(pilot, "no workspace 'no-such'")
+
+
+async def test_a_second_message_while_the_first_makes_its_workspace_goes_to_it(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.set_default(fakellm.text("ok"))
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start_app(pilot)
+        # Both sends start before the first one's workspace exists (typed quickly in a real
+        # terminal, the second Enter lands while the first creates the workspace).
+        await asyncio.gather(app.actions.send("one", "step"), app.actions.send("two", "step"))
+        ws = app.selected
+        assert ws is not None
+        await until(pilot, lambda: len(fake_llm.requests) == 2 and not ws.running, "two turns")
+        assert [r.id for r in registry.list_workspaces()] == [ws.id]
+        users = [e.text for e in ws.transcript.entries if isinstance(e, UserEntry)]
+        assert users == ["one", "two"]

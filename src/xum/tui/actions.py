@@ -37,6 +37,9 @@ class Actions:
         self.draft_model: str | None = None
         self.draft_thinking: str | None = None
         self.draft_agent = DEFAULT_AGENT
+        # One message at a time: a second Enter while the first one still creates its
+        # workspace must go to that workspace (queued), not make another.
+        self._sending = asyncio.Lock()
 
     # Settings ----------------------------------------------------------------------------
 
@@ -125,6 +128,10 @@ class Actions:
     async def send(self, text: str, when: str) -> None:
         """A message from the composer: a chat command, or a message for the agent (which
         creates the workspace first when the new-workspace row is selected)."""
+        async with self._sending:
+            await self._send(text, when)
+
+    async def _send(self, text: str, when: str) -> None:
         from xum.context.slash import ForkCommand, ModelCommand, SlashError, parse_command
 
         app = self.app
@@ -143,8 +150,13 @@ class Actions:
             if app.selected is None:
                 self._problem("/fork needs a workspace: send a first message, then fork it")
                 return
-            await self.fork(command.name, command.message)
+            if await self.fork(command.name) and command.message:
+                await self._message(command.message, "step")  # to the fork, now selected
             return
+        await self._message(text, when)
+
+    async def _message(self, text: str, when: str) -> None:
+        app = self.app
         ws = app.selected
         try:
             if ws is None:
@@ -306,22 +318,22 @@ class Actions:
         if ws is not None:
             self.app.composer.focus()
 
-    async def fork(self, name: str | None, message: str | None = None) -> None:
+    async def fork(self, name: str | None) -> bool:
+        """Fork the selected workspace and select the fork; False when it could not be made."""
         app = self.app
         source = app.selected
         if source is None:
             app.notify("select a workspace to fork", severity="warning", markup=False)
-            return
+            return False
         try:
             ws = await app.runner.fork(source, name)
         except XumError as exc:
             self._problem(f"cannot fork: {exc.message}", exc.hint)
-            return
+            return False
         await app.reload_workspaces(select=ws.id)
         await app.select(ws)
         app.notify(f"forked {source.record.name} as {ws.record.name}", markup=False)
-        if message:
-            await self.send(message, "step")
+        return True
 
     async def rename(self, ws: Workspace, name: str | None) -> None:
         from xum.workspaces.lifecycle import rename_workspace

@@ -389,7 +389,10 @@ class XumApp(App[None]):
 
     def action_fork(self) -> None:
         if self._needs_workspace("fork") is not None:
-            self._later(self.actions.fork(None))
+            self._later(self._fork())
+
+    async def _fork(self) -> None:
+        await self.actions.fork(None)
 
     def action_rename(self) -> None:
         from xum.tui.dialogs import RenameDialog

@@ -1,9 +1,10 @@
 """The composer: where a message is written, with history and completion.
 
 Enter sends (while a turn runs the message is queued after the current step), Ctrl+T sends it
-for after the turn, Shift+Enter, Alt+Enter or Ctrl+J start a new line (most terminals send
-Shift+Enter as a plain Enter; Alt+Enter and Ctrl+J work everywhere). Up and Down on the first or
-last line walk the history of sent messages. A `/` at the start offers the workspace's slash
+for after the turn, Ctrl+J starts a new line in every terminal; Shift+Enter and Alt+Enter do too
+where the terminal reports them apart from Enter (terminals speaking the kitty keyboard
+protocol, which Textual asks for; elsewhere, tmux included, both arrive as a plain Enter). Up and
+Down on the first or last line walk the history of sent messages. A `/` at the start offers the workspace's slash
 commands and skills (from the same registry the server uses, `xum.context.slash`); `@` offers
 file paths of the workspace. Tab or Enter takes the highlighted suggestion, Esc closes the list.
 """

@@ -16,9 +16,10 @@ class Key:
 KEYS: tuple[Key, ...] = (
     Key("Enter", "send (while a turn runs: after the current step)", "Composer"),
     Key("Ctrl+T", "send after the turn", "Composer"),
+    Key("Ctrl+J", "new line (in every terminal)", "Composer"),
     Key(
-        "Alt+Enter, Ctrl+J",
-        "new line (Shift+Enter too, where the terminal tells it apart)",
+        "Shift+Enter, Alt+Enter",
+        "new line, in terminals that report them apart from Enter (kitty keyboard protocol)",
         "Composer",
     ),
     Key("Up, Down", "previous and next sent message (on the first or last line)", "Composer"),

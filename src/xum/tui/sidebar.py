@@ -39,7 +39,9 @@ def row_text(ws: Workspace) -> Text:
 class WorkspaceItem(ListItem):
     def __init__(self, ws: Workspace | None) -> None:
         self.workspace = ws
-        super().__init__(Label(self._text()))
+        # Kept: a redraw may come before the item is mounted (a list refilled mid-turn).
+        self.label = Label(self._text())
+        super().__init__(self.label)
 
     def _text(self) -> Text:
         if self.workspace is None:
@@ -47,7 +49,7 @@ class WorkspaceItem(ListItem):
         return row_text(self.workspace)
 
     def redraw(self) -> None:
-        self.query_one(Label).update(self._text())
+        self.label.update(self._text())
 
 
 class Sidebar(ListView):
