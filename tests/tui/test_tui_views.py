@@ -45,6 +45,7 @@ async def test_review_shows_the_workspaces_diff(
         (repo / "new.txt").write_text("fresh\n")
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
+        await on_screen(pilot, "2 files changed")
         text = screen_text(app)
         assert "branch main" in text and "2 files changed" in text
         assert "-    return 'hi'" in text and "+    return 'hello'" in text
@@ -59,6 +60,7 @@ async def test_help_lists_every_key(tmp_path: Path) -> None:
         await start_app(pilot)
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
+        await on_screen(pilot, "Esc or q closes this screen")
         text = screen_text(app)
         for key in KEYS:
             assert key.keys in text and key.action[:30] in text, key

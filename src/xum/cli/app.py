@@ -18,7 +18,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("xum.cli.doctor:doctor", "Check xum's home, config files, providers and sessions."),
     "trust": ("xum.cli.trust:trust", "Trust a project so its hooks may run (or --revoke)."),
     "server": ("xum.cli.server:server", "Start the HTTP/WebSocket server for the browser UI."),
-    "tui": ("xum.cli.tui:tui", "Open the terminal UI (what `xum` alone does on a terminal)."),
+    "tui": (
+        "xum.cli.tui_command:tui",
+        "Open the terminal UI (what `xum` alone does on a terminal).",
+    ),
 }
 
 

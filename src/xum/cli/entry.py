@@ -13,9 +13,11 @@ def main() -> None:
         sys.stdout.write(version_string() + "\n")
         return
     if not sys.argv[1:] and sys.stdin.isatty() and sys.stdout.isatty():
-        from xum.cli.tui import tui
+        from pathlib import Path
 
-        tui(args=[], prog_name="xum")
+        from xum.cli.tui import launch
+
+        launch(Path("."))
         return
     from xum.cli.app import cli
 

@@ -1,7 +1,8 @@
-"""`xum tui` (and `xum` alone on a terminal): the terminal UI.
+"""The one entry to the terminal UI (`xum tui`, and `xum` alone on a terminal).
 
-The one entry to `xum.tui`: Textual and the UI are imported here, on this path only, so `xum run`
-and the other commands keep their start-up time.
+Textual and `xum.tui` are imported here, on this path only, so `xum run` and the other commands
+keep their start-up time. Nor does `xum` alone import click: `launch` is called straight from
+the entry point (the `xum tui` command, with its flags, is `tui_command.py`).
 """
 
 from __future__ import annotations
@@ -9,40 +10,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
+NOT_A_TERMINAL = (
+    "error: the terminal UI needs a terminal (stdin and stdout a TTY)\n"
+    "  hint: for scripts and CI use `xum run`\n"
+)
 
 
 def launch(directory: Path, workspace: str | None = None) -> None:
     """Run the terminal UI in `directory`'s project until the user quits."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise click.UsageError(
-            "the terminal UI needs a terminal (stdin and stdout a TTY); "
-            "for scripts and CI use `xum run`"
-        )
+        sys.stderr.write(NOT_A_TERMINAL)
+        raise SystemExit(1)
     from xum.tui.app import XumApp
 
     XumApp(directory, workspace=workspace).run()
-
-
-@click.command()
-@click.option(
-    "--dir",
-    "-d",
-    "directory",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    help="Project directory (default: the current directory).",
-)
-@click.option(
-    "--workspace",
-    "-w",
-    default=None,
-    help="Open this workspace of the project: its id, its name, or `last` (the newest).",
-)
-def tui(directory: Path, workspace: str | None) -> None:
-    """Open the terminal UI in a project (what `xum` alone does on a terminal).
-
-    The composer starts on a new workspace: type a message and Enter starts work. F1 lists
-    every key.
-    """
-    launch(directory, workspace)

@@ -16,11 +16,11 @@ import asyncio
 from typing import TYPE_CHECKING, Literal
 
 from xum.core.errors import XumError
-from xum.store.registry import WorkspaceRecord
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
 
 if TYPE_CHECKING:
+    from xum.store.registry import WorkspaceRecord
     from xum.tui.app import XumApp
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
@@ -273,6 +273,8 @@ class Actions:
         ]
 
     def _project_record(self) -> WorkspaceRecord:
+        from xum.store.registry import WorkspaceRecord
+
         root = str(self.app.project_root)
         return WorkspaceRecord("new", "new", root, "local", root)
 

@@ -139,7 +139,9 @@ class XumApp(App[None]):
         self.transcript_view.show(self.draft)
         self.redraw_bar()
         self.set_interval(POLL_S, self._poll)
-        self.run_worker(self._start(), exclusive=True, group="start")
+        # After the first frame: what it needs (the project, its workspaces, the default model)
+        # imports the lifecycle and the route, which the first frame does not wait for.
+        self.call_after_refresh(self.run_worker, self._start(), exclusive=True, group="start")
 
     async def _start(self) -> None:
         """After the first frame: find the project and its workspaces, open the one asked for."""
@@ -301,13 +303,13 @@ class XumApp(App[None]):
         self.query_one("#status", Static).update(self.status_line(ws))
 
     def status_line(self, ws: Workspace | None) -> Text:
-        from xum.llm import catalog
-
         text = Text()
         if ws is None:
             text.append("new workspace · Enter starts it in the project directory")
             text.append("  ·  F1 help", style="dim")
             return text
+        from xum.llm import catalog  # not before the first frame
+
         text.append(strip_controls(ws.record.name), style="bold")
         text.append(f" · {ws.status}")
         usage = ws.transcript.usage

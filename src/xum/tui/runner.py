@@ -32,11 +32,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xum.core.errors import XumError
 from xum.engine import events as E
-from xum.store import sessions as session_files
-from xum.store.registry import WorkspaceRecord
 from xum.tui.transcript import Change, Transcript
 
 if TYPE_CHECKING:
+    from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
     from xum.tools.base import Question
     from xum.workspaces.assembly import WorkspaceSession
@@ -143,6 +142,8 @@ class Runner:
         """Follow a log another process writes (a turn in `xum server` or `xum run`)."""
         if ws.session is not None and ws.running:
             return
+        from xum.store import sessions as session_files
+
         busy = session_files.is_busy(ws.id) and not ws.running
         if busy != ws.busy_elsewhere:
             ws.busy_elsewhere = busy
@@ -221,6 +222,8 @@ class Runner:
                 raise XumError(
                     "this workspace is archived", hint="unarchive it to continue the chat"
                 )
+            from xum.store import sessions as session_files
+
             if session_files.is_busy(ws.id):
                 holder = session_files.lock_holder(ws.id) or {}
                 who = str(holder.get("purpose") or "another process")
@@ -390,6 +393,7 @@ async def _drop_prepared(created: CreatedWorkspace) -> None:
 def _history(workspace_id: str) -> list[E.Committed]:
     """The committed events of a workspace's log (a worker thread: a long log takes a while)."""
     from xum.engine.derive import frame_event
+    from xum.store import sessions as session_files
     from xum.store.sessionlog import SessionLog
 
     if not session_files.has_log(workspace_id):

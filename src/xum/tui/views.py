@@ -12,12 +12,13 @@ events into their transcripts, which is cheap, and are drawn when selected (the 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Static
 
 from xum.engine.display import strip_controls
 from xum.tui import cards
@@ -34,6 +35,11 @@ from xum.tui.transcript import (
     Transcript,
     UserEntry,
 )
+
+if TYPE_CHECKING:
+    # Imported with the first reply or plan drawn (markdown-it and Pygments come with them):
+    # the first frame of a new workspace needs neither.
+    from textual.widgets import Collapsible, Markdown
 
 FRAME_S = 1 / 20
 SHOWN_ENTRIES = 300
@@ -64,6 +70,8 @@ class ReplyView(Vertical):
         self._markdown: Markdown | None = None
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown
+
         entry = self._entry
         if entry.reasoning:
             yield self._reasoning_box(entry.reasoning)
@@ -72,6 +80,8 @@ class ReplyView(Vertical):
         yield self._markdown
 
     def _reasoning_box(self, text: str) -> Collapsible:
+        from textual.widgets import Collapsible
+
         self._reasoning = Static(cards.plain(text), classes="reasoning")
         return Collapsible(self._reasoning, title="Reasoning", collapsed=True)
 
@@ -131,6 +141,8 @@ class PlanView(Vertical):
         self._entry = entry
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown
+
         entry = self._entry
         head = Text("▣ plan proposed", style="bold")
         if entry.path:
