@@ -212,3 +212,36 @@ async def test_a_proposed_plan_is_shown_and_carried_out_in_exec(
         assert "approved" in last["messages"][-1]["content"][0]["text"]
         assert "propose_plan" not in [t["name"] for t in last["tools"]]  # the exec agent
         await on_screen(pilot, "Implemented.")
+
+
+async def test_a_sub_agent_task_shows_with_its_status(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xum.tui.transcript import TaskEntry
+
+    use_fake_llm(monkeypatch, fake_llm)
+
+    def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
+        said = str(request.json["messages"])
+        if "ROLE:child" in str(request.json["messages"][0]):
+            return fakellm.text("the helper says hi")
+        if "tool_result" in said:
+            return fakellm.text("the parent is done")
+        return fakellm.tool_call("task", {"title": "Helper", "prompt": "ROLE:child: say hi"})
+
+    fake_llm.set_responder(responder)
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start_app(pilot)
+        await send(pilot, "ROLE:parent: delegate it")
+        await until(pilot, lambda: app.selected and app.selected.transcript.last_seq, "a turn")
+        ws = app.selected
+        assert ws is not None
+        await until(pilot, lambda: not ws.running, "the turn to end")
+        tasks = [e for e in ws.transcript.entries if isinstance(e, TaskEntry)]
+        assert [(t.title, t.status) for t in tasks] == [("Helper", "reported")]
+        card = next(e for e in ws.transcript.entries if isinstance(e, ToolEntry))
+        assert card.name == "task" and card.state == "done" and not card.is_error
+        await on_screen(pilot, "⧉ sub-agent Helper  reported")
+        await on_screen(pilot, "the parent is done")

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from xum.tui.question import QuestionPanel
 
 POLL_S = 1.0  # how often logs other processes write are followed
+REGISTRY_EVERY = 3  # polls between two reads of the workspace list (other processes change it)
 
 
 def initial_theme(env: dict[str, str] | None = None) -> str:
@@ -106,6 +107,9 @@ class XumApp(App[None]):
         self.slash_cache: dict[str, list[Suggestion]] = {}
         self.theme = initial_theme()
         self.ready = asyncio.Event()  # the workspace list is shown
+        self._polls = 0
+        self._following = False
+        self._listed: list[tuple[str, str, str, str]] = []  # what the list shows
 
     # Layout ------------------------------------------------------------------------------
 
@@ -166,6 +170,7 @@ class XumApp(App[None]):
         from xum.workspaces.lifecycle import list_workspaces
 
         records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+        self._listed = [(r.id, r.name, r.title, r.runtime) for r in records]
         shown = [self.runner.track(r) for r in records]
         ids = {r.id for r in records}
         for ws in list(self.runner.workspaces.values()):
@@ -263,14 +268,32 @@ class XumApp(App[None]):
         self.sidebar.redraw(workspace)
 
     def _poll(self) -> None:
-        for ws in list(self.runner.workspaces.values()):
-            if ws is self.selected or ws.busy_elsewhere:
-                try:
-                    self.runner.poll_external(ws)
-                except Exception as exc:  # a log that cannot be read now: say so once
-                    self.notify(
-                        f"cannot follow {ws.record.name}: {exc}", severity="warning", markup=False
-                    )
+        """Follow what other processes do: turns they run in our workspaces (their logs), and
+        workspaces they create, rename or remove (the registry, every few polls)."""
+        if not self._following:  # a slow read (a long log) is not piled up on
+            self._following = True
+            self.run_worker(self._follow(), group="follow")
+        self._polls += 1
+        if self._polls % REGISTRY_EVERY == 0 and self.ready.is_set():
+            self.run_worker(self._refresh_list(), group="registry", exclusive=True)
+
+    async def _follow(self) -> None:
+        try:
+            await self.runner.poll_external(list(self.runner.workspaces.values()))
+        except Exception as exc:  # a log that cannot be read now: say so, keep going
+            self.notify(
+                f"cannot follow another process's turn: {exc}", severity="warning", markup=False
+            )
+        finally:
+            self._following = False
+
+    async def _refresh_list(self) -> None:
+        from xum.workspaces.lifecycle import list_workspaces
+
+        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+        seen = [(r.id, r.name, r.title, r.runtime) for r in records]
+        if seen != self._listed:
+            await self.reload_workspaces()
 
     # The composer ------------------------------------------------------------------------
 

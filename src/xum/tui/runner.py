@@ -63,6 +63,7 @@ class Workspace:
     record: WorkspaceRecord
     transcript: Transcript = field(default_factory=Transcript)
     loaded: bool = False
+    loading: list[E.Event] | None = None  # live events that came while the history was read
     session: WorkspaceSession | None = None
     task: asyncio.Task[None] | None = None
     question: PendingQuestion | None = None
@@ -127,46 +128,53 @@ class Runner:
         return ws
 
     async def load(self, ws: Workspace) -> None:
-        """Fold the workspace's recorded history into its transcript (once)."""
-        if ws.loaded:
+        """Fold the workspace's recorded history into its transcript (once). Live events that
+        arrive while the log is read (a sub-agent at work) wait, then follow it in order."""
+        if ws.loaded or ws.loading is not None:
             return
-        ws.loaded = True
-        events = await asyncio.to_thread(_history, ws.id)
+        ws.loading = []
+        try:
+            events: list[E.Event] = list(await asyncio.to_thread(_history, ws.id))
+        finally:
+            waiting, ws.loading = ws.loading or [], None
+            ws.loaded = True
         changes: list[Change] = []
-        for event in events:
-            changes.extend(ws.transcript.fold(event))
+        for event in [*events, *waiting]:
+            changes.extend(ws.transcript.fold(event))  # what both have is folded once (seq)
         if changes:
             self.listener.transcript_changed(ws, changes)
 
-    def poll_external(self, ws: Workspace) -> None:
-        """Follow a log another process writes (a turn in `xum server` or `xum run`)."""
-        if ws.session is not None and ws.running:
-            return
-        from xum.store import sessions as session_files
-
-        busy = session_files.is_busy(ws.id) and not ws.running
-        if busy != ws.busy_elsewhere:
-            ws.busy_elsewhere = busy
-            self.listener.status_changed(ws)
-        if not busy and ws.followed is None:
-            return
-        from xum.engine.derive import frame_event
-        from xum.store.sessionlog import SessionLog
-
-        if ws.followed is None:
-            ws.followed = SessionLog.open(ws.id, purpose="xum tui")
-        else:
-            ws.followed.refresh()
-        changes: list[Change] = []
-        for frame in ws.followed.frames_after(ws.transcript.last_seq):
-            event = frame_event(frame)
-            if event is not None:
+    async def poll_external(self, workspaces: list[Workspace]) -> None:
+        """Follow logs other processes write (a turn of `xum server` or `xum run`): whose
+        writer lock is held elsewhere, then the new frames of those (and of any that just
+        stopped), all read on a worker thread."""
+        idle = [ws for ws in workspaces if not ws.running]
+        busy = await asyncio.to_thread(_busy, [ws.id for ws in idle])
+        for ws in idle:
+            if ws.running:  # a turn of ours started meanwhile
+                continue
+            elsewhere = busy.get(ws.id, False)
+            if elsewhere != ws.busy_elsewhere:
+                ws.busy_elsewhere = elsewhere
+                if elsewhere and ws.session is not None:
+                    # Our idle session's view of the log goes stale while another process
+                    # writes it: it reopens, from the log, for the next message.
+                    await self.release(ws)
+                self.listener.status_changed(ws)
+            if not elsewhere and ws.followed is None:
+                continue
+            log_, events = await asyncio.to_thread(
+                _follow, ws.id, ws.followed, ws.transcript.last_seq
+            )
+            ws.followed, ws.loaded = log_, True
+            changes: list[Change] = []
+            for event in events:
                 changes.extend(ws.transcript.fold(event))
-        if changes:
-            self.listener.transcript_changed(ws, changes)
-        if not busy:
-            ws.followed.close()
-            ws.followed = None
+            if changes:
+                self.listener.transcript_changed(ws, changes)
+            if not elsewhere and ws.followed is not None:
+                ws.followed.close()
+                ws.followed = None
 
     # Creating ----------------------------------------------------------------------------
 
@@ -188,11 +196,14 @@ class Runner:
         from xum.workspaces.lifecycle import fork_workspace
 
         created = await fork_workspace(source.id, name)
-        return self._adopt(created, [])
+        return self._adopt(created, [], empty=False)
 
-    def _adopt(self, created: CreatedWorkspace, holder: list[Workspace]) -> Workspace:
+    def _adopt(
+        self, created: CreatedWorkspace, holder: list[Workspace], *, empty: bool = True
+    ) -> Workspace:
         ws = self.track(created.record)
         ws.prepared = created
+        ws.loaded = empty  # a new workspace has no history to read; a fork has its source's
         holder.append(ws)
         init = created.init
         if init is not None:
@@ -252,6 +263,7 @@ class Runner:
                 emit=lambda event: self._emit(ws, event),
                 created=prepared,
                 ask_user=lambda questions: self._ask(ws, questions),
+                children=self._child_event,
                 purpose="tui",
             )
         except BaseException:
@@ -296,6 +308,12 @@ class Runner:
         self.listener.transcript_changed(ws, ws.transcript.error(code, message, hint, text))
 
     def _emit(self, ws: Workspace, event: E.Event) -> None:
+        if not ws.loaded:
+            if ws.loading is not None:
+                ws.loading.append(event)
+            # Otherwise it is not on screen and its history is not read yet: the log has the
+            # committed events for when it is.
+            return
         changes = ws.transcript.fold(event)
         if changes:
             self.listener.transcript_changed(ws, changes)
@@ -305,6 +323,13 @@ class Runner:
             ws.unread = True  # the app clears it for the workspace on screen
         if isinstance(event, E.TurnStart | E.TurnEnd | E.UserMessage | E.ErrorEvent):
             self.listener.status_changed(ws)
+
+    def _child_event(self, workspace_id: str, event: E.Event) -> None:
+        """Events of sub-agents: their status to the parent's transcript, and each child's own
+        events to its workspace, when the UI lists it."""
+        ws = self.workspaces.get(workspace_id)
+        if ws is not None:
+            self._emit(ws, event)
 
     # Interrupting and questions ----------------------------------------------------------
 
@@ -403,3 +428,24 @@ def _history(workspace_id: str) -> list[E.Committed]:
         return [e for e in map(frame_event, log_.frames) if e is not None]
     finally:
         log_.close()
+
+
+def _busy(workspace_ids: list[str]) -> dict[str, bool]:
+    from xum.store import sessions as session_files
+
+    return {ws: session_files.is_busy(ws) for ws in workspace_ids}
+
+
+def _follow(
+    workspace_id: str, log_: SessionLog | None, after: int
+) -> tuple[SessionLog, list[E.Committed]]:
+    """Open (or refresh) a log another process writes; the events after `after`."""
+    from xum.engine.derive import frame_event
+    from xum.store.sessionlog import SessionLog
+
+    if log_ is None:
+        log_ = SessionLog.open(workspace_id, purpose="xum tui")
+    else:
+        log_.refresh()
+    events = [e for e in map(frame_event, log_.frames_after(after)) if e is not None]
+    return log_, events
