@@ -43,3 +43,32 @@ async def test_a_message_starts_a_workspace_and_streams_the_reply(
         text = screen_text(app)
         assert "say hi" in text and "exit 0" in text
         assert ws.record.project_path == str(repo) and ws.record.runtime == "local"
+
+
+async def test_reasoning_is_collapsed_and_code_is_a_highlighted_block(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Collapsible
+    from textual.widgets._markdown import MarkdownFence
+
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.script(
+        fakellm.reply(
+            fakellm.Reasoning("pondering the options"),
+            "Here:\n\n```python\ndef answer():\n    return 42\n```\n",
+        )
+    )
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, app.ready.is_set, "the workspace list")
+        await type_text(pilot, "code please")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.selected and not app.selected.running, "the turn")
+        await on_screen(pilot, "return 42")
+        (box,) = app.query(Collapsible)
+        assert box.collapsed and "pondering" not in screen_text(app)
+        (fence,) = app.query(MarkdownFence)
+        assert fence.lexer == "python"  # Textual highlights it with Pygments
+        box.collapsed = False
+        await on_screen(pilot, "pondering the options")

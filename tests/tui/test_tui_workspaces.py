@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from tests.tui.support import (
     MODEL,
     held_command,
@@ -234,3 +235,34 @@ async def test_a_second_message_while_the_first_makes_its_workspace_goes_to_it(
         assert [r.id for r in registry.list_workspaces()] == [ws.id]
         users = [e.text for e in ws.transcript.entries if isinstance(e, UserEntry)]
         assert users == ["one", "two"]
+
+
+async def test_create_an_ssh_workspace_and_run_a_turn_on_the_host(
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    ssh_host: Sshd,  # noqa: F811
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": "cat app.py; hostname", "display_name": "where"}),
+        fakellm.text("ran over ssh"),
+    )
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start_app(pilot)
+        await pilot.press("ctrl+n")
+        await on_screen(pilot, "New workspace")
+        await pilot.press("down", "down", "enter")  # the runtime list: ssh
+        await pilot.click("#host")
+        await type_text(pilot, ssh_host.alias)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.selected is not None, "the SSH workspace")
+        ws = app.selected
+        assert ws is not None and ws.record.runtime == "ssh" and ws.record.host == ssh_host.alias
+        await send(pilot, "where are you")
+        await until(pilot, lambda: not ws.running and len(fake_llm.requests) == 2, "the turn")
+        await on_screen(pilot, "ran over ssh")
+        tool = next(e for e in ws.transcript.entries if e.__class__.__name__ == "ToolEntry")
+        assert "return 'hi'" in tool.output  # type: ignore[attr-defined]
