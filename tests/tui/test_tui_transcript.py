@@ -165,3 +165,32 @@ def test_a_dropped_stream_removes_what_streamed_of_the_step() -> None:
     )
     assert t.entries[-1].text == "whole reply"  # type: ignore[attr-defined]
     assert len(t.entries) == 2
+
+
+def test_a_background_command_keeps_its_output_under_its_result() -> None:
+    t = Transcript()
+    args = {"script": "make watch", "run_in_background": True}
+    t.fold(E.ToolCall(call_id="c", name="bash", arguments=args))
+    t.fold(
+        E.ToolResult(
+            seq=1,
+            ts=0,
+            call_id="c",
+            name="bash",
+            is_error=False,
+            output="Started in the background: taskId bash_1",
+            meta={"taskId": "bash_1"},
+        )
+    )
+    t.fold(E.ToolOutput(call_id="c", stream="bash:bash_1", text="watching files\n"))
+    entry = t.tool("c")
+    assert entry is not None
+    out = render(cards.tool_card(entry))
+    assert "in the background: bash_1" in out and "watching files" in out
+
+
+def test_a_long_commands_card_names_its_full_output_file() -> None:
+    entry = ToolEntry(1, "c", "bash", {"script": "seq 100000"}, state="done")
+    entry.output = "1\n2\n[exit code 0]"
+    entry.meta = {"exit_code": 0, "spill_path": "/tmp/scratch/out-1.txt"}
+    assert "full output: /tmp/scratch/out-1.txt" in render(cards.tool_card(entry))

@@ -13,6 +13,7 @@ from tests.tui.support import (
     project,
     send,
     start_app,
+    type_text,
     until,
     use_fake_llm,
 )
@@ -124,7 +125,21 @@ async def test_the_agents_question_is_answered_in_place(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_fake_llm(monkeypatch, fake_llm)
-    fake_llm.script(fakellm.tool_call("ask_user_question", QUESTION), fakellm.text("noted"))
+    two = {
+        "questions": [
+            *QUESTION["questions"],
+            {
+                "question": "Which cache?",
+                "header": "Cache",
+                "multiSelect": True,
+                "options": [
+                    {"label": "Redis", "description": "a server"},
+                    {"label": "Memory", "description": "in the process"},
+                ],
+            },
+        ]
+    }
+    fake_llm.script(fakellm.tool_call("ask_user_question", two), fakellm.text("noted"))
     fake_llm.set_default(fakellm.text("ok"))  # plan mode may add a step for propose_plan
     app = XumApp(project(tmp_path))
     app.actions.draft_model = MODEL
@@ -134,17 +149,22 @@ async def test_the_agents_question_is_answered_in_place(
         await on_screen(pilot, "Plan · ")
         await send(pilot, "plan the storage")
         await until(pilot, lambda: app.selected and app.selected.question, "the question")
+        await until(pilot, lambda: app.query("QuestionPanel RadioSet:focus"), "its focus")
         ws = app.selected
         assert ws is not None and ws.status == "waiting"
         await on_screen(pilot, "Which database should it use?")
         await on_screen(pilot, "◆")  # the sidebar's needs-input dot
-        # The options have the focus: the second one, then submit.
-        await pilot.press("down", "enter", "ctrl+s")
+        # The options have the focus: the second one; Tab to the next question, whose first
+        # option is picked with Space, then its Other field gets words of our own.
+        await pilot.press("down", "enter", "tab", "tab", "space", "tab")
+        await type_text(pilot, "on disk")
+        await pilot.press("ctrl+s")
         await until(pilot, lambda: len(fake_llm.requests) >= 2, "the answer to reach the model")
         await until(pilot, lambda: not ws.running, "the turn to end")
         sent = fake_llm.requests[1].json["messages"][-1]["content"][0]
         assert sent["type"] == "tool_result"
         assert "A: SQLite" in str(sent["content"])
+        assert "A: Redis, on disk" in str(sent["content"])
         assert ws.question is None and not app.query("QuestionPanel")
 
 
@@ -161,6 +181,7 @@ async def test_a_chat_message_instead_dismisses_the_question(
         await start_app(pilot)
         await send(pilot, "plan it")
         await until(pilot, lambda: app.selected and app.selected.question, "the question")
+        await until(pilot, lambda: app.query("QuestionPanel"), "the question panel")
         ws = app.selected
         assert ws is not None
         await send(pilot, "use whatever you like")
@@ -245,3 +266,24 @@ async def test_a_sub_agent_task_shows_with_its_status(
         assert card.name == "task" and card.state == "done" and not card.is_error
         await on_screen(pilot, "⧉ sub-agent Helper  reported")
         await on_screen(pilot, "the parent is done")
+        await on_screen(pilot, "↳ ")  # the child's workspace, listed under the parent's project
+
+
+async def test_quitting_stops_a_running_turn_and_records_it(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    script, started, _release = held_command(tmp_path, "forever")
+    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "forever"}))
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start_app(pilot)
+        await send(pilot, "start")
+        await until(pilot, started.exists, "the command to start")
+        ws = app.selected
+        assert ws is not None
+        await pilot.press("ctrl+q")
+        # Quitting itself stops the turn (not the test's leaving the app, which would too).
+        await until(pilot, lambda: turn_ends(ws.id) == ["interrupted"], "the turn recorded")
+        assert not ws.running

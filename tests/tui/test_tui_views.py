@@ -161,3 +161,34 @@ async def test_f8_switches_between_dark_and_light(tmp_path: Path) -> None:
         assert app.theme != before and app.theme in ("ansi-dark", "ansi-light")
         await pilot.press("f8")
         assert app.theme == before
+
+
+async def test_page_keys_scroll_the_transcript_and_the_review(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.containers import VerticalScroll
+
+    use_fake_llm(monkeypatch, fake_llm)
+    fake_llm.set_default(fakellm.text("\n\n".join(f"paragraph {i}" for i in range(80))))
+    repo = project(tmp_path)
+    app = XumApp(repo)
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_app(pilot)
+        await send(pilot, "a long answer")
+        await until(pilot, lambda: app.selected and not app.selected.running, "the turn")
+        await on_screen(pilot, "paragraph 79")
+        view = app.transcript_view
+        await until(pilot, lambda: view.scroll_y > 0 and view.is_vertical_scroll_end, "the end")
+        bottom = view.scroll_y
+        await pilot.press("pageup")
+        await until(pilot, lambda: view.scroll_y < bottom, "a page up")
+        await pilot.press("pagedown")
+        await until(pilot, lambda: view.scroll_y == bottom, "back down")
+        (repo / "app.py").write_text("".join(f"line {i}\n" for i in range(200)))
+        await pilot.press("ctrl+r")
+        await on_screen(pilot, "1 files changed")
+        review = app.screen.query_one(VerticalScroll)
+        await pilot.press("pagedown")
+        await until(pilot, lambda: review.scroll_y > 0, "the review to scroll")
+        assert view.scroll_y == bottom  # the transcript behind it did not move

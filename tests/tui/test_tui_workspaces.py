@@ -77,9 +77,11 @@ async def test_two_workspaces_work_at_once_and_each_shows_its_progress(
         await until(pilot, lambda: not first.running, "the first turn")
         await on_screen(pilot, "one finished")
         assert first.status == "idle"  # it was on screen: read
-        await pilot.press("ctrl+up")
+        await pilot.press("alt+up")  # Alt works as Ctrl does
         await until(pilot, lambda: app.selected is second, "the second workspace")
         await on_screen(pilot, "two finished")
+        await pilot.press("alt+down")
+        await until(pilot, lambda: app.selected is first, "back to the first")
         assert second.status == "idle"
 
 
@@ -129,6 +131,10 @@ async def test_fork_rename_and_archive_from_the_list(
         source = app.selected
         assert source is not None
         await until(pilot, lambda: source.transcript.last_seq > 0, "the turn on record")
+        await pilot.press("ctrl+b")
+        assert app.focused is app.sidebar
+        await pilot.press("escape")
+        assert app.focused is app.composer
         await pilot.press("ctrl+b", "f")
         await until(pilot, lambda: app.selected not in (None, source), "the fork")
         fork = app.selected

@@ -89,8 +89,8 @@ class XumApp(App[None]):
         Binding("f5", "retry", "Retry", show=False),
         Binding("ctrl+g", "implement_plan", "Implement plan", show=False, priority=True),
         Binding("f8", "toggle_theme", "Theme", show=False),
-        Binding("pageup", "scroll_transcript(-1)", show=False),
-        Binding("pagedown", "scroll_transcript(1)", show=False),
+        Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -240,6 +240,13 @@ class XumApp(App[None]):
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar.toggle_class("hidden")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # PageUp/PageDown scroll the transcript (the composer is too small to page), but not
+        # from a dialog or the help or review screen, which scroll themselves.
+        if action == "scroll_transcript":
+            return len(self.screen_stack) == 1
+        return True
 
     def action_scroll_transcript(self, direction: int) -> None:
         view = self.transcript_view

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, RadioButton, RadioSet, SelectionList, Static
+from textual.widgets import Input, RadioButton, RadioSet, SelectionList, Static, TextArea
 
 from xum.engine.display import strip_controls
 
@@ -75,8 +75,11 @@ class QuestionPanel(Vertical):
         return text
 
     def on_mount(self) -> None:
-        first = self.query(f"#q{0}").first()
-        first.focus()
+        # The first question takes the focus, unless a message is being written: the panel
+        # is on screen above the composer, and Shift+Tab reaches it.
+        composer = self.app.focused
+        if not (isinstance(composer, TextArea) and composer.text.strip()):
+            self.query(f"#q{0}").first().focus()
 
     def answers(self) -> dict[str, str]:
         out: dict[str, str] = {}
