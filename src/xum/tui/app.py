@@ -51,19 +51,6 @@ def initial_theme(env: dict[str, str] | None = None) -> str:
     return "ansi-light" if background in ("7", "15") else "ansi-dark"
 
 
-class Sidebar_(Sidebar):
-    """The workspace list with its own keys (they act on the highlighted workspace)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "app.new_workspace", "New"),
-        Binding("f", "app.fork", "Fork"),
-        Binding("r", "app.rename", "Rename"),
-        Binding("a", "app.archive", "Archive"),
-        Binding("d", "app.delete", "Delete"),
-        Binding("escape", "app.focus_composer", "Composer"),
-    ]
-
-
 class XumApp(App[None]):
     TITLE = "xum"
     CSS = """
@@ -115,7 +102,7 @@ class XumApp(App[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
-            yield Sidebar_()
+            yield Sidebar()
             with Vertical(id="main"):
                 yield TranscriptView(id="transcript")
                 yield Vertical(id="question-slot")

@@ -7,7 +7,10 @@ without colour too (`NO_COLOR`): ○ idle, ● working, ◆ needs input, • unr
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.widgets import Label, ListItem, ListView
 
 from xum.engine.display import strip_controls
@@ -53,6 +56,16 @@ class WorkspaceItem(ListItem):
 
 
 class Sidebar(ListView):
+    """The workspace list, with its own keys (they act on the highlighted workspace)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "app.new_workspace", "New"),
+        Binding("f", "app.fork", "Fork"),
+        Binding("r", "app.rename", "Rename"),
+        Binding("a", "app.archive", "Archive"),
+        Binding("d", "app.delete", "Delete"),
+        Binding("escape", "app.focus_composer", "Composer"),
+    ]
     DEFAULT_CSS = """
     Sidebar { width: 30; border-right: solid $panel-lighten-2; }
     Sidebar > ListItem { padding: 0 1; }
