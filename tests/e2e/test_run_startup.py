@@ -89,6 +89,8 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.tools.mcp_call",
     "xum.tools.tool_catalog_search",
     "xum.tools.mcp_prompt_get",
+    "textual",  # the terminal UI: `xum tui` only
+    "xum.tui",
 ]
 
 

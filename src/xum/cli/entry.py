@@ -1,4 +1,5 @@
-"""Process entry point. `xum --version` answers before click or anything heavy is imported."""
+"""Process entry point. `xum --version` answers before click or anything heavy is imported;
+`xum` alone on a terminal opens the terminal UI (elsewhere it prints the help)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,13 @@ def main() -> None:
         from xum.core.version import version_string
 
         sys.stdout.write(version_string() + "\n")
+        return
+    if not sys.argv[1:] and sys.stdin.isatty() and sys.stdout.isatty():
+        from pathlib import Path
+
+        from xum.cli.tui import launch
+
+        launch(Path("."))
         return
     from xum.cli.app import cli
 

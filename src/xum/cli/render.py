@@ -12,55 +12,16 @@ Background commands' streams are not shown: they would interleave with the strea
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, TextIO
 
 import orjson
 
 from xum.engine import events as E
+from xum.engine.display import key_argument, outcome, strip_controls
 from xum.engine.events import Event
 
 BACKGROUND_STREAM_PREFIX = "bash:"
-# CSI and OSC sequences, then any other C0 control (ESC included) but newline and tab, and DEL.
-_CONTROLS = re.compile(
-    r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f]"
-)
-
-_KEY_ARGUMENT = {
-    "bash": "script",
-    "file_read": "path",
-    "file_edit_replace_string": "path",
-    "file_edit_replace_lines": "path",
-    "file_edit_insert": "path",
-    "web_fetch": "url",
-    "set_exit_code": "code",
-}
-
-
-def key_argument(name: str, arguments: Any) -> str:
-    if not isinstance(arguments, dict):
-        return "(arguments are not valid JSON)"
-    if name == "todo_write":
-        todos = arguments.get("todos")
-        return f"{len(todos)} items" if isinstance(todos, list) else ""
-    field = _KEY_ARGUMENT.get(name)
-    value = arguments.get(field) if field else None
-    if value is None:
-        return ""
-    text = " ".join(str(value).split())
-    return text if len(text) <= 72 else text[:69] + "..."
-
-
-def outcome(name: str, is_error: bool, meta: dict[str, Any]) -> str:
-    if name == "bash":
-        if meta.get("timed_out"):
-            return "timed out"
-        if meta.get("signal"):
-            return f"killed by signal {meta['signal']}"
-        if meta.get("exit_code") is not None:
-            return f"exit {meta['exit_code']}"
-    return "error" if is_error else "ok"
 
 
 def usage_line(reason: str, event: dict[str, Any], elapsed_s: float) -> str:
@@ -144,7 +105,7 @@ class TextRenderer:
     def _live_output(self, event: E.ToolOutput) -> None:
         if not self.color or event.stream.startswith(BACKGROUND_STREAM_PREFIX):
             return
-        text = _CONTROLS.sub("", event.text)
+        text = strip_controls(event.text)
         if not text:
             return
         self._newline()

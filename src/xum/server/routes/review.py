@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
-from xum.runtime.base import Runtime
 from xum.runtime.ssh import SshError
-from xum.server import gitinfo
 from xum.server.errors import ApiError
 from xum.server.sessions import workspace_or_404
 from xum.server.state import get_state
 from xum.store import events as ev
-from xum.store import registry
 from xum.store.registry import WorkspaceRecord
+from xum.workspaces import gitinfo
+from xum.workspaces.review import parent_branch as _parent_branch
+from xum.workspaces.review import workspace_runtime as _runtime_of
 
 router = APIRouter(prefix="/api/workspaces", tags=["review"])
 
@@ -92,25 +90,6 @@ class Costs(BaseModel):
     costUsd: float | None
     turns: list[TurnCost]
     lastRequest: LastRequest | None
-
-
-@asynccontextmanager
-async def _runtime_of(record: WorkspaceRecord) -> AsyncIterator[Runtime]:
-    """The workspace's runtime (git runs where the checkout is: locally, or on the SSH host)."""
-    from xum.workspaces.service import open_runtime
-
-    runtime = open_runtime(record)
-    try:
-        yield runtime
-    finally:
-        await runtime.close()
-
-
-def _parent_branch(record: WorkspaceRecord) -> str | None:
-    if record.parent_id is None:
-        return None
-    parent = registry.get_workspace(record.parent_id)
-    return parent.branch if parent is not None else None
 
 
 def _unreachable(record: WorkspaceRecord, exc: SshError) -> ApiError:

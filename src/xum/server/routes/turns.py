@@ -244,14 +244,11 @@ async def pending_question(workspace_id: str, request: Request) -> PendingQuesti
 async def slash_commands(workspace_id: str) -> SlashCommands:
     """What `/` offers in this workspace: the chat commands, its user-invocable skills, model
     aliases and the thinking-only override."""
-    from xum.context.slash import suggestions
-    from xum.llm.catalog import aliases
-    from xum.server.routes.workspaces import context_for
+    from xum.workspaces.listing import slash_suggestions
 
     record = workspace_or_404(workspace_id)
     # An SSH workspace's skills are read from the project directory it was copied from.
-    async with context_for(record) as context:
-        skills = await context.skill_catalog()
+    found = await slash_suggestions(record)
     return SlashCommands(
         commands=[
             SlashCommand(
@@ -260,7 +257,7 @@ async def slash_commands(workspace_id: str) -> SlashCommands:
                 usage=s.argument_hint,
                 kind=s.kind,
             )
-            for s in suggestions(skills, set(aliases()))
+            for s in found
         ]
     )
 

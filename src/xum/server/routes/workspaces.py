@@ -5,8 +5,6 @@ shares."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -19,6 +17,7 @@ from xum.server.sessions import require_idle, workspace_or_404
 from xum.server.state import ServerState, get_state
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
+from xum.workspaces.listing import workspace_context as context_for
 
 if TYPE_CHECKING:
     from xum.workspaces.checkout import RemovalItem as PlannedRemoval
@@ -192,35 +191,6 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
 @router.get("/{workspace_id}", response_model=Workspace)
 async def get_workspace(workspace_id: str, request: Request) -> Workspace:
     return as_json(get_state(request), workspace_or_404(workspace_id))
-
-
-@contextlib.asynccontextmanager
-async def context_for(record: WorkspaceRecord) -> AsyncIterator[Any]:
-    """The `WorkspaceContext` of a workspace, read on this machine: its own checkout for a
-    local or worktree workspace; for an SSH one, the project directory it was copied from (its
-    remote checkout is a `git archive` of that HEAD, and a round trip per file would make every
-    listing slow). The runtime it reads through is closed on leaving; the git call runs off the
-    server's loop."""
-    from xum.context.workspace import WorkspaceContext
-    from xum.runtime import git
-    from xum.runtime.base import Runtime
-    from xum.runtime.local import LocalRuntime
-    from xum.workspaces.checkout import checkout_for
-
-    checkout = checkout_for(record)
-    runtime: Runtime = (
-        checkout.open_runtime() if checkout.on_this_machine else LocalRuntime(record.project_path)
-    )
-    try:
-        is_git = await asyncio.to_thread(git.toplevel, runtime.workspace_path) is not None
-        yield WorkspaceContext.for_workspace(
-            runtime,
-            project_path=record.project_path,
-            workspace_name=record.name,
-            is_git=is_git,
-        )
-    finally:
-        await runtime.close()
 
 
 async def selectable_agents(record: WorkspaceRecord) -> list[Any]:

@@ -1,0 +1,439 @@
+"""What the terminal UI does on the user's behalf: send messages and the chat commands, and
+create, fork, rename, archive and delete workspaces, review them, change their model, thinking
+level and agent.
+
+Everything goes through the layers every front-end shares: the workspace lifecycle for the
+checkouts, the registry for a workspace's settings, the slash registry for commands
+(`/model` and `/fork` are carried out here, as the server's send route does; every other
+command, skills and one-shot overrides included, is the engine's), `xum.workspaces.review`
+for the diff. Failures are shown, with what to do, in the transcript or as a notification;
+nothing here raises into the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Literal
+
+from xum.core.errors import XumError
+from xum.tui.composer import Suggestion
+from xum.tui.runner import Workspace
+
+if TYPE_CHECKING:
+    from xum.store.registry import WorkspaceRecord
+    from xum.tui.app import XumApp
+    from xum.tui.dialogs import NewWorkspace
+    from xum.tui.question import QuestionPanel
+
+DEFAULT_AGENT = "exec"
+DEFAULT_THINKING = "medium"
+
+
+class Actions:
+    def __init__(self, app: XumApp) -> None:
+        self.app = app
+        self.default_model: str | None = None  # what a workspace without a model runs
+        self.default_problem: str | None = None  # why there is none (no provider)
+        self.draft_model: str | None = None
+        self.draft_thinking: str | None = None
+        self.draft_agent = DEFAULT_AGENT
+        # One message at a time: a second Enter while the first one still creates its
+        # workspace must go to that workspace (queued), not make another.
+        self._sending = asyncio.Lock()
+
+    # Settings ----------------------------------------------------------------------------
+
+    async def resolve_default_model(self) -> None:
+        from xum.engine.route import resolve_route
+
+        try:
+            route = await asyncio.to_thread(resolve_route, None)
+        except XumError as exc:
+            self.default_model, self.default_problem = None, exc.message
+            self.app.draft_note(f"{exc.message}; {exc.hint}" if exc.hint else exc.message, "warn")
+        else:
+            self.default_model, self.default_problem = route.model_string, None
+
+    def settings_of(self, ws: Workspace | None) -> tuple[str, str, str]:
+        """(agent, model, thinking level) as the composer bar shows them."""
+        if ws is None:
+            agent, model, thinking = self.draft_agent, self.draft_model, self.draft_thinking
+        else:
+            record = ws.record
+            agent, model, thinking = record.agent or DEFAULT_AGENT, record.model, record.thinking
+        shown = model or self.default_model or "no model (no provider configured)"
+        return agent, shown, thinking or DEFAULT_THINKING
+
+    async def set_model(self, ws: Workspace | None, text: str) -> bool:
+        """Validate and store a model for `ws` (or the new workspace); False when refused."""
+        from xum.llm import catalog
+
+        try:
+            provider, model_id = catalog.resolve_model_string(text)
+        except XumError as exc:
+            self.app.notify(
+                f"{exc.message}" + (f" ({exc.hint})" if exc.hint else ""),
+                severity="error",
+                markup=False,
+            )
+            return False
+        model = f"{provider}:{model_id}"
+        if ws is None:
+            self.draft_model = model
+        else:
+            await self._update(ws, model=model)
+        self.app.redraw_bar()
+        return True
+
+    async def _update(self, ws: Workspace, **changes: object) -> None:
+        from xum.store import registry
+
+        workspace_id = ws.id
+        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+        await self.app.runner.changed(ws, record)
+        self.app.sidebar.redraw(ws)
+
+    async def next_thinking(self) -> None:
+        from xum.llm.thinking import allowed_levels
+
+        ws = self.app.selected
+        _agent, model, current = self.settings_of(ws)
+        provider, _, model_id = model.partition(":")
+        levels = list(allowed_levels(provider or None, model_id or None))
+        index = levels.index(current) if current in levels else -1
+        level = levels[(index + 1) % len(levels)]
+        if ws is None:
+            self.draft_thinking = level
+        else:
+            await self._update(ws, thinking=level)
+        self.app.redraw_bar()
+
+    async def toggle_mode(self) -> None:
+        ws = self.app.selected
+        agent = self.settings_of(ws)[0]
+        new = "exec" if agent == "plan" else "plan"
+        if ws is None:
+            self.draft_agent = new
+        else:
+            await self._update(ws, agent=new)
+        self.app.redraw_bar()
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        from xum.llm.catalog import aliases
+
+        return [(model, f"{alias:<12} {model}") for alias, model in aliases().items()]
+
+    # Sending -----------------------------------------------------------------------------
+
+    async def send(self, text: str, when: str) -> None:
+        """A message from the composer: a chat command, or a message for the agent (which
+        creates the workspace first when the new-workspace row is selected)."""
+        async with self._sending:
+            await self._send(text, when)
+
+    async def _send(self, text: str, when: str) -> None:
+        from xum.context.slash import ForkCommand, ModelCommand, SlashError, parse_command
+
+        app = self.app
+        try:
+            command = parse_command(text)
+        except SlashError as exc:
+            self._problem(str(exc))
+            return
+        if isinstance(command, ModelCommand):
+            if command.model is None:
+                app.action_pick_model()
+            elif await self.set_model(app.selected, command.model):
+                app.notify(f"model: {self.settings_of(app.selected)[1]}", markup=False)
+            return
+        if isinstance(command, ForkCommand):
+            if app.selected is None:
+                self._problem("/fork needs a workspace: send a first message, then fork it")
+                return
+            if await self.fork(command.name) and command.message:
+                await self._message(command.message, "step")  # to the fork, now selected
+            return
+        await self._message(text, when)
+
+    async def _message(self, text: str, when: str) -> None:
+        app = self.app
+        ws = app.selected
+        try:
+            if ws is None:
+                ws = await self._create_for(text)
+                if ws is None:
+                    return
+            await app.runner.send(ws, text, "turn" if when == "turn" else "step")
+        except XumError as exc:
+            self._problem(exc.message, exc.hint, retry=text)
+        app.redraw_bar()
+
+    async def _create_for(self, text: str) -> Workspace | None:
+        """The workspace the first message of the new-workspace row makes: local, in the
+        project directory, with the composer's model, thinking level and agent."""
+        words = " ".join(text.split())
+        return await self.create_workspace(
+            "local",
+            name=None,
+            title=words[:80],
+            name_hint=" ".join(text.split()[:4]),
+            model=self.draft_model,
+            thinking=self.draft_thinking,
+            agent=self.draft_agent,
+        )
+
+    def _problem(self, message: str, hint: str | None = None, retry: str | None = None) -> None:
+        app = self.app
+        transcript = app.selected.transcript if app.selected else app.draft
+        changes = transcript.error("error", message, hint, retry)
+        app.transcript_view.apply(changes)
+
+    async def retry(self) -> None:
+        """Send the message of the last error card again."""
+        from xum.tui.transcript import ErrorEntry
+
+        app = self.app
+        transcript = app.selected.transcript if app.selected else app.draft
+        for entry in reversed(transcript.entries):
+            if isinstance(entry, ErrorEntry) and entry.retry:
+                await self.send(entry.retry, "step")
+                return
+        app.notify("nothing to send again", markup=False)
+
+    async def implement_plan(self) -> None:
+        """The proposed plan is accepted: the workspace switches to Exec and is asked to carry
+        it out."""
+        from xum.tui.transcript import PlanEntry
+
+        ws = self.app.selected
+        plan = None
+        if ws is not None:
+            plan = next(
+                (e for e in reversed(ws.transcript.entries) if isinstance(e, PlanEntry)), None
+            )
+        if ws is None or plan is None:
+            self.app.notify("no plan was proposed in this workspace", markup=False)
+            return
+        if ws.running:
+            self.app.notify(
+                "the turn still runs; wait for it (or Esc) first", severity="warning", markup=False
+            )
+            return
+        await self._update(ws, agent="exec")
+        where = f" in {plan.path}" if plan.path else ""
+        await self.send(f"The plan{where} is approved. Carry it out now, step by step.", "step")
+
+    # Questions ---------------------------------------------------------------------------
+
+    def show_question(self) -> None:
+        from xum.tui.question import QuestionPanel
+
+        app = self.app
+        slot = app.query_one("#question-slot")
+        ws = app.selected
+        pending = ws.question if ws is not None else None
+        shown = slot.query(QuestionPanel)
+        current = shown.first() if shown else None
+        if current is not None and (
+            pending is None or current.questions != list(pending.questions)
+        ):
+            current.remove()
+            current = None
+            app.composer.focus()
+        if pending is not None and current is None:
+            slot.mount(QuestionPanel(pending.questions))
+
+    def answered(self, panel: QuestionPanel, answers: dict[str, str]) -> None:
+        ws = self.app.selected
+        if ws is not None:
+            self.app.runner.answer(ws, answers)
+        panel.remove()
+        self.app.composer.focus()
+
+    # Slash menu --------------------------------------------------------------------------
+
+    async def slash_suggestions(self, ws: Workspace | None) -> list[Suggestion]:
+        from xum.workspaces.listing import slash_suggestions
+
+        record = ws.record if ws is not None else self._project_record()
+        try:
+            found = await slash_suggestions(record)
+        except Exception as exc:  # a broken skill directory must not break the composer
+            self.app.notify(
+                f"cannot list the slash commands: {exc}", severity="warning", markup=False
+            )
+            return []
+        return [
+            Suggestion(
+                s.name if s.name.endswith("+") else s.name + " ",
+                f"{s.name} {s.argument_hint}".strip(),
+                s.description,
+            )
+            for s in found
+        ]
+
+    def _project_record(self) -> WorkspaceRecord:
+        from xum.store.registry import WorkspaceRecord
+
+        root = str(self.app.project_root)
+        return WorkspaceRecord("new", "new", root, "local", root)
+
+    # Workspaces --------------------------------------------------------------------------
+
+    async def create_workspace(
+        self,
+        runtime: str,
+        *,
+        name: str | None,
+        title: str,
+        name_hint: str | None = None,
+        model: str | None = None,
+        thinking: str | None = None,
+        agent: str = DEFAULT_AGENT,
+    ) -> Workspace | None:
+        app = self.app
+        fields: dict[str, object] = {"agent": agent}
+        if model is not None:
+            fields["model"] = model
+        if thinking is not None:
+            fields["thinking"] = thinking
+        try:
+            ws = await app.runner.create(
+                app.project_dir,
+                runtime,
+                name_hint=name_hint or title or "workspace",
+                title=title,
+                name=name,
+                **fields,
+            )
+        except XumError as exc:
+            self._problem(f"cannot create the workspace: {exc.message}", exc.hint)
+            return None
+        await app.reload_workspaces(select=ws.id)
+        await app.select(ws)
+        return ws
+
+    async def new_workspace(self, choice: NewWorkspace | None) -> None:
+        if choice is None:
+            return
+        ws = await self.create_workspace(choice.runtime, name=choice.name, title=choice.title)
+        if ws is not None:
+            self.app.composer.focus()
+
+    async def fork(self, name: str | None) -> bool:
+        """Fork the selected workspace and select the fork; False when it could not be made."""
+        app = self.app
+        source = app.selected
+        if source is None:
+            app.notify("select a workspace to fork", severity="warning", markup=False)
+            return False
+        try:
+            ws = await app.runner.fork(source, name)
+        except XumError as exc:
+            self._problem(f"cannot fork: {exc.message}", exc.hint)
+            return False
+        await app.reload_workspaces(select=ws.id)
+        await app.select(ws)
+        app.notify(f"forked {source.record.name} as {ws.record.name}", markup=False)
+        return True
+
+    async def rename(self, ws: Workspace, name: str | None) -> None:
+        from xum.workspaces.lifecycle import rename_workspace
+
+        if name is None:
+            return
+        if not self._idle(ws, "rename"):
+            return
+        await self.app.runner.release(ws)
+        try:
+            record = await rename_workspace(ws.id, name)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return
+        ws.record = record
+        await self.app.reload_workspaces(select=ws.id)
+
+    async def archive(self, ws: Workspace) -> None:
+        from xum.workspaces.lifecycle import archive_workspace
+
+        if not self._idle(ws, "archive"):
+            return
+        await self.app.runner.close(ws)
+        try:
+            await archive_workspace(ws.id)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return
+        self.app.notify(f"archived {ws.record.name}", markup=False)
+        await self._gone(ws)
+
+    async def deletion_preview(self, ws: Workspace) -> None:
+        from xum.tui.dialogs import DeleteDialog
+        from xum.workspaces.lifecycle import deletion_preview
+
+        if not self._idle(ws, "delete"):
+            return
+        try:
+            removal = await asyncio.to_thread(deletion_preview, ws.record)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice is not None:
+                self.app.run_worker(self.delete(ws, force=choice == "force"), group="lifecycle")
+
+        self.app.push_screen(DeleteDialog(ws.record.name, removal), chosen)
+
+    async def delete(self, ws: Workspace, *, force: bool) -> None:
+        from xum.workspaces.lifecycle import delete_workspace
+
+        await self.app.runner.close(ws)
+        try:
+            report = await delete_workspace(ws.id, force=force)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return
+        notes = "; ".join(report.notes)
+        self.app.notify(
+            f"deleted {ws.record.name}" + (f" ({notes})" if notes else ""), markup=False
+        )
+        await self._gone(ws)
+
+    async def _gone(self, ws: Workspace) -> None:
+        self.app.runner.forget(ws)
+        self.app.slash_cache.pop(ws.id, None)
+        if self.app.selected is ws:
+            await self.app.select(None)
+        await self.app.reload_workspaces()
+
+    def _idle(self, ws: Workspace, action: Literal["rename", "archive", "delete"]) -> bool:
+        if ws.running:
+            self.app.notify(
+                f"a turn is running in {ws.record.name}; interrupt it (Esc) to {action} it",
+                severity="warning",
+                markup=False,
+            )
+            return False
+        return True
+
+    async def review(self, ws: Workspace) -> None:
+        from xum.runtime.ssh import SshError
+        from xum.tui.screens import ReviewScreen
+        from xum.workspaces.review import review
+
+        try:
+            found = await review(ws.record)
+        except SshError as exc:
+            self.app.notify(
+                f"cannot run git on {ws.record.host}: {exc}", severity="error", markup=False
+            )
+            return
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return
+        self.app.push_screen(ReviewScreen(ws.record.name, found))
+
+
+def _said(exc: XumError) -> str:
+    return exc.message + (f" ({exc.hint})" if exc.hint else "")

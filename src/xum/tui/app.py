@@ -1,0 +1,490 @@
+"""The terminal UI: `xum` in a terminal (and `xum tui`).
+
+Layout: the project's workspaces (with status dots) beside the transcript of the selected one;
+the agent's questions, when it asks, above the composer; the composer with the agent, model and
+thinking level under it; a status line with the context used and the cost. It opens on a new
+workspace with the composer focused, so a message and Enter start work at once.
+
+Sessions run in this process, through the one assembly (`runner.py`), several at a time; the
+app renders the one event vocabulary (`transcript.py` folds it, `views.py` draws it). What the
+user does to workspaces (create, fork, rename, archive, delete, change the model) is carried
+out by `actions.py` through the workspace lifecycle, as the server's routes do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import ListView, Static
+
+from xum.engine.display import strip_controls
+from xum.tui.actions import Actions
+from xum.tui.composer import Composer, Suggestion, Suggestions
+from xum.tui.paths import PathIndex
+from xum.tui.runner import Runner, Workspace
+from xum.tui.sidebar import Sidebar
+from xum.tui.transcript import Change, Transcript
+from xum.tui.views import TranscriptView
+
+if TYPE_CHECKING:
+    from xum.tui.dialogs import NewWorkspace
+    from xum.tui.question import QuestionPanel
+
+POLL_S = 1.0  # how often logs other processes write are followed
+REGISTRY_EVERY = 3  # polls between two reads of the workspace list (other processes change it)
+
+
+def initial_theme(env: dict[str, str] | None = None) -> str:
+    """Dark unless the terminal says its background is light (`COLORFGBG`, e.g. `0;15`). The
+    ANSI themes draw with the terminal's own colours and background."""
+    env = dict(os.environ) if env is None else env
+    fgbg = env.get("COLORFGBG", "")
+    background = fgbg.rsplit(";", 1)[-1] if fgbg else ""
+    return "ansi-light" if background in ("7", "15") else "ansi-dark"
+
+
+class XumApp(App[None]):
+    TITLE = "xum"
+    CSS = """
+    Screen { layout: vertical; }
+    #body { height: 1fr; }
+    #main { width: 1fr; }
+    #bar { height: 1; padding: 0 1; color: $text-muted; }
+    #status { height: 1; padding: 0 1; background: $panel; }
+    #question-slot { height: auto; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
+        Binding("ctrl+n", "new_workspace", "New", priority=True),
+        Binding("ctrl+down,alt+down", "next_workspace", "Next", show=False, priority=True),
+        Binding("ctrl+up,alt+up", "previous_workspace", "Previous", show=False, priority=True),
+        Binding("ctrl+b", "focus_sidebar", "Workspaces", show=False, priority=True),
+        Binding("ctrl+o", "toggle_sidebar", "List", show=False, priority=True),
+        Binding("ctrl+r", "review", "Review", priority=True),
+        Binding("f2", "pick_model", "Model", show=False),
+        Binding("f3", "next_thinking", "Thinking", show=False),
+        Binding("f4", "toggle_mode", "Plan/Exec", show=False),
+        Binding("f5", "retry", "Retry", show=False),
+        Binding("ctrl+g", "implement_plan", "Implement plan", show=False, priority=True),
+        Binding("f8", "toggle_theme", "Theme", show=False),
+        Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, project_dir: Path, *, workspace: str | None = None) -> None:
+        super().__init__()
+        self.project_dir = project_dir.resolve()
+        self.project_root = self.project_dir
+        self.open_request = workspace
+        self.runner = Runner(self)
+        self.actions = Actions(self)
+        self.selected: Workspace | None = None
+        self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
+        self.paths = PathIndex(self._paths_ready)
+        self.slash_cache: dict[str, list[Suggestion]] = {}
+        self.theme = initial_theme()
+        self.ready = asyncio.Event()  # the workspace list is shown
+        self._polls = 0
+        self._following = False
+        self._listed: list[tuple[str, str, str, str]] = []  # what the list shows
+
+    # Layout ------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            yield Sidebar()
+            with Vertical(id="main"):
+                yield TranscriptView(id="transcript")
+                yield Vertical(id="question-slot")
+                suggestions = Suggestions()
+                yield suggestions
+                yield Composer(suggestions, id="composer")
+                yield Static(id="bar")
+        yield Static(id="status")
+
+    @property
+    def composer(self) -> Composer:
+        return self.query_one(Composer)
+
+    @property
+    def transcript_view(self) -> TranscriptView:
+        return self.query_one(TranscriptView)
+
+    @property
+    def sidebar(self) -> Sidebar:
+        return self.query_one(Sidebar)
+
+    def on_mount(self) -> None:
+        self.composer.completer = self.complete
+        self.composer.focus()
+        self.transcript_view.show(self.draft)
+        self.redraw_bar()
+        self.set_interval(POLL_S, self._poll)
+        # After the first frame: what it needs (the project, its workspaces, the default model)
+        # imports the lifecycle and the route, which the first frame does not wait for.
+        self.call_after_refresh(self.run_worker, self._start(), exclusive=True, group="start")
+
+    async def _start(self) -> None:
+        """After the first frame: find the project and its workspaces, open the one asked for."""
+        from xum.workspaces.service import project_root
+
+        self.project_root = await asyncio.to_thread(project_root, self.project_dir)
+        await self.actions.resolve_default_model()
+        await self.reload_workspaces()
+        if self.open_request is not None:
+            ws = self.find_workspace(self.open_request)
+            if ws is None:
+                self.draft_note(
+                    f"no workspace '{self.open_request}' in this project; "
+                    "this is a new one (the list on the left has the others)",
+                    "warn",
+                )
+            else:
+                await self.select(ws)
+        self.ready.set()
+
+    async def reload_workspaces(self, select: str | None = None) -> None:
+        from xum.workspaces.lifecycle import list_workspaces
+
+        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+        self._listed = [(r.id, r.name, r.title, r.runtime) for r in records]
+        shown = [self.runner.track(r) for r in records]
+        ids = {r.id for r in records}
+        for ws in list(self.runner.workspaces.values()):
+            if ws.id not in ids and not ws.running:
+                self.runner.forget(ws)
+        chosen = select or (self.selected.id if self.selected else None)
+        await self.sidebar.fill(shown, chosen)
+
+    def find_workspace(self, wanted: str) -> Workspace | None:
+        """By id, by name, or `last` (the newest)."""
+        listed = [ws for ws in self.runner.workspaces.values() if ws.record.archived_at is None]
+        if wanted == "last":
+            return max(listed, key=lambda ws: ws.record.created_at, default=None)
+        for ws in listed:
+            if wanted in (ws.id, ws.record.name):
+                return ws
+        return None
+
+    # Selecting ---------------------------------------------------------------------------
+
+    async def select(self, ws: Workspace | None) -> None:
+        self.selected = ws
+        self.sidebar.highlight(ws.id if ws else None)
+        if ws is None:
+            self.transcript_view.show(self.draft)
+        else:
+            ws.unread = False
+            self.transcript_view.show(ws.transcript)
+            self.sidebar.redraw(ws)
+            await self.runner.load(ws)
+        self.actions.show_question()
+        self.redraw_bar()
+
+    def on_list_view_selected(self, event: ListView.Selected) -> None:
+        item = event.item
+        ws = getattr(item, "workspace", None)
+        self.run_worker(self.select(ws), group="select")
+        self.composer.focus()
+
+    def on_list_view_highlighted(self, event: ListView.Highlighted) -> None:
+        if event.list_view.has_focus and event.item is not None:
+            ws = getattr(event.item, "workspace", None)
+            if ws is not self.selected:
+                self.run_worker(self.select(ws), group="select")
+
+    def action_next_workspace(self) -> None:
+        self._step_workspace(1)
+
+    def action_previous_workspace(self) -> None:
+        self._step_workspace(-1)
+
+    def _step_workspace(self, step: int) -> None:
+        ids = self.sidebar.ids
+        current = self.selected.id if self.selected else None
+        index = (ids.index(current) if current in ids else 0) + step
+        if 0 <= index < len(ids):
+            target = ids[index]
+            ws = self.runner.workspaces.get(target) if target else None
+            self.run_worker(self.select(ws), group="select")
+
+    def action_focus_sidebar(self) -> None:
+        self.sidebar.remove_class("hidden")
+        self.sidebar.focus()
+
+    def action_focus_composer(self) -> None:
+        self.composer.focus()
+
+    def action_toggle_sidebar(self) -> None:
+        self.sidebar.toggle_class("hidden")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # PageUp/PageDown scroll the transcript (the composer is too small to page), but not
+        # from a dialog or the help or review screen, which scroll themselves.
+        if action == "scroll_transcript":
+            return len(self.screen_stack) == 1
+        return True
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        view = self.transcript_view
+        view.scroll_page_down() if direction > 0 else view.scroll_page_up()
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "ansi-light" if self.theme == "ansi-dark" else "ansi-dark"
+
+    def action_help(self) -> None:
+        from xum.tui.screens import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    # Runner events -----------------------------------------------------------------------
+
+    def transcript_changed(self, workspace: Workspace, changes: list[Change]) -> None:
+        if workspace is self.selected:
+            self.transcript_view.apply(changes)
+            self.redraw_bar()
+
+    def status_changed(self, workspace: Workspace) -> None:
+        if workspace is self.selected:
+            workspace.unread = False
+            self.actions.show_question()
+            self.redraw_bar()
+        self.sidebar.redraw(workspace)
+
+    def _poll(self) -> None:
+        """Follow what other processes do: turns they run in our workspaces (their logs), and
+        workspaces they create, rename or remove (the registry, every few polls)."""
+        if not self._following:  # a slow read (a long log) is not piled up on
+            self._following = True
+            self.run_worker(self._follow(), group="follow")
+        self._polls += 1
+        if self._polls % REGISTRY_EVERY == 0 and self.ready.is_set():
+            self.run_worker(self._refresh_list(), group="registry", exclusive=True)
+
+    async def _follow(self) -> None:
+        try:
+            await self.runner.poll_external(list(self.runner.workspaces.values()))
+        except Exception as exc:  # a log that cannot be read now: say so, keep going
+            self.notify(
+                f"cannot follow another process's turn: {exc}", severity="warning", markup=False
+            )
+        finally:
+            self._following = False
+
+    async def _refresh_list(self) -> None:
+        from xum.workspaces.lifecycle import list_workspaces
+
+        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+        seen = [(r.id, r.name, r.title, r.runtime) for r in records]
+        if seen != self._listed:
+            await self.reload_workspaces()
+
+    # The composer ------------------------------------------------------------------------
+
+    def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        self.run_worker(self.actions.send(message.text, message.when), group="send")
+
+    def on_composer_interrupt(self, _message: Composer.Interrupt) -> None:
+        ws = self.selected
+        if ws is None:
+            return
+        unsent = self.runner.interrupt(ws)
+        if unsent is None:
+            return
+        self.composer.put_back(unsent)
+        if unsent:
+            self.notify(f"{len(unsent)} queued message(s) put back in the composer", markup=False)
+
+    def redraw_bar(self) -> None:
+        ws = self.selected
+        agent, model, thinking = self.actions.settings_of(ws)
+        bar = Text()
+        if ws is not None:
+            step, turn = ws.queued
+            if step or turn:  # first: the bar is cut at the right edge of a narrow terminal
+                bar.append(f"queued: {step} step, {turn} turn", "bold yellow")
+                bar.append(" · ")
+        bar.append(agent.capitalize(), style="bold magenta" if agent == "plan" else "bold")
+        bar.append(f" · {strip_controls(model)} · thinking {thinking}")
+        self.query_one("#bar", Static).update(bar)
+        self.query_one("#status", Static).update(self.status_line(ws))
+
+    def status_line(self, ws: Workspace | None) -> Text:
+        text = Text()
+        if ws is None:
+            text.append("new workspace · Enter starts it in the project directory")
+            text.append("  ·  F1 help", style="dim")
+            return text
+        from xum.llm import catalog  # not before the first frame
+
+        text.append(strip_controls(ws.record.name), style="bold")
+        text.append(f" · {ws.status}")
+        usage = ws.transcript.usage
+        model = usage.model or ws.record.model
+        if usage.context_tokens and model and ":" in model:
+            provider, _, model_id = model.partition(":")
+            window = catalog.context_window(provider, model_id)
+            share = usage.context_tokens / window if window else 0
+            text.append(f" · context {_tokens(usage.context_tokens)}/{_tokens(window)}")
+            text.append(f" ({share:.0%})")
+        cost = usage.session_cost
+        text.append(" · cost unknown" if cost is None else f" · ${cost:.4f}")
+        text.append("  ·  F1 help", style="dim")
+        return text
+
+    def draft_note(self, text: str, level: str = "info") -> None:
+        changes = self.draft.note(text, "warn" if level == "warn" else "info")
+        if self.selected is None:
+            self.transcript_view.apply(changes)
+
+    # Completion --------------------------------------------------------------------------
+
+    def complete(self, text: str, offset: int) -> tuple[int, list[Suggestion]]:
+        if text.startswith("/"):
+            first = len(text.split(None, 1)[0]) if text.strip() else 1
+            if 1 <= offset <= first:
+                return 0, self._slash(text[:offset])
+        start = offset
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1
+        word = text[start:offset]
+        if word.startswith("@"):
+            root = self.files_root()
+            return start, [
+                Suggestion(f"@{path} ", path) for path in self.paths.matches(root, word[1:])
+            ]
+        return 0, []
+
+    def files_root(self) -> Path:
+        ws = self.selected
+        if ws is None or ws.record.runtime == "ssh":
+            return self.project_root
+        return Path(ws.record.path)
+
+    def _slash(self, typed: str) -> list[Suggestion]:
+        key = self.selected.id if self.selected else ""
+        cached = self.slash_cache.get(key)
+        if cached is None:
+            self.run_worker(self._load_slash(key), group="slash")
+            return []
+        return [s for s in cached if s.insert.startswith(typed)]
+
+    async def _load_slash(self, key: str) -> None:
+        suggestions = await self.actions.slash_suggestions(self.selected)
+        self.slash_cache[key] = suggestions
+        self.composer._complete()
+
+    def _paths_ready(self) -> None:
+        if self.composer.has_focus:
+            self.composer._complete()
+
+    # Actions (carried out by `actions.py`) ------------------------------------------------
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        self.run_worker(work, group="lifecycle")
+
+    def action_new_workspace(self) -> None:
+        from xum.tui.dialogs import NewWorkspaceDialog
+
+        def chosen(choice: NewWorkspace | None) -> None:
+            self._later(self.actions.new_workspace(choice))
+
+        self.push_screen(NewWorkspaceDialog(), chosen)
+
+    def _needs_workspace(self, action: str) -> Workspace | None:
+        if self.selected is None:
+            self.notify(f"select a workspace to {action} (Ctrl+B goes to the list)", markup=False)
+        return self.selected
+
+    def action_fork(self) -> None:
+        if self._needs_workspace("fork") is not None:
+            self._later(self._fork())
+
+    async def _fork(self) -> None:
+        await self.actions.fork(None)
+
+    def action_rename(self) -> None:
+        from xum.tui.dialogs import RenameDialog
+
+        ws = self._needs_workspace("rename")
+        if ws is None:
+            return
+
+        def chosen(name: str | None) -> None:
+            self._later(self.actions.rename(ws, name))
+
+        self.push_screen(RenameDialog(ws.record.name), chosen)
+
+    def action_archive(self) -> None:
+        ws = self._needs_workspace("archive")
+        if ws is not None:
+            self._later(self.actions.archive(ws))
+
+    def action_delete(self) -> None:
+        ws = self._needs_workspace("delete")
+        if ws is not None:
+            self._later(self.actions.deletion_preview(ws))
+
+    def action_review(self) -> None:
+        ws = self._needs_workspace("review")
+        if ws is not None:
+            self._later(self.actions.review(ws))
+
+    def action_pick_model(self) -> None:
+        from xum.tui.dialogs import ModelChoice, ModelPicker
+
+        ws = self.selected
+        current = ws.record.model if ws else self.actions.draft_model
+        choices = [ModelChoice(m, label) for m, label in self.actions.model_choices()]
+
+        def chosen(model: str | None) -> None:
+            if model is not None:
+                self._later(self._set_model(ws, model))
+
+        self.push_screen(ModelPicker(choices, current), chosen)
+
+    async def _set_model(self, ws: Workspace | None, model: str) -> None:
+        await self.actions.set_model(ws, model)
+
+    def action_next_thinking(self) -> None:
+        self._later(self.actions.next_thinking())
+
+    def action_toggle_mode(self) -> None:
+        self._later(self.actions.toggle_mode())
+
+    def action_retry(self) -> None:
+        self._later(self.actions.retry())
+
+    def action_implement_plan(self) -> None:
+        self._later(self.actions.implement_plan())
+
+    def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
+        self.actions.answered(message.panel, message.answers)
+
+    # Quitting ----------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        running = [ws for ws in self.runner.workspaces.values() if ws.running]
+        if running:
+            self.notify(f"stopping {len(running)} turn(s)…", markup=False)
+        await self.runner.shutdown()
+        self.exit()
+
+    async def on_unmount(self) -> None:
+        # However the app ends (quit, a crash, the test pilot leaving), no turn outlives it:
+        # each is interrupted and recorded as such, and every session's parts are closed.
+        await self.runner.shutdown()
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n < 100_000 else f"{n // 1000}k"

@@ -1,0 +1,217 @@
+"""Dialogs: create, rename and delete a workspace, pick a model.
+
+Each is a modal screen that returns what the user chose (None when cancelled with Esc); the app
+carries it out through the workspace lifecycle. The delete dialog shows the same preview the
+browser shows (`lifecycle.deletion_preview`): what goes, what stays, and the uncommitted files
+that would be lost, which need an explicit "delete anyway".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
+from textual.widgets.option_list import Option
+
+from xum.engine.display import strip_controls
+from xum.workspaces.checkout import Removal
+
+DIALOG_CSS = """
+ModalScreen { align: center middle; }
+ModalScreen > Vertical {
+    width: 72; max-width: 100%; height: auto; max-height: 100%;
+    border: round $accent; background: $surface; padding: 0 1;
+}
+ModalScreen .title { text-style: bold; margin-bottom: 1; }
+ModalScreen .hint { color: $text-muted; }
+ModalScreen Horizontal { height: auto; margin-top: 1; }
+ModalScreen Button { margin-right: 1; min-width: 10; }
+ModalScreen Input { margin-bottom: 1; }
+ModalScreen RadioSet { margin-bottom: 1; }
+ModalScreen OptionList { max-height: 16; }
+"""
+
+
+@dataclass(frozen=True)
+class NewWorkspace:
+    runtime: str  # local, worktree or "ssh <host>"
+    name: str | None
+    title: str
+
+
+class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
+    DEFAULT_CSS = DIALOG_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("New workspace", classes="title")
+            with RadioSet(id="runtime"):
+                yield RadioButton("local: in the project directory", value=True, id="local")
+                yield RadioButton("worktree: a new git worktree and branch", id="worktree")
+                yield RadioButton("ssh: on a remote host", id="ssh")
+            yield Input(placeholder="SSH host (for ssh)", id="host")
+            yield Input(placeholder="name (optional; a name is made up otherwise)", id="name")
+            yield Input(placeholder="title (optional)", id="title")
+            yield Static("Enter creates it · Esc cancels", classes="hint")
+            with Horizontal():
+                yield Button("Create", variant="primary", id="create")
+                yield Button("Cancel", id="cancel")
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#create")
+    def _create(self) -> None:
+        pressed = self.query_one("#runtime", RadioSet).pressed_button
+        kind = pressed.id if pressed is not None and pressed.id else "local"
+        host = self.query_one("#host", Input).value.strip()
+        if kind == "ssh":
+            if not host:
+                self.notify("an SSH workspace needs a host", severity="error", markup=False)
+                self.query_one("#host", Input).focus()
+                return
+            kind = f"ssh {host}"
+        name = self.query_one("#name", Input).value.strip() or None
+        title = self.query_one("#title", Input).value.strip()
+        self.dismiss(NewWorkspace(kind, name, title))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RenameDialog(ModalScreen[str | None]):
+    DEFAULT_CSS = DIALOG_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, current: str) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Rename workspace", classes="title")
+            yield Input(value=self.current, id="name")
+            yield Static("Enter renames it · Esc cancels", classes="hint")
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    @on(Input.Submitted)
+    def _rename(self, event: Input.Submitted) -> None:
+        name = event.value.strip()
+        self.dismiss(name if name and name != self.current else None)
+
+
+def preview_text(name: str, removal: Removal) -> Text:
+    """The deletion preview, as the dialog shows it."""
+    text = Text()
+    text.append(f"Delete {strip_controls(name)}?\n\n", style="bold")
+    if removal.removes:
+        text.append("Removes:\n")
+        for item in removal.removes:
+            what = item.path or item.name or ""
+            line = f"  - {item.kind}: {what}"
+            if item.detail:
+                line += f" ({item.detail})"
+            text.append(strip_controls(line) + "\n")
+    if removal.keeps:
+        text.append("Keeps:\n")
+        for kept in removal.keeps:
+            text.append(f"  - {strip_controls(kept)}\n")
+    for warning in removal.warnings:
+        text.append(f"! {strip_controls(warning)}\n", style="yellow")
+    if removal.dirty:
+        shown = removal.dirty[:10]
+        text.append(
+            f"\nUncommitted files that would be lost ({len(removal.dirty)}):\n", style="bold red"
+        )
+        for path in shown:
+            text.append(f"  {strip_controls(path)}\n", style="red")
+        if len(removal.dirty) > len(shown):
+            text.append(f"  … {len(removal.dirty) - len(shown)} more\n", style="red")
+    text.rstrip()
+    return text
+
+
+class DeleteDialog(ModalScreen[str | None]):
+    """Returns "delete", "force" (delete despite uncommitted files) or None."""
+
+    DEFAULT_CSS = DIALOG_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, name: str, removal: Removal) -> None:
+        super().__init__()
+        self.workspace_name = name
+        self.removal = removal
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(preview_text(self.workspace_name, self.removal), id="preview")
+            with Horizontal():
+                if self.removal.dirty:
+                    yield Button("Delete anyway", variant="error", id="force")
+                else:
+                    yield Button("Delete", variant="error", id="delete")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        choice = event.button.id
+        self.dismiss(choice if choice in ("delete", "force") else None)
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    model: str  # what the record stores: an alias or provider:model
+    label: str
+
+
+class ModelPicker(ModalScreen[str | None]):
+    DEFAULT_CSS = DIALOG_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, choices: list[ModelChoice], current: str | None) -> None:
+        super().__init__()
+        self.choices = choices
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Model", classes="title")
+            options = [Option(Text(c.label), id=f"m{i}") for i, c in enumerate(self.choices)]
+            yield OptionList(*options, id="models")
+            yield Input(placeholder="or type provider:model and Enter", id="typed")
+
+    def on_mount(self) -> None:
+        models = self.query_one("#models", OptionList)
+        for i, choice in enumerate(self.choices):
+            if choice.model == self.current:
+                models.highlighted = i
+        models.focus()
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.choices[event.option_index].model)
+
+    @on(Input.Submitted)
+    def _typed(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)

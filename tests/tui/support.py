@@ -1,0 +1,94 @@
+"""Driving the terminal UI in tests: Textual's headless pilot, the fake LLM over HTTP, a real git
+repository and a temp $XUM_ROOT. Waits are bounded polls on the app's own state (or the screen's
+text) that fail with a message; nothing sleeps to order events."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+
+from tests.gitrepo import make_repo
+from xum.testing.fakellm import FakeLLM
+from xum.tui.app import XumApp
+from xum.tui.transcript import Entry
+
+WAIT_S = 20.0
+MODEL = "anthropic:claude-sonnet-5-5"
+
+
+def use_fake_llm(monkeypatch: pytest.MonkeyPatch, server: FakeLLM) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+
+
+def project(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def screen_text(app: XumApp) -> str:
+    """What the terminal shows now, as plain text."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True)
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text()
+
+
+async def until(pilot: Pilot[None], check: Callable[[], object], what: str) -> None:
+    """Let the app run until `check()` is true; fail naming `what` after WAIT_S."""
+    deadline = time.monotonic() + WAIT_S
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out waiting for {what}\n--- screen ---\n{screen_text(pilot.app)}"
+            )  # type: ignore[arg-type]
+        await pilot.pause(0.02)
+
+
+async def on_screen(pilot: Pilot[None], text: str) -> None:
+    await until(pilot, lambda: text in screen_text(pilot.app), f"{text!r} on screen")  # type: ignore[arg-type]
+
+
+async def type_text(pilot: Pilot[None], text: str) -> None:
+    """Type `text` into the focused widget, key by key (spaces and all)."""
+    keys = ["space" if ch == " " else ch for ch in text]
+    await pilot.press(*keys)
+
+
+def entries(app: XumApp) -> list[Entry]:
+    ws = app.selected
+    return list(ws.transcript.entries) if ws is not None else list(app.draft.entries)
+
+
+def held_command(tmp_path: Path, name: str) -> tuple[str, Path, Path]:
+    """A bash script that says it started (a file) and runs until the test releases it (another
+    file): the test decides when the tool call ends."""
+    started, release = tmp_path / f"{name}.started", tmp_path / f"{name}.release"
+    script = f"touch {started}; echo {name}-running; while [ ! -e {release} ]; do sleep 0.01; done"
+    return script, started, release
+
+
+async def start_app(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, XumApp)
+    await until(pilot, app.ready.is_set, "the workspace list")
+
+
+async def send(pilot: Pilot[None], text: str, key: str = "enter") -> None:
+    app = pilot.app
+    assert isinstance(app, XumApp)
+    app.composer.focus()
+    await type_text(pilot, text)
+    await pilot.press(key)
+
+
+def notified(app: XumApp, text: str) -> bool:
+    """Whether a notification (a toast) with `text` was raised."""
+    return any(text in n.message for n in app._notifications)
