@@ -9,8 +9,9 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 # Debian packages the tests need (installed only when missing). chromium: the browser tests
-# drive Debian's /usr/bin/chromium (Playwright never downloads a browser).
-SYSTEM_PACKAGES := git chromium openssh-server
+# drive Debian's /usr/bin/chromium (Playwright never downloads a browser). bubblewrap: the
+# command sandbox (bwrap).
+SYSTEM_PACKAGES := git chromium openssh-server bubblewrap
 
 # The web UI (web/, React + TypeScript + Vite) is built into the Python package.
 WEB := web

@@ -19,16 +19,19 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from xum.core.errors import XumError
 from xum.core.paths import config_path
+from xum.runtime.sandbox import SANDBOX_MODES
+from xum.workspaces.safety import SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
     from xum.runtime.git import WorkTreeQuery
+    from xum.runtime.sandbox import SandboxMode
     from xum.workspaces.init_hook import InitHookRun
 
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -169,6 +172,14 @@ def _budget(value: str | None) -> float | None:
 @click.option(
     "--budget", "-b", default=None, help="Stop once the session costs more than this many USD."
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOX_MODES),
+    default=None,
+    help="Where commands may write: workspace-write (the checkout, its scratch dir, /tmp), "
+    "read-only, off, or auto (workspace-write where bubblewrap works; the default, or "
+    'config.json "sandbox"). An explicit mode is fail-closed: without bubblewrap bash refuses.',
+)
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")
 def run(
@@ -179,6 +190,7 @@ def run(
     mode: str,
     thinking: str | None,
     budget: str | None,
+    sandbox: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -203,7 +215,16 @@ def run(
         project = WorkTreeQuery(directory.resolve())
         outcome = asyncio.run(
             _run(
-                text, directory, model, runtime, mode, thinking, _budget(budget), renderer, project
+                text,
+                directory,
+                model,
+                runtime,
+                mode,
+                thinking,
+                _budget(budget),
+                renderer,
+                project,
+                safety=SafetyChoice(sandbox=cast("SandboxMode | None", sandbox)),
             )
         )
     except click.BadParameter as exc:
@@ -270,6 +291,8 @@ async def _run(
     budget: float | None,
     renderer: Renderer,
     project: WorkTreeQuery | None = None,
+    *,
+    safety: SafetyChoice | None = None,
 ) -> RunOutcome:
     from xum.engine.route import resolve_route
     from xum.llm.http import prewarm
@@ -345,6 +368,7 @@ async def _run(
             task_settings=TaskSettings.from_config(config),
             purpose="run",
             hold_writer=True,
+            safety=safety or SafetyChoice(),
         )
     except BaseException:
         if created.init is not None:

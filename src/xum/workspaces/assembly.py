@@ -35,6 +35,7 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.writerlog import WriterLog
 from xum.tools.tasking import SubAgentHost
 from xum.workspaces.init_hook import InitHookRun
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
 from xum.workspaces.subagent_host import DeferredHost, TaskSettings
 from xum.workspaces.wiring import SessionWiring, wire_session
@@ -160,6 +161,7 @@ async def open_workspace_session(
     task_settings: TaskSettings | None = None,
     purpose: str = "session",
     hold_writer: bool = False,
+    safety: SafetyChoice = DEFAULT_CHOICE,
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -171,7 +173,8 @@ async def open_workspace_session(
     child session gets its host (from its parent's manager); without it, a top-level host is made
     on first use, whose children's events go to `children`. `is_git`: whether the checkout is a
     git repository, when the caller knows. `hold_writer`: keep the log's writer lock for the
-    session's whole life (a front-end that owns the workspace until it exits).
+    session's whole life (a front-end that owns the workspace until it exits). `safety`: the
+    front-end's choices over the user's config (the sandbox mode); a child gets its parent's.
     """
     owns_runtime = runtime is None
     if created is not None:
@@ -201,6 +204,7 @@ async def open_workspace_session(
             init=init,
             secrets=facts.secrets,
             trust_root=facts.trust_root,
+            safety=safety,
         )
         info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
         host: SubAgentHost
@@ -218,6 +222,7 @@ async def open_workspace_session(
                 settings=task_settings or TaskSettings.from_config(),
                 listener=children,
                 box=manager_box,
+                safety=safety,
             )
         context = WorkspaceContext.for_workspace(
             runtime,
@@ -285,6 +290,7 @@ def _deferred_host(
     settings: TaskSettings,
     listener: ChildListener | None,
     box: list[SubAgentManager],
+    safety: SafetyChoice,
 ) -> DeferredHost:
     """A top-level session's host; the manager (and its imports) is made on first real use."""
 
@@ -301,6 +307,7 @@ def _deferred_host(
             thinking=thinking,
             budget_usd=budget_usd,
             base_env=base_env,
+            safety=safety,
         )
 
     return DeferredHost(info.id, make, settings=settings)

@@ -1,4 +1,5 @@
-"""The tool-call middleware of a workspace: init wait, hooks, secret masking, local warnings.
+"""The tool-call middleware of a workspace: init wait, hooks, the sandbox, secret masking, local
+warnings.
 
 `build_middleware` assembles it; front-ends pass the list to `AgentSession(middleware=...)`.
 Order matters: `before_tool` runs in list order and `after_tool` too. Live output masking
@@ -32,6 +33,8 @@ from xum.workspaces.busy import streaming_local_siblings
 from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import SecretMasker
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.sandboxing import SandboxMiddleware
 from xum.workspaces.trust import automation_disabled, trust_root
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call, not at start-up
@@ -361,12 +364,16 @@ def build_middleware(
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     on_withheld: Callable[[str], None] | None = None,
     trust: TrustView | None = None,
+    safety: SafetyChoice = DEFAULT_CHOICE,
+    sandbox_warned: bool = False,
 ) -> list[ToolMiddleware]:
     """The middleware list for an AgentSession on this workspace.
 
     `init`: the workspace's running init hook, if any (the first tool call waits for it).
     `on_withheld(hook_name)`: called when a tool call finds a project hook that trust withholds.
-    `trust`: the project's TrustView, when the caller made one already.
+    `trust`: the project's TrustView, when the caller made one already. `safety`: the
+    front-end's choices over the user's config (the sandbox mode); `sandbox_warned`: the session
+    already said that the sandbox is unavailable.
     """
     masker = SecretMasker(secrets)
     layers: list[ToolMiddleware] = [LiveOutputMasking(masker)]
@@ -384,6 +391,12 @@ def build_middleware(
             timeout_s=hook_timeout_s,
             emit=emit,
             on_withheld=on_withheld or (lambda _name: None),
+        )
+    )
+    # After the hooks: the sandbox holds what bash sources (`tool_env`) too.
+    layers.append(
+        SandboxMiddleware(
+            runtime, scratch_dir=scratch_dir, emit=emit, choice=safety, warned=sandbox_warned
         )
     )
     layers.append(MaskingMiddleware(masker))

@@ -31,6 +31,8 @@ from xum.workspaces.middleware import (
     build_middleware,
     untrusted_message,
 )
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice, SafetyConfigError, sandbox_settings
+from xum.workspaces.sandboxing import missing_backend_notice
 from xum.workspaces.trust import trust_root
 
 
@@ -64,6 +66,7 @@ class SessionWiring:
     middleware: list[ToolMiddleware]
     masker: SecretMasker
     withheld: list[str]  # project hooks not run because the project is not trusted
+    safety: SafetyChoice = DEFAULT_CHOICE  # what the front-end chose (children get it too)
 
 
 async def wire_session(
@@ -76,9 +79,11 @@ async def wire_session(
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     secrets: dict[str, str] | None = None,
     trust_root: Path | None = None,
+    safety: SafetyChoice = DEFAULT_CHOICE,
 ) -> SessionWiring:
     """`secrets` and `trust_root` (see `xum.workspaces.trust`): the project's, when the caller
-    has them already (`CreatedWorkspace` carries both); otherwise they are looked up here."""
+    has them already (`CreatedWorkspace` carries both); otherwise they are looked up here.
+    `safety`: the front-end's choices over the user's config (`xum run --sandbox`)."""
     trust = TrustView(record.project_path, root=trust_root)
     if secrets is None:
         secrets = load_project_secrets(trust.root)
@@ -95,6 +100,15 @@ async def wire_session(
             withheld.append(name)
             emit(E.Advisory(kind="untrusted-project", message=untrusted_message([name])))
 
+    warned = False
+    if runtime.sees_local_files:  # a remote host's backend is probed at its first command
+        try:
+            notice = missing_backend_notice(sandbox_settings(safety).mode)
+        except SafetyConfigError as exc:
+            notice = E.Advisory(kind="sandbox-config", message=f"{exc.message} ({exc.hint})")
+        if notice is not None:
+            emit(notice)
+            warned = True
     middleware = build_middleware(
         record,
         runtime,
@@ -105,6 +119,8 @@ async def wire_session(
         hook_timeout_s=hook_timeout_s,
         on_withheld=on_withheld,
         trust=trust,
+        safety=safety,
+        sandbox_warned=warned,
     )
     for layer in middleware:
         if isinstance(layer, LocalStreamingWarning):
@@ -114,4 +130,5 @@ async def wire_session(
         middleware=middleware,
         masker=SecretMasker(secrets),
         withheld=withheld,
+        safety=safety,
     )
