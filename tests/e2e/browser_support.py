@@ -178,6 +178,10 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
         return fakellm.text(SLOW_TEXT, chunk_size=6, delay=0.03)
     if "[tool]" in text:
         return fakellm.tool_call("bash", {"script": TOOL_SCRIPT, "display_name": "echo test"})
+    approve = re.search(r"\[approve\] (.+)", text)
+    if approve is not None:
+        script = approve.group(1)
+        return fakellm.tool_call("bash", {"script": script, "display_name": "needs approval"})
     live = re.search(r"\[live\] (\S+)", text)
     if live is not None:
         script = live_script(live.group(1))

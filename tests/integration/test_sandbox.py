@@ -73,7 +73,11 @@ def make_rig(workspace: Path, scratch: Path, choice: SafetyChoice | None = None)
         env={"XUM_SCRATCH_DIR": str(scratch)},
     )
     middleware = SandboxMiddleware(
-        runtime, scratch_dir=scratch, emit=events.append, choice=choice or SafetyChoice()
+        runtime,
+        workspace_id="ws1",
+        scratch_dir=scratch,
+        emit=events.append,
+        choice=choice or SafetyChoice(),
     )
     return Rig(ctx, workspace, events, middleware)
 
@@ -349,6 +353,7 @@ async def test_ssh_workspaces_use_the_remote_hosts_bubblewrap(ssh_host: Sshd) ->
     rig.ctx = dataclasses.replace(rig.ctx, runtime=runtime)
     rig.middleware = SandboxMiddleware(
         runtime,
+        workspace_id="ws3",
         scratch_dir=Path(rig.ctx.scratch_dir),
         emit=rig.events.append,
         choice=SafetyChoice(),

@@ -26,13 +26,14 @@ import click
 from xum.core.errors import XumError
 from xum.core.paths import config_path
 from xum.runtime.sandbox import SANDBOX_MODES
-from xum.workspaces.safety import SafetyChoice
+from xum.workspaces.safety import PERMISSION_MODES, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
     from xum.runtime.git import WorkTreeQuery
     from xum.runtime.sandbox import SandboxMode
     from xum.workspaces.init_hook import InitHookRun
+    from xum.workspaces.safety import ApprovalPolicy, PermissionMode
 
 EXIT_OK, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -180,6 +181,24 @@ def _budget(value: str | None) -> float | None:
     "read-only, off, or auto (workspace-write where bubblewrap works; the default, or "
     'config.json "sandbox"). An explicit mode is fail-closed: without bubblewrap bash refuses.',
 )
+@click.option(
+    "--permissions",
+    type=click.Choice(PERMISSION_MODES),
+    default=None,
+    help="auto: commands run unprompted in the sandbox; ask: commands outside the allowlist, "
+    "escalations and edits outside the workspace need approval; read-only: no file changes, "
+    "commands only in the read-only sandbox (default: the workspace's, else auto).",
+)
+@click.option(
+    "--approval",
+    type=click.Choice(["never", "deny"]),
+    default="never",
+    show_default=True,
+    help="Nobody answers approvals in a run. never: permissions are auto (what needs a person "
+    "in every mode, critical commands and escalations, is refused); deny: the --permissions "
+    "mode applies and every request it makes is refused. Refusals are tool errors the model "
+    "sees.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")
 def run(
@@ -191,6 +210,8 @@ def run(
     thinking: str | None,
     budget: str | None,
     sandbox: str | None,
+    permissions: str | None,
+    approval: str,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -224,7 +245,11 @@ def run(
                 _budget(budget),
                 renderer,
                 project,
-                safety=SafetyChoice(sandbox=cast("SandboxMode | None", sandbox)),
+                safety=SafetyChoice(
+                    sandbox=cast("SandboxMode | None", sandbox),
+                    permissions=cast("PermissionMode | None", permissions),
+                    approval=cast("ApprovalPolicy", approval),
+                ),
             )
         )
     except click.BadParameter as exc:

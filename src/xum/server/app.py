@@ -32,7 +32,16 @@ async def _maintain(state: ServerState) -> None:
 
 def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
-    from xum.server.routes import auth, projects, review, server_info, settings, turns, workspaces
+    from xum.server.routes import (
+        auth,
+        projects,
+        review,
+        safety,
+        server_info,
+        settings,
+        turns,
+        workspaces,
+    )
 
     state = ServerState(config)
 
@@ -66,6 +75,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         turns.router,
         review.router,
         settings.router,
+        safety.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does
     ):

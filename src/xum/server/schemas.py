@@ -61,6 +61,7 @@ class Workspace(BaseModel):
     archivedAt: int | None
     init: InitHook
     status: WorkspaceStatus
+    permissions: Literal["auto", "ask", "read-only"]  # the permission mode (docs/security.md)
 
 
 class WorkspaceList(BaseModel):
@@ -102,4 +103,11 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
             exitCode=record.init_exit_code,
         ),
         status=WorkspaceStatus.model_validate(status),
+        permissions=_permissions(record.permissions),
     )
+
+
+def _permissions(stored: str | None) -> Literal["auto", "ask", "read-only"]:
+    if stored == "ask":
+        return "ask"
+    return "read-only" if stored == "read-only" else "auto"

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from xum.tools.tasking import SubAgentHost
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
+# What a tool can do beyond the session: `read` nothing (reads, session state, asking the user),
+# `write` change files, `execute` run commands or start agents. `critical` is not a tool's own
+# tier: the approval layer gives it to a destructive command (`rm -rf` outside the checkout,
+# `mkfs`, `dd` to a device, a force push), which always needs a person.
+RiskTier = Literal["read", "write", "execute", "critical"]
 
 
 def __getattr__(name: str) -> Any:
@@ -154,6 +159,9 @@ class ToolContext:
     # Agent ids the task tool may start from this session (plan mode: only "explore"); None:
     # any agent whose definition allows it.
     spawnable_agents: frozenset[str] | None = None
+    # The user approved running this call's command outside the sandbox (a sandbox escalation,
+    # for this one call); set by the approval middleware, read by the sandbox's.
+    sandbox_escalated: bool = False
 
 
 class Tool(ABC):
@@ -161,6 +169,7 @@ class Tool(ABC):
     description: ClassVar[str]
     Input: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
+    risk: ClassVar[RiskTier] = "read"
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:

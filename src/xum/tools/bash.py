@@ -50,6 +50,16 @@ class BashInput(ToolInput):
             "for it in the same batch of tool calls that starts it."
         ),
     )
+    sandbox_escalation: str | None = Field(
+        default=None,
+        max_length=500,
+        description=(
+            "Only after this command failed because xum's sandbox denied it (a 'Read-only file "
+            "system' error on a write the task needs): one sentence saying why it must run "
+            "outside the sandbox. The user is asked to approve; if they do, this one call runs "
+            "outside it. Do not set it otherwise."
+        ),
+    )
 
 
 class BashTool(Tool):
@@ -65,6 +75,7 @@ class BashTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = BashInput
     read_only = False
+    risk = "execute"
 
     def summary(self, args: BashInput) -> str:
         first_line = args.script.strip().splitlines()[0] if args.script.strip() else ""

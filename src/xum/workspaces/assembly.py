@@ -34,6 +34,7 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.writerlog import WriterLog
 from xum.tools.tasking import SubAgentHost
+from xum.workspaces.approvals import Approver
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
@@ -162,6 +163,7 @@ async def open_workspace_session(
     purpose: str = "session",
     hold_writer: bool = False,
     safety: SafetyChoice = DEFAULT_CHOICE,
+    approver: Approver | None = None,
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -174,7 +176,10 @@ async def open_workspace_session(
     on first use, whose children's events go to `children`. `is_git`: whether the checkout is a
     git repository, when the caller knows. `hold_writer`: keep the log's writer lock for the
     session's whole life (a front-end that owns the workspace until it exits). `safety`: the
-    front-end's choices over the user's config (the sandbox mode); a child gets its parent's.
+    front-end's choices over the user's config (sandbox, permission mode, approval policy); a
+    child gets its parent's. `approver`: who answers approval requests (the server's browser
+    clients); without one, requests are refused (children never have one: their requests are
+    refused and they report back).
     """
     owns_runtime = runtime is None
     if created is not None:
@@ -205,6 +210,7 @@ async def open_workspace_session(
             secrets=facts.secrets,
             trust_root=facts.trust_root,
             safety=safety,
+            approver=approver,
         )
         info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
         host: SubAgentHost

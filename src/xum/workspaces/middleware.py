@@ -1,5 +1,5 @@
-"""The tool-call middleware of a workspace: init wait, hooks, the sandbox, secret masking, local
-warnings.
+"""The tool-call middleware of a workspace: init wait, approvals, hooks, the sandbox, secret
+masking, local warnings.
 
 `build_middleware` assembles it; front-ends pass the list to `AgentSession(middleware=...)`.
 Order matters: `before_tool` runs in list order and `after_tool` too. Live output masking
@@ -29,6 +29,7 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
+from xum.workspaces.approvals import ApprovalMiddleware, Approver
 from xum.workspaces.busy import streaming_local_siblings
 from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
@@ -366,14 +367,16 @@ def build_middleware(
     trust: TrustView | None = None,
     safety: SafetyChoice = DEFAULT_CHOICE,
     sandbox_warned: bool = False,
+    approver: Approver | None = None,
 ) -> list[ToolMiddleware]:
     """The middleware list for an AgentSession on this workspace.
 
     `init`: the workspace's running init hook, if any (the first tool call waits for it).
     `on_withheld(hook_name)`: called when a tool call finds a project hook that trust withholds.
     `trust`: the project's TrustView, when the caller made one already. `safety`: the
-    front-end's choices over the user's config (the sandbox mode); `sandbox_warned`: the session
-    already said that the sandbox is unavailable.
+    front-end's choices over the user's config (the sandbox mode, the permission mode, the
+    approval policy); `sandbox_warned`: the session already said that the sandbox is unavailable;
+    `approver`: who answers approval requests (the browser), None where nobody can.
     """
     masker = SecretMasker(secrets)
     layers: list[ToolMiddleware] = [LiveOutputMasking(masker)]
@@ -381,11 +384,18 @@ def build_middleware(
         layers.append(InitGate(init, emit))
     if checkout_for(record).shares_project_dir:
         layers.append(LocalStreamingWarning(record, emit))
+    trust = trust or TrustView(record.project_path)
+    # Before the hooks: a call that is not approved never reaches `tool_pre`.
+    layers.append(
+        ApprovalMiddleware(
+            record.id, project_root=trust.root, emit=emit, choice=safety, approver=approver
+        )
+    )
     layers.append(
         HookMiddleware(
             record,
             runtime,
-            trust=trust or TrustView(record.project_path),
+            trust=trust,
             masker=masker,
             staging_dir=scratch_dir / "hooks",
             timeout_s=hook_timeout_s,
@@ -396,7 +406,12 @@ def build_middleware(
     # After the hooks: the sandbox holds what bash sources (`tool_env`) too.
     layers.append(
         SandboxMiddleware(
-            runtime, scratch_dir=scratch_dir, emit=emit, choice=safety, warned=sandbox_warned
+            runtime,
+            workspace_id=record.id,
+            scratch_dir=scratch_dir,
+            emit=emit,
+            choice=safety,
+            warned=sandbox_warned,
         )
     )
     layers.append(MaskingMiddleware(masker))

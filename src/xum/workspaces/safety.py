@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import XumError
 from xum.store.config import read_config
@@ -24,12 +24,40 @@ class SafetyConfigError(XumError):
     code = "safety_config_error"
 
 
+PermissionMode = Literal["auto", "ask", "read-only"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only")
+# Who answers an approval request: `ask` a person (the front-end's approver); `never`: nobody is
+# asked and the permission mode is `auto` (what needs a person in every mode is refused); `deny`:
+# nobody is asked and every request is refused (the model sees a tool error).
+ApprovalPolicy = Literal["ask", "never", "deny"]
+APPROVAL_POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "never", "deny")
+
+
 @dataclass(frozen=True, slots=True)
 class SafetyChoice:
     sandbox: SandboxMode | None = None  # `xum run --sandbox`; None: config.json's
+    permissions: PermissionMode | None = None  # `xum run --permissions`; None: the workspace's
+    approval: ApprovalPolicy | None = None  # None: `ask` where there is an approver, else `deny`
 
 
 DEFAULT_CHOICE = SafetyChoice()
+
+
+def permission_mode(choice: SafetyChoice, workspace_id: str) -> PermissionMode:
+    """The mode a call runs in: the front-end's, else the workspace's (read live from the
+    registry: the browser's composer changes it between calls), else `auto`. `--approval never`
+    means `auto`."""
+    if choice.approval == "never":
+        return "auto"
+    if choice.permissions is not None:
+        return choice.permissions
+    # read_config: parsed only when the file changed (this is asked on every tool call).
+    entry = read_config().get("workspaces", {}).get(workspace_id)
+    stored = entry.get("permissions") if isinstance(entry, dict) else None
+    for mode in PERMISSION_MODES:
+        if stored == mode:
+            return mode
+    return "auto"
 
 
 def sandbox_settings(

@@ -30,7 +30,13 @@ from xum.engine import events as E
 from xum.engine.events import EventSink
 from xum.engine.middleware import ToolCall
 from xum.runtime.base import Runtime
-from xum.workspaces.safety import SafetyChoice, SafetyConfigError, sandbox_settings
+from xum.tools.denylist import ReadDenylist
+from xum.workspaces.safety import (
+    SafetyChoice,
+    SafetyConfigError,
+    permission_mode,
+    sandbox_settings,
+)
 
 if TYPE_CHECKING:
     from xum.runtime.sandbox import Backend, GitLayout, Layout, SandboxSettings
@@ -68,6 +74,7 @@ class SandboxMiddleware:
         self,
         runtime: Runtime,
         *,
+        workspace_id: str,
         scratch_dir: Path,
         emit: EventSink,
         choice: SafetyChoice,
@@ -75,6 +82,7 @@ class SandboxMiddleware:
     ) -> None:
         """`warned`: the session already said the sandbox is unavailable (at its start)."""
         self.runtime = runtime
+        self.workspace_id = workspace_id
         self.scratch_dir = scratch_dir
         self.emit = emit
         self.choice = choice
@@ -89,10 +97,15 @@ class SandboxMiddleware:
             return None
         from xum.tools.base import error
 
+        if ctx.sandbox_escalated:  # approved for this one call (recorded in its result)
+            return None
         try:
             settings = sandbox_settings(self.choice)
         except SafetyConfigError as exc:
             return error(f"bash was not run: {exc.message} ({exc.hint})", sandbox="config-error")
+        if permission_mode(self.choice, self.workspace_id) == "read-only":
+            # The read-only permission mode runs commands only in the read-only sandbox.
+            settings = dataclasses.replace(settings, mode="read-only")
         if settings.mode == "off":
             return None
         backend, is_root, git = await self._backend(ctx.runtime)
@@ -103,12 +116,23 @@ class SandboxMiddleware:
             return error(
                 f"bash was not run: the sandbox mode is {settings.mode}, which needs a working "
                 f"sandbox, and {backend.detail}. The user can install it, or choose another "
-                'sandbox mode ("sandbox" in config.json, or `xum run --sandbox`).',
+                'sandbox mode ("sandbox" in config.json, or `xum run --sandbox`; the read-only '
+                "permission mode always needs it).",
                 sandbox="unavailable",
             )
         from xum.runtime.sandbox import SandboxedRuntime
+        from xum.tools.denylist import current_denylist
 
+        try:
+            denylist = current_denylist()
+        except ValueError as exc:  # fail closed, as the file tools do
+            return error(
+                f"bash was not run: the read denylist in xum's config.json is malformed ({exc})",
+                sandbox="config-error",
+            )
         layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
+        if denylist.active:
+            layout = _with_denylist(layout, denylist, ctx.runtime)
         return dataclasses.replace(ctx, runtime=SandboxedRuntime(ctx.runtime, layout))
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
@@ -203,6 +227,22 @@ class SandboxMiddleware:
                 message=f"commands run without a sandbox, as you: {detail}",
             )
         )
+
+
+def _with_denylist(layout: Layout, denylist: ReadDenylist, runtime: Runtime) -> Layout:
+    """Denied directories shown empty and denied files shown as empty files; of the name
+    patterns, only a `.env` at the top of the checkout (mounts cannot follow a pattern). On a
+    remote host only the built-in directories apply (configured paths are this machine's, like
+    granted folders)."""
+    if runtime.sees_local_files:
+        roots = denylist.roots(runtime.resolve)
+    else:
+        roots = ReadDenylist(sensitive=denylist.sensitive).roots(runtime.resolve)
+    files = [r for r in roots if runtime.sees_local_files and os.path.isfile(r)]
+    directories = [r for r in roots if r not in files]
+    if denylist.sensitive:
+        files.append(os.path.join(layout.workspace, ".env"))
+    return dataclasses.replace(layout, denied=tuple(directories), denied_files=tuple(files))
 
 
 async def _probe_remote(runtime: Runtime) -> tuple[Backend, bool, GitLayout | None]:

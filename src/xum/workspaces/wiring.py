@@ -20,6 +20,7 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.workspaces import hooks
+from xum.workspaces.approvals import Approver
 from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import SecretMasker
@@ -80,10 +81,12 @@ async def wire_session(
     secrets: dict[str, str] | None = None,
     trust_root: Path | None = None,
     safety: SafetyChoice = DEFAULT_CHOICE,
+    approver: Approver | None = None,
 ) -> SessionWiring:
     """`secrets` and `trust_root` (see `xum.workspaces.trust`): the project's, when the caller
     has them already (`CreatedWorkspace` carries both); otherwise they are looked up here.
-    `safety`: the front-end's choices over the user's config (`xum run --sandbox`)."""
+    `safety`: the front-end's choices over the user's config (`xum run --sandbox`); `approver`:
+    who answers approval requests (the browser), None where nobody can."""
     trust = TrustView(record.project_path, root=trust_root)
     if secrets is None:
         secrets = load_project_secrets(trust.root)
@@ -121,6 +124,7 @@ async def wire_session(
         trust=trust,
         safety=safety,
         sandbox_warned=warned,
+        approver=approver,
     )
     for layer in middleware:
         if isinstance(layer, LocalStreamingWarning):

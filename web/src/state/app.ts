@@ -39,7 +39,7 @@ export type Dialog =
   | { kind: "settings" };
 
 /** The composer's footer menus; one is open at a time (keybinds and `/model` open them too). */
-export type Picker = "model" | "thinking" | "agent";
+export type Picker = "model" | "thinking" | "agent" | "permissions";
 
 export interface AppState {
   auth: AuthState;
@@ -496,7 +496,7 @@ export async function clearQueue(id: string): Promise<void> {
 
 export async function patchWorkspace(
   id: string,
-  patch: Partial<Pick<Workspace, "title" | "model" | "thinking" | "agent">>,
+  patch: Partial<Pick<Workspace, "title" | "model" | "thinking" | "agent" | "permissions">>,
 ): Promise<void> {
   const ws = await api<Workspace>("PATCH", `/api/workspaces/${encodeURIComponent(id)}`, patch);
   replaceWorkspace(ws);
@@ -583,4 +583,17 @@ export function closeDialog(): void {
 
 export function openPalette(initial = ""): void {
   app.update({ paletteOpen: true, paletteInitial: initial });
+}
+
+/** Answer a waiting approval request (docs/api.md). */
+export async function answerApproval(
+  workspaceId: string,
+  requestId: string,
+  decision: "once" | "always" | "deny",
+  reason?: string,
+): Promise<void> {
+  await api("POST", `/api/workspaces/${encodeURIComponent(workspaceId)}/approvals/${encodeURIComponent(requestId)}`, {
+    decision,
+    reason: reason ?? null,
+  });
 }

@@ -5,6 +5,7 @@ import { useStore } from "../../lib/store";
 import { app } from "../../state/app";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
+import { ApprovalCards } from "./ApprovalCard";
 import { Composer } from "./Composer";
 import { Transcript } from "./Transcript";
 
@@ -57,6 +58,7 @@ export function ChatView(props: { workspace: Workspace }) {
         </IconButton>
       </div>
       <Transcript key={ws.id} workspaceId={ws.id} />
+      <ApprovalCards workspaceId={ws.id} />
       <Composer workspace={ws} />
     </div>
   );

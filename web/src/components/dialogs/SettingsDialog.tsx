@@ -1,6 +1,7 @@
 // Settings: providers (keys are write-only: the UI says where a key comes from, never what it
 // is), models (the default model, custom models with catalog suggestions), project secrets
-// (write-only values), project trust, and browser sessions.
+// (write-only values), project trust, safety (sandbox, read denylist, remembered approvals), and
+// browser sessions.
 
 import { useEffect, useState } from "react";
 import { api, ApiError, errorMessage, qs } from "../../api/http";
@@ -9,6 +10,7 @@ import { useStore } from "../../lib/store";
 import { app, closeDialog, loadModels, loadWorkspaces, signOut } from "../../state/app";
 import { CustomModels, DefaultModelPicker } from "./CustomModels";
 import { Modal } from "./Modal";
+import { SafetySection } from "./SafetySettings";
 
 function credentialText(p: ProviderRow): string {
   if (!p.credentialSource) return "no key";
@@ -325,6 +327,7 @@ export function SettingsDialog() {
       <ModelsSection providers={rows} onProviderChange={onChange} />
       <SecretsSection projects={projects} />
       <TrustSection projects={projects} />
+      <SafetySection />
       <SessionsSection />
     </Modal>
   );
