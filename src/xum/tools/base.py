@@ -111,6 +111,30 @@ class OutputStream(Protocol):
 # `tool-output`): "output" (a foreground bash command), "bash:<id>" (a background command, its
 # taskId), "hook:tool_pre" and "hook:tool_post" (the tool hooks while they run).
 OutputOpener = Callable[[str], OutputStream]
+# Wraps the stream a tool keeps a command's output in (its result, its spill file): the masking
+# middleware gives one that replaces secret values, so they reach no file on disk either.
+OutputFilter = Callable[[OutputStream], OutputStream]
+
+
+class ByteSink:
+    """An `OutputStream` over a plain callable (what a filter writes into)."""
+
+    __slots__ = ("_write",)
+
+    def __init__(self, write: Callable[[bytes], None]) -> None:
+        self._write = write
+
+    def write(self, data: bytes) -> None:
+        self._write(data)
+
+    def close(self) -> None:
+        return None
+
+
+def filtered(ctx: ToolContext, write: Callable[[bytes], None]) -> OutputStream:
+    """A stream into `write` through the call's output filter (none: straight through)."""
+    sink = ByteSink(write)
+    return ctx.output_filter(sink) if ctx.output_filter is not None else sink
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +169,8 @@ class ToolContext:
     # Live output for UIs (None: nobody watches, and tools work the same). The result still
     # carries the bounded text; the stream is a best-effort view of it while the call runs.
     open_output: OutputOpener | None = None
+    # What a command's kept output passes through before its result and spill file (masking).
+    output_filter: OutputFilter | None = None
     # The session's children (the task tools); None where sub-agents are not available.
     subagents: SubAgentHost | None = None
     # The session's background bash processes; None where they are not available.

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from xum.tools.base import Tool, ToolContext, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered
 from xum.tools.bounds import HeadTailCapture, new_spill_path
 from xum.tools.input import ToolInput
 
@@ -91,9 +91,10 @@ class BashTool(Tool):
             timeout = MAX_TIMEOUT_S
         capture = HeadTailCapture(new_spill_path(ctx.scratch_dir), spill_cap=ctx.runtime.spill_cap)
         live = ctx.open_output("output") if ctx.open_output is not None else None
+        kept = filtered(ctx, capture.feed)  # masked before it reaches the spill file
 
         def on_output(chunk: bytes) -> None:
-            capture.feed(chunk)
+            kept.write(chunk)
             if live is not None:
                 live.write(chunk)
 
@@ -109,6 +110,7 @@ class BashTool(Tool):
                 f"could not start bash in {ctx.runtime.workspace_path}: {exc.strerror or exc}"
             )
         finally:
+            kept.close()  # what the filter held back (a possible start of a secret)
             capture.close()
             if live is not None:  # flushes what masking or decoding held back
                 live.close()
@@ -161,6 +163,7 @@ class BashTool(Tool):
                 display_name=args.display_name,
                 timeout_s=lifetime,
                 open_output=ctx.open_output,
+                output_filter=ctx.output_filter,
             )
         except RuntimeError as exc:
             return error(f"could not start the background command: {exc}")

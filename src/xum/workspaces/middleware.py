@@ -298,8 +298,9 @@ class HookMiddleware:
 
 
 class LiveOutputMasking:
-    """Masks secret values in every live output stream of a call: the call's `open_output` is
-    replaced by one whose streams mask (holding back a possible start of a secret until the next
+    """Masks secret values in every live output stream of a call, and in the output commands
+    keep (results, spill files: `output_filter`): the call's `open_output` is replaced by one
+    whose streams mask (holding back a possible start of a secret until the next
     write or the stream's close). First in the list, so hooks and tools cannot get around it."""
 
     def __init__(self, masker: SecretMasker) -> None:
@@ -308,9 +309,11 @@ class LiveOutputMasking:
     async def before_tool(
         self, call: ToolCall, ctx: ToolContext
     ) -> ToolResult | ToolContext | None:
-        if ctx.open_output is None or not self.masker.active:
+        if not self.masker.active:
             return None
-        return dataclasses.replace(ctx, open_output=self.masker.opener(ctx.open_output))
+        # The live streams, and what a command's output leaves on disk (its spill file).
+        opener = self.masker.opener(ctx.open_output) if ctx.open_output is not None else None
+        return dataclasses.replace(ctx, open_output=opener, output_filter=self.masker.stream)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
         return result
