@@ -10,8 +10,8 @@ PYTEST_ARGS ?=
 
 # Debian packages the tests need (installed only when missing). chromium: the browser tests
 # drive Debian's /usr/bin/chromium (Playwright never downloads a browser); tmux: the terminal UI's
-# real-terminal test.
-SYSTEM_PACKAGES := git chromium openssh-server tmux
+# real-terminal test; bubblewrap: the command sandbox (bwrap).
+SYSTEM_PACKAGES := git chromium openssh-server tmux bubblewrap
 
 # The web UI (web/, React + TypeScript + Vite) is built into the Python package.
 WEB := web

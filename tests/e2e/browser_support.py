@@ -191,6 +191,10 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
     if checkout is not None:
         script = f"git checkout -q -b {checkout.group(1)}"
         return fakellm.tool_call("bash", {"script": script, "display_name": "switch branch"})
+    approve = re.search(r"\[approve\] (.+)", text)
+    if approve is not None:
+        script = approve.group(1)
+        return fakellm.tool_call("bash", {"script": script, "display_name": "needs approval"})
     live = re.search(r"\[live\] (\S+)", text)
     if live is not None:
         script = live_script(live.group(1))

@@ -57,8 +57,15 @@ def test_create_workspace_send_prompt_and_see_tool_card(page: Any, xum_web: XumS
     dialog = page.get_by_role("dialog", name="New workspace")
     dialog.get_by_label("Runtime").select_option("worktree")
     dialog.get_by_label("Branch or name").fill("ui-first")
+    before = {w["id"] for w in xum_web.api("GET", "/api/workspaces")["workspaces"]}
     dialog.get_by_role("button", name="Create").click()
-    page.wait_for_selector(".main[data-workspace-id] [data-transcript-ready='true']")
+    # The new workspace's view (a workspace an earlier test made may be open until then).
+    page.wait_for_function(
+        "ids => { const m = document.querySelector('.main[data-workspace-id]');"
+        " return m && !ids.includes(m.dataset.workspaceId)"
+        " && m.querySelector(\"[data-transcript-ready='true']\") !== null; }",
+        arg=sorted(before),
+    )
     workspace_id = page.locator(".main[data-workspace-id]").get_attribute("data-workspace-id")
     assert page.locator(f".ws-row[data-workspace-id='{workspace_id}']").count() == 1
 

@@ -122,3 +122,48 @@ def test_doctor_reports_mcp_config_errors_by_file_line_and_column(
     assert checks[("mcp.jsonc", "fail")].startswith(f"{xum_root / 'mcp.jsonc'}:2:")
     assert "servers.bad" in checks[("repo mcp.jsonc", "warn")]
     assert "SECRET-ARG" not in result.stdout
+def _bin_without_bwrap(tmp_path: Path) -> str:
+    """A PATH directory with what doctor's subprocesses need, but no bwrap."""
+    import shutil
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "bash"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    return str(bin_dir)
+
+
+def _sandbox_check(report: dict[str, object]) -> dict[str, str]:
+    checks = report["checks"]
+    assert isinstance(checks, list)
+    return next(c for c in checks if c["name"] == "sandbox")
+
+
+def test_doctor_reports_the_sandbox_backend(xum_root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    report = json.loads(run_xum("doctor", "--json").stdout)
+    sandbox = report["sandbox"]
+    assert sandbox["mode"] == "auto"
+    if shutil.which("bwrap") is not None and sandbox["backend_ok"]:
+        assert sandbox["effective"] == "workspace-write"
+        assert _sandbox_check(report)["status"] == "ok"
+        assert "bubblewrap" in _sandbox_check(report)["detail"]
+    # Without bubblewrap: auto warns (and still passes), an explicit mode fails, naming the fix.
+    path = _bin_without_bwrap(tmp_path)
+    auto = json.loads(run_xum("doctor", "--json", env={"PATH": path}).stdout)
+    assert auto["ok"] is True
+    assert auto["sandbox"]["effective"] == "off"
+    assert _sandbox_check(auto)["status"] == "warn"
+    assert "apt-get install bubblewrap" in _sandbox_check(auto)["detail"]
+    xum_root.mkdir(mode=0o700, exist_ok=True)
+    (xum_root / "config.json").write_text('{"sandbox": {"mode": "read-only"}}')
+    os.chmod(xum_root / "config.json", 0o600)
+    strict = run_xum("doctor", "--json", env={"PATH": path})
+    assert strict.returncode == 1
+    report = json.loads(strict.stdout)
+    assert report["sandbox"]["effective"] == "refused"
+    check = _sandbox_check(report)
+    assert check["status"] == "fail" and "bash refuses" in check["detail"]

@@ -16,6 +16,7 @@ import pytest
 
 from tests.e2e.cli import XUM, run_xum
 from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
+from tests.unit.test_tool_support import running_with
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -244,10 +245,13 @@ def test_worktree_runtime_leaves_the_main_checkout_untouched(
 
 
 def pid_script(pids: Path, *, ignore_term: bool = False) -> str:
-    """Records the shell's pid and a background child's, then waits; optionally deaf to SIGTERM
-    (so stopping it takes the whole grace period before SIGKILL)."""
+    """Starts a background child that sleeps under a tag of its own (the file says the tag; the
+    tests find the processes by it: in the sandbox `$$` is a PID of the command's namespace),
+    then waits; optionally deaf to SIGTERM (so stopping it takes the whole grace period before
+    SIGKILL)."""
     trap = "trap '' TERM; " if ignore_term else ""
-    return f"{trap}echo $$ > {pids}; sleep 300 & echo $! >> {pids}; wait"
+    tag = f"300.{os.getpid()}{time.monotonic_ns() % 100000}"
+    return f"{trap}sleep {tag} & echo {tag} > {pids}; wait"
 
 
 def start_run(fake_llm: FakeLLM, repo: Path, script: str) -> subprocess.Popen[str]:
@@ -263,11 +267,17 @@ def start_run(fake_llm: FakeLLM, repo: Path, script: str) -> subprocess.Popen[st
 
 
 def wait_for_pids(pids: Path, proc: subprocess.Popen[str]) -> list[int]:
+    """The pids of the shell and its sleeping child, found by the tag the script wrote."""
     deadline = time.monotonic() + 20
-    while len(found := pids.read_text().split() if pids.exists() else []) < 2:
+    while len(found := running_with(_tag(pids))) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the command never started"
         time.sleep(0.02)
-    return [int(pid) for pid in found]
+    return found
+
+
+def _tag(pids: Path) -> str:
+    text = pids.read_text().strip() if pids.exists() else ""
+    return text or "\0no tag yet"
 
 
 def alive(pid: int) -> bool:

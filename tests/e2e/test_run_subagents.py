@@ -4,13 +4,14 @@ server answering the parent and its child, a real git repository."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
 from pathlib import Path
 
 from tests.e2e.cli import run_xum
-from tests.unit.test_tool_support import process_gone
+from tests.unit.test_tool_support import running_with
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 
@@ -45,7 +46,8 @@ def test_run_delegates_applies_the_patch_and_leaves_no_process_behind(
     (repo / "README.md").write_text("hi\n")
     subprocess.run(["git", "add", "."], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True)
-    pid_file = tmp_path / "bg.pid"
+    # Found by its tag: in the sandbox `$$` is a PID of the command's own namespace.
+    tag = f"300.{os.getpid()}7"
 
     def responder(req: RecordedRequest) -> fakellm.Reply:
         step = sum(1 for m in req.json["messages"] if m["role"] == "assistant")
@@ -65,7 +67,7 @@ def test_run_delegates_applies_the_patch_and_leaves_no_process_behind(
                 fakellm.ToolCall(
                     "bash",
                     {
-                        "script": f"echo $$ > {pid_file}; exec sleep 300",
+                        "script": f"exec sleep {tag}",
                         "display_name": "watcher",
                         "run_in_background": True,
                     },
@@ -96,9 +98,8 @@ def test_run_delegates_applies_the_patch_and_leaves_no_process_behind(
     )
     assert log.stdout.strip() == "add b" and (repo / "b.txt").read_text() == "b\n"
     # The background process did not outlive the run.
-    pid = int(pid_file.read_text())
     deadline = time.monotonic() + 5
-    while not process_gone(pid):
+    while running_with(tag):
         assert time.monotonic() < deadline, "the background process outlived xum run"
         time.sleep(0.05)
     assert not fake_llm.errors

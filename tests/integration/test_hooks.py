@@ -133,9 +133,9 @@ import json, os
 print(json.dumps({{k: v for k, v in os.environ.items() if k.startswith("XUM_")}}))
 EOF
 cp "$XUM_TOOL_INPUT_PATH" {tmp_path}/input.json
-if [[ "$XUM_TOOL" == bash && "$XUM_TOOL_INPUT_SCRIPT" == *push*--force* ]]; then
+if [[ "$XUM_TOOL" == bash && "$XUM_TOOL_INPUT_SCRIPT" == *deploy*--prod* ]]; then
   echo "stdout is not shown"
-  echo "force push blocked" >&2
+  echo "production deploy blocked" >&2
   exit 1
 fi
 exit 0
@@ -144,9 +144,11 @@ exit 0
     set_trusted(repo)
     h = await harness(repo)
     marker = tmp_path / "ran"
-    result = await h.call("bash", **bash(f"touch {marker}; git push --force"))
+    result = await h.call("bash", **bash(f"touch {marker}; ./deploy --prod"))
     assert result.is_error
-    assert "force push blocked" in result.output and "stdout is not shown" not in result.output
+    assert (
+        "production deploy blocked" in result.output and "stdout is not shown" not in result.output
+    )
     assert result.output.startswith("blocked by .xum/tool_pre: exited with 1, so bash did not run.")
     assert result.meta["hook_exit_code"] == 1
     assert not marker.exists()
@@ -155,7 +157,7 @@ exit 0
     assert env["XUM_WORKSPACE_ID"] == h.record.id
     assert env["XUM_TOOL_INPUT_DISPLAY_NAME"] == "t"
     assert json.loads((tmp_path / "input.json").read_text()) == {
-        "script": f"touch {marker}; git push --force",
+        "script": f"touch {marker}; ./deploy --prod",
         "display_name": "t",
     }
 

@@ -5,6 +5,7 @@ routes each request by the text of its user messages."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import subprocess
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_tool_support import process_gone
+from tests.unit.test_tool_support import process_gone, running_with, wait_none_running
 from xum.engine.route import resolve_route
 from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
@@ -400,21 +401,22 @@ async def test_message_wakes_a_finished_child_with_a_new_turn(
 async def test_stop_interrupts_the_child_and_kills_its_processes(
     fake_llm: FakeLLM, agents: Agents, tree: Tree, tmp_path: Path
 ) -> None:
-    pids = tmp_path / "child-pids"
+    # Found by what they run: in the sandbox `$$` and `$!` are PIDs of the command's namespace.
+    started = tmp_path / "child-started"
+    tag = f"300.{os.getpid()}1"
     agents.add(
         "ROLE:busy",
         fakellm.reply(
             fakellm.Text("Working on it."),
-            bash(f"sleep 300 & echo $$ $! > {pids}; wait"),
+            bash(f"sleep {tag} & echo started > {started}; wait"),
         ),
         fakellm.text("never reached"),
     )
     (task_id,) = await tree.host.spawn(TaskSpec("exec", "Busy", "ROLE:busy"))
-    await until(lambda: pids.exists() and pids.read_text().strip() != "")
-    shell, sleeper = (int(p) for p in pids.read_text().split())
+    await until(lambda: started.exists() and running_with(tag) != [])
     (view,) = await tree.host.stop([task_id])
     assert view.status == "interrupted"
-    assert process_gone(shell) and process_gone(sleeper)
+    assert await wait_none_running(tag) == []
     assert view.header is not None and view.header["end_reason"] == "interrupted"
     # It said something before it was stopped: the result is partial, not completed.
     assert view.header["status"] == "partial" and view.result == "Working on it."

@@ -21,7 +21,7 @@ from xum.tools.registry import (
 from xum.tools.schemas import build_schemas, render
 
 DOCUMENTED_PARAMETERS = {
-    "bash": ["script", "display_name", "timeout_secs", "run_in_background"],
+    "bash": ["script", "display_name", "timeout_secs", "run_in_background", "sandbox_escalation"],
     "file_read": ["path", "offset", "limit"],
     "file_edit_replace_string": ["path", "old_string", "new_string", "replace_count"],
     "file_edit_replace_lines": ["path", "start_line", "end_line", "new_lines", "expected_lines"],
@@ -120,7 +120,8 @@ def _walk(node: Any, path: str = "$") -> list[str]:
 def test_schemas_are_strict_mode_shaped() -> None:
     entries = orjson.loads(SCHEMAS_PATH.read_bytes())
     for entry in entries:
-        assert set(entry) == {"name", "description", "read_only", "parameters"}
+        assert set(entry) == {"name", "description", "read_only", "risk", "parameters"}
+        assert entry["risk"] in ("read", "write", "execute")
         assert entry["description"].strip()
         assert entry["parameters"]["type"] == "object"
         assert _walk(entry["parameters"]) == [], entry["name"]
@@ -214,3 +215,16 @@ async def test_end_to_end_bash_through_the_registry(tmp_path: Path) -> None:
         "bash", '{"script": "echo hi", "display_name": "greet", "timeout_secs": null}', ctx
     )
     assert result.output == "hi\n[exit code 0]"
+
+
+def test_each_tool_declares_its_risk_tier() -> None:
+    """The registry's tier (from schemas.json) is the tool class's own, and the tools that
+    change files or run things say so."""
+    from xum.tools.registry import risk_tier, tool_class, tool_names
+
+    for name in tool_names():
+        assert risk_tier(name) == tool_class(name).risk, name
+    assert risk_tier("bash") == "execute"
+    assert risk_tier("file_read") == "read"
+    for name in ("file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"):
+        assert risk_tier(name) == "write"

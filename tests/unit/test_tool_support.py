@@ -93,3 +93,27 @@ async def wait_gone(*pids: int, timeout: float = 20.0) -> bool:
 def kill_quietly(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, 9)
+
+
+def running_with(tag: str) -> list[int]:
+    """Pids whose command line contains `tag` (not zombies). Inside the sandbox a command's `$$`
+    is a PID of its own namespace, so tests find its processes by what they run instead."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if tag.encode() in cmdline and not process_gone(int(name)):
+            found.append(int(name))
+    return found
+
+
+async def wait_none_running(tag: str, timeout: float = 20.0) -> list[int]:
+    """Poll until no process runs `tag` (returns []), or `timeout` passes (returns the pids)."""
+    deadline = time.monotonic() + timeout
+    while (left := running_with(tag)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return left

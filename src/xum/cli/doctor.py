@@ -207,6 +207,47 @@ def _holder_text(holder: dict[str, object]) -> str:
     from xum.core.lock import describe_holder
 
     return describe_holder(holder)
+def check_sandbox() -> tuple[list[Check], dict[str, Any]]:
+    """The command sandbox: the mode config.json asks for and whether its backend works here
+    (one `bwrap ... true`, which writes nothing)."""
+    from xum.runtime.sandbox import local_backend
+    from xum.workspaces.safety import SafetyChoice, SafetyConfigError, sandbox_settings
+
+    try:
+        settings = sandbox_settings(SafetyChoice())
+    except (SafetyConfigError, ConfigError) as exc:
+        return [Check("sandbox", "fail", exc.message)], {"mode": None}
+    backend = local_backend()
+    mode = settings.mode
+    effective: str = mode
+    if mode == "auto":
+        effective = "workspace-write" if backend.ok else "off"
+    elif mode != "off" and not backend.ok:
+        effective = "refused"
+    summary = {
+        "mode": mode,
+        "effective": effective,
+        "egress": settings.egress,
+        "writable": list(settings.writable),
+        "backend": backend.detail,
+        "backend_ok": backend.ok,
+    }
+    remote = "SSH workspaces use the remote host's bubblewrap when present"
+    if mode == "off":
+        return [
+            Check("sandbox", "ok", f"off (config.json): commands run as you; {remote}")
+        ], summary
+    if backend.ok:
+        egress = "no network but its own loopback" if settings.egress == "off" else "network shared"
+        detail = f"{effective}{' (auto)' if mode == 'auto' else ''} with {backend.detail}; {egress}"
+        return [Check("sandbox", "ok", f"{detail}; {remote}")], summary
+    if mode == "auto":
+        return [
+            Check("sandbox", "warn", f"commands run without a sandbox, as you: {backend.detail}")
+        ], summary
+    return [
+        Check("sandbox", "fail", f"mode {mode} needs a sandbox, so bash refuses: {backend.detail}")
+    ], summary
 
 
 def check_sessions() -> tuple[list[Check], dict[str, Any]]:
@@ -375,6 +416,8 @@ def run_checks() -> dict[str, Any]:
     checks += check_mcp(Path.cwd())
     provider_checks, providers = check_providers()
     checks += provider_checks
+    sandbox_checks, sandbox = check_sandbox()
+    checks += sandbox_checks
     session_checks, sessions = check_sessions()
     checks += session_checks
     return {
@@ -382,6 +425,7 @@ def run_checks() -> dict[str, Any]:
         "root": str(root),
         "checks": [asdict(c) for c in checks],
         "providers": providers,
+        "sandbox": sandbox,
         "sessions": sessions,
     }
 
@@ -392,7 +436,7 @@ _MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 def doctor(as_json: bool) -> None:
-    """Check xum's home, config files, providers and sessions (read-only, offline)."""
+    """Check xum's home, config files, providers, the sandbox and sessions (read-only, offline)."""
     report = run_checks()
     if as_json:
         sys.stdout.write(orjson.dumps(report).decode() + "\n")

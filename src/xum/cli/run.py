@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -31,9 +31,13 @@ from xum.cli.run_outcome import (
     limit_line,
 )
 from xum.core.errors import XumError
+from xum.runtime.sandbox import SANDBOX_MODES
+from xum.workspaces.safety import PERMISSION_MODES, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
+    from xum.runtime.sandbox import SandboxMode
+    from xum.workspaces.safety import ApprovalPolicy, PermissionMode
 
 
 class RunCommand(click.Command):
@@ -174,6 +178,32 @@ def _budget(value: str | None) -> float | None:
     help="Continue an existing workspace's session (its runtime, checkout, agent and model "
     "unless flags say otherwise) instead of creating one; last: the project's newest.",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOX_MODES),
+    default=None,
+    help="Where commands may write: workspace-write (the checkout, its scratch dir, /tmp), "
+    "read-only, off, or auto (workspace-write where bubblewrap works; the default, or "
+    'config.json "sandbox"). An explicit mode is fail-closed: without bubblewrap bash refuses.',
+)
+@click.option(
+    "--permissions",
+    type=click.Choice(PERMISSION_MODES),
+    default=None,
+    help="auto: commands run unprompted in the sandbox; ask: commands outside the allowlist, "
+    "escalations and edits outside the workspace need approval; read-only: no file changes, "
+    "commands only in the read-only sandbox (default: the workspace's, else auto).",
+)
+@click.option(
+    "--approval",
+    type=click.Choice(["never", "deny"]),
+    default="never",
+    show_default=True,
+    help="Nobody answers approvals in a run. never: permissions are auto (what needs a person "
+    "in every mode, critical commands and escalations, is refused); deny: the --permissions "
+    "mode applies and every request it makes is refused. Refusals are tool errors the model "
+    "sees.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")
 @click.pass_context
@@ -190,6 +220,9 @@ def run(
     goal_budget: str | None,
     goal_turns: int | None,
     workspace: str | None,
+    sandbox: str | None,
+    permissions: str | None,
+    approval: str,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -227,6 +260,11 @@ def run(
             goal=goal,
             goal_budget_cents=_checked(_goal_budget, goal_budget, "--goal-budget"),
             goal_turns=goal_turns,
+            safety=SafetyChoice(
+                sandbox=cast("SandboxMode | None", sandbox),
+                permissions=cast("PermissionMode | None", permissions),
+                approval=cast("ApprovalPolicy", approval),
+            ),
         )
         # Where the project is (git) is asked now and read when the workspace is created: the
         # git process runs while the rest of xum is imported.

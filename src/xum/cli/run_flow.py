@@ -12,7 +12,7 @@ import asyncio
 import os
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from xum.cli.run_outcome import (
 )
 from xum.core.errors import UsageError, XumError
 from xum.core.paths import config_path
+from xum.workspaces.safety import SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
@@ -58,6 +59,7 @@ class RunRequest:
     goal: str | None = None
     goal_budget_cents: int | None = None
     goal_turns: int | None = None
+    safety: SafetyChoice = field(default_factory=SafetyChoice)  # --sandbox, --permissions, ...
 
 
 async def execute(req: RunRequest) -> RunOutcome:
@@ -248,6 +250,7 @@ async def _open(
             purpose="run",
             hold_writer=True,
             goals=True,
+            safety=req.safety,
         )
     except BaseException:
         if created is not None:

@@ -317,6 +317,31 @@ class Advisory(Event):
     workspace_id: str | None = None
 
 
+class ApprovalRequest(Event):
+    """A tool call waits for a person: approve it once, always (a command prefix, in this
+    project), or deny it. Every front-end answers it its own way (the browser's card, `xum run
+    --approval`); the decision is on record in the call's `tool-result` (`meta.approval`)."""
+
+    type: ClassVar[str] = "approval-request"
+    request_id: str
+    call_id: str
+    tool: str
+    kind: str  # command | critical | escalation | write
+    subject: str  # the command, or the path
+    why: str  # what needs the approval, in xum's words
+    reason: str | None = None  # the model's own reason (a sandbox escalation)
+    prefix: str | None = None  # what "always" would remember; absent: not offered
+
+
+class ApprovalResolved(Event):
+    type: ClassVar[str] = "approval-resolved"
+    request_id: str
+    call_id: str
+    decision: str  # once | always | deny
+    by: str  # user | policy (nobody could be asked) | interrupted
+    reason: str | None = None  # a denial's reason
+
+
 class ErrorEvent(Event):
     """A turn is ending on an error (the `turn-end` that follows carries the same object), or
     the server could not run a message."""

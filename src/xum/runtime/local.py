@@ -7,7 +7,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from xum.core.ownsecrets import without_own_secrets
@@ -81,7 +81,9 @@ class LocalRuntime:
         cwd: str | None = None,
         timeout_s: float | None = None,
         on_output: OutputSink | None = None,
+        argv_prefix: Sequence[str] = (),
     ) -> ExecResult:
+        """`argv_prefix`: a command that runs bash (`bwrap ... --`, the sandbox)."""
         full_env = self.base_env()
         full_env.update(env)
         from xum.runtime.process import run_script  # with the first command, not at start-up
@@ -92,6 +94,7 @@ class LocalRuntime:
             cwd=self.resolve(cwd) if cwd else self.workspace_path,
             timeout_s=timeout_s,
             on_output=on_output,
+            argv_prefix=argv_prefix,
         )
 
     # -- files -------------------------------------------------------------------------------

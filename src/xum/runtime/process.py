@@ -18,9 +18,9 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from xum.runtime import childwatch
+from xum.runtime import childwatch, pipeholders
 from xum.runtime.base import ExecResult, OutputSink
 
 READ_CHUNK = 256 * 1024
@@ -30,9 +30,11 @@ TERM_GRACE_S = 1.0
 # After the script itself exits, background processes that still hold the output pipe get this
 # long to finish writing; then the group is stopped (they belong to this call's output).
 PIPE_DRAIN_GRACE_S = 0.25
-# How long to keep reading after the group was killed (a process that left the group with
-# setsid may hold the pipe forever; it is not waited for).
+# How long to keep reading after the group was killed. A process that left the group (setsid)
+# and still holds the pipe is found through the pipe and stopped (`pipeholders`) after
+# HOLDER_CHECK_S; whatever is left after that is not waited for.
 EOF_AFTER_KILL_S = 1.0
+HOLDER_CHECK_S = 0.05
 _POLL_S = 0.02
 
 
@@ -113,6 +115,7 @@ class _PipeReader:
 
     def __init__(self, fd: int, on_output: OutputSink | None) -> None:
         self.fd = fd
+        self.inode = os.fstat(fd).st_ino
         self.on_output = on_output
         self.eof = asyncio.get_running_loop().create_future()
         self._loop = asyncio.get_running_loop()
@@ -163,6 +166,15 @@ class _PipeReader:
             self.eof.result()
 
 
+async def _stop_everything(
+    pgid: int, proc: asyncio.subprocess.Process, reader: _PipeReader
+) -> None:
+    """Stop the group, then whatever outside it still holds the output pipe."""
+    await stop_group(pgid, proc)
+    if not await reader.wait_eof(HOLDER_CHECK_S):
+        await pipeholders.stop_holders(reader.inode, reader.eof.done, grace_s=TERM_GRACE_S)
+
+
 async def run_script(
     script: str,
     *,
@@ -170,7 +182,9 @@ async def run_script(
     cwd: str,
     timeout_s: float | None,
     on_output: OutputSink | None,
+    argv_prefix: Sequence[str] = (),
 ) -> ExecResult:
+    """`argv_prefix`: a program that runs the `bash -c` after it (the sandbox's `bwrap ...`)."""
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError):
@@ -178,6 +192,7 @@ async def run_script(
     childwatch.install()
     try:
         proc = await asyncio.create_subprocess_exec(
+            *argv_prefix,
             "bash",
             "-c",
             script,
@@ -206,16 +221,16 @@ async def run_script(
                 # job that keeps the pipe open would hold this call forever: it gets a short
                 # grace, then the group is stopped.
                 if not await reader.wait_eof(PIPE_DRAIN_GRACE_S):
-                    await stop_group(pgid, proc)
+                    await _stop_everything(pgid, proc, reader)
                     await reader.wait_eof(EOF_AFTER_KILL_S)
         except TimeoutError:
             timed_out = True
-            await stop_group(pgid, proc)
+            await _stop_everything(pgid, proc, reader)
             await proc.wait()
             await reader.wait_eof(EOF_AFTER_KILL_S)
         reader.raise_if_failed()
     except asyncio.CancelledError:
-        await stop_group(pgid, proc)
+        await _stop_everything(pgid, proc, reader)
         raise
     except BaseException:
         _signal_group(pgid, signal.SIGKILL)

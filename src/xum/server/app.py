@@ -42,6 +42,9 @@ def create_app(config: ServerConfig) -> FastAPI:
         mcp,
         projects,
         review,
+        projects,
+        review,
+        safety,
         server_info,
         settings,
         turns,
@@ -86,6 +89,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         context.router,
         settings.router,
         mcp.router,
+        safety.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does
     ):

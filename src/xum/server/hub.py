@@ -142,6 +142,7 @@ class Hub:
         self.read_seq: Callable[[str], int] = lambda _ws: 0
         self.active: Callable[[str], bool] = lambda _ws: False  # an agent session is open
         self.pending_question: Callable[[str], dict[str, Any] | None] = lambda _ws: None
+        self.pending_approvals: Callable[[str], list[E.ApprovalRequest]] = lambda _ws: []
         # Messages waiting in the workspace's session: (after the step, after the turn).
         self.queued: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]] = lambda _ws: (
             (),
@@ -229,6 +230,8 @@ class Hub:
         question = self.pending_question(workspace_id)
         if question is not None:
             client.outbox.put(workspace_id, dumps(question))
+        for request in self.pending_approvals(workspace_id):  # not replayed: sent again
+            client.outbox.put(workspace_id, _event_text(workspace_id, request))
         client.outbox.put(
             workspace_id,
             dumps(

@@ -72,6 +72,7 @@ class Workspace(BaseModel):
     # The log's last seq when an idle compaction finished: while `status.lastSeq` is still
     # that, the workspace shows the idle-compacted badge.
     idleCompactedSeq: int | None = None
+    permissions: Literal["auto", "ask", "read-only"]  # the permission mode (docs/security.md)
 
 
 class WorkspaceList(BaseModel):
@@ -114,8 +115,15 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         ),
         status=WorkspaceStatus.model_validate(status),
         idleCompactedSeq=_opt_int(record.extra.get("idle_compacted_seq")),
+        permissions=_permissions(record.permissions),
     )
 
 
 def _opt_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _permissions(stored: str | None) -> Literal["auto", "ask", "read-only"]:
+    if stored == "ask":
+        return "ask"
+    return "read-only" if stored == "read-only" else "auto"

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionChangedError, XumError
 from xum.engine import events as E
+from xum.server.approvals import Approvals
 from xum.server.errors import ApiError, from_xum_error, not_found
 from xum.server.hub import Channel, Hub
 from xum.server.questions import Questions
@@ -48,6 +49,7 @@ from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import check_workspace_id
+from xum.workspaces.safety import SafetyChoice
 
 if TYPE_CHECKING:
     from xum.engine.goals import Decision
@@ -100,6 +102,7 @@ class SessionManager:
         self.sessions: dict[str, LiveSession] = {}
         self.prepared: dict[str, Prepared] = {}
         self.questions = Questions(hub)
+        self.approvals = Approvals(hub)
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         hub.active = lambda ws: ws in self.sessions
@@ -300,6 +303,9 @@ class SessionManager:
             emit=self._publisher(record.id, on_event),
             created=prepared.created if prepared is not None else None,
             ask_user=self.questions.asker(record.id),
+            # A person answers approvals here (the browser's card); sub-agents cannot ask.
+            approver=self.approvals.approver_for(record.id),
+            safety=SafetyChoice(approval="ask"),
             children=_guarded(self.hub.publish),  # sub-agents' events
             purpose="server",
             goals=True,  # `_drive` continues goals

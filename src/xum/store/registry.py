@@ -60,6 +60,8 @@ class WorkspaceRecord:
     # "cancelled"; and its exit code once it ended.
     init_status: str | None = None
     init_exit_code: int | None = None
+    # The permission mode its sessions run in (`auto`, `ask`, `read-only`); None: auto.
+    permissions: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

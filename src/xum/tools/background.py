@@ -36,7 +36,7 @@ from xum.tools.bounds import SpillPlace, clip_middle, spill_dir
 from xum.tools.tasking import BASH_TASK_PREFIX, ChangeSignal
 
 if TYPE_CHECKING:
-    from xum.tools.base import OutputOpener, OutputStream
+    from xum.tools.base import OutputFilter, OutputOpener, OutputStream
 
 RING_BYTES = 1024 * 1024
 # A read shows at most this much of the new output (head and tail), like a foreground command.
@@ -141,14 +141,22 @@ class BackgroundProcess:
         self._spill_failed = False
         self.task: asyncio.Task[None] | None = None
         self.live: OutputStream | None = None  # the live view, closed when the process ends
+        # The output filter (masking) the ring and the spill file are fed through, if any.
+        self.kept: OutputStream | None = None
 
     # Output --------------------------------------------------------------------------------
 
     def feed(self, chunk: bytes) -> None:
-        self.ring.feed(chunk)
-        self._spill(chunk)
         if self.live is not None:
             self.live.write(chunk)
+        if self.kept is not None:
+            self.kept.write(chunk)  # masked on its way to _keep
+        else:
+            self._keep(chunk)
+
+    def _keep(self, chunk: bytes) -> None:
+        self.ring.feed(chunk)
+        self._spill(chunk)
         self._on_change()
 
     def _spill(self, chunk: bytes) -> None:
@@ -202,6 +210,9 @@ class BackgroundProcess:
         return self.cursor < self.ring.total
 
     def finish(self, result: ExecResult | None, failure: str | None) -> None:
+        if self.kept is not None:  # what the filter held back, before the spill is closed
+            kept, self.kept = self.kept, None
+            kept.close()
         self.result = result
         self.failure = failure
         self.ended = time.monotonic()
@@ -270,8 +281,10 @@ class BackgroundProcesses:
         display_name: str,
         timeout_s: float,
         open_output: OutputOpener | None = None,
+        output_filter: OutputFilter | None = None,
     ) -> BackgroundProcess:
-        """`open_output`: the starting call's, for a live stream named by the taskId."""
+        """`open_output`: the starting call's, for a live stream named by the taskId;
+        `output_filter`: its filter for what is kept (masking)."""
         if self._closed:
             raise RuntimeError("the session is closing; no new background processes")
         if sum(not p.done for p in self._procs.values()) >= MAX_RUNNING:
@@ -294,6 +307,10 @@ class BackgroundProcesses:
         )
         if open_output is not None:
             proc.live = open_output(proc.task_id)
+        if output_filter is not None:
+            from xum.tools.base import ByteSink
+
+            proc.kept = output_filter(ByteSink(proc._keep))
         proc.task = asyncio.create_task(self._run(proc, runtime, env), name=proc.task_id)
         self._procs[process_id] = proc
         self._forget_old()

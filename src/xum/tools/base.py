@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from xum.tools.tasking import SubAgentHost
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
+# What a tool can do beyond the session: `read` nothing (reads, session state, asking the user),
+# `write` change files, `execute` run commands or start agents. `critical` is not a tool's own
+# tier: the approval layer gives it to a destructive command (`rm -rf` outside the checkout,
+# `mkfs`, `dd` to a device, a force push), which always needs a person.
+RiskTier = Literal["read", "write", "execute", "critical"]
 
 
 def __getattr__(name: str) -> Any:
@@ -128,6 +133,30 @@ class OutputStream(Protocol):
 # `tool-output`): "output" (a foreground bash command), "bash:<id>" (a background command, its
 # taskId), "hook:tool_pre" and "hook:tool_post" (the tool hooks while they run).
 OutputOpener = Callable[[str], OutputStream]
+# Wraps the stream a tool keeps a command's output in (its result, its spill file): the masking
+# middleware gives one that replaces secret values, so they reach no file on disk either.
+OutputFilter = Callable[[OutputStream], OutputStream]
+
+
+class ByteSink:
+    """An `OutputStream` over a plain callable (what a filter writes into)."""
+
+    __slots__ = ("_write",)
+
+    def __init__(self, write: Callable[[bytes], None]) -> None:
+        self._write = write
+
+    def write(self, data: bytes) -> None:
+        self._write(data)
+
+    def close(self) -> None:
+        return None
+
+
+def filtered(ctx: ToolContext, write: Callable[[bytes], None]) -> OutputStream:
+    """A stream into `write` through the call's output filter (none: straight through)."""
+    sink = ByteSink(write)
+    return ctx.output_filter(sink) if ctx.output_filter is not None else sink
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +191,8 @@ class ToolContext:
     # Live output for UIs (None: nobody watches, and tools work the same). The result still
     # carries the bounded text; the stream is a best-effort view of it while the call runs.
     open_output: OutputOpener | None = None
+    # What a command's kept output passes through before its result and spill file (masking).
+    output_filter: OutputFilter | None = None
     # The session's children (the task tools); None where sub-agents are not available.
     subagents: SubAgentHost | None = None
     # The session's background bash processes; None where they are not available.
@@ -180,6 +211,9 @@ class ToolContext:
     goals: GoalAccess | None = None
     # The session's MCP servers and the MCP tools this agent may use; None without MCP.
     mcp: McpAccess | None = None
+    # The user approved running this call's command outside the sandbox (a sandbox escalation,
+    # for this one call); set by the approval middleware, read by the sandbox's.
+    sandbox_escalated: bool = False
 
 
 class Tool(ABC):
@@ -187,6 +221,7 @@ class Tool(ABC):
     description: ClassVar[str]
     Input: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
+    risk: ClassVar[RiskTier] = "read"
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:

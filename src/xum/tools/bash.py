@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from xum.tools.base import Tool, ToolContext, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered
 from xum.tools.bounds import HeadTailCapture, new_spill_path
 from xum.tools.input import ToolInput
 
@@ -50,6 +50,16 @@ class BashInput(ToolInput):
             "for it in the same batch of tool calls that starts it."
         ),
     )
+    sandbox_escalation: str | None = Field(
+        default=None,
+        max_length=500,
+        description=(
+            "Only after this command failed because xum's sandbox denied it (a 'Read-only file "
+            "system' error on a write the task needs): one sentence saying why it must run "
+            "outside the sandbox. The user is asked to approve; if they do, this one call runs "
+            "outside it. Do not set it otherwise."
+        ),
+    )
 
 
 class BashTool(Tool):
@@ -65,6 +75,7 @@ class BashTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = BashInput
     read_only = False
+    risk = "execute"
 
     def summary(self, args: BashInput) -> str:
         first_line = args.script.strip().splitlines()[0] if args.script.strip() else ""
@@ -80,9 +91,10 @@ class BashTool(Tool):
             timeout = MAX_TIMEOUT_S
         capture = HeadTailCapture(new_spill_path(ctx.scratch_dir), spill_cap=ctx.runtime.spill_cap)
         live = ctx.open_output("output") if ctx.open_output is not None else None
+        kept = filtered(ctx, capture.feed)  # masked before it reaches the spill file
 
         def on_output(chunk: bytes) -> None:
-            capture.feed(chunk)
+            kept.write(chunk)
             if live is not None:
                 live.write(chunk)
 
@@ -98,6 +110,7 @@ class BashTool(Tool):
                 f"could not start bash in {ctx.runtime.workspace_path}: {exc.strerror or exc}"
             )
         finally:
+            kept.close()  # what the filter held back (a possible start of a secret)
             capture.close()
             if live is not None:  # flushes what masking or decoding held back
                 live.close()
@@ -150,6 +163,7 @@ class BashTool(Tool):
                 display_name=args.display_name,
                 timeout_s=lifetime,
                 open_output=ctx.open_output,
+                output_filter=ctx.output_filter,
             )
         except RuntimeError as exc:
             return error(f"could not start the background command: {exc}")

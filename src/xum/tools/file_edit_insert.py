@@ -44,6 +44,7 @@ class FileEditInsertTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = InsertInput
     read_only = False
+    risk = "write"
 
     def summary(self, args: InsertInput) -> str:
         return args.path

@@ -47,6 +47,7 @@ class FileEditReplaceLinesTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = ReplaceLinesInput
     read_only = False
+    risk = "write"
 
     def summary(self, args: ReplaceLinesInput) -> str:
         return f"{args.path}:{args.start_line}-{args.end_line}"

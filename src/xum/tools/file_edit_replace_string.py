@@ -56,6 +56,7 @@ class FileEditReplaceStringTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = ReplaceStringInput
     read_only = False
+    risk = "write"
 
     def summary(self, args: ReplaceStringInput) -> str:
         return args.path

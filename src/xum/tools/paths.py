@@ -4,9 +4,10 @@ A path the model gives is joined to the workspace and resolved the way the kerne
 it (every symlink followed, `..` folded after each link). Only then is it checked, before any
 I/O: it must lie inside the workspace, the scratch dir, the runtime's temp dir or an extra root
 the engine granted, and no component may be `.git` (git's internals: hooks there run code, and
-a worktree's `.git` file points at the shared repository). In plan mode the single plan file is
-the only writable path. Reads are not fenced: like the reference product, file_read reads
-anything the OS lets xum read.
+a worktree's `.git` file points at the shared repository) nor, inside the checkout, `.xum` (its
+hooks run outside the sandbox; its agents and skills steer the model). In plan mode the single
+plan file is the only writable path. Reads are fenced only by the user's read denylist (opt-in,
+`xum.tools.denylist`); otherwise file_read reads anything the OS lets xum read.
 
 The check and the write are separate steps, so a process racing to swap a directory for a
 symlink in between could still redirect a write; the agent's own bash can do anything the user
@@ -31,6 +32,15 @@ class PathRefused(Exception):
     """A write the fence refuses; the message is meant for the model."""
 
 
+class OutsideWriteRoots(PathRefused):
+    """Refused only because the file lies outside the workspace and the other writable roots:
+    in the `ask` permission mode a person may approve this one write (`canonical`)."""
+
+    def __init__(self, message: str, canonical: str) -> None:
+        super().__init__(message)
+        self.canonical = canonical
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -40,12 +50,44 @@ def _has_git_component(path: str) -> bool:
     return any(part.lower() == ".git" for part in path.split("/"))
 
 
+def _refuse_denied(ctx: ToolContext, path: str, canonical: str) -> None:
+    """PathRefused when the user's read denylist covers the file (`xum.tools.denylist`)."""
+    from xum.tools.denylist import current_denylist
+
+    try:
+        denylist = current_denylist()
+    except ValueError as exc:  # fail closed: a broken denylist must not read as an empty one
+        raise PathRefused(
+            f"refused: the read denylist in xum's config.json is malformed ({exc}); the user "
+            "has to fix it before files can be read"
+        ) from None
+    if not denylist.active:
+        return
+    rule = denylist.rule_for(canonical, ctx.runtime.resolve)
+    if rule is not None:
+        raise PathRefused(
+            f"refused: {path} is on the user's read denylist ({rule}), so xum's tools do not "
+            "read it. Do not try to read it another way; ask the user if you need what is in it."
+        )
+
+
+def _in_xum_dir(path: str, workspace: str) -> bool:
+    """Whether `path` is inside a `.xum` directory of the checkout (its hooks, agents, skills,
+    settings): code that runs outside the sandbox, which the model must not write."""
+    root = workspace.rstrip("/") + "/"
+    if not path.startswith(root):
+        return False
+    return any(part.lower() == ".xum" for part in path[len(root) :].split("/"))
+
+
 async def resolve_read_path(ctx: ToolContext, path: str) -> str:
     if not path.strip():
         raise PathRefused("the path is empty")
     if "\0" in path:
         raise PathRefused("the path contains a NUL character")
-    return await ctx.runtime.realpath(path)
+    canonical = await ctx.runtime.realpath(path)
+    _refuse_denied(ctx, path, canonical)
+    return canonical
 
 
 async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
@@ -62,6 +104,14 @@ async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
             f"refused: {path} is inside git's internals (.git); xum never edits them. "
             "Use git commands through bash instead."
         )
+    workspace = await runtime.realpath(runtime.workspace_path)
+    if _in_xum_dir(lexical, runtime.workspace_path) or _in_xum_dir(canonical, workspace):
+        raise PathRefused(
+            f"refused: {path} is inside the project's .xum/ (its hooks, agents, skills and "
+            "settings, some of which run outside the sandbox); xum's tools never edit it. "
+            "Tell the user what to change there instead."
+        )
+    _refuse_denied(ctx, path, canonical)
     if ctx.plan_file is not None:
         plan = await runtime.realpath(ctx.plan_file)
         if canonical != plan:
@@ -79,10 +129,11 @@ async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
             f"refused: {path} goes through a symlink that points outside the workspace "
             f"(it resolves to {canonical}); edits stay inside the workspace."
         )
-    raise PathRefused(
+    raise OutsideWriteRoots(
         f"refused: {path} (resolved: {canonical}) is outside the workspace "
         f"{runtime.workspace_path}; edits may only touch files inside it or the scratch dir "
-        f"{ctx.scratch_dir}."
+        f"{ctx.scratch_dir}.",
+        canonical,
     )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
-    from xum.tools.base import Tool, ToolContext, ToolResult
+    from xum.tools.base import RiskTier, Tool, ToolContext, ToolResult
 
 SCHEMAS_PATH = Path(__file__).with_name("schemas.json")
 
@@ -92,6 +92,12 @@ def tool_schema(name: str) -> dict[str, Any]:
 def is_read_only(name: str) -> bool:
     """Read-only tools called in one step may run concurrently."""
     return bool(_schemas()[name]["read_only"])
+
+
+def risk_tier(name: str) -> RiskTier:
+    """The tool's own risk tier (`xum.tools.base.RiskTier`); KeyError when unknown."""
+    tier: RiskTier = _schemas()[name].get("risk", "read")
+    return tier
 
 
 def tool_class(name: str) -> type[Tool]:

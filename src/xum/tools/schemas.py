@@ -89,6 +89,7 @@ def tool_entry(cls: type[Tool]) -> dict[str, Any]:
         "name": cls.name,
         "description": cls.description,
         "read_only": cls.read_only,
+        "risk": cls.risk,
         "parameters": strict_schema(cls.Input),
     }
 

@@ -91,6 +91,7 @@ class TaskTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = TaskInput
     read_only = False
+    risk = "execute"
 
     def summary(self, args: TaskInput) -> str:
         return args.title

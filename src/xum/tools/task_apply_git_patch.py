@@ -43,6 +43,7 @@ class TaskApplyGitPatchTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = TaskApplyGitPatchInput
     read_only = False
+    risk = "write"
 
     def summary(self, args: TaskApplyGitPatchInput) -> str:
         return args.task_id

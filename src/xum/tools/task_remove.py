@@ -24,6 +24,7 @@ class TaskRemoveTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = TaskRemoveInput
     read_only = False
+    risk = "write"
 
     async def run(self, args: TaskRemoveInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:

@@ -32,6 +32,7 @@ class TaskSendMessageTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = TaskSendMessageInput
     read_only = False
+    risk = "execute"
 
     def summary(self, args: TaskSendMessageInput) -> str:
         return args.task_id

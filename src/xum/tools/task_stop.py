@@ -26,6 +26,7 @@ class TaskStopTool(Tool):
     )
     Input: ClassVar[type[ToolInput]] = TaskStopInput
     read_only = False
+    risk = "execute"
 
     async def run(self, args: TaskStopInput, ctx: ToolContext) -> ToolResult:
         ids = list(dict.fromkeys(i.strip() for i in args.task_ids if i.strip()))

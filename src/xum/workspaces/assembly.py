@@ -38,7 +38,9 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.writerlog import WriterLog
 from xum.tools.tasking import SubAgentHost
+from xum.workspaces.approvals import Approver
 from xum.workspaces.init_hook import InitHookRun
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
 from xum.workspaces.subagent_host import DeferredHost, TaskSettings
 from xum.workspaces.wiring import SessionWiring, wire_session
@@ -170,6 +172,8 @@ async def open_workspace_session(
     hold_writer: bool = False,
     tool_middleware: Sequence[ToolMiddleware] = (),
     goals: bool = False,
+    safety: SafetyChoice = DEFAULT_CHOICE,
+    approver: Approver | None = None,
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -186,6 +190,11 @@ async def open_workspace_session(
     own (hooks, masking): the ACP bridge's delegation of files and commands to the editor.
     `goals`: offer the goal tools (a front-end that drives goal continuations: `xum run`, the
     server).
+    session's whole life (a front-end that owns the workspace until it exits). `safety`: the
+    front-end's choices over the user's config (sandbox, permission mode, approval policy); a
+    child gets its parent's. `approver`: who answers approval requests (the server's browser
+    clients); without one, requests are refused (children never have one: their requests are
+    refused and they report back).
     """
     owns_runtime = runtime is None
     if created is not None:
@@ -216,6 +225,8 @@ async def open_workspace_session(
             init=init,
             secrets=facts.secrets,
             trust_root=facts.trust_root,
+            safety=safety,
+            approver=approver,
         )
         info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
         host: SubAgentHost
@@ -233,6 +244,7 @@ async def open_workspace_session(
                 settings=task_settings or TaskSettings.from_config(),
                 listener=children,
                 box=manager_box,
+                safety=safety,
             )
         agent_box: list[AgentSession] = []
         mcp = _mcp_manager(record, runtime, wiring, facts, emit, agent_box)
@@ -347,6 +359,7 @@ def _deferred_host(
     settings: TaskSettings,
     listener: ChildListener | None,
     box: list[SubAgentManager],
+    safety: SafetyChoice,
 ) -> DeferredHost:
     """A top-level session's host; the manager (and its imports) is made on first real use."""
 
@@ -363,6 +376,7 @@ def _deferred_host(
             thinking=thinking,
             budget_usd=budget_usd,
             base_env=base_env,
+            safety=safety,
         )
 
     return DeferredHost(info.id, make, settings=settings)

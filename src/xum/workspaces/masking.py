@@ -101,6 +101,10 @@ class SecretMasker:
                 return k
         return 0
 
+    def stream(self, inner: OutputStream) -> OutputStream:
+        """`inner`, masked (an `OutputFilter`: for what a command's output leaves on disk)."""
+        return MaskingStream(self, inner)
+
     def opener(self, inner: OutputOpener) -> OutputOpener:
         """`inner`, with every stream it opens masked (see MaskingStream)."""
         if isinstance(inner, MaskingOpener) and inner.masker is self:

@@ -1,4 +1,5 @@
-"""The tool-call middleware of a workspace: init wait, hooks, secret masking, local warnings.
+"""The tool-call middleware of a workspace: init wait, approvals, hooks, the sandbox, secret
+masking, local warnings.
 
 `build_middleware` assembles it; front-ends pass the list to `AgentSession(middleware=...)`.
 Order matters: `before_tool` runs in list order and `after_tool` too. Live output masking
@@ -28,10 +29,13 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
+from xum.workspaces.approvals import ApprovalMiddleware, Approver
 from xum.workspaces.busy import streaming_local_siblings
 from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import SecretMasker
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.sandboxing import SandboxMiddleware
 from xum.workspaces.trust import automation_disabled, trust_root
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call, not at start-up
@@ -294,8 +298,9 @@ class HookMiddleware:
 
 
 class LiveOutputMasking:
-    """Masks secret values in every live output stream of a call: the call's `open_output` is
-    replaced by one whose streams mask (holding back a possible start of a secret until the next
+    """Masks secret values in every live output stream of a call, and in the output commands
+    keep (results, spill files: `output_filter`): the call's `open_output` is replaced by one
+    whose streams mask (holding back a possible start of a secret until the next
     write or the stream's close). First in the list, so hooks and tools cannot get around it."""
 
     def __init__(self, masker: SecretMasker) -> None:
@@ -304,9 +309,11 @@ class LiveOutputMasking:
     async def before_tool(
         self, call: ToolCall, ctx: ToolContext
     ) -> ToolResult | ToolContext | None:
-        if ctx.open_output is None or not self.masker.active:
+        if not self.masker.active:
             return None
-        return dataclasses.replace(ctx, open_output=self.masker.opener(ctx.open_output))
+        # The live streams, and what a command's output leaves on disk (its spill file).
+        opener = self.masker.opener(ctx.open_output) if ctx.open_output is not None else None
+        return dataclasses.replace(ctx, open_output=opener, output_filter=self.masker.stream)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
         return result
@@ -362,6 +369,9 @@ def build_middleware(
     on_withheld: Callable[[str], None] | None = None,
     trust: TrustView | None = None,
     masker: SecretMasker | None = None,
+    safety: SafetyChoice = DEFAULT_CHOICE,
+    sandbox_warned: bool = False,
+    approver: Approver | None = None,
 ) -> list[ToolMiddleware]:
     """The middleware list for an AgentSession on this workspace.
 
@@ -370,6 +380,10 @@ def build_middleware(
     `trust`: the project's TrustView, when the caller made one already.
     `masker`: the session's masker, when the caller made one already (else one for `secrets`
     and xum's own).
+    `trust`: the project's TrustView, when the caller made one already. `safety`: the
+    front-end's choices over the user's config (the sandbox mode, the permission mode, the
+    approval policy); `sandbox_warned`: the session already said that the sandbox is unavailable;
+    `approver`: who answers approval requests (the browser), None where nobody can.
     """
     masker = masker or SecretMasker.for_project(secrets)
     layers: list[ToolMiddleware] = [LiveOutputMasking(masker)]
@@ -377,16 +391,34 @@ def build_middleware(
         layers.append(InitGate(init, emit))
     if checkout_for(record).shares_project_dir:
         layers.append(LocalStreamingWarning(record, emit))
+    trust = trust or TrustView(record.project_path)
+    # Before the hooks: a call that is not approved never reaches `tool_pre`.
+    layers.append(
+        ApprovalMiddleware(
+            record.id, project_root=trust.root, emit=emit, choice=safety, approver=approver
+        )
+    )
     layers.append(
         HookMiddleware(
             record,
             runtime,
-            trust=trust or TrustView(record.project_path),
+            trust=trust,
             masker=masker,
             staging_dir=scratch_dir / "hooks",
             timeout_s=hook_timeout_s,
             emit=emit,
             on_withheld=on_withheld or (lambda _name: None),
+        )
+    )
+    # After the hooks: the sandbox holds what bash sources (`tool_env`) too.
+    layers.append(
+        SandboxMiddleware(
+            runtime,
+            workspace_id=record.id,
+            scratch_dir=scratch_dir,
+            emit=emit,
+            choice=safety,
+            warned=sandbox_warned,
         )
     )
     layers.append(MaskingMiddleware(masker))

@@ -33,6 +33,7 @@ from xum.tools.tasking import (
     SubAgentError,
     SubAgentHost,
 )
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.engine.route import ModelRoute
@@ -193,6 +194,7 @@ class ParentInfo:
     thinking: ThinkingLevel
     budget_usd: float | None
     base_env: dict[str, str] = field(default_factory=dict)
+    safety: SafetyChoice = DEFAULT_CHOICE  # the front-end's choices; children inherit them
 
 
 class ScopedHost:

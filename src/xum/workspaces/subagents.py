@@ -49,6 +49,7 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.tools.tasking import ACTIVE_STATUSES, SubAgentError, TaskStatus
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.service import open_runtime
 from xum.workspaces.subagent_host import ParentInfo, ScopedHost
 from xum.workspaces.subagent_host import TaskSettings as TaskSettings
@@ -102,10 +103,13 @@ class SubAgentManager:
         thinking: ThinkingLevel,
         budget_usd: float | None = None,
         base_env: dict[str, str] | None = None,
+        safety: SafetyChoice = DEFAULT_CHOICE,
     ) -> ScopedHost:
         """The host of a top-level session (depth 0). Children it had in an earlier process are
         adopted as inactive children, so they can be listed, awaited, woken or removed."""
-        info = ParentInfo(workspace, runtime, route, client, thinking, budget_usd, base_env or {})
+        info = ParentInfo(
+            workspace, runtime, route, client, thinking, budget_usd, base_env or {}, safety
+        )
         host = ScopedHost(self, info, depth=0, root_id=workspace.id, child=None)
         self._hosts[workspace.id] = host
         self._adopt_children(host)
@@ -347,6 +351,7 @@ class SubAgentManager:
                 thinking=thinking,
                 budget_usd=parent.budget_usd,
                 base_env=wiring.base_env,
+                safety=wiring.safety,
             )
             made = ScopedHost(
                 self, child_parent, depth=child.depth, root_id=host.root_id, child=child
@@ -372,6 +377,7 @@ class SubAgentManager:
             make_host=make_host,
             is_git=is_git,
             purpose="sub-agent",
+            safety=parent.safety,
         )
         child.runtime = runtime
         child.opened = opened

@@ -19,6 +19,7 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.workspaces import hooks
+from xum.workspaces.approvals import Approver
 from xum.workspaces.checkout import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.masking import SecretMasker
@@ -30,6 +31,8 @@ from xum.workspaces.middleware import (
     build_middleware,
     untrusted_message,
 )
+from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice, SafetyConfigError, sandbox_settings
+from xum.workspaces.sandboxing import missing_backend_notice
 from xum.workspaces.trust import trust_root
 
 
@@ -63,6 +66,7 @@ class SessionWiring:
     middleware: list[ToolMiddleware]
     masker: SecretMasker
     withheld: list[str]  # project hooks not run because the project is not trusted
+    safety: SafetyChoice = DEFAULT_CHOICE  # what the front-end chose (children get it too)
 
 
 async def wire_session(
@@ -75,9 +79,13 @@ async def wire_session(
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     secrets: dict[str, str] | None = None,
     trust_root: Path | None = None,
+    safety: SafetyChoice = DEFAULT_CHOICE,
+    approver: Approver | None = None,
 ) -> SessionWiring:
     """`secrets` and `trust_root` (see `xum.workspaces.trust`): the project's, when the caller
-    has them already (`CreatedWorkspace` carries both); otherwise they are looked up here."""
+    has them already (`CreatedWorkspace` carries both); otherwise they are looked up here.
+    `safety`: the front-end's choices over the user's config (`xum run --sandbox`); `approver`:
+    who answers approval requests (the browser), None where nobody can."""
     trust = TrustView(record.project_path, root=trust_root)
     if secrets is None:
         secrets = load_project_secrets(trust.root)
@@ -95,6 +103,15 @@ async def wire_session(
             emit(E.Advisory(kind="untrusted-project", message=untrusted_message([name])))
 
     masker = SecretMasker.for_project(secrets)
+    warned = False
+    if runtime.sees_local_files:  # a remote host's backend is probed at its first command
+        try:
+            notice = missing_backend_notice(sandbox_settings(safety).mode)
+        except SafetyConfigError as exc:
+            notice = E.Advisory(kind="sandbox-config", message=f"{exc.message} ({exc.hint})")
+        if notice is not None:
+            emit(notice)
+            warned = True
     middleware = build_middleware(
         record,
         runtime,
@@ -106,6 +123,9 @@ async def wire_session(
         on_withheld=on_withheld,
         trust=trust,
         masker=masker,
+        safety=safety,
+        sandbox_warned=warned,
+        approver=approver,
     )
     for layer in middleware:
         if isinstance(layer, LocalStreamingWarning):
@@ -115,4 +135,5 @@ async def wire_session(
         middleware=middleware,
         masker=masker,
         withheld=withheld,
+        safety=safety,
     )

@@ -65,6 +65,17 @@ export interface Workspace {
   status: WorkspaceStatus;
   /** The log's last seq when an idle compaction finished (the badge shows while nothing followed). */
   idleCompactedSeq?: number | null;
+  /** The permission mode (docs/security.md#approvals). */
+  permissions: PermissionMode;
+}
+
+export type PermissionMode = "auto" | "ask" | "read-only";
+
+export interface SafetySettings {
+  sandbox: { mode: "auto" | "workspace-write" | "read-only" | "off"; egress: "shared" | "off"; writable: string[]; privateTmp: boolean };
+  readDenylist: { sensitive: boolean; paths: string[] };
+  backend: { ok: boolean; detail: string; effective: string };
+  rules: { project: string; tool: string; prefix: string; addedAt: number | null }[];
 }
 
 export interface DeletionItem {
@@ -428,6 +439,29 @@ export interface GoalIncompleteEvent {
   goalId: string;
   reason: string;
 }
+/** A tool call waits for a person (docs/security.md#approvals). All text is model- or
+ * repository-controlled: it is shown as text, never as HTML. */
+export interface ApprovalRequestEvent {
+  type: "approval-request";
+  request_id: string;
+  call_id: string;
+  tool: string;
+  /** command | critical | escalation | write */
+  kind: string;
+  subject: string;
+  why: string;
+  reason?: string;
+  /** What "always allow" would remember; absent: not offered. */
+  prefix?: string;
+}
+export interface ApprovalResolvedEvent {
+  type: "approval-resolved";
+  request_id: string;
+  call_id: string;
+  decision: "once" | "always" | "deny";
+  by: string;
+  reason?: string;
+}
 /** Live output of a running tool call (docs/events.md): secrets masked, bounded by the server. */
 export interface ToolOutputEvent {
   type: "tool-output";
@@ -464,7 +498,9 @@ export type LiveEvent =
   | ToolOutputEvent
   | GoalContinuingEvent
   | GoalCompletedEvent
-  | GoalIncompleteEvent;
+  | GoalIncompleteEvent
+  | ApprovalRequestEvent
+  | ApprovalResolvedEvent;
 
 export type EngineEvent = DurableEvent | LiveEvent;
 

@@ -45,7 +45,7 @@ export type Dialog =
   | { kind: "settings" };
 
 /** The composer's footer menus; one is open at a time (keybinds and `/model` open them too). */
-export type Picker = "model" | "thinking" | "agent";
+export type Picker = "model" | "thinking" | "agent" | "permissions";
 
 export interface AppState {
   auth: AuthState;
@@ -590,4 +590,17 @@ export function closeDialog(): void {
 
 export function openPalette(initial = ""): void {
   app.update({ paletteOpen: true, paletteInitial: initial });
+}
+
+/** Answer a waiting approval request (docs/api.md). */
+export async function answerApproval(
+  workspaceId: string,
+  requestId: string,
+  decision: "once" | "always" | "deny",
+  reason?: string,
+): Promise<void> {
+  await api("POST", `/api/workspaces/${encodeURIComponent(workspaceId)}/approvals/${encodeURIComponent(requestId)}`, {
+    decision,
+    reason: reason ?? null,
+  });
 }

@@ -1,7 +1,7 @@
 // Workspace commands shared by keybinds, the palette and the composer's pickers.
 
 import { errorMessage } from "../api/http";
-import type { AgentInfo } from "../api/types";
+import type { AgentInfo, PermissionMode } from "../api/types";
 import { nextModel, stepThinking, thinkingLevels } from "../lib/models";
 import { app, selectedWorkspace, toast } from "./app";
 import { interrupt, patchWorkspace } from "./actions";
@@ -89,4 +89,10 @@ export function interruptCurrent(): Promise<void> {
   const st = app.get().statuses[ws.id] ?? ws.status;
   if (st.state !== "streaming") return Promise.resolve();
   return guarded(() => interrupt(ws.id));
+}
+
+export function setPermissions(mode: PermissionMode): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  return guarded(() => patchWorkspace(ws.id, { permissions: mode }));
 }

@@ -5,6 +5,7 @@
 // identity. Rows that did not change keep their identity, which keeps long transcripts cheap.
 
 import type {
+  ApprovalRequestEvent,
   AssistantMessageEvent,
   EngineEvent,
   ErrorInfo,
@@ -114,6 +115,8 @@ export interface TranscriptState {
   compacting: string | null;
   /** The newest hard `/clear`: nothing before it is shown or loaded. */
   clearedAt: number | null;
+  /** Tool calls waiting for a person's approval (`approval-request` events), oldest first. */
+  approvals: readonly ApprovalRequestEvent[];
 }
 
 export function emptyTranscript(): TranscriptState {
@@ -134,6 +137,7 @@ export function emptyTranscript(): TranscriptState {
     noticeCounter: 0,
     compacting: null,
     clearedAt: null,
+    approvals: [],
   };
 }
 
@@ -333,6 +337,7 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
           retrying: null,
           live: endLive(next.live, null),
           compacting: null,
+          approvals: [],
         };
       }
       continue;
@@ -385,6 +390,12 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
       return { ...state, retrying: ev };
     case "tool-output":
       return { ...state, live: appendLive(state.live, ev) };
+    case "approval-request":
+      // Sent again to a client that subscribes while it waits: keep one of each.
+      if (state.approvals.some((a) => a.request_id === ev.request_id)) return state;
+      return { ...state, approvals: [...state.approvals, ev] };
+    case "approval-resolved":
+      return { ...state, approvals: state.approvals.filter((a) => a.request_id !== ev.request_id) };
     case "advisory": {
       const n = state.noticeCounter + 1;
       const row: NoticeRow = {
@@ -489,10 +500,12 @@ export function applyPartial(state: TranscriptState, message: PartialMessage): T
 }
 
 /** Forget the in-flight message: called when (re)subscribing, before the server's snapshot.
- * Live tool output is kept, with a note where the events missed while away would have been. */
+ * Live tool output is kept, with a note where the events missed while away would have been.
+ * Waiting approvals are dropped: the server sends the ones still waiting again. */
 export function resetInFlight(state: TranscriptState): TranscriptState {
-  if (state.partial === null && state.retrying === null && state.live.size === 0) return state;
-  return { ...state, partial: null, retrying: null, live: markGaps(state.live) };
+  const idle = state.partial === null && state.retrying === null && state.live.size === 0;
+  if (idle && state.approvals.length === 0) return state;
+  return { ...state, partial: null, retrying: null, live: markGaps(state.live), approvals: [] };
 }
 
 /** Apply the newest page of history (the first load). */

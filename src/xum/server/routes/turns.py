@@ -233,6 +233,42 @@ async def answer_question(workspace_id: str, body: AnswerBody, request: Request)
     return Accepted(accepted=True)
 
 
+class ApprovalBody(BaseModel):
+    decision: Literal["once", "always", "deny"]
+    reason: str | None = Field(default=None, max_length=2000)  # a denial's, for the model
+
+
+class PendingApprovals(BaseModel):
+    approvals: list[dict[str, Any]]  # `approval-request` events (docs/events.md)
+
+
+@router.post("/{workspace_id}/approvals/{request_id}", response_model=Accepted)
+async def answer_approval(
+    workspace_id: str, request_id: str, body: ApprovalBody, request: Request
+) -> Accepted:
+    """Approve a waiting tool call once, always (its command prefix, in this project), or deny
+    it (with a reason the model is told)."""
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    approvals = state.sessions.approvals
+    if not approvals.answer(workspace_id, request_id, body.decision, body.reason):
+        raise ApiError(
+            404,
+            "not_found",
+            "no such approval request is waiting",
+            "it may have been answered already, or its turn was stopped",
+        )
+    return Accepted(accepted=True)
+
+
+@router.get("/{workspace_id}/approvals", response_model=PendingApprovals)
+async def pending_approvals(workspace_id: str, request: Request) -> PendingApprovals:
+    state = get_state(request)
+    workspace_or_404(workspace_id)
+    waiting = state.sessions.approvals.requests_for(workspace_id)
+    return PendingApprovals(approvals=[r.to_dict() for r in waiting])
+
+
 @router.get("/{workspace_id}/question", response_model=PendingQuestionBody)
 async def pending_question(workspace_id: str, request: Request) -> PendingQuestionBody:
     state = get_state(request)

@@ -48,6 +48,8 @@ class EditWorkspace(BaseModel):
     model: str | None = Field(default=None, max_length=200)
     thinking: str | None = Field(default=None, max_length=20)
     agent: str | None = Field(default=None, pattern=AGENT_PATTERN)
+    # The permission mode; the running session applies it from its next tool call.
+    permissions: Literal["auto", "ask", "read-only"] | None = None
 
 
 class RenameBody(BaseModel):
@@ -272,6 +274,8 @@ async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Reques
         )
     if body.agent is not None and body.agent != record.agent:
         changes["agent"] = await checked_agent(record, body.agent)
+    if body.permissions is not None:
+        changes["permissions"] = body.permissions
     if not changes:
         return as_json(state, record)
     return as_json(state, await change_workspace(state, record, changes))

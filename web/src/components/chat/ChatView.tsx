@@ -9,6 +9,7 @@ import { branches, refreshBranch, shownBranch } from "../../state/branches";
 import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
+import { ApprovalCards } from "./ApprovalCard";
 import { Composer } from "./Composer";
 import { Transcript } from "./Transcript";
 
@@ -77,6 +78,7 @@ export function ChatView(props: { workspace: Workspace }) {
       </div>
       <ConnectionBanner />
       <Transcript key={ws.id} workspaceId={ws.id} />
+      <ApprovalCards workspaceId={ws.id} />
       <Composer workspace={ws} />
     </div>
   );

@@ -2,14 +2,14 @@
 // them), the model pill and the thinking level. Which menu is open lives in the app state, so
 // keybinds (Ctrl+Shift+A) and `/model` can open one.
 
-import { Brain, ChevronDown } from "lucide-react";
+import { Brain, ChevronDown, Shield } from "lucide-react";
 import { useEffect } from "react";
-import type { Workspace } from "../../api/types";
+import type { PermissionMode, Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { effectiveThinking, entryLabel, modelLabel, resolveModel, thinkingLevels } from "../../lib/models";
 import { useStore } from "../../lib/store";
 import { app, loadAgents, openPicker, type Picker } from "../../state/app";
-import { agentChoices, setAgent, setModel, setThinking } from "../../state/commands";
+import { agentChoices, setAgent, setModel, setPermissions, setThinking } from "../../state/commands";
 import { Menu } from "../Menu";
 import { Tooltip } from "../Tooltip";
 
@@ -20,6 +20,12 @@ export function safeColor(color: string | null | undefined): string | undefined 
   if (!color) return undefined;
   return /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i.test(color.trim()) ? color.trim() : undefined;
 }
+
+const PERMISSIONS: { id: PermissionMode; label: string; description: string }[] = [
+  { id: "auto", label: "Auto", description: "Commands run in the sandbox; critical ones and escalations ask" },
+  { id: "ask", label: "Ask", description: "Also asks for commands outside the allowlist and edits outside the workspace" },
+  { id: "read-only", label: "Read-only", description: "No file changes; commands only in the read-only sandbox" },
+];
 
 function agentLabel(id: string, name: string | undefined): string {
   if (name) return name;
@@ -104,6 +110,29 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           {thinking}
         </button>
       </Tooltip>
+      <Tooltip content="Permissions: what waits for your approval">
+        <button
+          type="button"
+          className={`pill perm-${ws.permissions ?? "auto"}`}
+          aria-label={`Permissions: ${ws.permissions ?? "auto"}`}
+          data-permissions={ws.permissions ?? "auto"}
+          onClick={() => setOpen("permissions")}
+        >
+          <Shield size={12} aria-hidden />
+          {PERMISSIONS.find((p) => p.id === (ws.permissions ?? "auto"))?.label ?? "Auto"}
+        </button>
+      </Tooltip>
+      {open === "permissions" ? (
+        <Menu
+          label="Permissions"
+          onClose={close}
+          items={PERMISSIONS.map((p) => ({ id: p.id, label: p.label, description: p.description, active: p.id === (ws.permissions ?? "auto") }))}
+          onSelect={(id) => {
+            close();
+            void setPermissions(id as PermissionMode);
+          }}
+        />
+      ) : null}
       {open === "agent" ? (
         <Menu
           label="Agent"

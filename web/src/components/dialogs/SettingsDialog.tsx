@@ -1,6 +1,7 @@
 // Settings: providers (keys are write-only: the UI says where a key comes from, never what it
 // is), models (the default model, custom models with catalog suggestions), project secrets
-// (write-only values), project trust, and browser sessions.
+// (write-only values), project trust, safety (sandbox, read denylist, remembered approvals), and
+// browser sessions.
 
 import { useEffect, useState } from "react";
 import { api, ApiError, errorMessage, qs } from "../../api/http";
@@ -10,6 +11,7 @@ import { app, closeDialog, loadModels, loadWorkspaces, signOut } from "../../sta
 import { McpSettingsSection } from "../mcp/McpSettingsSection";
 import { CustomModels, DefaultModelPicker } from "./CustomModels";
 import { Modal } from "./Modal";
+import { SafetySection } from "./SafetySettings";
 
 function credentialText(p: ProviderRow): string {
   if (!p.credentialSource) return "no key";
@@ -361,6 +363,7 @@ export function SettingsDialog() {
       <McpSettingsSection projects={projects} />
       <SecretsSection projects={projects} />
       <TrustSection projects={projects} />
+      <SafetySection />
       <SessionsSection />
     </Modal>
   );

@@ -1,0 +1,458 @@
+"""The command sandbox: what a model's command may see and change, as bubblewrap arguments.
+
+A sandboxed command runs under `bwrap` (Debian's `bubblewrap`) in fresh mount and PID
+namespaces:
+
+* `workspace-write`: the whole filesystem is mounted read-only; the workspace checkout, its
+  scratch directory, its own `$TMPDIR`, `/tmp` and the user's granted folders are writable.
+  `/tmp` is the host's, shared, as most tools expect (sockets, files other processes wait
+  for); `privateTmp` makes it the command's own directory instead. What git
+  needs to commit stays writable (a worktree's objects, refs and logs in the shared repository),
+  but the parts of `.git` that make git run code or change how it behaves (`hooks`, `config`,
+  `info`) and the checkout's `.xum/` (its hooks, agents and MCP config) are mounted read-only
+  again, so a command cannot plant code that later runs outside the sandbox. A missing `.xum/`
+  or `.git/hooks` is held as an empty read-only directory (bwrap leaves an empty directory behind
+  as the mount point).
+* `read-only`: nothing is writable but an empty, throwaway `$TMPDIR`.
+
+In both, xum's own root (`$XUM_ROOT`: provider keys, secrets, every session) is hidden except the
+workspace's scratch directory, the PID namespace makes "every descendant dies with the command"
+structural (when the script exits, or its group is killed, the namespace goes with it, whatever
+the descendants did with `setsid` or their output), and capabilities are dropped (a command run
+as root cannot remount its way out). Egress `off` adds a network namespace with only its own
+loopback.
+
+This module is pure: it turns a `Layout` into arguments, probes whether bubblewrap works, and
+wraps a runtime so its `exec` runs inside. Which mode applies, and what goes in the layout, is
+decided by the workspace layer (`xum.workspaces.sandboxing`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from xum.runtime.base import ExecResult, FileStat, OutputSink, Runtime, RuntimeKind
+
+SandboxMode = Literal["auto", "workspace-write", "read-only", "off"]
+EgressMode = Literal["shared", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "workspace-write", "read-only", "off")
+EGRESS_MODES: tuple[EgressMode, ...] = ("shared", "off")
+
+BWRAP = "bwrap"
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, Fedora: "
+    "`sudo dnf install bubblewrap`, Arch: `sudo pacman -S bubblewrap`); if it is installed but "
+    "fails, unprivileged user namespaces may be switched off (sysctl "
+    "kernel.unprivileged_userns_clone=1)"
+)
+# Inside `.git`: what makes git run code or change its behaviour. Held read-only.
+GIT_PROTECTED = ("hooks", "config", "info")
+# Inside the shared repository of a worktree: what a commit writes.
+GIT_COMMIT_DIRS = ("objects", "refs", "logs")
+# Enough to show that mount and PID namespaces work (the probe and every command need both).
+_PROBE_ARGS = (
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--unshare-pid",
+    "--die-with-parent",
+    "--",
+    "true",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """The user's choice (config.json `sandbox`, or a flag). `writable`: granted folders,
+    absolute."""
+
+    mode: SandboxMode = "auto"
+    egress: EgressMode = "shared"
+    writable: tuple[str, ...] = ()
+    private_tmp: bool = False  # /tmp is the command's own directory, not the host's
+
+
+def parse_settings(raw: object) -> SandboxSettings:
+    """config.json's `sandbox` object; ValueError saying what is wrong with it."""
+    if raw is None:
+        return SandboxSettings()
+    if not isinstance(raw, Mapping):
+        raise ValueError('"sandbox" must be an object such as {"mode": "auto"}')
+    unknown = sorted(set(raw) - {"mode", "egress", "writable", "privateTmp"})
+    if unknown:
+        raise ValueError(f'"sandbox" has unknown keys: {", ".join(unknown)}')
+    mode = raw.get("mode", "auto")
+    if mode not in SANDBOX_MODES:
+        raise ValueError(f'"sandbox.mode" must be one of {", ".join(SANDBOX_MODES)}, not {mode!r}')
+    egress = raw.get("egress", "shared")
+    if egress not in EGRESS_MODES:
+        raise ValueError(f'"sandbox.egress" must be "shared" or "off", not {egress!r}')
+    writable = raw.get("writable", [])
+    if not isinstance(writable, list) or not all(isinstance(p, str) and p for p in writable):
+        raise ValueError('"sandbox.writable" must be a list of folder paths')
+    folders: list[str] = []
+    for path in writable:
+        expanded = os.path.expanduser(path)
+        if not os.path.isabs(expanded):
+            raise ValueError(f'"sandbox.writable": {path!r} is not an absolute path (or ~/...)')
+        folders.append(os.path.normpath(expanded))
+    private_tmp = raw.get("privateTmp", False)
+    if not isinstance(private_tmp, bool):
+        raise ValueError('"sandbox.privateTmp" must be true or false')
+    return SandboxSettings(
+        mode=mode, egress=egress, writable=tuple(folders), private_tmp=private_tmp
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """Whether bubblewrap works here; `detail` says which one, or why not (with the fix)."""
+
+    ok: bool
+    detail: str
+
+
+def find_bwrap() -> str | None:
+    """The `bwrap` on PATH (a plain scan: no subprocess, cheap enough for start-up)."""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(directory or ".", BWRAP)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+# By the bwrap found on PATH: a change of PATH (or an install) is noticed, a working one is not
+# tried twice.
+_tried: dict[str, Backend] = {}
+
+
+def local_backend() -> Backend:
+    """Whether bubblewrap works on this machine: found on PATH and able to start a command in
+    new mount and PID namespaces (one short `bwrap ... true`, once per process and bwrap)."""
+    path = find_bwrap()
+    if path is None:
+        return Backend(False, f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+    known = _tried.get(path)
+    if known is None:
+        known = _tried[path] = _try_bwrap(path)
+    return known
+
+
+def _try_bwrap(path: str) -> Backend:
+    import subprocess  # the first sandboxed command, not start-up
+
+    try:
+        done = subprocess.run(
+            [path, *_PROBE_ARGS], capture_output=True, timeout=20, stdin=subprocess.DEVNULL
+        )
+        version = subprocess.run([path, "--version"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Backend(False, f"{path} could not run ({exc}); {INSTALL_HINT}")
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        why = said[-1] if said else f"exit status {done.returncode}"
+        return Backend(False, f"{path} cannot make namespaces here ({why}); {INSTALL_HINT}")
+    name = version.stdout.decode(errors="replace").strip() or "bubblewrap"
+    return Backend(True, f"{name} ({path})")
+
+
+@dataclass(frozen=True, slots=True)
+class GitLayout:
+    """Where a checkout's git data is: its own git dir and the repository's common dir (the
+    same directory for an ordinary checkout; for a linked worktree, `<common>/worktrees/<n>`)."""
+
+    git_dir: str
+    common_dir: str
+
+
+def read_git_layout(workspace: str) -> GitLayout | None:
+    """The checkout's git dirs, from `.git` (a directory, or a worktree's `gitdir:` file) and
+    `commondir`; None when it is not a git checkout. File reads only, no git process."""
+    dot_git = os.path.join(workspace, ".git")
+    if os.path.isdir(dot_git):
+        git_dir = dot_git
+    elif os.path.isfile(dot_git):
+        try:
+            text = Path(dot_git).read_text(errors="replace").strip()
+        except OSError:
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = os.path.normpath(os.path.join(workspace, text.removeprefix("gitdir:").strip()))
+    else:
+        return None
+    common = git_dir
+    try:
+        pointer = Path(git_dir, "commondir").read_text(errors="replace").strip()
+    except OSError:
+        pointer = ""
+    if pointer:
+        common = os.path.normpath(os.path.join(git_dir, pointer))
+    return GitLayout(os.path.realpath(git_dir), os.path.realpath(common))
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What one sandboxed command sees. Every path is absolute in the namespace the command
+    runs in. A path named here need not exist: mounts whose source is missing are left out, and a
+    protected directory that is missing is held as an empty read-only one."""
+
+    workspace: str
+    writable_workspace: bool  # workspace-write (True) or read-only (False)
+    # The command's own $TMPDIR (writable; empty and throwaway read-only), made by the local
+    # runtime. None: /tmp itself (shared with the host when writable, else throwaway).
+    temp_dir: str | None
+    private_slash_tmp: bool = False  # /tmp is the command's own too, not the host's
+    egress: EgressMode = "shared"
+    writable: tuple[str, ...] = ()  # scratch dir and granted folders
+    git: GitLayout | None = None
+    hidden: tuple[str, ...] = ()  # directories shown empty under everything else: xum's root
+    shown: tuple[str, ...] = ()  # read-only paths inside a hidden directory that commands need
+    denied: tuple[str, ...] = ()  # the read denylist: directories shown empty, over everything
+    denied_files: tuple[str, ...] = ()  # and files shown empty
+    drop_caps: bool = False  # running as root: drop every capability (no remounting out)
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """Arguments that depend on whether `path` exists where the command runs (None: always
+    `present`)."""
+
+    path: str | None
+    present: tuple[str, ...]
+    absent: tuple[str, ...] = ()
+
+
+def _git_protected(git: GitLayout) -> list[str]:
+    protected = [os.path.join(git.common_dir, name) for name in GIT_PROTECTED]
+    if git.git_dir != git.common_dir:  # a worktree's own per-worktree config
+        protected.append(os.path.join(git.git_dir, "config.worktree"))
+    return protected
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _if_exists(path: str, *args: str) -> Mount:
+    return Mount(path, args)
+
+
+def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
+    """The `bwrap ... --` prefix that runs a command (appended after it) inside `layout`, as
+    steps that depend on what exists (`argv_for` decides them here, `shell_for` on a remote).
+
+    Mounts are applied in order, later ones over earlier ones: the read-only root, then what is
+    hidden, then what is writable, then what is held read-only inside it, then the read
+    denylist over all of it.
+    """
+    head = [bwrap, "--die-with-parent", "--unshare-pid"]
+    if layout.egress == "off":
+        head.append("--unshare-net")
+    if layout.drop_caps:
+        head += ["--cap-drop", "ALL"]
+    head += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    tmp, write = layout.temp_dir, layout.writable_workspace
+    private = layout.private_slash_tmp or tmp is None  # /tmp is the command's own
+    if write and not layout.private_slash_tmp:
+        head += ["--bind", "/tmp", "/tmp"]  # shared with the host, as most tools expect
+    elif write and tmp is not None:
+        head += ["--bind", tmp, "/tmp"]
+    elif private:
+        head += ["--tmpfs", "/tmp"]
+    plan = [Mount(None, tuple(head))]
+    plan += [_if_exists(d, "--tmpfs", d) for d in layout.hidden]
+    plan += [_if_exists(p, "--ro-bind", p, p) for p in layout.shown]
+    git = layout.git
+    ws = layout.workspace
+    if git is not None and not _inside(git.common_dir, ws):
+        # The shared repository of a worktree may sit in a hidden or private place (/tmp).
+        plan.append(_if_exists(git.common_dir, "--ro-bind", git.common_dir, git.common_dir))
+    if not layout.writable_workspace:
+        plan.append(_if_exists(ws, "--ro-bind", ws, ws))
+    else:
+        plan.append(Mount(None, ("--bind", ws, ws)))
+        plan += [_if_exists(p, "--bind", p, p) for p in layout.writable]
+        if git is not None:
+            if not _inside(git.common_dir, ws):
+                for name in GIT_COMMIT_DIRS:
+                    path = os.path.join(git.common_dir, name)
+                    plan.append(_if_exists(path, "--bind", path, path))
+                plan.append(_if_exists(git.git_dir, "--bind", git.git_dir, git.git_dir))
+            for path in _git_protected(git):
+                plan.append(_held_read_only(path, directory=path.endswith("/hooks")))
+        plan.append(_held_read_only(os.path.join(ws, ".xum"), directory=True))
+    if not private and tmp is not None:
+        # $TMPDIR: the session's own directory to write in; read-only, an empty throwaway one.
+        if not write:
+            plan.append(Mount(None, ("--tmpfs", tmp)))
+        elif not any(_inside(tmp, root) for root in layout.writable):
+            plan.append(Mount(None, ("--bind", tmp, tmp)))
+    plan += [_if_exists(d, "--tmpfs", d, "--remount-ro", d) for d in layout.denied]
+    plan += [_if_exists(f, "--ro-bind", "/dev/null", f) for f in layout.denied_files]
+    shown_tmp = "/tmp" if private or tmp is None else tmp
+    plan.append(Mount(None, ("--setenv", "TMPDIR", shown_tmp, "--chdir", cwd, "--")))
+    return plan
+
+
+def _held_read_only(path: str, *, directory: bool) -> Mount:
+    # Missing: an empty, read-only directory in its place, so nothing can be planted there.
+    absent = ("--tmpfs", path, "--remount-ro", path) if directory else ()
+    return Mount(path, ("--ro-bind", path, path), absent)
+
+
+def argv_for(plan: Sequence[Mount], exists: Callable[[str], bool] = os.path.lexists) -> list[str]:
+    """The plan decided here and now (the local runtime)."""
+    argv: list[str] = []
+    for step in plan:
+        argv.extend(step.present if step.path is None or exists(step.path) else step.absent)
+    return argv
+
+
+def shell_for(plan: Sequence[Mount], script: str) -> str:
+    """A bash script that decides the plan where it runs, then execs bwrap running `script`
+    (a remote runtime: one round trip, and what exists is checked at that moment)."""
+    lines = ["set --"]
+    for step in plan:
+        present = " ".join(shlex.quote(a) for a in step.present)
+        absent = " ".join(shlex.quote(a) for a in step.absent)
+        if step.path is None:
+            lines.append(f'set -- "$@" {present}')
+        else:
+            test = f"[ -e {shlex.quote(step.path)} ] || [ -L {shlex.quote(step.path)} ]"
+            other = f'else set -- "$@" {absent}; ' if absent else ""
+            lines.append(f'if {test}; then set -- "$@" {present}; {other}fi')
+    lines.append(f'exec "$@" bash -c {shlex.quote(script)}')
+    return "\n".join(lines)
+
+
+# What a remote runtime is asked once per session (run in the workspace): does bwrap work there,
+# is the command user root, and where is the checkout's git data.
+REMOTE_PROBE = r"""
+if command -v bwrap >/dev/null 2>&1; then
+  if out=$(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent -- true 2>&1)
+  then echo "bwrap-ok $(bwrap --version 2>/dev/null | head -n1)"
+  else echo "bwrap-fails $(printf %s "$out" | tail -n1)"; fi
+else echo "bwrap-missing"; fi
+echo "uid $(id -u)"
+if g=$(git rev-parse --absolute-git-dir 2>/dev/null); then
+  echo "gitdir $g"
+  c=$(git rev-parse --git-common-dir 2>/dev/null) && echo "commondir $(cd -- "$c" && pwd -P)"
+fi
+exit 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteFacts:
+    backend: Backend
+    is_root: bool
+    git: GitLayout | None
+
+
+def parse_remote_probe(output: str, host: str) -> RemoteFacts:
+    backend = Backend(False, f"the sandbox probe on {host} said nothing; {INSTALL_HINT} there")
+    is_root = False
+    git_dir = common = ""
+    for line in output.splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "bwrap-ok":
+            backend = Backend(True, f"{rest.strip() or 'bubblewrap'} on {host}")
+        elif word == "bwrap-missing":
+            backend = Backend(False, f"bubblewrap is not installed on {host}; {INSTALL_HINT}")
+        elif word == "bwrap-fails":
+            backend = Backend(False, f"bwrap fails on {host} ({rest.strip()}); {INSTALL_HINT}")
+        elif word == "uid":
+            is_root = rest.strip() == "0"
+        elif word == "gitdir":
+            git_dir = rest
+        elif word == "commondir":
+            common = rest
+    git = GitLayout(git_dir, common or git_dir) if git_dir.startswith("/") else None
+    return RemoteFacts(backend, is_root, git)
+
+
+class SandboxedRuntime:
+    """A view of `inner` whose `exec` runs the script inside the sandbox. Files, paths and
+    everything else are `inner`'s own (xum's file tools are fenced separately, in
+    `xum.tools.paths`). It is made per tool call and owns nothing: `close` does not close the
+    runtime underneath."""
+
+    def __init__(self, inner: Runtime, layout: Layout) -> None:
+        self.inner = inner
+        self.layout = layout
+        self.kind: RuntimeKind = inner.kind
+        self.workspace_path = inner.workspace_path
+        self.spill_cap = inner.spill_cap
+        self.sees_local_files = inner.sees_local_files
+        self.transport_failure_exit = inner.transport_failure_exit
+
+    def __repr__(self) -> str:
+        mode = "workspace-write" if self.layout.writable_workspace else "read-only"
+        return f"SandboxedRuntime({self.inner!r}, {mode}, egress {self.layout.egress})"
+
+    @property
+    def temp_dir(self) -> str:
+        return self.inner.temp_dir
+
+    def resolve(self, path: str) -> str:
+        return self.inner.resolve(path)
+
+    async def realpath(self, path: str) -> str:
+        return await self.inner.realpath(path)
+
+    async def exec(
+        self,
+        script: str,
+        *,
+        env: Mapping[str, str],
+        cwd: str | None = None,
+        timeout_s: float | None = None,
+        on_output: OutputSink | None = None,
+    ) -> ExecResult:
+        from xum.runtime.local import LocalRuntime
+
+        where = self.inner.resolve(cwd) if cwd else self.inner.workspace_path
+        plan = mount_plan(self.layout, cwd=where)
+        if isinstance(self.inner, LocalRuntime):
+            tmp = self.layout.temp_dir
+            if tmp is not None:
+                os.makedirs(tmp, mode=0o700, exist_ok=True)
+            return await self.inner.exec(
+                script,
+                env=env,
+                cwd=cwd,
+                timeout_s=timeout_s,
+                on_output=on_output,
+                argv_prefix=argv_for(plan),
+            )
+        # Elsewhere (SSH) the runtime runs a bash script: one that execs bwrap, so the sandbox
+        # is the command's process (its group, its lifeline) and nothing is left outside it.
+        wrapped = shell_for(plan, script)
+        return await self.inner.exec(
+            wrapped, env=env, cwd=cwd, timeout_s=timeout_s, on_output=on_output
+        )
+
+    async def read_bytes(self, path: str, *, limit: int | None = None) -> bytes:
+        return await self.inner.read_bytes(path, limit=limit)
+
+    async def write_bytes_atomic(self, path: str, data: bytes) -> None:
+        await self.inner.write_bytes_atomic(path, data)
+
+    async def stat(self, path: str) -> FileStat:
+        return await self.inner.stat(path)
+
+    async def publish_file(self, local: Path) -> str:
+        return await self.inner.publish_file(local)
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,322 @@
+"""Approvals: which tool calls wait for a person, who answers, and what the user chose to keep.
+
+The permission mode of a call (`xum.workspaces.safety.permission_mode`):
+
+| mode | asks for | refuses |
+|---|---|---|
+| `auto` | critical commands, sandbox escalations | |
+| `ask` | those, commands outside the allowlist, file edits outside the workspace | |
+| `read-only` | critical commands | file edits and other write-tier tools, escalations |
+
+Commands are read by `xum.tools.command_risk`; the allowlist is its read-only commands plus the
+prefixes the user chose to "always allow" in this project, kept in `$XUM_ROOT/config.json`:
+
+    "approvals": {"rules": [{"project": "/home/me/app", "tool": "bash", "prefix": "npm test",
+                             "addedAt": 1767225600000}]}
+
+A request goes out as an `approval-request` event and is answered by the front-end's approver
+(the browser's card); without one (`xum run`), the policy answers: `never` and `deny` refuse
+with a tool error the model sees. Every decision is an `approval-resolved` event and is kept in
+the call's committed `tool-result` (`meta.approval`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from xum.core.clock import now_ms
+from xum.engine import events as E
+from xum.engine.events import EventSink
+from xum.engine.middleware import ToolCall
+from xum.store.config import read_config, update_config
+from xum.workspaces.safety import SafetyChoice, permission_mode
+
+if TYPE_CHECKING:
+    from xum.tools.base import ToolContext, ToolResult
+
+Decision = Literal["once", "always", "deny"]
+DECISIONS: tuple[Decision, ...] = ("once", "always", "deny")
+MAX_RULES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswer:
+    decision: Decision
+    reason: str | None = None  # why the user denied it (shown to the model)
+
+
+Approver = Callable[[E.ApprovalRequest], Awaitable[ApprovalAnswer]]
+
+
+# Remembered rules --------------------------------------------------------------------------------
+
+
+def remembered_prefixes(project: str) -> list[str]:
+    """The command prefixes the user always allows in `project` (its trust root)."""
+    section = read_config().get("approvals")
+    rules = section.get("rules") if isinstance(section, dict) else None
+    if not isinstance(rules, list):
+        return []
+    return [
+        str(rule["prefix"])
+        for rule in rules
+        if isinstance(rule, dict)
+        and rule.get("project") == project
+        and rule.get("tool", "bash") == "bash"
+        and isinstance(rule.get("prefix"), str)
+        and rule["prefix"].strip()
+    ]
+
+
+def list_rules() -> list[dict[str, Any]]:
+    section = read_config().get("approvals")
+    rules = section.get("rules") if isinstance(section, dict) else None
+    return [dict(r) for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
+
+
+def remember_prefix(project: str, prefix: str) -> None:
+    """Keep "always allow `prefix` in `project`" (once; the oldest go beyond MAX_RULES)."""
+
+    def mutate(config: dict[str, Any]) -> None:
+        section = config.get("approvals")
+        if not isinstance(section, dict):
+            section = config["approvals"] = {}
+        rules = section.get("rules")
+        if not isinstance(rules, list):
+            rules = section["rules"] = []
+        if any(
+            isinstance(r, dict) and r.get("project") == project and r.get("prefix") == prefix
+            for r in rules
+        ):
+            return
+        rules.append({"project": project, "tool": "bash", "prefix": prefix, "addedAt": now_ms()})
+        del rules[:-MAX_RULES]
+
+    update_config(mutate)
+
+
+def forget_rule(project: str, prefix: str) -> bool:
+    """Remove a remembered rule; whether there was one."""
+
+    def mutate(config: dict[str, Any]) -> bool:
+        section = config.get("approvals")
+        rules = section.get("rules") if isinstance(section, dict) else None
+        if not isinstance(rules, list):
+            return False
+        kept = [
+            r
+            for r in rules
+            if not (
+                isinstance(r, dict) and r.get("project") == project and r.get("prefix") == prefix
+            )
+        ]
+        if len(kept) == len(rules):
+            return False
+        assert isinstance(section, dict)
+        section["rules"] = kept
+        return True
+
+    return update_config(mutate)
+
+
+# The middleware ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Need:
+    kind: str  # command | critical | escalation | write
+    subject: str
+    why: str
+    reason: str | None = None
+    prefix: str | None = None
+
+
+class ApprovalMiddleware:
+    """Decides, before each call, whether it runs, waits for a person, or is refused."""
+
+    def __init__(
+        self,
+        workspace_id: str,
+        *,
+        project_root: str,
+        emit: EventSink,
+        choice: SafetyChoice,
+        approver: Approver | None,
+    ) -> None:
+        """`project_root`: the trust root, under which "always allow" rules are kept (so a
+        worktree workspace shares its project's rules)."""
+        self.workspace_id = workspace_id
+        self.project_root = project_root
+        self.emit = emit
+        self.choice = choice
+        self.approver = approver
+        self._decided: dict[str, dict[str, Any]] = {}  # call id -> meta.approval
+
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
+        from xum.tools import registry
+        from xum.tools.base import error
+
+        try:
+            tier = registry.risk_tier(call.name)
+        except KeyError:
+            return None  # the registry answers an unknown tool
+        mode = permission_mode(self.choice, self.workspace_id)
+        arguments = _arguments(call)
+        if mode == "read-only" and tier == "write":
+            return error(
+                f"{call.name} was not run: this workspace is in the read-only permission mode "
+                "(no changes to files). Read and report instead, or ask the user to switch the "
+                "mode.",
+                approval={"decision": "deny", "by": "policy", "kind": "read-only"},
+            )
+        need: _Need | None = None
+        changed: ToolContext | None = None
+        if call.name == "bash" and arguments is not None:
+            need, refusal = self._bash_need(arguments, ctx, mode)
+            if refusal is not None:
+                return error(refusal, approval={"decision": "deny", "by": "policy"})
+            if need is not None and need.kind == "escalation":
+                changed = dataclasses.replace(ctx, sandbox_escalated=True)
+        elif mode == "ask" and tier == "write" and arguments is not None:
+            need, changed = await self._write_need(call, arguments, ctx)
+        if need is None:
+            return None
+        answer, by = await self._ask(call, need)
+        record = {"decision": answer.decision, "by": by, "kind": need.kind, "why": need.why}
+        if answer.reason:
+            record["reason"] = answer.reason
+        if answer.decision == "deny":
+            return error(_denial(call.name, need, answer, by), approval=record)
+        if answer.decision == "always" and need.prefix:
+            remember_prefix(self.project_root, need.prefix)
+            record["prefix"] = need.prefix
+        self._decided[call.id] = record
+        return changed
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        record = self._decided.pop(call.id, None)
+        if record is None:
+            return result
+        return dataclasses.replace(result, meta={**result.meta, "approval": record})
+
+    # -- what needs a person ----------------------------------------------------------------------
+
+    def _bash_need(
+        self, arguments: dict[str, Any], ctx: ToolContext, mode: str
+    ) -> tuple[_Need | None, str | None]:
+        """(what must be approved, or a refusal that no approval can lift)."""
+        from xum.tools.command_risk import assess
+
+        script = arguments.get("script")
+        if not isinstance(script, str):
+            return None, None  # the tool's validation says what is wrong
+        escalation = arguments.get("sandbox_escalation")
+        escalation = escalation.strip() if isinstance(escalation, str) else ""
+        risk = assess(
+            script,
+            workspace=ctx.runtime.workspace_path,
+            allowed_prefixes=remembered_prefixes(self.project_root) if mode == "ask" else (),
+        )
+        if escalation and mode == "read-only":
+            return None, (
+                "bash was not run: this workspace is in the read-only permission mode, where "
+                "commands run only in the read-only sandbox and cannot be escalated out of it."
+            )
+        if risk.critical:
+            why = "critical: " + "; ".join(risk.critical)
+            return _Need("critical", script, why, escalation or None), None
+        if escalation:
+            why = "run outside the sandbox (a sandbox escalation, for this one call)"
+            return _Need("escalation", script, why, escalation), None
+        if mode == "ask" and not risk.allowlisted:
+            why = (
+                "not in the allowlist of read-only commands and remembered prefixes"
+                if risk.understood
+                else "xum cannot read all of it (command substitution, quoting), so it asks"
+            )
+            return _Need("command", script, why, prefix=risk.prefix), None
+        return None, None
+
+    async def _write_need(
+        self, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext
+    ) -> tuple[_Need | None, ToolContext | None]:
+        from xum.tools.paths import OutsideWriteRoots, PathRefused, resolve_write_path
+
+        path = arguments.get("path")
+        if not isinstance(path, str):
+            return None, None
+        try:
+            await resolve_write_path(ctx, path)
+        except OutsideWriteRoots as outside:
+            roots = (*ctx.extra_write_roots, outside.canonical)
+            need = _Need("write", outside.canonical, "a file edit outside the workspace")
+            return need, dataclasses.replace(ctx, extra_write_roots=roots)
+        except (PathRefused, OSError):
+            return None, None  # refused for a reason no approval lifts: the tool says it
+        return None, None
+
+    async def _ask(self, call: ToolCall, need: _Need) -> tuple[ApprovalAnswer, str]:
+        request = E.ApprovalRequest(
+            request_id=secrets.token_hex(6),
+            call_id=call.id,
+            tool=call.name,
+            kind=need.kind,
+            subject=need.subject,
+            why=need.why,
+            reason=need.reason,
+            prefix=need.prefix,
+        )
+        self.emit(request)
+        policy = self.choice.approval or ("ask" if self.approver is not None else "deny")
+        if policy != "ask" or self.approver is None:
+            answer, by = ApprovalAnswer("deny"), "policy"
+        else:
+            try:
+                answer, by = await self.approver(request), "user"
+            except BaseException:
+                self.emit(_resolved(request, ApprovalAnswer("deny"), "interrupted"))
+                raise
+            if answer.decision not in DECISIONS:
+                answer = ApprovalAnswer("deny", "an unknown decision")
+        self.emit(_resolved(request, answer, by))
+        return answer, by
+
+
+def _resolved(request: E.ApprovalRequest, answer: ApprovalAnswer, by: str) -> E.ApprovalResolved:
+    return E.ApprovalResolved(
+        request_id=request.request_id,
+        call_id=request.call_id,
+        decision=answer.decision,
+        by=by,
+        reason=answer.reason,
+    )
+
+
+def _denial(tool: str, need: _Need, answer: ApprovalAnswer, by: str) -> str:
+    if by == "policy":
+        return (
+            f"{tool} was not run: it needs a person's approval ({need.why}), and nobody can "
+            "approve in this session (its approval policy refuses). Find another way that does "
+            "not need it, or say in your answer what needs the user's approval."
+        )
+    said = f": {answer.reason}" if answer.reason else ""
+    return (
+        f"{tool} was not run: the user denied it{said}. Do not retry the same call; adjust "
+        "your approach, or ask the user."
+    )
+
+
+def _arguments(call: ToolCall) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(call.arguments or "{}")
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None

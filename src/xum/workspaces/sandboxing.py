@@ -1,0 +1,258 @@
+"""The sandbox of a workspace's commands: which mode applies, and the call's sandboxed runtime.
+
+`SandboxMiddleware` sits in the tool-call middleware after the hooks (so it sees the
+`.xum/tool_env` file bash will source) and, for every `bash` call, hands the call a
+`SandboxedRuntime` (foreground and background commands both start from the call's runtime).
+
+* `off`: the command runs as before, as the user.
+* `auto` (the default): `workspace-write` where bubblewrap works; otherwise as before, with one
+  `sandbox-unavailable` advisory naming the fix (at session start when `bwrap` is missing, at
+  the first command when it is present but cannot run).
+* `workspace-write`, `read-only` asked for explicitly: fail-closed. Without a working backend
+  bash refuses to run, saying how to install it.
+
+The hooks (`.xum/tool_pre`, `tool_post`, `init`, ...) are trusted configuration and run outside
+the sandbox, as the user; what a hook sources for bash (`tool_env`) runs inside it, with the
+script. On an SSH workspace the backend is the remote host's bubblewrap, probed once per
+session; granted folders are local paths and do not apply there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xum.core.paths import xum_root
+from xum.engine import events as E
+from xum.engine.events import EventSink
+from xum.engine.middleware import ToolCall
+from xum.runtime.base import Runtime
+from xum.tools.denylist import ReadDenylist
+from xum.workspaces.safety import (
+    SafetyChoice,
+    SafetyConfigError,
+    permission_mode,
+    sandbox_settings,
+)
+
+if TYPE_CHECKING:
+    from xum.runtime.sandbox import Backend, GitLayout, Layout, SandboxSettings
+    from xum.tools.base import ToolContext, ToolResult
+
+SANDBOXED_TOOLS = frozenset({"bash"})
+# What a denied write looks like in a command's output: the note after it says why.
+_DENIED_MARKERS = ("Read-only file system", "EROFS")
+
+
+def missing_backend_notice(mode: str) -> E.Advisory | None:
+    """At session start: the advisory for a sandbox that cannot work here because `bwrap` is
+    not installed (a PATH scan, no process), or None."""
+    from xum.runtime.sandbox import INSTALL_HINT, find_bwrap
+
+    if mode == "off" or find_bwrap() is not None:
+        return None
+    if mode == "auto":
+        message = (
+            "commands run without a sandbox, as you: bubblewrap (bwrap) is not installed; "
+            f"{INSTALL_HINT}"
+        )
+    else:
+        message = (
+            f"the sandbox mode is {mode}, but bubblewrap (bwrap) is not installed, so bash will "
+            f"refuse to run; {INSTALL_HINT}"
+        )
+    return E.Advisory(kind="sandbox-unavailable", message=message)
+
+
+class SandboxMiddleware:
+    """Runs each `bash` call's commands in the sandbox the settings ask for."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        workspace_id: str,
+        scratch_dir: Path,
+        emit: EventSink,
+        choice: SafetyChoice,
+        warned: bool = False,
+    ) -> None:
+        """`warned`: the session already said the sandbox is unavailable (at its start)."""
+        self.runtime = runtime
+        self.workspace_id = workspace_id
+        self.scratch_dir = scratch_dir
+        self.emit = emit
+        self.choice = choice
+        self._warned = warned
+        self._remote: tuple[Backend, bool, GitLayout | None] | None = None
+        self._probe_lock = asyncio.Lock()
+
+    async def before_tool(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult | ToolContext | None:
+        if call.name not in SANDBOXED_TOOLS:
+            return None
+        from xum.tools.base import error
+
+        if ctx.sandbox_escalated:  # approved for this one call (recorded in its result)
+            return None
+        try:
+            settings = sandbox_settings(self.choice)
+        except SafetyConfigError as exc:
+            return error(f"bash was not run: {exc.message} ({exc.hint})", sandbox="config-error")
+        if permission_mode(self.choice, self.workspace_id) == "read-only":
+            # The read-only permission mode runs commands only in the read-only sandbox.
+            settings = dataclasses.replace(settings, mode="read-only")
+        if settings.mode == "off":
+            return None
+        backend, is_root, git = await self._backend(ctx.runtime)
+        if not backend.ok:
+            if settings.mode == "auto":
+                self._warn(backend.detail)
+                return None
+            return error(
+                f"bash was not run: the sandbox mode is {settings.mode}, which needs a working "
+                f"sandbox, and {backend.detail}. The user can install it, or choose another "
+                'sandbox mode ("sandbox" in config.json, or `xum run --sandbox`; the read-only '
+                "permission mode always needs it).",
+                sandbox="unavailable",
+            )
+        from xum.runtime.sandbox import SandboxedRuntime
+        from xum.tools.denylist import current_denylist
+
+        try:
+            denylist = current_denylist()
+        except ValueError as exc:  # fail closed, as the file tools do
+            return error(
+                f"bash was not run: the read denylist in xum's config.json is malformed ({exc})",
+                sandbox="config-error",
+            )
+        layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
+        if denylist.active:
+            layout = _with_denylist(layout, denylist, ctx.runtime)
+        return dataclasses.replace(ctx, runtime=SandboxedRuntime(ctx.runtime, layout))
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        from xum.runtime.sandbox import SandboxedRuntime
+
+        runtime = ctx.runtime
+        if not isinstance(runtime, SandboxedRuntime) or not result.is_error:
+            return result
+        if not any(marker in result.output for marker in _DENIED_MARKERS):
+            return result
+        if runtime.layout.writable_workspace:
+            where = (
+                "in the workspace, its scratch dir ($XUM_SCRATCH_DIR), $TMPDIR, /tmp and the "
+                "folders the user granted; .git/hooks, .git/config and .xum/ are read-only"
+            )
+        else:
+            where = "nowhere but a throwaway $TMPDIR (read-only sandbox)"
+        note = (
+            f"\n[note: this command runs in xum's sandbox, which allows writes only {where}. "
+            "Write somewhere allowed, or tell the user what needs to change.]"
+        )
+        meta = {**result.meta, "sandbox_denied": True}
+        return dataclasses.replace(result, output=result.output + note, meta=meta)
+
+    # -- the backend and the layout -------------------------------------------------------------
+
+    async def _backend(self, runtime: Runtime) -> tuple[Backend, bool, GitLayout | None]:
+        """(backend, runs as root, git dirs); the git dirs only for a remote runtime (a local
+        checkout's are read from its files on every call)."""
+        if runtime.sees_local_files:
+            from xum.runtime.sandbox import local_backend
+
+            return await asyncio.to_thread(local_backend), os.geteuid() == 0, None
+        async with self._probe_lock:
+            if self._remote is None:
+                self._remote = await _probe_remote(runtime)
+        return self._remote
+
+    def _layout(
+        self,
+        ctx: ToolContext,
+        settings: SandboxSettings,
+        write: bool,
+        is_root: bool,
+        remote_git: GitLayout | None,
+    ) -> Layout:
+        from xum.runtime.sandbox import Layout, read_git_layout
+
+        runtime = ctx.runtime
+        source: tuple[str, ...] = (ctx.env_source,) if ctx.env_source else ()
+        if not runtime.sees_local_files:
+            scratch = str(getattr(runtime, "scratch_dir", "") or "")
+            return Layout(
+                workspace=runtime.workspace_path,
+                writable_workspace=write,
+                # No directory is made on the host for $TMPDIR: /tmp is it.
+                temp_dir=None,
+                private_slash_tmp=settings.private_tmp,
+                egress=settings.egress,
+                writable=(scratch,) if write and scratch else (),
+                git=remote_git,
+                shown=(*source, *((scratch,) if scratch and not write else ())),
+                drop_caps=is_root,
+            )
+        workspace = os.path.realpath(runtime.workspace_path)
+        scratch = os.path.realpath(ctx.scratch_dir)
+        # The ssh agent's socket often lives in /tmp, which `privateTmp` replaces: git over ssh
+        # keeps working (connecting to a socket is not a write).
+        agent = os.environ.get("SSH_AUTH_SOCK")
+        source += (agent,) if agent and os.path.isabs(agent) else ()
+        return Layout(
+            workspace=workspace,
+            writable_workspace=write,
+            temp_dir=os.path.join(scratch, "sandbox-tmp"),
+            private_slash_tmp=settings.private_tmp,
+            egress=settings.egress,
+            writable=(scratch, *settings.writable) if write else (),
+            git=read_git_layout(workspace),
+            # xum's own root holds provider keys, secrets and every session: not the model's.
+            hidden=(os.path.realpath(xum_root()),),
+            shown=(*source, *(() if write else (scratch,))),
+            drop_caps=is_root,
+        )
+
+    def _warn(self, detail: str) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        self.emit(
+            E.Advisory(
+                kind="sandbox-unavailable",
+                message=f"commands run without a sandbox, as you: {detail}",
+            )
+        )
+
+
+def _with_denylist(layout: Layout, denylist: ReadDenylist, runtime: Runtime) -> Layout:
+    """Denied directories shown empty and denied files shown as empty files; of the name
+    patterns, only a `.env` at the top of the checkout (mounts cannot follow a pattern). On a
+    remote host only the built-in directories apply (configured paths are this machine's, like
+    granted folders)."""
+    if runtime.sees_local_files:
+        roots = denylist.roots(runtime.resolve)
+    else:
+        roots = ReadDenylist(sensitive=denylist.sensitive).roots(runtime.resolve)
+    files = [r for r in roots if runtime.sees_local_files and os.path.isfile(r)]
+    directories = [r for r in roots if r not in files]
+    if denylist.sensitive:
+        files.append(os.path.join(layout.workspace, ".env"))
+    return dataclasses.replace(layout, denied=tuple(directories), denied_files=tuple(files))
+
+
+async def _probe_remote(runtime: Runtime) -> tuple[Backend, bool, GitLayout | None]:
+    from xum.runtime.sandbox import REMOTE_PROBE, Backend, parse_remote_probe
+
+    host = str(getattr(runtime, "host", runtime.kind))
+    out = bytearray()
+    try:
+        await runtime.exec(REMOTE_PROBE, env={}, timeout_s=60, on_output=out.extend)
+    except OSError as exc:
+        return Backend(False, f"the sandbox probe on {host} failed ({exc})"), False, None
+    facts = parse_remote_probe(out.decode(errors="replace"), host)
+    return facts.backend, facts.is_root, facts.git
