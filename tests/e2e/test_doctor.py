@@ -122,6 +122,8 @@ def test_doctor_reports_mcp_config_errors_by_file_line_and_column(
     assert checks[("mcp.jsonc", "fail")].startswith(f"{xum_root / 'mcp.jsonc'}:2:")
     assert "servers.bad" in checks[("repo mcp.jsonc", "warn")]
     assert "SECRET-ARG" not in result.stdout
+
+
 def _bin_without_bwrap(tmp_path: Path) -> str:
     """A PATH directory with what doctor's subprocesses need, but no bwrap."""
     import shutil

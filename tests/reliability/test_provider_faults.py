@@ -32,7 +32,7 @@ from xum.engine.derive import replay_events
 from xum.engine.route import resolve_route
 from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
-from xum.llm.http import Timeouts
+from xum.llm.limits import ReplyLimits
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import Wire
 from xum.runtime.local import LocalRuntime
@@ -134,7 +134,7 @@ def session_for(server: FakeLLM, wire: Wire, workdir: Path, ws_id: str) -> Agent
     client = open_client(
         route.endpoint,
         retry=RetryPolicy(max_retries=2, base_delay_s=0.0, max_delay_s=0.0, jitter=0.0),
-        timeouts=Timeouts(connect=5.0, read=IDLE_S, write=5.0, pool=5.0),
+        limits=ReplyLimits(connect_s=5.0, idle_s=IDLE_S, write_s=5.0),
     )
     return AgentSession(
         workspace=WorkspaceInfo(ws_id, "faults", str(workdir), str(workdir), "local"),

@@ -207,6 +207,8 @@ def _holder_text(holder: dict[str, object]) -> str:
     from xum.core.lock import describe_holder
 
     return describe_holder(holder)
+
+
 def check_sandbox() -> tuple[list[Check], dict[str, Any]]:
     """The command sandbox: the mode config.json asks for and whether its backend works here
     (one `bwrap ... true`, which writes nothing)."""

@@ -42,8 +42,6 @@ def create_app(config: ServerConfig) -> FastAPI:
         mcp,
         projects,
         review,
-        projects,
-        review,
         safety,
         server_info,
         settings,
