@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -181,10 +182,12 @@ async def test_file_edit_is_a_diff_and_todo_write_is_the_plan(
 async def test_cancel_stops_the_running_command_and_the_session_goes_on(
     fake_llm: FakeLLM, repo: Path, delegated: bool
 ) -> None:
-    pid_file = repo.parent / "sleep.pid"
+    # The command may run in the sandbox's own pid namespace, where `$$` is not a pid of this
+    # machine: it is found by a name it alone has instead.
+    marker = f"xum-acp-cancel-{uuid.uuid4().hex}"
     fake_llm.script(
         fakellm.tool_call(
-            "bash", {"script": f"echo $$ > {pid_file}; exec sleep 300", "display_name": "wait"}
+            "bash", {"script": f"exec -a {marker} sleep 300", "display_name": "wait"}
         ),
         fakellm.text("Still here."),
     )
@@ -199,7 +202,7 @@ async def test_cancel_stops_the_running_command_and_the_session_goes_on(
             conn.prompt(session_id=new.session_id, prompt=[text_block("Wait a while")])
         )
         await editor.wait_for(is_call_update("wait", "in_progress"))
-        pid = await _poll(lambda: _read_pid(pid_file), "the command to write its pid")
+        pid = await _poll(lambda: _pid_named(marker), "the command to start")
         await conn.cancel(session_id=new.session_id)
         answer = await asyncio.wait_for(turn, 30)
         assert answer.stop_reason == "cancelled"
@@ -532,12 +535,18 @@ async def _poll(read: Callable[[], Any], what: str, timeout: float = 15.0) -> An
         await asyncio.sleep(0.02)
 
 
-def _read_pid(path: Path) -> int | None:
-    try:
-        text = path.read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(text) if text else None
+def _pid_named(name: str) -> int | None:
+    """The pid (in this machine's namespace) of the process whose argv[0] is `name`."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv0 = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
+        except OSError:
+            continue
+        if argv0 == name.encode():
+            return int(entry.name)
+    return None
 
 
 def _alive(pid: int) -> bool:

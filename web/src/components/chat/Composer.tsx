@@ -133,15 +133,21 @@ export function Composer(props: { workspace: Workspace }) {
     setSending(true);
     setError(null);
     const source = ws.id;
+    const typed = text;
+    // The box empties as the message leaves, not when the server's answer comes back: its
+    // bubble can reach the transcript first, and the same words must not show in both places.
+    setText("");
+    setDismissedAt(null);
     try {
       if (isBareModelCommand(value, commands)) openPicker("model");
       else await sendMessage(source, value, when);
       // A /fork has moved the composer to the new fork by now: clear the source's draft.
       drafts.set(source, "");
-      if (idRef.current === source) setText("");
-      setDismissedAt(null);
     } catch (exc) {
       setErrorState(composerError(exc));
+      // Nothing was sent: give the words back, unless something new has been typed meanwhile.
+      if (idRef.current === source) setText((cur) => (cur === "" ? typed : cur));
+      else if (drafts.get(source) === "") drafts.set(source, typed);
     } finally {
       setSending(false);
     }
