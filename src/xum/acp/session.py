@@ -3,10 +3,10 @@
 The ACP session id is the workspace id, so `session/load` finds the workspace again (in this
 bridge or a later one) and the browser UI shows the same workspace. The session is opened
 through the one assembly (`open_workspace_session`), holding the workspace's writer lock for as
-long as the editor keeps it, with three things of the bridge's own: the event sink (events
+long as the editor keeps it, with four things of the bridge's own: the event sink (events
 become `session/update` notifications through the translator and the pump), the `ask_user`
-callback (permission requests) and, when the editor can take them, the delegation of file reads,
-writes and commands to the editor.
+callback and the approver (both permission requests) and, when the editor can take them, the
+delegation of file reads, writes and commands to the editor.
 
 Changing the model or the thinking level is stored on the workspace and takes effect from the
 next prompt, when the session is reopened with them; the mode (exec or plan) changes in place,
@@ -31,6 +31,7 @@ from acp.schema import (
 )
 
 from xum.acp import options as opts
+from xum.acp.approvals import EditorApprover
 from xum.acp.delegation import EditorAbilities, EditorDelegation
 from xum.acp.pump import UpdatePump
 from xum.acp.questions import EditorQuestions
@@ -101,6 +102,7 @@ class BridgeSession:
         self.questions = EditorQuestions(
             client, self.id, self.pump.drain, lambda: self.translator.question_call
         )
+        self.approver = EditorApprover(client, self.id, self.pump.drain)
         self.opened: WorkspaceSession | None = None
         self._created: CreatedWorkspace | None = None
         self._running = False
@@ -149,6 +151,7 @@ class BridgeSession:
             emit=self._emit,
             created=created,
             ask_user=self.questions,
+            approver=self.approver,
             tool_middleware=[self.delegation] if self.delegation is not None else (),
             purpose="acp",
             hold_writer=True,

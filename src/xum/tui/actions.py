@@ -22,8 +22,10 @@ from xum.tui.runner import Workspace
 if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
     from xum.tui.app import XumApp
+    from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
+    from xum.workspaces.approvals import ApprovalAnswer
 
 DEFAULT_AGENT = "exec"
 DEFAULT_THINKING = "medium"
@@ -242,6 +244,30 @@ class Actions:
             app.composer.focus()
         if pending is not None and current is None:
             slot.mount(QuestionPanel(pending.questions))
+        self._show_approval()
+
+    def _show_approval(self) -> None:
+        from xum.tui.approval import ApprovalPanel
+
+        app = self.app
+        slot = app.query_one("#question-slot")
+        ws = app.selected
+        pending = ws.approval if ws is not None else None
+        shown = slot.query(ApprovalPanel)
+        current = shown.first() if shown else None
+        if current is not None and (pending is None or current.request is not pending.request):
+            current.remove()
+            current = None
+            app.composer.focus()
+        if pending is not None and current is None:
+            slot.mount(ApprovalPanel(pending.request))
+
+    def decided(self, panel: ApprovalPanel, answer: ApprovalAnswer) -> None:
+        ws = self.app.selected
+        if ws is not None and ws.approval is not None and ws.approval.request is panel.request:
+            self.app.runner.decide(ws, answer)
+        panel.remove()
+        self.app.composer.focus()
 
     def answered(self, panel: QuestionPanel, answers: dict[str, str]) -> None:
         ws = self.app.selected

@@ -35,6 +35,7 @@ from xum.tui.transcript import Change, Transcript
 from xum.tui.views import TranscriptView
 
 if TYPE_CHECKING:
+    from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
 
@@ -470,6 +471,9 @@ class XumApp(App[None]):
 
     def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
         self.actions.answered(message.panel, message.answers)
+
+    def on_approval_panel_decided(self, message: ApprovalPanel.Decided) -> None:
+        self.actions.decided(message.panel, message.answer)
 
     # Quitting ----------------------------------------------------------------------------
 

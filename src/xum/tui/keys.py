@@ -34,6 +34,15 @@ KEYS: tuple[Key, ...] = (
     Key("Ctrl+G", "carry out the proposed plan (switches to Exec)", "Composer"),
     Key("Ctrl+S", "submit the answers to the agent's questions", "Questions"),
     Key("Tab, Shift+Tab", "move between the questions and their fields", "Questions"),
+    Key("Ctrl+Y", "approve the waiting tool call once", "Approvals"),
+    Key(
+        "Tab, Shift+Tab",
+        "move between Approve once, Always allow (the command's prefix, in this project) and Deny",
+        "Approvals",
+    ),
+    Key(
+        "Enter", "press the focused button; in the reason field, deny with that reason", "Approvals"
+    ),
     Key("Ctrl+N", "new workspace (local, worktree or SSH)", "Workspaces"),
     Key("Ctrl+Down, Ctrl+Up", "next and previous workspace (Alt+Down, Alt+Up too)", "Workspaces"),
     Key("Ctrl+B", "go to the workspace list (Esc goes back to the composer)", "Workspaces"),

@@ -13,7 +13,8 @@ running tool calls finish, "turn" ones run as turns of their own, one after anot
 interrupt hands the queue back (the UI puts it back in the composer) instead of running it.
 `ask_user_question` reaches the user through the session's `ask_user`: the question waits in
 `Workspace.question` until the UI answers or dismisses it (a chat message instead dismisses
-it, as in the browser).
+it, as in the browser). A call that needs approval (a critical command, a sandbox escalation, and
+in the `ask` mode the rest of what it asks for) waits the same way in `Workspace.approval`.
 
 The writer lock decides who writes: a workspace whose session another process (`xum server`,
 `xum run`) is using is refused with a clear error, and its log is followed instead (committed
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
     from xum.tools.base import Question
+    from xum.workspaces.approvals import ApprovalAnswer
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
 
@@ -59,6 +61,12 @@ class PendingQuestion:
 
 
 @dataclass(eq=False)
+class PendingApproval:
+    request: E.ApprovalRequest
+    future: asyncio.Future[ApprovalAnswer] = field(repr=False)
+
+
+@dataclass(eq=False)
 class Workspace:
     record: WorkspaceRecord
     transcript: Transcript = field(default_factory=Transcript)
@@ -67,6 +75,7 @@ class Workspace:
     session: WorkspaceSession | None = None
     task: asyncio.Task[None] | None = None
     question: PendingQuestion | None = None
+    approval: PendingApproval | None = None
     failed: bool = False  # the last turn ended on an error
     unread: bool = False
     stale: bool = False  # settings changed while a turn ran: reopen after it
@@ -84,7 +93,7 @@ class Workspace:
 
     @property
     def status(self) -> Status:
-        if self.question is not None:
+        if self.question is not None or self.approval is not None:
             return "waiting"
         if self.running or self.busy_elsewhere:
             return "working"
@@ -263,6 +272,7 @@ class Runner:
                 emit=lambda event: self._emit(ws, event),
                 created=prepared,
                 ask_user=lambda questions: self._ask(ws, questions),
+                approver=lambda request: self._approve(ws, request),
                 children=self._child_event,
                 purpose="tui",
             )
@@ -355,6 +365,27 @@ class Runner:
             if ws.question is pending:
                 ws.question = None
                 self.listener.status_changed(ws)
+
+    async def _approve(self, ws: Workspace, request: E.ApprovalRequest) -> ApprovalAnswer:
+        """Wait for the user's decision; an interrupt cancels the wait (the call is denied)."""
+        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+        pending = PendingApproval(request, future)
+        ws.approval = pending
+        self.listener.status_changed(ws)
+        try:
+            return await future
+        finally:
+            if ws.approval is pending:
+                ws.approval = None
+                self.listener.status_changed(ws)
+
+    def decide(self, ws: Workspace, answer: ApprovalAnswer) -> bool:
+        """Answer the call waiting for approval."""
+        pending = ws.approval
+        if pending is None or pending.future.done():
+            return False
+        pending.future.set_result(answer)
+        return True
 
     def answer(self, ws: Workspace, answers: Answers) -> bool:
         """Answer the pending question (None dismisses it)."""
