@@ -117,3 +117,44 @@ async def test_interrupting_the_turn_denies_the_waiting_call(
         await until(pilot, lambda: not app.query("ApprovalPanel"), "the panel to go")
         assert ws.approval is None and ws.status != "waiting"
     assert not marker.exists()
+
+
+async def test_f6_steps_the_permission_mode_and_ask_asks_with_an_always_answer(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    repo = project(tmp_path)
+    first, second = repo / "first.marker", repo / "second.marker"
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": f"touch {first}", "display_name": "mark"}),
+        fakellm.text("marked"),
+        fakellm.tool_call("bash", {"script": f"touch {second}", "display_name": "mark again"}),
+        fakellm.text("marked again"),
+    )
+    app = XumApp(repo)
+    app.actions.draft_model = MODEL
+    async with app.run_test(size=(110, 40)) as pilot:
+        await start_app(pilot)
+        # On the new-workspace row the mode is what the first message creates.
+        await pilot.press("f6")
+        await on_screen(pilot, "thinking medium · ask")
+        await send(pilot, "mark it")
+        await until(pilot, lambda: app.query("#approve-always"), "the always answer")
+        ws = app.selected
+        assert ws is not None and ws.record.permissions == "ask"
+        assert not first.exists()
+        app.query_one("#approve-always").focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: not ws.running, "the first turn to end")
+        assert first.exists()
+        # The remembered prefix covers the next `touch`: it runs without asking.
+        await send(pilot, "mark it again")
+        await until(pilot, lambda: len(fake_llm.requests) >= 4, "the second turn's result")
+        await until(pilot, lambda: not ws.running, "the second turn to end")
+        assert second.exists() and not app.query("ApprovalPanel")
+        # F6 goes on to read-only, then back to auto (not shown on the bar).
+        await pilot.press("f6")
+        await until(pilot, lambda: ws.record.permissions == "read-only", "read-only")
+        await on_screen(pilot, "thinking medium · read-only")
+        await pilot.press("f6")
+        await until(pilot, lambda: ws.record.permissions == "auto", "auto again")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from xum.core.errors import XumError
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
+from xum.workspaces.safety import PERMISSION_MODES, PermissionMode
 
 if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
@@ -39,6 +40,7 @@ class Actions:
         self.draft_model: str | None = None
         self.draft_thinking: str | None = None
         self.draft_agent = DEFAULT_AGENT
+        self.draft_permissions: PermissionMode = "auto"
         # One message at a time: a second Enter while the first one still creates its
         # workspace must go to that workspace (queued), not make another.
         self._sending = asyncio.Lock()
@@ -108,6 +110,30 @@ class Actions:
             self.draft_thinking = level
         else:
             await self._update(ws, thinking=level)
+        self.app.redraw_bar()
+
+    def permissions_of(self, ws: Workspace | None) -> PermissionMode:
+        """The permission mode the workspace's tool calls run in (docs/security.md)."""
+        if ws is None:
+            return self.draft_permissions
+        stored = ws.record.permissions
+        return next((m for m in PERMISSION_MODES if m == stored), "auto")
+
+    async def next_permissions(self) -> None:
+        """auto, ask, read-only, auto...: read on every tool call, so the next call of a running
+        turn already runs in the new mode (the session is not reopened)."""
+        from xum.store import registry
+
+        ws = self.app.selected
+        current = self.permissions_of(ws)
+        new = PERMISSION_MODES[(PERMISSION_MODES.index(current) + 1) % len(PERMISSION_MODES)]
+        if ws is None:
+            self.draft_permissions = new
+        else:
+            workspace_id = ws.id
+            ws.record = await asyncio.to_thread(
+                lambda: registry.update_workspace(workspace_id, permissions=new)
+            )
         self.app.redraw_bar()
 
     async def toggle_mode(self) -> None:
@@ -182,6 +208,7 @@ class Actions:
             model=self.draft_model,
             thinking=self.draft_thinking,
             agent=self.draft_agent,
+            permissions=self.draft_permissions,
         )
 
     def _problem(self, message: str, hint: str | None = None, retry: str | None = None) -> None:
@@ -316,9 +343,12 @@ class Actions:
         model: str | None = None,
         thinking: str | None = None,
         agent: str = DEFAULT_AGENT,
+        permissions: PermissionMode = "auto",
     ) -> Workspace | None:
         app = self.app
         fields: dict[str, object] = {"agent": agent}
+        if permissions != "auto":
+            fields["permissions"] = permissions
         if model is not None:
             fields["model"] = model
         if thinking is not None:

@@ -75,6 +75,8 @@ class XumApp(App[None]):
         Binding("f3", "next_thinking", "Thinking", show=False),
         Binding("f4", "toggle_mode", "Plan/Exec", show=False),
         Binding("f5", "retry", "Retry", show=False),
+        # Priority: the composer (a TextArea) binds F6 to selecting the line.
+        Binding("f6", "next_permissions", "Permissions", show=False, priority=True),
         Binding("ctrl+g", "implement_plan", "Implement plan", show=False, priority=True),
         Binding("f8", "toggle_theme", "Theme", show=False),
         Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
@@ -317,6 +319,10 @@ class XumApp(App[None]):
                 bar.append(" · ")
         bar.append(agent.capitalize(), style="bold magenta" if agent == "plan" else "bold")
         bar.append(f" · {strip_controls(model)} · thinking {thinking}")
+        permissions = self.actions.permissions_of(ws)
+        if permissions != "auto":  # the default is not worth the room on a narrow terminal
+            bar.append(" · ")
+            bar.append(permissions, style="bold red" if permissions == "ask" else "bold cyan")
         self.query_one("#bar", Static).update(bar)
         self.query_one("#status", Static).update(self.status_line(ws))
 
@@ -462,6 +468,9 @@ class XumApp(App[None]):
 
     def action_toggle_mode(self) -> None:
         self._later(self.actions.toggle_mode())
+
+    def action_next_permissions(self) -> None:
+        self._later(self.actions.next_permissions())
 
     def action_retry(self) -> None:
         self._later(self.actions.retry())

@@ -31,6 +31,11 @@ KEYS: tuple[Key, ...] = (
     Key("F3", "next thinking level", "Composer"),
     Key("F4", "switch between Exec and Plan", "Composer"),
     Key("F5", "send the failed message again", "Composer"),
+    Key(
+        "F6",
+        "next permission mode: auto, ask (commands outside the allowlist ask too), read-only",
+        "Composer",
+    ),
     Key("Ctrl+G", "carry out the proposed plan (switches to Exec)", "Composer"),
     Key("Ctrl+S", "submit the answers to the agent's questions", "Questions"),
     Key("Tab, Shift+Tab", "move between the questions and their fields", "Questions"),
