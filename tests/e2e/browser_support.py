@@ -18,13 +18,25 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from xum.testing import fakellm
-from xum.testing.webui import CHROMIUM, GIT, REPO_ROOT, XumServer, make_repo, ui_built, wait_until
+from xum.testing.fakellm import FakeLLM
+from xum.testing.webui import (
+    CHROMIUM,
+    GIT,
+    REPO_ROOT,
+    XumServer,
+    make_repo,
+    start_server,
+    ui_built,
+    wait_until,
+)
 
 __all__ = ["GIT", "XumServer", "make_repo", "wait_until"]
 
@@ -222,6 +234,38 @@ def ensure_ui_built() -> None:
     subprocess.run(["make", "build-web"], cwd=REPO_ROOT, check=True, timeout=600)
 
 
+def fake_env(fake: FakeLLM) -> dict[str, str]:
+    """A server's environment with the fake LLM as its Anthropic provider."""
+    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+
+
+@contextmanager
+def browser_fake(
+    reply: Callable[[fakellm.RecordedRequest], fakellm.Reply] = responder,
+    models: list[str] | None = None,
+) -> Iterator[FakeLLM]:
+    """For a module's server of its own, once Chromium and the built UI are there: a fake LLM
+    answering with `reply` (and listing `models` when given), stopped after."""
+    skip_without_chromium()
+    ensure_ui_built()
+    fake = (FakeLLM() if models is None else FakeLLM(models=models)).start()
+    fake.set_responder(reply)
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+@contextmanager
+def serving(base: Path, env: dict[str, str], token: str | None = TOKEN) -> Iterator[XumServer]:
+    """A `xum server` at `base` with `env`, stopped after."""
+    server = start_server(base, token, env)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 # ---- Page helpers ----------------------------------------------------------------------------
 
 
@@ -234,6 +278,20 @@ def open_workspace(page: Any, workspace_id: str) -> None:
     page.wait_for_selector(
         f".main[data-workspace-id='{workspace_id}'] [data-transcript-ready='true']"
     )
+
+
+def open_new_workspace(
+    browser_context: Any, server: XumServer, name: str
+) -> tuple[Any, dict[str, Any], list[str]]:
+    """A new workspace `name` opened in a new signed-in page: (the page, the workspace, the
+    page's errors as they happen)."""
+    ws = server.create_workspace(name)
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{server.url}/?token={TOKEN}")
+    open_workspace(page, ws["id"])
+    return page, ws, errors
 
 
 def send(page: Any, text: str) -> None:

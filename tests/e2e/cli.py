@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from xum.testing.fakellm import FakeLLM
 
 XUM = str(Path(sys.executable).with_name("xum"))
 
@@ -29,3 +33,13 @@ def run_xum(
         text=True,
         timeout=timeout,
     )
+
+
+def env_for(server: FakeLLM) -> dict[str, str]:
+    """The environment that makes the fake LLM server the Anthropic provider."""
+    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    """The JSON events `xum run --json` printed, one a line."""
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]

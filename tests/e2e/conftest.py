@@ -1,9 +1,11 @@
 """Fixtures for the browser tests (test_browser_*.py): one `xum server` and one Chromium for the
-whole session, a fresh browser context per test. Nothing here is autouse."""
+whole session, a fresh browser context per test; and the git repository the CLI tests run in.
+Nothing here is autouse."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,12 +14,21 @@ from tests.e2e.browser_support import (
     DESKTOP,
     TOKEN,
     ensure_ui_built,
+    fake_env,
     responder,
     screenshot,
+    serving,
     skip_without_chromium,
 )
+from tests.gitrepo import make_repo
 from xum.testing.fakellm import FakeLLM
-from xum.testing.webui import XumServer, chromium_launch_args, start_server
+from xum.testing.webui import XumServer, chromium_launch_args
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository of one commit (`make_repo`); modules that need another override it."""
+    return make_repo(tmp_path / "repo")
 
 
 @pytest.fixture(scope="session")
@@ -35,12 +46,8 @@ def fake_model() -> Iterator[FakeLLM]:
 def xum_web(tmp_path_factory: pytest.TempPathFactory, fake_model: FakeLLM) -> Iterator[XumServer]:
     skip_without_chromium()
     ensure_ui_built()
-    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_model.url}
-    server = start_server(tmp_path_factory.mktemp("xum-web"), TOKEN, env)
-    try:
+    with serving(tmp_path_factory.mktemp("xum-web"), fake_env(fake_model)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 # Module scope, not session: Playwright's sync API keeps an event loop running on this thread

@@ -19,6 +19,7 @@ from acp import RequestError, text_block
 
 from tests.e2e.cli import XUM
 from tests.gitrepo import APP_FILES, make_repo
+from tests.processes import alive
 from xum.testing import fakellm
 from xum.testing.acpeditor import EditorCapabilities, Received, TestEditor, connect
 from xum.testing.fakellm import FakeLLM
@@ -209,9 +210,9 @@ async def test_cancel_stops_the_running_command_and_the_session_goes_on(
         if editor.terminal_gate is not None:
             editor.terminal_gate.set()
         try:
-            await _poll(lambda: not _alive(pid) or None, "the command to be killed")
+            await _poll(lambda: not alive(pid) or None, "the command to be killed")
         finally:
-            if _alive(pid):  # a failed test leaves nothing running
+            if alive(pid):  # a failed test leaves nothing running
                 os.kill(pid, signal.SIGKILL)
         # The interrupted call has a result on record: the next turn's request is valid.
         again = await conn.prompt(session_id=new.session_id, prompt=[text_block("Are you there?")])
@@ -547,16 +548,3 @@ def _pid_named(name: str) -> int | None:
         if argv0 == name.encode():
             return int(entry.name)
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie (killed, not yet reaped) counts as gone.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False

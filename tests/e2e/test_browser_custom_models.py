@@ -11,16 +11,15 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser_support import (
-    TOKEN,
     XumServer,
-    ensure_ui_built,
-    open_workspace,
-    responder,
+    browser_fake,
+    fake_env,
+    open_new_workspace,
     screenshot,
-    skip_without_chromium,
+    serving,
 )
 from xum.testing.fakellm import FakeLLM
-from xum.testing.webui import start_server, wait_until
+from xum.testing.webui import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -42,34 +41,21 @@ PROVIDERS = """// My providers (keep this note).
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[XumServer, FakeLLM]]:
     """A server of its own: this module edits providers.jsonc and config.json."""
-    skip_without_chromium()
-    ensure_ui_built()
-    fake = FakeLLM(models=LISTED).start()
-    fake.set_responder(responder)
-    base = tmp_path_factory.mktemp("custom-models")
-    root = base / "home" / ".xum"
-    root.mkdir(parents=True)
-    (root / "providers.jsonc").write_text(PROVIDERS % (fake.base_url(), LAB_KEY))
-    (root / "providers.jsonc").chmod(0o600)
-    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
-    server = start_server(base, TOKEN, env)
-    try:
-        yield server, fake
-    finally:
-        server.stop()
-        fake.stop()
+    with browser_fake(models=LISTED) as fake:
+        base = tmp_path_factory.mktemp("custom-models")
+        root = base / "home" / ".xum"
+        root.mkdir(parents=True)
+        (root / "providers.jsonc").write_text(PROVIDERS % (fake.base_url(), LAB_KEY))
+        (root / "providers.jsonc").chmod(0o600)
+        with serving(base, fake_env(fake)) as server:
+            yield server, fake
 
 
 def test_add_a_suggested_model_with_the_keyboard(
     browser_context: Any, lab: tuple[XumServer, FakeLLM]
 ) -> None:
     server, fake = lab
-    ws = server.create_workspace("custom-models")
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{server.url}/?token={TOKEN}")
-    open_workspace(page, ws["id"])
+    page, ws, errors = open_new_workspace(browser_context, server, "custom-models")
 
     page.keyboard.press("Control+Comma")
     settings = page.get_by_role("dialog", name="Settings")

@@ -15,16 +15,16 @@ import pytest
 from tests.e2e.browser_support import (
     TOKEN,
     XumServer,
-    ensure_ui_built,
+    browser_fake,
     open_workspace,
     responder,
     screenshot,
     send,
-    skip_without_chromium,
+    serving,
 )
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.testing.webui import start_server, wait_until
+from xum.testing.webui import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -46,16 +46,8 @@ def answer(request: fakellm.RecordedRequest) -> fakellm.Reply:
 def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[XumServer, FakeLLM]]:
     """A server with no provider in its environment and, until a test writes one, no
     providers.jsonc."""
-    skip_without_chromium()
-    ensure_ui_built()
-    fake = FakeLLM().start()
-    fake.set_responder(answer)
-    server = start_server(tmp_path_factory.mktemp("first-run"), TOKEN, {})
-    try:
+    with browser_fake(answer) as fake, serving(tmp_path_factory.mktemp("first-run"), {}) as server:
         yield server, fake
-    finally:
-        server.stop()
-        fake.stop()
 
 
 def providers_file(server: XumServer, text: str | None) -> None:

@@ -16,17 +16,17 @@ import pytest
 from tests.e2e.browser_support import (
     TOKEN,
     XumServer,
-    ensure_ui_built,
+    browser_fake,
+    fake_env,
+    open_new_workspace,
     open_workspace,
-    responder,
     screenshot,
     send,
-    skip_without_chromium,
+    serving,
 )
 from tests.mcp.support import server_command
 from xum.core.jsonc import parse_jsonc
 from xum.testing.fakellm import FakeLLM
-from xum.testing.webui import start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -34,18 +34,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 @pytest.fixture(scope="module")
 def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[XumServer, FakeLLM]]:
     """A server of its own: this module writes the MCP config files."""
-    skip_without_chromium()
-    ensure_ui_built()
-    fake = FakeLLM().start()
-    fake.set_responder(responder)
-    base = tmp_path_factory.mktemp("mcp-ui")
-    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
-    server = start_server(base, TOKEN, env)
-    try:
+    with (
+        browser_fake() as fake,
+        serving(tmp_path_factory.mktemp("mcp-ui"), fake_env(fake)) as server,
+    ):
         yield server, fake
-    finally:
-        server.stop()
-        fake.stop()
 
 
 def open_settings(page: Any) -> Any:
@@ -57,12 +50,7 @@ def test_add_test_and_remove_servers_in_settings(
     browser_context: Any, mcp_server: tuple[XumServer, FakeLLM]
 ) -> None:
     server, _fake = mcp_server
-    ws = server.create_workspace("mcp-settings")
-    page = browser_context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{server.url}/?token={TOKEN}")
-    open_workspace(page, ws["id"])
+    page, _ws, errors = open_new_workspace(browser_context, server, "mcp-settings")
     section = open_settings(page)
     glob = section.get_by_test_id("mcp-global")
 

@@ -3,7 +3,6 @@ repositories. Each test is one of the engine issue's acceptance cases."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cli import XUM, run_xum
+from tests.e2e.cli import XUM, events, run_xum
 from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from tests.unit.test_tool_support import running_with
 from xum.testing import fakellm
@@ -34,10 +33,6 @@ def repo(tmp_path: Path) -> Path:
 def env_for(server: FakeLLM, wire: str = "anthropic") -> dict[str, str]:
     _, key_var, url_var = WIRES[wire]
     return {key_var: "test-key", url_var: server.url}
-
-
-def events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def committed(evts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,26 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.e2e.cli import XUM, run_xum
-from tests.gitrepo import make_repo
+from tests.e2e.cli import XUM, env_for, events, run_xum
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
-
-
-def env_for(server: FakeLLM) -> dict[str, str]:
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
-
-
-def events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def of(evts: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

@@ -4,14 +4,10 @@ fake LLM server over HTTP, real git repositories."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.e2e.cli import run_xum
-from tests.gitrepo import make_repo
+from tests.e2e.cli import env_for, events, run_xum
 from xum.store import compaction_config as cc
 from xum.store import sessions as session_files
 from xum.store.config import update_config
@@ -20,19 +16,6 @@ from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest
 
 MODEL = "anthropic:claude-sonnet-5-5"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
-
-
-def env_for(server: FakeLLM) -> dict[str, str]:
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
-
-
-def events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def is_compaction(request: RecordedRequest) -> bool:

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events
-from tests.gitrepo import make_repo
+from tests.e2e.cli import env_for, events, run_xum
 from tests.mcp.support import TIME_SERVER, server_command, server_entry, wait_for, write_config
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
@@ -22,8 +20,11 @@ MODEL = "anthropic:claude-sonnet-5-5"
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+def barriers(tmp_path: Path) -> Path:
+    """Where the test server writes its barrier files."""
+    path = tmp_path / "barriers"
+    path.mkdir()
+    return path
 
 
 def tool_names(request: Any) -> list[str]:
@@ -105,10 +106,8 @@ def test_public_time_server_from_pypi_answers_through_xum_run(
 
 
 def test_failures_are_reported_and_never_break_the_turn(
-    fake_llm: FakeLLM, repo: Path, xum_root: Path, tmp_path: Path
+    fake_llm: FakeLLM, repo: Path, xum_root: Path, barriers: Path
 ) -> None:
-    barriers = tmp_path / "barriers"
-    barriers.mkdir()
     write_config(
         xum_root / "mcp.jsonc",
         {
@@ -144,10 +143,8 @@ def test_failures_are_reported_and_never_break_the_turn(
 
 
 def test_repo_servers_start_only_in_trusted_projects(
-    fake_llm: FakeLLM, repo: Path, xum_root: Path, tmp_path: Path
+    fake_llm: FakeLLM, repo: Path, xum_root: Path, barriers: Path
 ) -> None:
-    barriers = tmp_path / "barriers"
-    barriers.mkdir()
     write_config(repo / ".xum" / "mcp.jsonc", {"repo_srv": server_entry(barriers)})
     fake_llm.script(fakellm.text("untrusted"))
     evts = xum_json(repo, fake_llm, "hi")
@@ -192,10 +189,8 @@ def test_servers_run_in_the_workspace_with_its_secrets_masked(
 
 
 def test_a_call_past_its_timeout_is_cancelled_on_the_server(
-    fake_llm: FakeLLM, repo: Path, xum_root: Path, tmp_path: Path
+    fake_llm: FakeLLM, repo: Path, xum_root: Path, barriers: Path
 ) -> None:
-    barriers = tmp_path / "barriers"
-    barriers.mkdir()
     write_config(
         xum_root / "mcp.jsonc",
         {"test": server_entry(barriers, timeoutSecs=0.5)},

@@ -3,28 +3,18 @@ LLM server over HTTP, a real git repository."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from tests.contextkit import write
-from tests.e2e.cli import run_xum
+from tests.e2e.cli import env_for, events, run_xum
 from tests.gitrepo import make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest
 
 MODEL = "anthropic:claude-sonnet-5-5"
-
-
-def env_for(server: FakeLLM) -> dict[str, str]:
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
-
-
-def events(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def tool_results(request: RecordedRequest) -> int:

@@ -12,15 +12,9 @@ import pytest
 
 from tests.e2e.cli import run_xum
 from tests.e2e.test_run import env_for, events
-from tests.gitrepo import make_repo
 from xum.runtime.sandbox import local_backend
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
 
 
 def bash(script: str, **extra: object) -> fakellm.Reply:

@@ -43,6 +43,12 @@ def use_fake_llm(monkeypatch: pytest.MonkeyPatch, server: FakeLLM) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
 
 
+def idle(client: TestClient, wid: str) -> bool:
+    """Whether workspace `wid` is idle now."""
+    status = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]
+    return bool(status["state"] == "idle")
+
+
 def create_workspace(
     client: TestClient, project: Path, runtime: str = "local", **fields: Any
 ) -> dict[str, Any]:
@@ -84,6 +90,24 @@ def receive_until(
         if stop(msg):
             return out
     raise AssertionError(f"no stopping message in {limit} messages: {out[-5:]}")
+
+
+def subscribe(ws: WS, workspace_id: str, after: int = 0) -> list[dict[str, Any]]:
+    """Subscribe `ws` to a workspace's events after seq `after`: the messages up to its
+    `subscribed`."""
+    ws.send_json({"type": "subscribe", "workspaceId": workspace_id, "afterSeq": after})
+    return receive_until(
+        ws, lambda m: m["type"] == "subscribed" and m["workspaceId"] == workspace_id
+    )
+
+
+@contextmanager
+def subscribed(client: TestClient, workspace_id: str, after: int = 0) -> Iterator[WS]:
+    """A WebSocket past its hello, subscribed to a workspace's events after seq `after`."""
+    with client.websocket_connect(WS_URL, headers=AUTH) as ws:
+        ws.receive_json()
+        subscribe(ws, workspace_id, after)
+        yield ws
 
 
 def is_event(kind: str) -> Callable[[dict[str, Any]], bool]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.processes import alive
 from xum.engine.events import EventSink
 from xum.engine.middleware import ToolMiddleware
 from xum.engine.route import resolve_route
@@ -169,24 +170,11 @@ async def test_interrupt_during_a_command_kills_it_and_history_stays_valid(
 async def gone(pid: int) -> bool:
     """Whether `pid` has exited, allowing the kernel a moment to reap a killed process."""
     deadline = time.monotonic() + 5
-    while _alive(pid):
+    while alive(pid):
         if time.monotonic() > deadline:
             return False
         await asyncio.sleep(0.02)
     return True
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` is a live process (a zombie awaiting its parent counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
 
 
 CHILD = """

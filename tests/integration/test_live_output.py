@@ -18,16 +18,13 @@ from typing import Any
 import pytest
 
 from tests.integration.test_hooks import hook, make_project
-from xum.engine.route import resolve_route
+from tests.integration.workspace_support import fake_llm_session
 from xum.engine.session import AgentSession, TurnResult
-from xum.llm.client import open_client
-from xum.llm.retry import RetryPolicy
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tools.live import LIVE_CUT_MARKER, MAX_LIVE_CHARS
-from xum.workspaces import lifecycle
-from xum.workspaces.assembly import WorkspaceSession, open_workspace_session
+from xum.workspaces.assembly import WorkspaceSession
 from xum.workspaces.trust import set_trusted
 
 SECRET = "sk-live-0123456789abcdef"
@@ -81,25 +78,8 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def live(repo: Path, fake_llm: FakeLLM) -> AsyncIterator[Live]:
-    created = await lifecycle.create_workspace(repo, "local", name_hint="live", run_init=False)
-    events: list[Event] = []
-    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
-    route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
-    client = open_client(route.endpoint, retry=RetryPolicy(max_retries=0))
-    opened = await open_workspace_session(
-        created.record,
-        route=route,
-        thinking="off",
-        emit=lambda event: events.append(event.to_dict()),
-        created=created,
-        client=client,
-    )
-    h = Live(opened.agent, events, opened=opened)
-    try:
-        yield h
-    finally:
-        await opened.aclose()
-        await client.aclose()
+    async with fake_llm_session(repo, fake_llm, "live") as (opened, events):
+        yield Live(opened.agent, events, opened=opened)
 
 
 def bash(fake_llm: FakeLLM, script: str, **extra: Any) -> None:

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from tests.integration.test_hooks import make_project
-from tests.mcp.support import SERVER, alive, server_entry, write_config
+from tests.integration.workspace_support import fake_llm_session
+from tests.mcp.support import SERVER, server_entry, write_config
+from tests.processes import alive
 from xum.context.frozen import prefix_breaks
 from xum.engine.route import resolve_route
-from xum.llm.client import open_client
-from xum.llm.retry import RetryPolicy
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
@@ -71,24 +71,8 @@ def barriers(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def opened(repo: Path, fake_llm: FakeLLM) -> AsyncIterator[Opened]:
-    created = await lifecycle.create_workspace(repo, "local", name_hint="mcp", run_init=False)
-    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
-    route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
-    client = open_client(route.endpoint, retry=RetryPolicy(max_retries=0))
-    events: list[Event] = []
-    session = await open_workspace_session(
-        created.record,
-        route=route,
-        thinking="off",
-        emit=lambda event: events.append(event.to_dict()),
-        created=created,
-        client=client,
-    )
-    try:
+    async with fake_llm_session(repo, fake_llm, "mcp") as (session, events):
         yield Opened(session, events)
-    finally:
-        await session.aclose()
-        await client.aclose()
 
 
 def tools_of(request: Any) -> list[str]:

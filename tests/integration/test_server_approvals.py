@@ -4,12 +4,10 @@ subscriber as an event (again after a reconnect), answered over REST, and the Sa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
-from tests.gitrepo import make_repo
 from tests.integration.server_support import (
     AUTH,
     WS_URL,
@@ -18,23 +16,13 @@ from tests.integration.server_support import (
     is_event,
     receive_until,
     server_client,
+    subscribe,
+    subscribed,
     use_fake_llm,
 )
 from xum.core.paths import xum_root
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
-
-
-def subscribe(ws: Any, workspace_id: str, after: int = 0) -> list[dict[str, Any]]:
-    ws.send_json({"type": "subscribe", "workspaceId": workspace_id, "afterSeq": after})
-    return receive_until(
-        ws, lambda m: m["type"] == "subscribed" and m["workspaceId"] == workspace_id
-    )
 
 
 def test_an_approval_waits_for_the_browser_and_is_answered_over_rest(
@@ -53,9 +41,7 @@ def test_an_approval_waits_for_the_browser_and_is_answered_over_rest(
         assert edited.status_code == 200 and edited.json()["permissions"] == "ask"
         bad = client.patch(f"/api/workspaces/{wid}", json={"permissions": "yolo"}, headers=AUTH)
         assert bad.status_code == 422
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid)
+        with subscribed(client, wid) as ws:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "go"}, headers=AUTH)
             request = events_of(receive_until(ws, is_event("approval-request")), wid)[-1]
         assert request["subject"] == "touch made.txt" and request["kind"] == "command"
@@ -90,9 +76,7 @@ def test_an_approval_waits_for_the_browser_and_is_answered_over_rest(
         assert result["meta"]["approval"]["decision"] == "always"
         assert (repo / "made.txt").exists()
         # Remembered for the project: the next `touch` runs without asking.
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid, after=max(e["seq"] for e in rest if "seq" in e))
+        with subscribed(client, wid, after=max(e["seq"] for e in rest if "seq" in e)) as ws:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "again"}, headers=AUTH)
             second = events_of(receive_until(ws, is_event("turn-end")), wid)
         assert not [e for e in second if e["type"] == "approval-request"]

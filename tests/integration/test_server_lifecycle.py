@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.gitrepo import make_repo
 from tests.integration.server_support import (
     AUTH,
     WS_URL,
     create_workspace,
     events_of,
+    idle,
     is_event,
     receive_until,
     server_client,
@@ -26,15 +25,6 @@ from xum.engine.derive import replay_events
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
-
-
-def idle(client: Any, wid: str) -> bool:
-    return client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]["state"] == "idle"
 
 
 def test_rename_moves_the_worktree_and_branch(repo: Path) -> None:

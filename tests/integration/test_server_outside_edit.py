@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import make_repo
 from tests.integration.server_support import (
     AUTH,
     WS_URL,
     create_workspace,
     events_of,
+    idle,
     is_event,
     receive_until,
     server_client,
@@ -23,11 +23,6 @@ from tests.integration.server_support import (
 from xum.store.sessionlog import LOG_NAME, SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
 
 
 def insert_garbage(xum_root: Path, workspace_id: str) -> None:
@@ -44,14 +39,9 @@ def test_a_garbage_line_inserted_into_an_open_log_is_quarantined_and_the_chat_go
     fake_llm.script(fakellm.text("first answer"), fakellm.text("second answer"))
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-
-        def idle() -> bool:
-            status = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]
-            return bool(status["state"] == "idle")
-
         res = client.post(f"/api/workspaces/{wid}/messages", json={"text": "one"}, headers=AUTH)
         assert res.status_code == 202, res.text
-        wait_for(lambda: len(fake_llm.requests) == 1 and idle())
+        wait_for(lambda: len(fake_llm.requests) == 1 and idle(client, wid))
         insert_garbage(xum_root, wid)  # the session stays open in the server meanwhile
 
         with client.websocket_connect(WS_URL, headers=AUTH) as ws:
@@ -65,7 +55,7 @@ def test_a_garbage_line_inserted_into_an_open_log_is_quarantined_and_the_chat_go
             )
         kinds = [e["type"] for e in events_of(seen, wid)]
         assert "error" not in kinds
-        wait_for(idle)
+        wait_for(lambda: idle(client, wid))
         status = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()["status"]
         assert not status.get("error")
     log = SessionLog.open(wid)

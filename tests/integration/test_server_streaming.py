@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from tests.gitrepo import make_repo
 from tests.integration.server_support import (
     AUTH,
     WS_URL,
@@ -18,6 +17,8 @@ from tests.integration.server_support import (
     is_event,
     receive_until,
     server_client,
+    subscribe,
+    subscribed,
     use_fake_llm,
     wait_for,
 )
@@ -29,20 +30,8 @@ from xum.testing.fakellm import FakeLLM
 LONG_TEXT = "".join(f"word{i} " for i in range(100))
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
-
-
 def log_events(workspace_id: str) -> list[dict[str, Any]]:
     return [e.to_dict() for e in replay_events(SessionLog.open(workspace_id).frames)]
-
-
-def subscribe(ws: Any, workspace_id: str, after: int = 0) -> list[dict[str, Any]]:
-    ws.send_json({"type": "subscribe", "workspaceId": workspace_id, "afterSeq": after})
-    return receive_until(
-        ws, lambda m: m["type"] == "subscribed" and m["workspaceId"] == workspace_id
-    )
 
 
 def test_subscribe_replays_history_then_streams_a_live_turn(
@@ -108,9 +97,7 @@ def test_reconnect_mid_stream_misses_nothing(
     fake_llm.script(fakellm.reply(LONG_TEXT, chunk_size=7, delay=0.02))
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws1:
-            ws1.receive_json()
-            subscribe(ws1, wid)
+        with subscribed(client, wid) as ws1:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "write"}, headers=AUTH)
             deltas_seen = 0
 
@@ -169,9 +156,7 @@ def test_live_tool_output_reaches_subscribers_and_a_reconnect_picks_it_up(
 
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws1:
-            ws1.receive_json()
-            subscribe(ws1, wid)
+        with subscribed(client, wid) as ws1:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "run"}, headers=AUTH)
             seen = events_of(receive_until(ws1, output("live-one")), wid)
         assert "tool-result" not in [e["type"] for e in seen]
@@ -233,9 +218,7 @@ def test_queue_after_step_and_after_turn(
     )
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid)
+        with subscribed(client, wid) as ws:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "start"}, headers=AUTH)
             receive_until(ws, is_event("tool-call"))  # the tool is running now
             step = client.post(
@@ -292,9 +275,7 @@ def test_queued_texts_in_the_status_are_bounded(
     long = "x" * (QUEUED_PREVIEW_CHARS + 10)
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid)
+        with subscribed(client, wid) as ws:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "start"}, headers=AUTH)
             receive_until(ws, is_event("tool-call"))
             texts = [long] + [f"message {i}" for i in range(QUEUED_LISTED + 2)]
@@ -335,9 +316,7 @@ def test_interrupt_stops_the_turn_and_hands_back_the_queue(
             "interrupted": False,
             "unsent": [],
         }
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid)
+        with subscribed(client, wid) as ws:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "go"}, headers=AUTH)
             receive_until(ws, is_event("text-delta"))
             client.post(
@@ -366,9 +345,7 @@ def test_provider_error_ends_the_turn_and_marks_the_workspace(
     fake_llm.script(fakellm.error(400, message="bad request from the test"))
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid)
+        with subscribed(client, wid) as ws:
             client.post(f"/api/workspaces/{wid}/messages", json={"text": "go"}, headers=AUTH)
             msgs = receive_until(ws, is_event("turn-end"))
         kinds = [e["type"] for e in events_of(msgs, wid)]
@@ -487,9 +464,7 @@ def test_events_another_process_commits_reach_subscribers(repo: Path) -> None:
 
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]
-        with client.websocket_connect(WS_URL, headers=AUTH) as ws:
-            ws.receive_json()
-            subscribe(ws, wid)
+        with subscribed(client, wid) as ws:
             # Another writer (as `xum run` would be) appends to the same log.
             other = SessionLog.open(wid, purpose="another process")
             other.append_many(

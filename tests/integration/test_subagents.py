@@ -22,6 +22,7 @@ from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.runtime.local import LocalRuntime
 from xum.store import registry
+from xum.store.registry import WorkspaceRecord
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.tasking import TASK_TOOL_NAMES, SubAgentError, TaskSpec
@@ -961,6 +962,23 @@ def worktree_paths(repo: Path) -> list[str]:
     return [line.removeprefix("worktree ") for line in listed if line.startswith("worktree ")]
 
 
+async def finished_fork(agents: Agents, tree: Tree) -> tuple[str, WorkspaceRecord]:
+    """A fork child (it says "done") spawned and run to its end: (its id, its record)."""
+    agents.add("ROLE:fork", fakellm.text("done"))
+    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Fork", "ROLE:fork"))
+    await until(lambda: not tree.host.view(task_id).active)
+    record = registry.get_workspace(task_id)
+    assert record is not None
+    return task_id, record
+
+
+def assert_fork_gone(repo: Path, task_id: str, record: WorkspaceRecord) -> None:
+    """The fork child's directory, git's worktree entry, its branch and its record are gone."""
+    assert not Path(record.path).exists() and record.path not in worktree_paths(repo)
+    assert record.branch not in git(repo, "branch", "--list")
+    assert registry.get_workspace(task_id) is None
+
+
 async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checkout(
     fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
 ) -> None:
@@ -969,11 +987,7 @@ async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checko
     from xum.workspaces.subagent_records import ChildRecord
     from xum.workspaces.worktree_checkout import WorktreeCheckout
 
-    agents.add("ROLE:fork", fakellm.text("done"))
-    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Fork", "ROLE:fork"))
-    await until(lambda: not tree.host.view(task_id).active)
-    record = registry.get_workspace(task_id)
-    assert record is not None
+    task_id, record = await finished_fork(agents, tree)
     # Made as a user's worktree workspace is: where, on which branch, from the parent's HEAD.
     checkout = checkout_for(record)
     assert isinstance(checkout, WorktreeCheckout)
@@ -984,9 +998,7 @@ async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checko
     assert git(repo, "rev-parse", record.branch) == head
     # And removed by it: the directory, git's worktree entry, the branch, the record.
     assert await tree.host.remove([task_id]) == [task_id]
-    assert not Path(record.path).exists() and record.path not in worktree_paths(repo)
-    assert record.branch not in git(repo, "branch", "--list")
-    assert registry.get_workspace(task_id) is None
+    assert_fork_gone(repo, task_id, record)
 
 
 async def test_a_fork_child_whose_delete_is_refused_is_still_discarded_whole(
@@ -994,16 +1006,11 @@ async def test_a_fork_child_whose_delete_is_refused_is_still_discarded_whole(
 ) -> None:
     from tests.integration.test_workspace_lifecycle import turn_in_other_process
 
-    agents.add("ROLE:fork", fakellm.text("done"))
-    (task_id,) = await tree.host.spawn(TaskSpec("exec", "Fork", "ROLE:fork"))
-    await until(lambda: not tree.host.view(task_id).active)
-    record = registry.get_workspace(task_id)
-    assert record is not None and record.branch
+    task_id, record = await finished_fork(agents, tree)
+    assert record.branch
     (Path(record.path) / "left.txt").write_text("uncommitted\n")
     # The lifecycle refuses (another process holds the child's writer lock): what the parent
     # removes is discarded anyway, by the same checkout code, branch included.
     with turn_in_other_process(task_id):
         assert await tree.host.remove([task_id]) == [task_id]
-    assert not Path(record.path).exists() and record.path not in worktree_paths(repo)
-    assert record.branch not in git(repo, "branch", "--list")
-    assert registry.get_workspace(task_id) is None
+    assert_fork_gone(repo, task_id, record)

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.test_engine import valid_history
 from xum.engine.derive import replay_events
 from xum.engine.route import resolve_route
 from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
@@ -36,7 +37,6 @@ from xum.llm.limits import ReplyLimits
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import Wire
 from xum.runtime.local import LocalRuntime
-from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
@@ -155,14 +155,7 @@ def assert_valid_log(ws_id: str) -> None:
     assert seqs == list(range(1, len(seqs) + 1)), seqs
     assert not [f for f in log.frames if f.damaged]
     list(replay_events(log.frames))
-    pending: set[str] = set()
-    for message in rebuild_history(log.frames):
-        for part in message["content"]:
-            if part["type"] == "tool_call":
-                pending.add(part["id"])
-            elif part["type"] == "tool_result":
-                pending.discard(part["call_id"])
-    assert not pending
+    valid_history(ws_id)  # every call answered
 
 
 @pytest.mark.parametrize(("wire", "case"), MATRIX, ids=[f"{w}:{c.name}" for w, c in MATRIX])

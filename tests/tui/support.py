@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ from rich.console import Console
 from textual.pilot import Pilot
 
 from tests.gitrepo import make_repo
+from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tui.app import XumApp
+from xum.tui.runner import Workspace
 from xum.tui.transcript import Entry
 
 WAIT_S = 20.0
@@ -29,6 +32,22 @@ def use_fake_llm(monkeypatch: pytest.MonkeyPatch, server: FakeLLM) -> None:
 
 def project(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
+
+
+def model_app(
+    monkeypatch: pytest.MonkeyPatch,
+    server: FakeLLM,
+    tmp_path: Path,
+    default: fakellm.Reply | None = None,
+) -> XumApp:
+    """The app on a fresh project, its draft on MODEL served by the fake LLM (which gives the
+    `default` reply when there is one)."""
+    use_fake_llm(monkeypatch, server)
+    if default is not None:
+        server.set_default(default)
+    app = XumApp(project(tmp_path))
+    app.actions.draft_model = MODEL
+    return app
 
 
 def screen_text(app: XumApp) -> str:
@@ -75,6 +94,14 @@ def held_command(tmp_path: Path, name: str) -> tuple[str, Path, Path]:
     return script, started, release
 
 
+def hold_forever(server: FakeLLM, tmp_path: Path) -> Path:
+    """Script the fake LLM's one reply: a command that runs until the test ends (never released).
+    The file that says it started."""
+    script, started, _release = held_command(tmp_path, "forever")
+    server.script(fakellm.tool_call("bash", {"script": script, "display_name": "forever"}))
+    return started
+
+
 async def start_app(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, XumApp)
@@ -92,3 +119,40 @@ async def send(pilot: Pilot[None], text: str, key: str = "enter") -> None:
 def notified(app: XumApp, text: str) -> bool:
     """Whether a notification (a toast) with `text` was raised."""
     return any(text in n.message for n in app._notifications)
+
+
+async def first_turn(pilot: Pilot[None], text: str, what: str) -> Workspace:
+    """Once the app is up, send `text` and wait (`what`) until its turn ends; the workspace it
+    ran in."""
+    app = pilot.app
+    assert isinstance(app, XumApp)
+    await start_app(pilot)
+    await send(pilot, text)
+    await until(pilot, lambda: app.selected and not app.selected.running, what)
+    ws = app.selected
+    assert ws is not None
+    return ws
+
+
+async def started_command(pilot: Pilot[None], started: Path) -> Workspace:
+    """Once the app is up, send "start" and wait for the command it runs to start; its workspace."""
+    app = pilot.app
+    assert isinstance(app, XumApp)
+    await start_app(pilot)
+    await send(pilot, "start")
+    await until(pilot, started.exists, "the command to start")
+    ws = app.selected
+    assert ws is not None
+    return ws
+
+
+@asynccontextmanager
+async def running_forever(
+    monkeypatch: pytest.MonkeyPatch, server: FakeLLM, tmp_path: Path
+) -> AsyncIterator[tuple[XumApp, Pilot[None], Workspace]]:
+    """The app (30 rows) with its first turn running a command that never ends (see
+    `hold_forever`), once that has started: (the app, its pilot, the workspace)."""
+    started = hold_forever(server, tmp_path)
+    app = model_app(monkeypatch, server, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        yield app, pilot, await started_command(pilot, started)

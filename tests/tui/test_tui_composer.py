@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.support import MODEL, project, send, start_app, type_text, until, use_fake_llm
+from tests.tui.support import (
+    first_turn,
+    model_app,
+    project,
+    send,
+    start_app,
+    type_text,
+    until,
+)
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tui.app import XumApp
@@ -68,14 +76,9 @@ async def test_at_completes_a_file_path_of_the_workspace(
 async def test_history_and_new_lines(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    fake_llm.set_default(fakellm.text("ok"))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path, fakellm.text("ok"))
     async with app.run_test(size=(100, 30)) as pilot:
-        await start_app(pilot)
-        await send(pilot, "one")
-        await until(pilot, lambda: app.selected and not app.selected.running, "a turn")
+        await first_turn(pilot, "one", "a turn")
         await send(pilot, "two")
         await until(pilot, lambda: len(fake_llm.requests) == 2 and not app.selected.running, "b")  # type: ignore[union-attr]
         composer = app.composer

@@ -7,20 +7,19 @@ from pathlib import Path
 import pytest
 
 from tests.tui.support import (
-    MODEL,
     held_command,
+    model_app,
     on_screen,
-    project,
+    running_forever,
     send,
     start_app,
+    started_command,
     type_text,
     until,
-    use_fake_llm,
 )
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.tui.app import XumApp
 from xum.tui.transcript import NoticeEntry, ToolEntry, UserEntry
 
 
@@ -35,21 +34,16 @@ def turn_ends(workspace_id: str) -> list[str]:
 async def test_messages_sent_while_a_turn_runs_are_queued(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
     script, started, release = held_command(tmp_path, "hold")
     fake_llm.script(
         fakellm.tool_call("bash", {"script": script, "display_name": "held"}),
         fakellm.text("saw the step message"),
         fakellm.text("ran the turn message"),
     )
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await start_app(pilot)
-        await send(pilot, "start")
-        await until(pilot, started.exists, "the command to start")
-        ws = app.selected
-        assert ws is not None and ws.running
+        ws = await started_command(pilot, started)
+        assert ws.running
         await send(pilot, "also this")  # Enter: after the current step
         await send(pilot, "then that", "ctrl+t")  # after the turn
         await until(pilot, lambda: ws.queued == (1, 1), "both messages queued")
@@ -82,17 +76,7 @@ async def test_messages_sent_while_a_turn_runs_are_queued(
 async def test_esc_interrupts_the_turn_and_hands_back_the_queue(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    script, started, _release = held_command(tmp_path, "forever")
-    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "forever"}))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
-    async with app.run_test(size=(100, 30)) as pilot:
-        await start_app(pilot)
-        await send(pilot, "start")
-        await until(pilot, started.exists, "the command to start")
-        ws = app.selected
-        assert ws is not None
+    async with running_forever(monkeypatch, fake_llm, tmp_path) as (app, pilot, ws):
         await send(pilot, "never sent", "ctrl+t")
         await until(pilot, lambda: ws.queued == (0, 1), "the message queued")
         await pilot.press("escape")
@@ -124,7 +108,6 @@ QUESTION = {
 async def test_the_agents_question_is_answered_in_place(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
     two = {
         "questions": [
             *QUESTION["questions"],
@@ -141,8 +124,7 @@ async def test_the_agents_question_is_answered_in_place(
     }
     fake_llm.script(fakellm.tool_call("ask_user_question", two), fakellm.text("noted"))
     fake_llm.set_default(fakellm.text("ok"))  # plan mode may add a step for propose_plan
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         await start_app(pilot)
         await pilot.press("f4")  # Plan: the agent that may ask
@@ -171,11 +153,9 @@ async def test_the_agents_question_is_answered_in_place(
 async def test_a_chat_message_instead_dismisses_the_question(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
     fake_llm.script(fakellm.tool_call("ask_user_question", QUESTION))
     fake_llm.set_default(fakellm.text("ok"))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     app.actions.draft_agent = "plan"
     async with app.run_test(size=(100, 40)) as pilot:
         await start_app(pilot)
@@ -197,8 +177,6 @@ async def test_a_proposed_plan_is_shown_and_carried_out_in_exec(
     from xum.store import registry
     from xum.workspaces.state import plan_path
 
-    use_fake_llm(monkeypatch, fake_llm)
-
     replies = iter([fakellm.tool_call("propose_plan", {}), fakellm.text("Plan ready.")])
 
     def plan_turn(request: fakellm.RecordedRequest) -> fakellm.Reply:
@@ -209,8 +187,7 @@ async def test_a_proposed_plan_is_shown_and_carried_out_in_exec(
         path.write_text("# The plan\n\n1. Add a `cache` module\n2. Test it\n")
         return next(replies, fakellm.text("Plan ready."))
 
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     app.actions.draft_agent = "plan"
     async with app.run_test(size=(100, 40)) as pilot:
         await start_app(pilot)
@@ -240,8 +217,6 @@ async def test_a_sub_agent_task_shows_with_its_status(
 ) -> None:
     from xum.tui.transcript import TaskEntry
 
-    use_fake_llm(monkeypatch, fake_llm)
-
     def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
         said = str(request.json["messages"])
         if "ROLE:child" in str(request.json["messages"][0]):
@@ -251,8 +226,7 @@ async def test_a_sub_agent_task_shows_with_its_status(
         return fakellm.tool_call("task", {"title": "Helper", "prompt": "ROLE:child: say hi"})
 
     fake_llm.set_responder(responder)
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         await start_app(pilot)
         await send(pilot, "ROLE:parent: delegate it")
@@ -272,17 +246,7 @@ async def test_a_sub_agent_task_shows_with_its_status(
 async def test_quitting_stops_a_running_turn_and_records_it(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    script, started, _release = held_command(tmp_path, "forever")
-    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "forever"}))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
-    async with app.run_test(size=(100, 30)) as pilot:
-        await start_app(pilot)
-        await send(pilot, "start")
-        await until(pilot, started.exists, "the command to start")
-        ws = app.selected
-        assert ws is not None
+    async with running_forever(monkeypatch, fake_llm, tmp_path) as (_app, pilot, ws):
         await pilot.press("ctrl+q")
         # Quitting itself stops the turn (not the test's leaving the app, which would too).
         await until(pilot, lambda: turn_ends(ws.id) == ["interrupted"], "the turn recorded")

@@ -11,7 +11,9 @@ import pytest
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from tests.tui.support import (
     MODEL,
+    first_turn,
     held_command,
+    model_app,
     on_screen,
     project,
     screen_text,
@@ -37,7 +39,6 @@ def shown_users(app: XumApp) -> list[str]:
 async def test_two_workspaces_work_at_once_and_each_shows_its_progress(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
     held = {name: held_command(tmp_path, name) for name in ("one", "two")}
 
     def responder(request: RecordedRequest) -> fakellm.Reply:
@@ -48,8 +49,7 @@ async def test_two_workspaces_work_at_once_and_each_shows_its_progress(
         return fakellm.tool_call("bash", {"script": held[name][0], "display_name": name})
 
     fake_llm.set_responder(responder)
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await start_app(pilot)
         await send(pilot, "task one")
@@ -120,16 +120,9 @@ async def test_create_a_worktree_workspace_then_delete_it_after_the_preview(
 async def test_fork_rename_and_archive_from_the_list(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    fake_llm.set_default(fakellm.text("hello back"))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path, fakellm.text("hello back"))
     async with app.run_test(size=(100, 40)) as pilot:
-        await start_app(pilot)
-        await send(pilot, "hello there")
-        await until(pilot, lambda: app.selected and not app.selected.running, "the first turn")
-        source = app.selected
-        assert source is not None
+        source = await first_turn(pilot, "hello there", "the first turn")
         await until(pilot, lambda: source.transcript.last_seq > 0, "the turn on record")
         await pilot.press("ctrl+b")
         assert app.focused is app.sidebar
@@ -160,16 +153,9 @@ async def test_fork_rename_and_archive_from_the_list(
 async def test_slash_model_and_fork_are_carried_out_by_the_ui(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    fake_llm.set_default(fakellm.text("ok"))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path, fakellm.text("ok"))
     async with app.run_test(size=(100, 40)) as pilot:
-        await start_app(pilot)
-        await send(pilot, "first")
-        await until(pilot, lambda: app.selected and not app.selected.running, "the first turn")
-        ws = app.selected
-        assert ws is not None
+        ws = await first_turn(pilot, "first", "the first turn")
         await send(pilot, "/model anthropic:claude-haiku-5-5")
         await until(pilot, lambda: ws.record.model == "anthropic:claude-haiku-5-5", "the model")
         assert len(fake_llm.requests) == 1  # nothing was sent for it
@@ -226,10 +212,8 @@ async def test_a_second_message_while_the_first_makes_its_workspace_goes_to_it(
 ) -> None:
     import asyncio
 
-    use_fake_llm(monkeypatch, fake_llm)
     fake_llm.set_default(fakellm.text("ok"))
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await start_app(pilot)
         # Both sends start before the first one's workspace exists (typed quickly in a real
@@ -249,13 +233,11 @@ async def test_create_an_ssh_workspace_and_run_a_turn_on_the_host(
     monkeypatch: pytest.MonkeyPatch,
     ssh_host: Sshd,  # noqa: F811
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
     fake_llm.script(
         fakellm.tool_call("bash", {"script": "cat app.py; hostname", "display_name": "where"}),
         fakellm.text("ran over ssh"),
     )
-    app = XumApp(project(tmp_path))
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         await start_app(pilot)
         await pilot.press("ctrl+n")
