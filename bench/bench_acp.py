@@ -19,28 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.util import median_ms
+from bench.util import git_repo, median_ms
 
 XUM = str(Path(sys.executable).with_name("xum"))
 WARM_UP, PROMPTS = 3, 20
-
-
-def _repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    (repo / "README").write_text("bench\n")
-    git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
-    subprocess.run([*git, "add", "."], cwd=repo, check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
-    return repo
 
 
 async def _acp(repo: Path, fake: Any) -> dict[str, list[float]]:
@@ -97,7 +85,7 @@ async def _in_process(repo: Path, fake: Any) -> dict[str, list[float]]:
 async def _measure(root: Path) -> dict[str, object]:
     from xum.testing import fakellm
 
-    repo = _repo(root)
+    repo = git_repo(root)
     async with fakellm.FakeLLM() as fake:
         fake.set_default(fakellm.text("ok", chunk_size=0))
         os.environ.update(

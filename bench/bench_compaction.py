@@ -15,15 +15,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.bench_context import _age, _repo, _rows, _session, _user
+from bench.util import scratch_home
 from xum.engine.route import resolve_route
 from xum.llm.client import open_client
 from xum.store import compaction_config as cc
@@ -101,15 +99,10 @@ async def _latency(root: Path, server: fakellm.FakeLLM, route: Any, client: Any)
 
 
 async def _main() -> dict[str, Any]:
-    root = Path(tempfile.mkdtemp(prefix="xum-bench-compaction-"))
-    saved = {k: os.environ.get(k) for k in ("XUM_ROOT", "HOME")}
-    os.environ["XUM_ROOT"] = str(root / "xum-root")
-    os.environ["HOME"] = str(root / "home")
-    (root / "home").mkdir()
-    # 100k rows are ~4M tokens: a window that large keeps the meter's checks running in full
-    # (a real session would have compacted long before; the figure is about bookkeeping).
-    update_config(lambda c: c.update({cc.CONTEXT_WINDOWS_KEY: {MODEL: 100_000_000}}))
-    try:
+    with scratch_home("xum-bench-compaction-") as root:
+        # 100k rows are ~4M tokens: a window that large keeps the meter's checks running in full
+        # (a real session would have compacted long before; the figure is about bookkeeping).
+        update_config(lambda c: c.update({cc.CONTEXT_WINDOWS_KEY: {MODEL: 100_000_000}}))
         # The server on its own thread: its work on a 1 MB request must not run on the loop
         # whose time is being measured.
         with fakellm.FakeLLM() as server:
@@ -137,13 +130,6 @@ async def _main() -> dict[str, Any]:
             },
             "compaction_by_history_rows": latency,
         }
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def run() -> dict[str, Any]:

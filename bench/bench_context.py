@@ -25,12 +25,12 @@ import itertools
 import os
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.util import git_repo, scratch_home
 from xum.context.plan import plan_file_path
 from xum.context.workspace import AgentSelection, WorkspaceContext, WorkspaceFacts
 from xum.engine.route import resolve_route
@@ -45,16 +45,10 @@ from xum.testing import fakellm
 SIZES = (1_000, 10_000, 100_000)
 REPEAT = 200
 REFERENCE_MS = {"1000": "0.11-0.14", "10000": "~0.56", "100000": "7.4-8.3"}
-GIT = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
 
 
 def _repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    (repo / "README").write_text("bench\n")
-    subprocess.run([*GIT, "add", "."], cwd=repo, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=repo, check=True)
+    repo = git_repo(root)
     (repo / "AGENTS.md").write_text("Run the tests before finishing.\n")
     (repo / ".xum").mkdir()
     (repo / ".xum/AGENTS.md").write_text("## Tool: bash\nPrefer rg over grep.\n")
@@ -279,12 +273,7 @@ async def _forty_turns(root: Path) -> dict[str, Any]:
 
 
 async def _main() -> dict[str, Any]:
-    root = Path(tempfile.mkdtemp(prefix="xum-bench-context-"))
-    saved = {k: os.environ.get(k) for k in ("XUM_ROOT", "HOME")}
-    os.environ["XUM_ROOT"] = str(root / "xum-root")
-    os.environ["HOME"] = str(root / "home")
-    (root / "home").mkdir()
-    try:
+    with scratch_home("xum-bench-context-") as root:
         async with fakellm.FakeLLM() as server:
             route = resolve_route(
                 "anthropic:claude-sonnet-5-5",
@@ -304,13 +293,6 @@ async def _main() -> dict[str, Any]:
             "reference_engine_ms": REFERENCE_MS,
             "forty_turn_session": await _forty_turns(root),
         }
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def run() -> dict[str, Any]:

@@ -21,22 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.util import median_ms, percentile
+from bench.util import git_repo, median_ms, percentile
 from xum.testing import fakellm
 
 XUM = str(Path(sys.executable).with_name("xum"))
 REPEAT = 5
-
-
-def _repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    (repo / "README").write_text("bench\n")
-    git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
-    subprocess.run([*git, "add", "."], cwd=repo, check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
-    return repo
 
 
 def _prefix_stable(requests: list[Any]) -> bool:
@@ -108,7 +97,7 @@ def _one(steps: int, repo: Path, root: Path) -> dict[str, Any]:
 def run() -> dict[str, object]:
     out: dict[str, object] = {"repeat": REPEAT}
     with tempfile.TemporaryDirectory(prefix="xum-bench-run-") as tmp:
-        repo = _repo(Path(tmp))
+        repo = git_repo(Path(tmp))
         _one(1, repo, Path(tmp) / "warm-up" / ".xum")  # page cache and bytecode
         for steps in (5, 20):
             samples = [

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bench.terminal import Terminal
-from bench.util import median_ms, percentile
+from bench.util import git_repo, median_ms, percentile
 from xum.testing import fakellm
 
 XUM = str(Path(sys.executable).with_name("xum"))
@@ -47,17 +47,6 @@ class Hello(App):
 
 Hello().run()
 """
-
-
-def _repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    (repo / "README").write_text("bench\n")
-    git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
-    subprocess.run([*git, "add", "."], cwd=repo, check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
-    return repo
 
 
 def _env(root: Path, base_url: str) -> dict[str, str]:
@@ -99,7 +88,7 @@ def _echoes(term: Terminal, count: int) -> list[float]:
 def run() -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp, fakellm.FakeLLM() as server:
         root = Path(tmp)
-        repo = _repo(root)
+        repo = git_repo(root, branch="main")
         env = _env(root, server.url)
         hello = root / "hello.py"
         hello.write_text(HELLO)

@@ -1,11 +1,16 @@
-"""Helpers shared by benchmarks: medians, percentiles, timing of subprocesses."""
+"""Helpers shared by benchmarks: medians, percentiles, timing of subprocesses, scratch state."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import statistics
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 
 def median_ms(samples: Sequence[float]) -> float:
@@ -35,3 +40,38 @@ def time_command(argv: list[str], repeat: int, env: dict[str, str] | None = None
 
     once()  # warm the page cache
     return time_call(once, repeat)
+
+
+GIT = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
+
+
+def git_repo(root: Path, branch: str | None = None) -> Path:
+    """`root/repo`: a git repository with one commit (a README)."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    init = ["git", "init", "-q", *(["-b", branch] if branch else [])]
+    subprocess.run(init, cwd=repo, check=True)
+    (repo / "README").write_text("bench\n")
+    subprocess.run([*GIT, "add", "."], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=repo, check=True)
+    return repo
+
+
+@contextlib.contextmanager
+def scratch_home(prefix: str) -> Iterator[Path]:
+    """A new directory whose `xum-root` and `home` are $XUM_ROOT and $HOME until the block
+    ends; then both are restored and the directory is removed."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    saved = {k: os.environ.get(k) for k in ("XUM_ROOT", "HOME")}
+    os.environ["XUM_ROOT"] = str(root / "xum-root")
+    os.environ["HOME"] = str(root / "home")
+    (root / "home").mkdir()
+    try:
+        yield root
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(root, ignore_errors=True)

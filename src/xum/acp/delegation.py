@@ -27,13 +27,13 @@ import signal
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from acp.schema import ClientCapabilities, CreateTerminalResponse, EnvVariable
 
-from xum.runtime.base import ExecResult, FileStat, OutputSink, Runtime, RuntimeKind
+from xum.runtime.base import ExecResult, OutputSink, Runtime
+from xum.runtime.forwarding import ForwardingRuntime
 from xum.runtime.local import NON_INTERACTIVE_ENV
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def _signal_number(name: str | None) -> int | None:
     return int(signal.SIGKILL)
 
 
-class EditorRuntime:
+class EditorRuntime(ForwardingRuntime):
     """One tool call's runtime: the editor for what it offers, `inner` for the rest."""
 
     def __init__(
@@ -149,37 +149,13 @@ class EditorRuntime:
         call_id: str,
         abilities: EditorAbilities,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.owner = owner
         self.call_id = call_id
         self.abilities = abilities
-        self.kind: RuntimeKind = inner.kind
-        self.workspace_path = inner.workspace_path
-        self.spill_cap = inner.spill_cap
-        self.sees_local_files = inner.sees_local_files
-        self.transport_failure_exit = inner.transport_failure_exit
 
     def __repr__(self) -> str:
         return f"EditorRuntime({self.workspace_path!r}, {self.abilities})"
-
-    @property
-    def temp_dir(self) -> str:
-        return self.inner.temp_dir
-
-    def resolve(self, path: str) -> str:
-        return self.inner.resolve(path)
-
-    async def realpath(self, path: str) -> str:
-        return await self.inner.realpath(path)
-
-    async def stat(self, path: str) -> FileStat:
-        return await self.inner.stat(path)
-
-    async def publish_file(self, local: Path) -> str:
-        return await self.inner.publish_file(local)
-
-    async def close(self) -> None:
-        return None  # the session's runtime is closed by the session
 
     def _editor_path(self, path: str) -> str | None:
         """`path` resolved, when it is one of the workspace's files (the editor's buffers are

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from xum.cli.run import RuntimeSpec
+from xum.cli.options import runtime_option
 
 
 @click.command()
@@ -25,14 +25,9 @@ from xum.cli.run import RuntimeSpec
     default=None,
     help="Append the bridge's logs to this file instead of stderr (for editors that hide stderr).",
 )
-@click.option(
-    "--runtime",
-    "-r",
-    type=RuntimeSpec(),
-    default="local",
-    show_default=True,
-    help="Where new sessions' workspaces run: local (the editor's project directory, with file "
-    'and terminal delegation to the editor), worktree, or "ssh <host>".',
+@runtime_option(
+    "Where new sessions' workspaces run: local (the editor's project directory, with file "
+    'and terminal delegation to the editor), worktree, or "ssh <host>".'
 )
 def acp(log_file: Path | None, runtime: str) -> None:
     """Serve the Agent Client Protocol on stdio, for Zed, Neovim and JetBrains.

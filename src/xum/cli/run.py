@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from xum.cli.options import dir_option, runtime_option
 from xum.cli.run_outcome import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -66,21 +67,6 @@ def _wants_json(args: list[str]) -> bool:
     return "--json" in options
 
 
-class RuntimeSpec(click.ParamType[str]):
-    """`local`, `worktree` or `ssh <host>` (one argument: quote it)."""
-
-    name = "local|worktree|ssh <host>"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from xum.workspaces.runtime_spec import parse_runtime
-
-        try:
-            kind, host = parse_runtime(str(value))
-        except XumError as exc:
-            self.fail(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, param, ctx)
-        return kind if host is None else f"ssh {host}"
-
-
 def _read_message(words: tuple[str, ...]) -> str:
     if words:
         return " ".join(words)
@@ -115,25 +101,13 @@ def _budget(value: str | None) -> float | None:
 
 @click.command(cls=RunCommand)
 @click.argument("message", nargs=-1)
-@click.option(
-    "--dir",
-    "-d",
-    "directory",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    help="Project directory (default: the current directory).",
-)
+@dir_option("Project directory (default: the current directory).")
 @click.option(
     "--model", "-m", help="Model alias or provider:model-id (default: the default model)."
 )
-@click.option(
-    "--runtime",
-    "-r",
-    type=RuntimeSpec(),
-    default="local",
-    show_default=True,
-    help="local runs in the directory; worktree in a new git worktree and branch under "
-    '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there).',
+@runtime_option(
+    "local runs in the directory; worktree in a new git worktree and branch under "
+    '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there).'
 )
 @click.option(
     "--mode",

@@ -42,7 +42,7 @@ def _quiet_server_class() -> type:
 
     class QuietServer(uvicorn.Server):
         """uvicorn re-raises a caught SIGTERM after shutting down, which would kill the process
-        before the lock file is removed; here the signals only ask it to stop (see `_serve`)."""
+        before the lock file is removed; here the signals only ask it to stop (see `_serve_claimed`)."""
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -97,46 +97,30 @@ def server(
     add_projects: tuple[Path, ...],
 ) -> None:
     """Start the HTTP/WebSocket server for the browser UI and remote access."""
+    from xum.server import lockfile
     from xum.server.auth import ALLOW_HTTP_ORIGIN_ENV, resolve_token
 
     try:
         choice = resolve_token(no_auth=no_auth, auth_token=auth_token)
-        _serve(
-            host,
-            port,
-            choice.token,
-            choice.source,
-            print_auth_token,
-            allow_http_origin or os.environ.get(ALLOW_HTTP_ORIGIN_ENV) == "1",
-            ssh_host,
-            list(add_projects),
-        )
+        claim = lockfile.claim_root()  # atomic: of two servers started at once, one wins
+        try:
+            _serve_claimed(
+                host,
+                port,
+                choice.token,
+                choice.source,
+                print_auth_token,
+                allow_http_origin or os.environ.get(ALLOW_HTTP_ORIGIN_ENV) == "1",
+                ssh_host,
+                list(add_projects),
+            )
+        finally:
+            claim.release()
     except XumError as exc:
         click.echo(f"error: {exc.message}", err=True)
         if exc.hint:
             click.echo(f"  hint: {exc.hint}", err=True)
         sys.exit(1)
-
-
-def _serve(
-    host: str,
-    port: int,
-    token: str | None,
-    source: str,
-    print_token: bool,
-    allow_http_origin: bool,
-    ssh_host: str | None,
-    add_projects: list[Path],
-) -> None:
-    from xum.server import lockfile
-
-    claim = lockfile.claim_root()  # atomic: of two servers started at once, one wins
-    try:
-        _serve_claimed(
-            host, port, token, source, print_token, allow_http_origin, ssh_host, add_projects
-        )
-    finally:
-        claim.release()
 
 
 def _serve_claimed(

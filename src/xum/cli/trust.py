@@ -8,18 +8,12 @@ from pathlib import Path
 import click
 import orjson
 
+from xum.cli.options import dir_option
 from xum.core.errors import XumError
 
 
 @click.command()
-@click.option(
-    "--dir",
-    "-d",
-    "directory",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    help="A directory of the project (default: the current directory).",
-)
+@dir_option("A directory of the project (default: the current directory).")
 @click.option("--revoke", is_flag=True, help="Withdraw trust instead of granting it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def trust(directory: Path, revoke: bool, as_json: bool) -> None:

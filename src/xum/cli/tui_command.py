@@ -6,18 +6,12 @@ from pathlib import Path
 
 import click
 
+from xum.cli.options import dir_option
 from xum.cli.tui import launch
 
 
 @click.command()
-@click.option(
-    "--dir",
-    "-d",
-    "directory",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=".",
-    help="Project directory (default: the current directory).",
-)
+@dir_option("Project directory (default: the current directory).")
 @click.option(
     "--workspace",
     "-w",

@@ -26,7 +26,6 @@ tool's result, `meta.mcp_loaded`) start a new segment, with the reason `mcp_tool
 from __future__ import annotations
 
 import hashlib
-import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,8 +37,8 @@ from xum.context.plan import PlanSnapshot
 from xum.context.workspace import LiveContext, digest
 from xum.llm.types import ToolSpec, text_message
 from xum.store import events as ev
+from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
-from xum.store.projection import FrameSource
 
 # Sections whose changes travel as rows. The prelude and the environment block only change
 # with a new xum version or a new workspace; they are refreshed at the next segment.
@@ -96,19 +95,14 @@ class ContextDelta:
         )
 
 
-class FrozenTracker:
+class FrozenTracker(LogFollower):
     """Follows the log (incrementally, like the history projection): the frozen sections of the
     current segment, the digests the model has been told since, and the plan-file snapshot."""
 
-    def __init__(self) -> None:
-        self._source: weakref.ref[Any] | None = None
-        self._generation = -1
-        self.reset()
-
     def reset(self) -> None:
+        super().reset()
         self.version = 0  # moves whenever the state below changes
         self._compared: tuple[int, int, ContextDelta] | None = None
-        self.last_seq = 0
         self.frozen: Frozen | None = None
         self.known: dict[str, str] = {}
         self.next_reason = SEGMENT_START
@@ -117,18 +111,7 @@ class FrozenTracker:
         self.loaded: set[str] = set()
 
     def update(self, log: FrameSource) -> None:
-        if self._source is None or self._source() is not log or self._generation != log.generation:
-            self.reset()
-            self._source = weakref.ref(log)
-            self._generation = log.generation
-        self.feed(log.frames_after(self.last_seq))
-
-    def feed(self, frames: Iterable[Frame]) -> None:
-        for frame in frames:
-            if frame.seq is not None and frame.seq > self.last_seq:
-                self.last_seq = frame.seq
-            if not frame.damaged:
-                self._apply(frame)
+        self.follow(log)
 
     def _apply(self, frame: Frame) -> None:
         kind = frame.type

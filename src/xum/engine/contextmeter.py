@@ -15,8 +15,6 @@ lie; a model whose context window is not known gets no usage-based compaction an
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +23,8 @@ import orjson
 from xum.llm import catalog
 from xum.store import compaction_config as cc
 from xum.store import events as ev
+from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
-from xum.store.projection import FrameSource
 
 BYTES_PER_TOKEN = 3
 
@@ -37,14 +35,9 @@ def estimate_tokens(value: Any) -> int:
     return -(-len(raw) // BYTES_PER_TOKEN)
 
 
-class ContextMeter:
-    def __init__(self) -> None:
-        self._source: weakref.ref[Any] | None = None
-        self._generation = -1
-        self.reset()
-
+class ContextMeter(LogFollower):
     def reset(self) -> None:
-        self.last_seq = 0
+        super().reset()
         self.reported: int | None = None  # tokens of the last reply's request + its output
         self.extra = 0  # estimated tokens of what came after it
         self.frozen = 0  # estimated tokens of the segment's system prompt and tools
@@ -52,19 +45,8 @@ class ContextMeter:
 
     def update(self, log: FrameSource) -> int:
         """Follow `log`; returns `tokens()`."""
-        if self._source is None or self._source() is not log or self._generation != log.generation:
-            self.reset()
-            self._source = weakref.ref(log)
-            self._generation = log.generation
-        self.feed(log.frames_after(self.last_seq))
+        self.follow(log)
         return self.tokens()
-
-    def feed(self, frames: Iterable[Frame]) -> None:
-        for frame in frames:
-            if frame.seq is not None and frame.seq > self.last_seq:
-                self.last_seq = frame.seq
-            if not frame.damaged:
-                self._apply(frame)
 
     def tokens(self) -> int:
         """The next request's size: reported by the provider where possible, else estimated."""

@@ -34,7 +34,7 @@ from xum.context.frozen import (
 from xum.context.plan import PlanSnapshot, plan_diff, plan_mtime, read_snapshot
 from xum.context.workspace import AgentSelection, ContextProvider, LiveContext
 from xum.store import events as ev
-from xum.store.projection import FrameSource
+from xum.store.follower import FrameSource
 
 FrameSpec = tuple[str, dict[str, Any]]
 

@@ -16,8 +16,6 @@ applied anywhere (the process, or the user watching, is the boundary).
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,8 +23,8 @@ from xum.core.ids import random_suffix
 from xum.engine import events as E
 from xum.engine.turn import TurnResult
 from xum.store import events as ev
+from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
-from xum.store.projection import FrameSource
 
 if TYPE_CHECKING:
     from xum.engine.session import AgentSession
@@ -102,29 +100,16 @@ def goal_from_json(data: Any, turns: int = 0) -> Goal | None:
     )
 
 
-class GoalTracker:
+class GoalTracker(LogFollower):
     """The current goal, following the log incrementally (like the history projection)."""
 
-    def __init__(self) -> None:
-        self._source: weakref.ref[Any] | None = None
-        self._generation = -1
-        self.last_seq = 0
+    def reset(self) -> None:
+        super().reset()
         self.goal: Goal | None = None
 
     def update(self, log: FrameSource) -> Goal | None:
-        if self._source is None or self._source() is not log or self._generation != log.generation:
-            self._source = weakref.ref(log)
-            self._generation = log.generation
-            self.last_seq, self.goal = 0, None
-        self.feed(log.frames_after(self.last_seq))
+        self.follow(log)
         return self.goal
-
-    def feed(self, frames: Iterable[Frame]) -> None:
-        for frame in frames:
-            if frame.seq is not None and frame.seq > self.last_seq:
-                self.last_seq = frame.seq
-            if not frame.damaged:
-                self._apply(frame)
 
     def _apply(self, frame: Frame) -> None:
         data = frame.data

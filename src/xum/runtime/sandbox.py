@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from xum.runtime.base import ExecResult, FileStat, OutputSink, Runtime, RuntimeKind
+from xum.runtime.base import ExecResult, OutputSink, Runtime
+from xum.runtime.forwarding import ForwardingRuntime
 
 SandboxMode = Literal["auto", "workspace-write", "read-only", "off"]
 EgressMode = Literal["shared", "off"]
@@ -381,34 +382,18 @@ def parse_remote_probe(output: str, host: str) -> RemoteFacts:
     return RemoteFacts(backend, is_root, git)
 
 
-class SandboxedRuntime:
+class SandboxedRuntime(ForwardingRuntime):
     """A view of `inner` whose `exec` runs the script inside the sandbox. Files, paths and
     everything else are `inner`'s own (xum's file tools are fenced separately, in
-    `xum.tools.paths`). It is made per tool call and owns nothing: `close` does not close the
-    runtime underneath."""
+    `xum.tools.paths`). It is made per tool call and owns nothing."""
 
     def __init__(self, inner: Runtime, layout: Layout) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.layout = layout
-        self.kind: RuntimeKind = inner.kind
-        self.workspace_path = inner.workspace_path
-        self.spill_cap = inner.spill_cap
-        self.sees_local_files = inner.sees_local_files
-        self.transport_failure_exit = inner.transport_failure_exit
 
     def __repr__(self) -> str:
         mode = "workspace-write" if self.layout.writable_workspace else "read-only"
         return f"SandboxedRuntime({self.inner!r}, {mode}, egress {self.layout.egress})"
-
-    @property
-    def temp_dir(self) -> str:
-        return self.inner.temp_dir
-
-    def resolve(self, path: str) -> str:
-        return self.inner.resolve(path)
-
-    async def realpath(self, path: str) -> str:
-        return await self.inner.realpath(path)
 
     async def exec(
         self,
@@ -441,18 +426,3 @@ class SandboxedRuntime:
         return await self.inner.exec(
             wrapped, env=env, cwd=cwd, timeout_s=timeout_s, on_output=on_output
         )
-
-    async def read_bytes(self, path: str, *, limit: int | None = None) -> bytes:
-        return await self.inner.read_bytes(path, limit=limit)
-
-    async def write_bytes_atomic(self, path: str, data: bytes) -> None:
-        await self.inner.write_bytes_atomic(path, data)
-
-    async def stat(self, path: str) -> FileStat:
-        return await self.inner.stat(path)
-
-    async def publish_file(self, local: Path) -> str:
-        return await self.inner.publish_file(local)
-
-    async def close(self) -> None:
-        return None

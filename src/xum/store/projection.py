@@ -19,27 +19,18 @@ the two agree.
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterable, Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Sequence
+from typing import cast
 
 from xum.core.messages import Message, Part
 from xum.store import events as ev
+from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
 
 MISSING_RESULT_OUTPUT = "error: no result was recorded for this tool call"
 
 
-class FrameSource(Protocol):
-    """What a projection reads (a `SessionLog`)."""
-
-    @property
-    def generation(self) -> int: ...
-
-    def frames_after(self, seq: int) -> list[Frame]: ...
-
-
-class HistoryProjection:
+class HistoryProjection(LogFollower):
     """Incremental provider history. `update(log)` before each request returns the messages.
 
     Nothing is copied per request: the messages are the log frames' own objects, and when every
@@ -49,14 +40,8 @@ class HistoryProjection:
     messages as read-only, and take `list(...)` of it to keep a snapshot.
     """
 
-    def __init__(self) -> None:
-        self._source: weakref.ref[Any] | None = None
-        self._generation = -1
-        self.reset()
-
     def reset(self) -> None:
-        """Forget everything consumed; the next `feed` starts from the beginning of a log."""
-        self.last_seq = 0
+        super().reset()
         self._done: list[Message] = []  # settled history of the current segment
         # The last assistant message with tool calls, while its results may still arrive.
         self._open: Message | None = None
@@ -65,16 +50,8 @@ class HistoryProjection:
 
     def update(self, log: FrameSource) -> list[Message]:
         """Consume what `log` published since the last call; return the history."""
-        if self._source is None or self._source() is not log or self._generation != log.generation:
-            self.reset()  # another log, or this one was reloaded: start over
-            self._source = weakref.ref(log)
-            self._generation = log.generation
-        self.feed(log.frames_after(self.last_seq))
+        self.follow(log)
         return self.messages()
-
-    def feed(self, frames: Iterable[Frame]) -> None:
-        for frame in frames:
-            self._apply(frame)
 
     def messages(self) -> list[Message]:
         if self._open is None:
@@ -85,10 +62,6 @@ class HistoryProjection:
     # Internals -------------------------------------------------------------------------------
 
     def _apply(self, frame: Frame) -> None:
-        if frame.seq is not None and frame.seq > self.last_seq:
-            self.last_seq = frame.seq
-        if frame.damaged:
-            return
         kind = frame.type
         role = ev.MESSAGE_ROLES.get(kind)
         if role is not None:

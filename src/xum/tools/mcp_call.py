@@ -9,8 +9,13 @@ bounded like `bash` output (head and tail kept, the whole text spilled to a file
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from xum.tools.base import ToolContext, ToolResult, error
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES, bound_text
+
+if TYPE_CHECKING:
+    from xum.tools.mcp_host import McpCallOutcome, McpPromptOutcome
 
 
 async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
@@ -23,11 +28,19 @@ async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolR
     if isinstance(arguments, ToolResult):
         return arguments
     outcome = await access.host.call_tool(name, arguments, scratch_dir=ctx.scratch_dir)
+    return await bounded_result(outcome, ctx, suffix=".mcp.txt")
+
+
+async def bounded_result(
+    outcome: McpCallOutcome | McpPromptOutcome, ctx: ToolContext, *, suffix: str
+) -> ToolResult:
+    """What a server answered, as a result bounded like `bash` output (the whole text spilled
+    to a `suffix` file when it is cut)."""
     text, spill = await bound_text(
         outcome.text,
         runtime=ctx.runtime,
         scratch_dir=ctx.scratch_dir,
-        suffix=".mcp.txt",
+        suffix=suffix,
         head_bytes=HEAD_BYTES,
         tail_bytes=TAIL_BYTES,
     )

@@ -12,8 +12,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from xum.tools.base import Tool, ToolContext, ToolResult, error
-from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES, bound_text
 from xum.tools.input import ToolInput
+from xum.tools.mcp_call import bounded_result
 from xum.tools.mcp_host import McpPrompt
 
 LISTED_PER_PAGE = 40
@@ -86,15 +86,4 @@ class McpPromptGetTool(Tool):
                 problems.append("unknown argument(s) " + ", ".join(unknown))
             return error(f"{prompt.name}: {'; '.join(problems)}.\n{_signature(prompt)}")
         outcome = await access.host.get_prompt(prompt.name, values)
-        text, spill = await bound_text(
-            outcome.text,
-            runtime=ctx.runtime,
-            scratch_dir=ctx.scratch_dir,
-            suffix=".prompt.txt",
-            head_bytes=HEAD_BYTES,
-            tail_bytes=TAIL_BYTES,
-        )
-        meta = dict(outcome.meta)
-        if spill is not None:
-            meta["spill_path"] = spill
-        return ToolResult(output=text, is_error=outcome.is_error, meta=meta)
+        return await bounded_result(outcome, ctx, suffix=".prompt.txt")

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useStore } from "../lib/store";
 import { app, signIn } from "../state/app";
+import { FormError } from "./FormParts";
 
 /** Shown when the server requires a token this browser has not presented. */
 export function SignIn() {
@@ -50,7 +51,7 @@ export function SignIn() {
             Sign in
           </button>
         </form>
-        {error ? <div className="form-error" role="alert">{error}</div> : null}
+        <FormError message={error} />
       </div>
     </main>
   );

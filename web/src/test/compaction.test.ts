@@ -10,8 +10,8 @@ import {
   startsHere,
   type AssistantRow,
 } from "../state/transcript";
+import { user } from "./events";
 
-const user = (seq: number, text: string): EngineEvent => ({ type: "user-message", seq, text });
 const reply = (seq: number, text: string, finish = "stop"): EngineEvent => ({
   type: "assistant-message",
   seq,

@@ -10,20 +10,13 @@ import {
   resetInFlight,
   type TranscriptState,
 } from "../state/transcript";
+import { result } from "./events";
 
 const out = (callId: string, text: string, stream = "output"): EngineEvent => ({
   type: "tool-output",
   call_id: callId,
   stream,
   text,
-});
-const result = (seq: number, callId: string, output = "ok"): EngineEvent => ({
-  type: "tool-result",
-  seq,
-  call_id: callId,
-  name: "bash",
-  is_error: false,
-  output,
 });
 
 function started(): TranscriptState {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { EngineEvent } from "../api/types";
 import {
   applyEvents,
   applyPartial,
@@ -10,33 +9,7 @@ import {
   prependPage,
   resetInFlight,
 } from "../state/transcript";
-
-const turnStart = (seq: number, turn = "t1"): EngineEvent => ({ type: "turn-start", seq, turn_id: turn });
-const user = (seq: number, text: string): EngineEvent => ({ type: "user-message", seq, text });
-const assistant = (seq: number, text: string, calls: { id: string; name: string }[] = []): EngineEvent => ({
-  type: "assistant-message",
-  seq,
-  text,
-  reasoning: "",
-  tool_calls: calls.map((c) => ({ ...c, arguments: "{}" })),
-  finish_reason: calls.length ? "tool_calls" : "stop",
-  usage: { input_tokens: 100 + seq, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 },
-});
-const result = (seq: number, callId: string, output = "ok"): EngineEvent => ({
-  type: "tool-result",
-  seq,
-  call_id: callId,
-  name: "bash",
-  is_error: false,
-  output,
-});
-const turnEnd = (seq: number, reason = "completed", turn = "t1"): EngineEvent => ({
-  type: "turn-end",
-  seq,
-  turn_id: turn,
-  reason,
-  error: reason === "error" ? { code: "server", message: "boom" } : null,
-});
+import { assistant, result, turnEnd, turnStart, user } from "./events";
 
 describe("transcript projection", () => {
   it("streams deltas into the in-flight message and replaces them with the commit", () => {

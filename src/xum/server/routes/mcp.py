@@ -19,10 +19,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from xum.core.errors import ConfigError
-from xum.core.fsutil import atomic_write_bytes
-from xum.core.lock import locked
-from xum.core.paths import ensure_root
+from xum.server.config_edit import edit_config_file
 from xum.server.errors import ApiError, not_found
 from xum.server.routes.projects import known_project
 from xum.server.sessions import workspace_or_404
@@ -188,33 +185,7 @@ def _file_for(scope: Scope, project: str | None) -> Path:
 
 
 def change_file(path: Path, edit: Callable[[Any], str], check: Callable[[str], None]) -> None:
-    """Apply `edit(JsoncDocument) -> new text` to `path` under its lock; `check(new_text)`
-    raises when the result would not be a valid file (nothing is written then)."""
-    from xum.server.jsonc_edit import JsoncDocument, JsoncEditError
-
-    ensure_root()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.with_name(path.name + ".lock"), purpose="mcp config write"):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read: {exc}", path=str(path)) from None
-        try:
-            new_text = edit(JsoncDocument(text, path=str(path)))
-        except JsoncEditError as exc:
-            raise ApiError(
-                422,
-                "config_error",
-                f"{path}: cannot be edited in place ({exc.message}); it was not changed",
-                "edit the file by hand",
-            ) from None
-        if new_text == text:
-            return
-        check(new_text)
-        target = path.resolve()
-        atomic_write_bytes(target, new_text.encode("utf-8"), mode=0o600)
+    edit_config_file(path, edit, check, purpose="mcp config write")
 
 
 def _entry(body: McpServerBody, current: mc.ServerSpec | None) -> Any:

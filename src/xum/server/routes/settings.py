@@ -12,16 +12,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from xum.core.errors import ConfigError
-from xum.core.fsutil import atomic_write_bytes
-from xum.core.lock import locked
-from xum.core.paths import ensure_root, providers_path
+from xum.core.paths import providers_path
+from xum.server.config_edit import edit_config_file
 from xum.server.errors import ApiError, not_found
 from xum.server.state import get_state
 
@@ -178,37 +176,15 @@ def edit_providers(path_in_file: list[str], value: Any, *, delete: bool = False)
 def change_providers(edit: Callable[[Any], str]) -> bool:
     """Apply `edit(JsoncDocument) -> new text` to providers.jsonc under the providers lock;
     False when the text stays the same. The result must read back as a valid providers file."""
-    from xum.server.jsonc_edit import JsoncDocument, JsoncEditError
-
     path = providers_path()
-    ensure_root()
-    with locked(path.with_name(path.name + ".lock"), purpose="providers write"):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read: {exc}", path=str(path)) from None
-        try:
-            document = JsoncDocument(text, path=str(path))
-            new_text = edit(document)
-        except JsoncEditError as exc:
-            raise ApiError(
-                422,
-                "config_error",
-                f"{path}: cannot be edited in place ({exc.message}); it was not changed",
-                "edit the file by hand",
-            ) from None
-        if new_text == text:
-            return False
-        # Check the result the way xum reads it before it replaces the file.
+
+    def check(new_text: str) -> None:
         from xum.core.jsonc import parse_jsonc
         from xum.store.providers import parse_providers
 
         parse_providers(parse_jsonc(new_text, path=str(path)), str(path))
-        target = Path(path).resolve()  # a symlinked providers.jsonc (dotfiles) stays a link
-        atomic_write_bytes(target, new_text.encode("utf-8"), mode=0o600)
-        return True
+
+    return edit_config_file(path, edit, check, purpose="providers write")
 
 
 async def _after_change(request: Request) -> None:

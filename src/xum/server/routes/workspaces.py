@@ -17,6 +17,7 @@ from xum.server.sessions import require_idle, workspace_or_404
 from xum.server.state import ServerState, get_state
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
+from xum.workspaces.checkout import RemovalKind
 from xum.workspaces.listing import workspace_context as context_for
 
 if TYPE_CHECKING:
@@ -78,16 +79,7 @@ class ReadBody(BaseModel):
 
 
 class RemovalItem(BaseModel):
-    kind: Literal[
-        "session-log",
-        "scratch-dir",
-        "worktree",
-        "remote-checkout",
-        "branch",
-        "plan-file",
-        "init-log",
-        "record",
-    ]
+    kind: RemovalKind
     path: str | None = None
     name: str | None = None
     detail: str | None = None

@@ -8,6 +8,7 @@ import { errorMessage } from "../../api/http";
 import type { ApprovalRequestEvent } from "../../api/types";
 import { useStore } from "../../lib/store";
 import { answerApproval, transcriptStore } from "../../state/app";
+import { FormError } from "../FormParts";
 
 const KIND_LABEL: Record<string, string> = {
   critical: "Critical command",
@@ -97,7 +98,7 @@ function ApprovalCard(props: { workspaceId: string; request: ApprovalRequestEven
           </button>
         </div>
       )}
-      {error ? <div className="form-error" role="alert">{error}</div> : null}
+      <FormError message={error} />
     </section>
   );
 }

@@ -8,6 +8,7 @@ import { api, errorMessage, qs } from "../../api/http";
 import type { CatalogList, ModelEdit, ModelsInfo, ProviderRow } from "../../api/types";
 import { chosenId, filterSuggestions, modelIdProblem, stepActive } from "../../lib/customModels";
 import { app, loadModels } from "../../state/app";
+import { FormError } from "../FormParts";
 
 type Catalog = { state: "loading" } | { state: "ok"; data: CatalogList } | { state: "error"; message: string };
 
@@ -49,11 +50,7 @@ export function DefaultModelPicker(props: { info: ModelsInfo | null }) {
       <div className="faint">
         Used by <code>xum run</code> and by workspaces without a model of their own.
       </div>
-      {error ? (
-        <div className="form-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
     </div>
   );
 }
@@ -238,11 +235,7 @@ export function CustomModels(props: { providers: ProviderRow[]; onProviderChange
           Add
         </button>
       </form>
-      {error ? (
-        <div className="form-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
       {note ? (
         <div className="muted" role="status">
           {note}

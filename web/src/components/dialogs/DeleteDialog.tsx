@@ -7,6 +7,7 @@ import { useStore } from "../../lib/store";
 import { app, closeDialog } from "../../state/app";
 import { deleteWorkspace } from "../../state/actions";
 import { Modal } from "./Modal";
+import { FormError } from "../FormParts";
 
 const KIND_LABELS: Record<string, string> = {
   "session-log": "Conversation history",
@@ -97,7 +98,7 @@ export function DeleteDialog(props: { workspaceId: string }) {
           ) : null}
         </>
       ) : null}
-      {error ? <div className="form-error" role="alert">{error}</div> : null}
+      <FormError message={error} />
     </Modal>
   );
 }

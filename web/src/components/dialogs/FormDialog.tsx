@@ -10,6 +10,7 @@ import { useRef, useState, type ReactNode } from "react";
 import { errorMessage } from "../../api/http";
 import { closeDialog } from "../../state/app";
 import { Modal } from "./Modal";
+import { FormError } from "../FormParts";
 
 interface Props {
   title: string;
@@ -70,7 +71,7 @@ export function FormDialog(props: Props) {
         }}
       >
         {props.children}
-        {error ? <div className="form-error" role="alert">{error}</div> : null}
+        <FormError message={error} />
       </form>
     </Modal>
   );

@@ -5,6 +5,7 @@
 import { useEffect, useState } from "react";
 import { api, errorMessage } from "../../api/http";
 import type { SafetySettings } from "../../api/types";
+import { FormError } from "../FormParts";
 
 const MODES: SafetySettings["sandbox"]["mode"][] = ["auto", "workspace-write", "read-only", "off"];
 
@@ -135,7 +136,7 @@ export function SafetySection() {
           </button>
         </div>
       ))}
-      {error ? <div className="form-error" role="alert">{error}</div> : null}
+      <FormError message={error} />
     </section>
   );
 }

@@ -12,6 +12,7 @@ import { McpSettingsSection } from "../mcp/McpSettingsSection";
 import { CustomModels, DefaultModelPicker } from "./CustomModels";
 import { Modal } from "./Modal";
 import { SafetySection } from "./SafetySettings";
+import { FormError, ProjectSelect } from "../FormParts";
 
 function credentialText(p: ProviderRow): string {
   if (!p.credentialSource) return "no key";
@@ -98,7 +99,7 @@ function ProviderItem(props: { row: ProviderRow; onChange: (row: ProviderRow) =>
           Save URL
         </button>
       </form>
-      {error ? <div className="form-error" role="alert">{error}</div> : null}
+      <FormError message={error} />
     </div>
   );
 }
@@ -223,16 +224,7 @@ function SecretsSection(props: { projects: Project[] }) {
       {props.projects.length === 0 ? <div className="muted">Add a project first.</div> : null}
       {props.projects.length > 0 ? (
         <>
-          <label className="field">
-            <span>Project</span>
-            <select className="input" value={project} onChange={(e) => setProject(e.target.value)} aria-label="Secrets project">
-              {props.projects.map((p) => (
-                <option key={p.path} value={p.path}>
-                  {p.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <ProjectSelect projects={props.projects} value={project} onChange={setProject} label="Secrets project" />
           {names?.map((n) => (
             <div className="list-row" key={n}>
               <code className="grow">{n}</code>

@@ -19,6 +19,7 @@ import {
   type McpTestResult,
 } from "../../api/mcp";
 import type { Project } from "../../api/types";
+import { FormError, ProjectSelect } from "../FormParts";
 
 interface Editing {
   scope: McpScope;
@@ -107,11 +108,7 @@ function ServerForm(props: {
           Cancel
         </button>
       </div>
-      {error ? (
-        <div className="form-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
     </form>
   );
 }
@@ -279,16 +276,7 @@ export function McpSettingsSection(props: { projects: Project[] }) {
         />
       ) : null}
       {props.projects.length > 0 ? (
-        <label className="field">
-          <span>Project</span>
-          <select className="input" value={project} onChange={(e) => setProject(e.target.value)} aria-label="MCP project">
-            {props.projects.map((p) => (
-              <option key={p.path} value={p.path}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ProjectSelect projects={props.projects} value={project} onChange={setProject} label="MCP project" />
       ) : null}
       {repo ? (
         <FileBlock
@@ -312,11 +300,7 @@ export function McpSettingsSection(props: { projects: Project[] }) {
           onCancel={() => setEditing(null)}
         />
       ) : null}
-      {error ? (
-        <div className="form-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
     </section>
   );
 }
