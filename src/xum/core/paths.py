@@ -35,6 +35,11 @@ def secrets_path() -> Path:
     return xum_root() / "secrets.json"
 
 
+def server_lock_path() -> Path:
+    """Where a running `xum server` says how to reach it (its URL and token; mode 0600)."""
+    return xum_root() / "server.lock"
+
+
 def sessions_dir() -> Path:
     return xum_root() / "sessions"
 

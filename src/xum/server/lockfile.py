@@ -26,14 +26,13 @@ from xum.core.clock import now_ms
 from xum.core.errors import XumError
 from xum.core.fsutil import atomic_write_bytes
 from xum.core.lock import FileLock, LockTimeout
-from xum.core.paths import ensure_root, xum_root
+from xum.core.paths import ensure_root, server_lock_path, xum_root
 
-LOCK_NAME = "server.lock"
 INSTANCE_LOCK_NAME = "server.instance.lock"
 
 
 def lock_path() -> Path:
-    return xum_root() / LOCK_NAME
+    return server_lock_path()
 
 
 def read_lock(path: Path | None = None) -> dict[str, Any] | None:

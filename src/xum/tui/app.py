@@ -25,6 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ListView, Static
 
+from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui.actions import Actions
 from xum.tui.composer import Composer, Suggestion, Suggestions
@@ -303,7 +304,26 @@ class XumApp(App[None]):
             return
         unsent = self.runner.interrupt(ws)
         if unsent is None:
+            if ws.busy_elsewhere:  # a turn another process runs: the server can stop it
+                self._later(self._interrupt_elsewhere(ws))
             return
+        self._put_back(unsent)
+
+    async def _interrupt_elsewhere(self, ws: Workspace) -> None:
+        try:
+            unsent = await self.runner.interrupt_elsewhere(ws)
+        except XumError as exc:
+            self.notify(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, markup=False)
+            return
+        if unsent is None:
+            self.notify(
+                "another process runs this turn (not xum server here): stop it there",
+                markup=False,
+            )
+            return
+        self._put_back(unsent)
+
+    def _put_back(self, unsent: list[str]) -> None:
         self.composer.put_back(unsent)
         if unsent:
             self.notify(f"{len(unsent)} queued message(s) put back in the composer", markup=False)

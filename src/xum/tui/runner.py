@@ -17,8 +17,9 @@ it, as in the browser). A call that needs approval (a critical command, a sandbo
 in the `ask` mode the rest of what it asks for) waits the same way in `Workspace.approval`.
 
 The writer lock decides who writes: a workspace whose session another process (`xum server`,
-`xum run`) is using is refused with a clear error, and its log is followed instead (committed
-events appear as that process writes them).
+`xum run`) is using has its log followed instead (committed events appear as that process writes
+them). A message to it goes to that turn through the server's API when the server runs it (and
+Esc interrupts it there); any other writer's turn refuses it with a clear error.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from xum.workspaces.approvals import ApprovalAnswer
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
+    from xum.workspaces.server_link import ServerLink
 
 log = logging.getLogger("xum.tui")
 
@@ -245,6 +247,13 @@ class Runner:
             from xum.store import sessions as session_files
 
             if session_files.is_busy(ws.id):
+                link = await self._server_running(ws)
+                if link is not None:
+                    # The server runs this turn: the message joins it there, as from the browser
+                    # (what the turn does shows here as the log is followed).
+                    await link.send(ws.id, text, when)
+                    self.listener.status_changed(ws)
+                    return "queued"
                 holder = session_files.lock_holder(ws.id) or {}
                 who = str(holder.get("purpose") or "another process")
                 raise SessionBusyError(
@@ -351,6 +360,26 @@ class Runner:
         ws.session.agent.interrupt()
         self.listener.status_changed(ws)
         return unsent
+
+    async def interrupt_elsewhere(self, ws: Workspace) -> list[str] | None:
+        """Stop a turn that `xum server` runs in the workspace (through its API); the messages
+        it had queued. None: no server turn was running there."""
+        link = await self._server_running(ws) if ws.busy_elsewhere else None
+        if link is None:
+            return None
+        return await link.interrupt(ws.id)
+
+    async def _server_running(self, ws: Workspace) -> ServerLink | None:
+        """The server on this root, when it is the process whose turn holds the session."""
+        from xum.store import sessions as session_files
+        from xum.workspaces.server_link import find_server
+
+        def lookup() -> ServerLink | None:
+            link = find_server()
+            holder = session_files.lock_holder(ws.id) or {}
+            return link if link is not None and holder.get("pid") == link.pid else None
+
+        return await asyncio.to_thread(lookup)
 
     async def _ask(self, ws: Workspace, questions: Sequence[Question]) -> Answers:
         future: asyncio.Future[Answers] = asyncio.get_running_loop().create_future()

@@ -1,0 +1,62 @@
+"""Finding the server of this root from its `server.lock`, and what a dead one looks like."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from xum.core.paths import ensure_root, server_lock_path
+from xum.workspaces.server_link import ServerLink, ServerLinkError, find_server
+
+
+def write_lock(**fields: object) -> None:
+    ensure_root()
+    server_lock_path().write_bytes(orjson.dumps(fields))
+
+
+def test_no_lock_no_server() -> None:
+    assert find_server() is None
+
+
+def test_a_live_lock_names_the_server() -> None:
+    write_lock(url="http://127.0.0.1:9/", token="t", pid=os.getpid())
+    assert find_server() == ServerLink("http://127.0.0.1:9", "t", os.getpid())
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"url": "http://127.0.0.1:9", "token": "t", "pid": "not a pid"},
+        {"url": "file:///etc/passwd", "token": "t", "pid": os.getpid()},
+        {"token": "t", "pid": os.getpid()},
+    ],
+)
+def test_a_damaged_lock_is_no_server(fields: dict[str, object]) -> None:
+    write_lock(**fields)
+    assert find_server() is None
+
+
+def test_a_lock_a_dead_process_left_is_no_server() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    write_lock(url="http://127.0.0.1:9", token=None, pid=int(done.stdout))
+    assert find_server() is None
+
+
+async def test_a_server_that_does_not_answer_says_so() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    link = ServerLink(f"http://127.0.0.1:{port}", "t", os.getpid())
+    with pytest.raises(ServerLinkError) as caught:
+        await link.send("abc", "hello", "step")
+    assert "did not answer" in caught.value.message and caught.value.hint
