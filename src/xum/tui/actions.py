@@ -252,6 +252,21 @@ class Actions:
         where = f" in {plan.path}" if plan.path else ""
         await self.send(f"The plan{where} is approved. Carry it out now, step by step.", "step")
 
+    async def start_here(self) -> None:
+        """The latest plan or final reply becomes the whole context of the model."""
+        app = self.app
+        ws = app.selected
+        seq = ws.transcript.start_here_seq() if ws is not None else None
+        if ws is None or seq is None:
+            app.notify(
+                "nothing to start from: Start Here needs a plan or a final reply", markup=False
+            )
+            return
+        try:
+            await app.runner.start_here(ws, seq)
+        except XumError as exc:
+            app.notify(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, markup=False)
+
     # Questions ---------------------------------------------------------------------------
 
     def show_question(self) -> None:

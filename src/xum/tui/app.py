@@ -79,6 +79,8 @@ class XumApp(App[None]):
         # Priority: the composer (a TextArea) binds F6 to selecting the line.
         Binding("f6", "next_permissions", "Permissions", show=False, priority=True),
         Binding("ctrl+g", "implement_plan", "Implement plan", show=False, priority=True),
+        # Priority: the composer (a TextArea) binds F7 to selecting everything.
+        Binding("f7", "start_here", "Start Here", show=False, priority=True),
         Binding("f8", "toggle_theme", "Theme", show=False),
         Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
         Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
@@ -494,6 +496,9 @@ class XumApp(App[None]):
 
     def action_retry(self) -> None:
         self._later(self.actions.retry())
+
+    def action_start_here(self) -> None:
+        self._later(self.actions.start_here())
 
     def action_implement_plan(self) -> None:
         self._later(self.actions.implement_plan())

@@ -37,6 +37,7 @@ KEYS: tuple[Key, ...] = (
         "Composer",
     ),
     Key("Ctrl+G", "carry out the proposed plan (switches to Exec)", "Composer"),
+    Key("F7", "Start Here: the latest plan or final reply becomes the whole context", "Composer"),
     Key("Ctrl+S", "submit the answers to the agent's questions", "Questions"),
     Key("Tab, Shift+Tab", "move between the questions and their fields", "Questions"),
     Key("Ctrl+Y", "approve the waiting tool call once", "Approvals"),

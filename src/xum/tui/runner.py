@@ -361,6 +361,22 @@ class Runner:
         self.listener.status_changed(ws)
         return unsent
 
+    async def start_here(self, ws: Workspace, seq: int) -> None:
+        """Make the reply or plan at `seq` the whole context (a boundary frame, instant and
+        free; docs/compaction.md). Raises XumError while a turn runs, here or elsewhere."""
+        from xum.store import sessions as session_files
+
+        async with self._locks.setdefault(ws.id, asyncio.Lock()):
+            if ws.running or session_files.is_busy(ws.id):
+                raise XumError(
+                    "a turn is running in this workspace", hint="use Start Here once it has ended"
+                )
+            await self.load(ws)
+            if ws.session is None:
+                ws.session = await self._open(ws)
+            await ws.session.agent.compactor.start_here(seq)
+        self.listener.status_changed(ws)
+
     async def interrupt_elsewhere(self, ws: Workspace) -> list[str] | None:
         """Stop a turn that `xum server` runs in the workspace (through its API); the messages
         it had queued. None: no server turn was running there."""

@@ -43,6 +43,9 @@ class AssistantEntry(Entry):
     reasoning: str = ""
     streaming: bool = True
     interrupted: bool = False
+    # The committed reply's frame, when it is a final one (text, no tool calls): what Start
+    # Here can restart the context from.
+    start_here_seq: int | None = None
 
 
 ToolState = Literal["streaming", "pending", "running", "done", "missing"]
@@ -83,6 +86,7 @@ class PlanEntry(Entry):
     call_id: str
     path: str | None
     content: str | None
+    start_here_seq: int | None = None  # the committed `propose_plan` result's frame
 
 
 @dataclass
@@ -144,6 +148,13 @@ class Transcript:
     @property
     def last_user_text(self) -> str | None:
         return self._last_user_text
+
+    def start_here_seq(self) -> int | None:
+        """The frame Start Here would restart from: the latest plan or final reply."""
+        for entry in reversed(self.entries):
+            if isinstance(entry, AssistantEntry | PlanEntry) and entry.start_here_seq is not None:
+                return entry.start_here_seq
+        return None
 
     # Folding -----------------------------------------------------------------------------
 
@@ -253,18 +264,18 @@ class Transcript:
         self._streaming.clear()
         reply = next((e for e in streamed if isinstance(e, AssistantEntry)), None)
         interrupted = event.finish_reason == "interrupted"
+        final = not event.tool_calls and not interrupted and bool(event.text.strip())
         if reply is not None:
             reply.text, reply.reasoning = event.text, event.reasoning
             reply.streaming, reply.interrupted = False, interrupted
             changes.append(Change("update", reply))
         elif event.text or event.reasoning:
-            changes.append(
-                self._add(
-                    AssistantEntry(
-                        self._id(), event.text, event.reasoning, False, interrupted=interrupted
-                    )
-                )
+            reply = AssistantEntry(
+                self._id(), event.text, event.reasoning, False, interrupted=interrupted
             )
+            changes.append(self._add(reply))
+        if reply is not None and final:
+            reply.start_here_seq = event.seq
         for call in event.tool_calls:
             call_id = str(call.get("id", ""))
             entry = self._tools.get(call_id)
@@ -335,6 +346,11 @@ class Transcript:
                     )
                 )
             )
+        if isinstance(plan, dict) and not event.is_error:
+            for shown in reversed(self.entries):
+                if isinstance(shown, PlanEntry) and shown.call_id == event.call_id:
+                    shown.start_here_seq = event.seq
+                    break
         return changes
 
     def _plan(self, event: E.PlanProposed) -> list[Change]:
@@ -395,7 +411,9 @@ class Transcript:
     def _agent(self, event: E.AgentChanged) -> list[Change]:
         return self.note(f"agent: {event.agent}")
 
-    def _compaction(self, _event: E.Compaction) -> list[Change]:
+    def _compaction(self, event: E.Compaction) -> list[Change]:
+        if event.trigger == "start_here":
+            return self.note("Start Here: the model continues from that message alone")
         return self.note("the conversation was compacted; the model continues from a summary")
 
     def _reset(self, _event: E.ContextReset) -> list[Change]:
