@@ -102,3 +102,62 @@ async def test_esc_interrupts_the_turn_the_server_runs(
         await pilot.press("escape")
         await until(pilot, lambda: "interrupted" in turn_ends(ws["id"]), "the interrupted turn")
     assert len(fake_llm.requests) == 1  # the turn stopped in its command: nothing more was asked
+
+
+async def test_the_server_turns_approval_is_answered_here(
+    fake_llm: FakeLLM,
+    server: XumServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    marker = tmp_path / "pushed.marker"
+    script = f"git push --force nowhere main 2>/dev/null; touch {marker}"
+    fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "push"}))
+    fake_llm.set_default(fakellm.text("done"))
+    ws = server.create_workspace("shared", runtime="local")
+    server.api("POST", f"/api/workspaces/{ws['id']}/messages", json={"text": "push it"})
+    same_root(monkeypatch, server, fake_llm)
+    app = XumApp(server.repo, workspace=ws["id"])
+    async with app.run_test(size=(110, 40)) as pilot:
+        await start_app(pilot)
+        await until(pilot, lambda: app.query("ApprovalPanel Input:focus"), "the server's request")
+        selected = app.selected
+        assert selected is not None and selected.status == "waiting"
+        assert not marker.exists()
+        await pilot.press("ctrl+y")
+        await until(pilot, marker.exists, "the approved command to run at the server")
+        await until(pilot, lambda: not app.query("ApprovalPanel"), "the panel to go")
+    server.wait_idle(ws["id"])
+
+
+async def test_the_server_turns_question_is_answered_here(
+    fake_llm: FakeLLM,
+    server: XumServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    question = {
+        "question": "Which database?",
+        "header": "Database",
+        "multiSelect": False,
+        "options": [
+            {"label": "SQLite", "description": "a file"},
+            {"label": "Postgres", "description": "a server"},
+        ],
+    }
+    fake_llm.script(fakellm.tool_call("ask_user_question", {"questions": [question]}))
+    fake_llm.set_default(fakellm.text("noted"))
+    ws = server.create_workspace("shared", runtime="local")
+    server.api("PATCH", f"/api/workspaces/{ws['id']}", json={"agent": "plan"})
+    server.api("POST", f"/api/workspaces/{ws['id']}/messages", json={"text": "plan it"})
+    same_root(monkeypatch, server, fake_llm)
+    app = XumApp(server.repo, workspace=ws["id"])
+    async with app.run_test(size=(110, 40)) as pilot:
+        await start_app(pilot)
+        await until(pilot, lambda: app.query("QuestionPanel RadioSet"), "the server's question")
+        app.query_one("QuestionPanel RadioSet").focus()
+        await pilot.press("down", "enter", "ctrl+s")
+        await until(pilot, lambda: len(fake_llm.requests) >= 2, "the answer to reach the model")
+        await until(pilot, lambda: not app.query("QuestionPanel"), "the panel to go")
+    server.wait_idle(ws["id"])
+    assert "Postgres" in str(fake_llm.requests[1].json["messages"][-1])

@@ -313,7 +313,7 @@ class XumApp(App[None]):
 
     async def _interrupt_elsewhere(self, ws: Workspace) -> None:
         try:
-            unsent = await self.runner.interrupt_elsewhere(ws)
+            unsent = await self.runner.server.interrupt(ws)
         except XumError as exc:
             self.notify(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, markup=False)
             return

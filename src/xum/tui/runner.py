@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xum.core.errors import XumError
 from xum.engine import events as E
+from xum.tui.remote import ServerTurns
 from xum.tui.transcript import Change, Transcript
 
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from xum.workspaces.approvals import ApprovalAnswer
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
-    from xum.workspaces.server_link import ServerLink
 
 log = logging.getLogger("xum.tui")
 
@@ -60,12 +60,14 @@ class SessionBusyError(XumError):
 class PendingQuestion:
     questions: Sequence[Question]
     future: asyncio.Future[Answers] = field(repr=False)
+    remote_id: str | None = None  # its id at the server, when a turn of `xum server` asks
 
 
 @dataclass(eq=False)
 class PendingApproval:
     request: E.ApprovalRequest
     future: asyncio.Future[ApprovalAnswer] = field(repr=False)
+    remote_id: str | None = None  # its request id at the server, when the server's turn asks
 
 
 @dataclass(eq=False)
@@ -122,8 +124,10 @@ class Runner:
         self.workspaces: dict[str, Workspace] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self.server = ServerTurns(self)
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run `coro` in the background, kept until it ends."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -186,6 +190,7 @@ class Runner:
             if not elsewhere and ws.followed is not None:
                 ws.followed.close()
                 ws.followed = None
+            await self.server.sync(ws)  # what a server's turn waits for (or takes it down)
 
     # Creating ----------------------------------------------------------------------------
 
@@ -223,7 +228,7 @@ class Runner:
                 status = await init.wait()
                 self._emit(ws, E.InitEnd(status=status, exit_code=init.exit_code))
 
-            self._spawn(announce())
+            self.spawn(announce())
         return ws
 
     # Sending -----------------------------------------------------------------------------
@@ -247,7 +252,7 @@ class Runner:
             from xum.store import sessions as session_files
 
             if session_files.is_busy(ws.id):
-                link = await self._server_running(ws)
+                link = await self.server.link_for(ws)
                 if link is not None:
                     # The server runs this turn: the message joins it there, as from the browser
                     # (what the turn does shows here as the log is followed).
@@ -376,26 +381,6 @@ class Runner:
                 ws.session = await self._open(ws)
             await ws.session.agent.compactor.start_here(seq)
         self.listener.status_changed(ws)
-
-    async def interrupt_elsewhere(self, ws: Workspace) -> list[str] | None:
-        """Stop a turn that `xum server` runs in the workspace (through its API); the messages
-        it had queued. None: no server turn was running there."""
-        link = await self._server_running(ws) if ws.busy_elsewhere else None
-        if link is None:
-            return None
-        return await link.interrupt(ws.id)
-
-    async def _server_running(self, ws: Workspace) -> ServerLink | None:
-        """The server on this root, when it is the process whose turn holds the session."""
-        from xum.store import sessions as session_files
-        from xum.workspaces.server_link import find_server
-
-        def lookup() -> ServerLink | None:
-            link = find_server()
-            holder = session_files.lock_holder(ws.id) or {}
-            return link if link is not None and holder.get("pid") == link.pid else None
-
-        return await asyncio.to_thread(lookup)
 
     async def _ask(self, ws: Workspace, questions: Sequence[Question]) -> Answers:
         future: asyncio.Future[Answers] = asyncio.get_running_loop().create_future()

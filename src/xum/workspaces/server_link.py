@@ -53,6 +53,30 @@ class ServerLink:
         unsent = body.get("unsent")
         return [str(u) for u in unsent] if isinstance(unsent, list) else []
 
+    async def approvals(self, workspace_id: str) -> list[dict[str, Any]]:
+        """The `approval-request` events waiting in the workspace (docs/events.md)."""
+        body = await self._call("GET", f"/api/workspaces/{quote(workspace_id)}/approvals", None)
+        waiting = body.get("approvals")
+        return [a for a in waiting if isinstance(a, dict)] if isinstance(waiting, list) else []
+
+    async def approve(
+        self, workspace_id: str, request_id: str, decision: str, reason: str | None
+    ) -> None:
+        path = f"/api/workspaces/{quote(workspace_id)}/approvals/{quote(request_id)}"
+        await self._call("POST", path, {"decision": decision, "reason": reason})
+
+    async def question(self, workspace_id: str) -> dict[str, Any] | None:
+        """The `ask_user_question` waiting in the workspace, as the WebSocket's `question`."""
+        body = await self._call("GET", f"/api/workspaces/{quote(workspace_id)}/question", None)
+        waiting = body.get("question")
+        return waiting if isinstance(waiting, dict) else None
+
+    async def answer(
+        self, workspace_id: str, question_id: str, answers: dict[str, str] | None
+    ) -> None:
+        path = f"/api/workspaces/{quote(workspace_id)}/answers"
+        await self._call("POST", path, {"questionId": question_id, "answers": answers})
+
     async def _call(self, method: str, path: str, payload: Any) -> dict[str, Any]:
         return await asyncio.to_thread(self._call_sync, method, path, payload)
 
