@@ -15,6 +15,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 
 from tests.gitrepo import make_repo
+from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tui.app import XumApp
@@ -156,3 +157,12 @@ async def running_forever(
     app = model_app(monkeypatch, server, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         yield app, pilot, await started_command(pilot, started)
+
+
+def turn_ends(workspace_id: str) -> list[str]:
+    """How each turn of the workspace's session ended, from its log."""
+    log = SessionLog.open(workspace_id)
+    try:
+        return [str(f.data.get("reason")) for f in log.frames if f.type == "turn_end"]
+    finally:
+        log.close()

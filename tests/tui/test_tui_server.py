@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
-from tests.tui.support import held_command, send, start_app, until
-from xum.store.sessionlog import SessionLog
+from tests.tui.support import held_command, send, start_app, turn_ends, until
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.webui import XumServer, make_repo, start_server
@@ -46,12 +46,11 @@ def server_turn(server: XumServer, fake_llm: FakeLLM, tmp_path: Path) -> tuple[A
     return ws, started, release
 
 
-def turn_ends(workspace_id: str) -> list[str]:
-    log = SessionLog.open(workspace_id)
-    try:
-        return [str(f.data.get("reason")) for f in log.frames if f.type == "turn_end"]
-    finally:
-        log.close()
+async def following(pilot: Pilot[None], app: XumApp, started: Path) -> None:
+    """The UI is up and follows the server's turn, which runs its held command."""
+    await start_app(pilot)
+    await until(pilot, started.exists, "the server's command to start")
+    await until(pilot, lambda: app.selected and app.selected.busy_elsewhere, "the turn elsewhere")
 
 
 async def test_a_message_joins_the_turn_the_server_runs(
@@ -64,11 +63,7 @@ async def test_a_message_joins_the_turn_the_server_runs(
     same_root(monkeypatch, server, fake_llm)
     app = XumApp(server.repo, workspace=ws["id"])
     async with app.run_test(size=(110, 40)) as pilot:
-        await start_app(pilot)
-        await until(pilot, started.exists, "the server's command to start")
-        await until(
-            pilot, lambda: app.selected and app.selected.busy_elsewhere, "the turn elsewhere"
-        )
+        await following(pilot, app, started)
         assert app.selected is not None and app.selected.status == "working"
         await send(pilot, "also check the docs")
         # Queued at the server, after the running step.
@@ -93,11 +88,7 @@ async def test_esc_interrupts_the_turn_the_server_runs(
     same_root(monkeypatch, server, fake_llm)
     app = XumApp(server.repo, workspace=ws["id"])
     async with app.run_test(size=(110, 40)) as pilot:
-        await start_app(pilot)
-        await until(pilot, started.exists, "the server's command to start")
-        await until(
-            pilot, lambda: app.selected and app.selected.busy_elsewhere, "the turn elsewhere"
-        )
+        await following(pilot, app, started)
         app.composer.focus()
         await pilot.press("escape")
         await until(pilot, lambda: "interrupted" in turn_ends(ws["id"]), "the interrupted turn")

@@ -14,21 +14,13 @@ from tests.tui.support import (
     send,
     start_app,
     started_command,
+    turn_ends,
     type_text,
     until,
 )
-from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tui.transcript import NoticeEntry, ToolEntry, UserEntry
-
-
-def turn_ends(workspace_id: str) -> list[str]:
-    log = SessionLog.open(workspace_id)
-    try:
-        return [str(f.data.get("reason")) for f in log.frames if f.type == "turn_end"]
-    finally:
-        log.close()
 
 
 async def test_messages_sent_while_a_turn_runs_are_queued(
