@@ -16,6 +16,7 @@ import asyncio
 from typing import TYPE_CHECKING, Literal
 
 from xum.core.errors import XumError
+from xum.engine.display import strip_controls
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
 from xum.workspaces.safety import PERMISSION_MODES, PermissionMode
@@ -134,6 +135,33 @@ class Actions:
             ws.record = await asyncio.to_thread(
                 lambda: registry.update_workspace(workspace_id, permissions=new)
             )
+        self.app.redraw_bar()
+
+    async def agent_choices(self, ws: Workspace | None) -> list[tuple[str, str]]:
+        """(id, label) of the agents a user may pick here: the project's, the global ones and
+        the built-ins (enabled, resolvable, not `ui.hidden`), as the browser's picker offers."""
+        from xum.workspaces.listing import workspace_context
+
+        record = ws.record if ws is not None else self._project_record()
+        try:
+            async with workspace_context(record) as context:
+                agents = await context.list_agents()
+        except Exception as exc:  # a broken agent file must not break the UI
+            self.app.notify(f"cannot list the agents: {exc}", severity="warning", markup=False)
+            return []
+        out = []
+        for agent in agents:
+            label = strip_controls(agent.name or agent.id)
+            if agent.description:
+                label += " — " + strip_controls(agent.description)
+            out.append((agent.id, label))
+        return out
+
+    async def set_agent(self, ws: Workspace | None, agent_id: str) -> None:
+        if ws is None:
+            self.draft_agent = agent_id
+        else:
+            await self._update(ws, agent=agent_id)
         self.app.redraw_bar()
 
     async def toggle_mode(self) -> None:

@@ -82,6 +82,7 @@ class XumApp(App[None]):
         # Priority: the composer (a TextArea) binds F7 to selecting everything.
         Binding("f7", "start_here", "Start Here", show=False, priority=True),
         Binding("f8", "toggle_theme", "Theme", show=False),
+        Binding("f9", "pick_agent", "Agent", show=False),
         Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
         Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
@@ -470,17 +471,37 @@ class XumApp(App[None]):
             self._later(self.actions.review(ws))
 
     def action_pick_model(self) -> None:
-        from xum.tui.dialogs import ModelChoice, ModelPicker
+        from xum.tui.dialogs import Choice, ChoicePicker
 
         ws = self.selected
         current = ws.record.model if ws else self.actions.draft_model
-        choices = [ModelChoice(m, label) for m, label in self.actions.model_choices()]
+        choices = [Choice(m, label) for m, label in self.actions.model_choices()]
 
         def chosen(model: str | None) -> None:
             if model is not None:
                 self._later(self._set_model(ws, model))
 
-        self.push_screen(ModelPicker(choices, current), chosen)
+        typed = "or type provider:model and Enter"
+        self.push_screen(ChoicePicker("Model", choices, current, typed), chosen)
+
+    def action_pick_agent(self) -> None:
+        self._later(self._pick_agent())
+
+    async def _pick_agent(self) -> None:
+        from xum.tui.dialogs import Choice, ChoicePicker
+
+        ws = self.selected
+        found = await self.actions.agent_choices(ws)
+        if not found:
+            return
+        choices = [Choice(agent_id, label) for agent_id, label in found]
+
+        def chosen(agent: str | None) -> None:
+            if agent is not None:
+                self._later(self.actions.set_agent(ws, agent))
+
+        current = self.actions.settings_of(ws)[0]
+        self.push_screen(ChoicePicker("Agent", choices, current), chosen)
 
     async def _set_model(self, ws: Workspace | None, model: str) -> None:
         await self.actions.set_model(ws, model)

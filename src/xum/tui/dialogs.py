@@ -177,40 +177,48 @@ class DeleteDialog(ModalScreen[str | None]):
 
 
 @dataclass(frozen=True)
-class ModelChoice:
-    model: str  # what the record stores: an alias or provider:model
+class Choice:
+    value: str  # what the record stores: a model alias or provider:model, an agent id
     label: str
 
 
-class ModelPicker(ModalScreen[str | None]):
+class ChoicePicker(ModalScreen[str | None]):
+    """Pick one of `choices` (the current one highlighted); with `typed`, a field below takes a
+    value of one's own (its placeholder)."""
+
     DEFAULT_CSS = DIALOG_CSS
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, choices: list[ModelChoice], current: str | None) -> None:
+    def __init__(
+        self, title: str, choices: list[Choice], current: str | None, typed: str | None = None
+    ) -> None:
         super().__init__()
+        self.title_text = title
         self.choices = choices
         self.current = current
+        self.typed = typed
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Model", classes="title")
-            options = [Option(Text(c.label), id=f"m{i}") for i, c in enumerate(self.choices)]
-            yield OptionList(*options, id="models")
-            yield Input(placeholder="or type provider:model and Enter", id="typed")
+            yield Label(self.title_text, classes="title")
+            options = [Option(Text(c.label), id=f"c{i}") for i, c in enumerate(self.choices)]
+            yield OptionList(*options, id="choices")
+            if self.typed is not None:
+                yield Input(placeholder=self.typed, id="typed")
 
     def on_mount(self) -> None:
-        models = self.query_one("#models", OptionList)
+        listed = self.query_one("#choices", OptionList)
         for i, choice in enumerate(self.choices):
-            if choice.model == self.current:
-                models.highlighted = i
-        models.focus()
+            if choice.value == self.current:
+                listed.highlighted = i
+        listed.focus()
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.choices[event.option_index].model)
+        self.dismiss(self.choices[event.option_index].value)
 
     @on(Input.Submitted)
     def _typed(self, event: Input.Submitted) -> None:

@@ -30,6 +30,7 @@ KEYS: tuple[Key, ...] = (
     Key("F2", "pick the model", "Composer"),
     Key("F3", "next thinking level", "Composer"),
     Key("F4", "switch between Exec and Plan", "Composer"),
+    Key("F9", "pick the agent (the project's, your global ones and the built-ins)", "Composer"),
     Key("F5", "send the failed message again", "Composer"),
     Key(
         "F6",
