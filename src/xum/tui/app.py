@@ -27,6 +27,7 @@ from textual.widgets import ListView, Static
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
+from xum.tui import history
 from xum.tui.actions import Actions
 from xum.tui.composer import Composer, Suggestion, Suggestions
 from xum.tui.paths import PathIndex
@@ -146,6 +147,8 @@ class XumApp(App[None]):
         from xum.workspaces.service import project_root
 
         self.project_root = await asyncio.to_thread(project_root, self.project_dir)
+        kept = await asyncio.to_thread(history.load, str(self.project_root))
+        self.composer.sent = [*kept, *self.composer.sent][-history.HISTORY :]
         await self.actions.resolve_default_model()
         await self.reload_workspaces()
         if self.open_request is not None:
@@ -300,6 +303,7 @@ class XumApp(App[None]):
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.run_worker(self.actions.send(message.text, message.when), group="send")
+        self._later(asyncio.to_thread(history.append, str(self.project_root), message.text))
 
     def on_composer_interrupt(self, _message: Composer.Interrupt) -> None:
         ws = self.selected

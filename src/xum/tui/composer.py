@@ -4,7 +4,8 @@ Enter sends (while a turn runs the message is queued after the current step), Ct
 for after the turn, Ctrl+J starts a new line in every terminal; Shift+Enter and Alt+Enter do too
 where the terminal reports them apart from Enter (terminals speaking the kitty keyboard
 protocol, which Textual asks for; elsewhere, tmux included, both arrive as a plain Enter). Up and
-Down on the first or last line walk the history of sent messages. A `/` at the start offers the workspace's slash
+Down on the first or last line walk the history of sent messages (kept across runs, per project:
+`xum.tui.history`). A `/` at the start offers the workspace's slash
 commands and skills (from the same registry the server uses, `xum.context.slash`); `@` offers
 file paths of the workspace. Tab or Enter takes the highlighted suggestion, Esc closes the list.
 """
@@ -21,9 +22,9 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from xum.engine.display import strip_controls
+from xum.tui.history import HISTORY
 
 MAX_SUGGESTIONS = 12
-HISTORY = 200
 
 
 @dataclass(frozen=True)
