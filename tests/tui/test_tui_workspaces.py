@@ -148,6 +148,23 @@ async def test_fork_rename_and_archive_from_the_list(
             "the archive",
         )
         await until(pilot, lambda: "renamed-fork" not in screen_text(app), "the row to go")
+        # `u` lists the archived workspaces; the one picked comes back, selected.
+        await pilot.press("ctrl+b", "u")
+        await on_screen(pilot, "Unarchive")
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: registry.get_workspace(fork.id).archived_at is None,  # type: ignore[union-attr]
+            "the unarchive",
+        )
+        await until(pilot, lambda: app.selected is not None and app.selected.id == fork.id, "it")
+        await on_screen(pilot, "renamed-fork")
+        await pilot.press("ctrl+b", "u")
+        await until(
+            pilot,
+            lambda: any("no archived workspace" in n.message for n in app._notifications),
+            "the notice that none is left",
+        )
 
 
 async def test_slash_model_and_fork_are_carried_out_by_the_ui(

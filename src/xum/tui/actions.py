@@ -466,6 +466,27 @@ class Actions:
         self.app.notify(f"archived {ws.record.name}", markup=False)
         await self._gone(ws)
 
+    async def archived_choices(self) -> list[tuple[str, str]]:
+        """(id, label) of the project's archived workspaces, newest first."""
+        from xum.workspaces.lifecycle import list_workspaces
+
+        project = str(self.app.project_root)
+        records = await asyncio.to_thread(lambda: list_workspaces(project, archived=True))
+        return [
+            (r.id, strip_controls(f"{r.name} — {r.title}" if r.title else r.name)) for r in records
+        ]
+
+    async def unarchive(self, workspace_id: str) -> None:
+        from xum.workspaces.lifecycle import unarchive_workspace
+
+        try:
+            record = await unarchive_workspace(workspace_id)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return
+        self.app.notify(f"unarchived {record.name}", markup=False)
+        await self.app.reload_workspaces(select=record.id)
+
     async def deletion_preview(self, ws: Workspace) -> None:
         from xum.tui.dialogs import DeleteDialog
         from xum.workspaces.lifecycle import deletion_preview

@@ -464,6 +464,24 @@ class XumApp(App[None]):
         if ws is not None:
             self._later(self.actions.archive(ws))
 
+    def action_unarchive(self) -> None:
+        self._later(self._pick_archived())
+
+    async def _pick_archived(self) -> None:
+        from xum.tui.dialogs import Choice, ChoicePicker
+
+        found = await self.actions.archived_choices()
+        if not found:
+            self.notify("no archived workspace in this project", markup=False)
+            return
+
+        def chosen(workspace_id: str | None) -> None:
+            if workspace_id is not None:
+                self._later(self.actions.unarchive(workspace_id))
+
+        choices = [Choice(workspace_id, label) for workspace_id, label in found]
+        self.push_screen(ChoicePicker("Unarchive", choices, None), chosen)
+
     def action_delete(self) -> None:
         ws = self._needs_workspace("delete")
         if ws is not None:

@@ -58,6 +58,7 @@ KEYS: tuple[Key, ...] = (
     Key("f", "fork the workspace (in the list)", "Workspaces"),
     Key("r", "rename the workspace (in the list)", "Workspaces"),
     Key("a", "archive the workspace (in the list)", "Workspaces"),
+    Key("u", "unarchive one of the project's archived workspaces (in the list)", "Workspaces"),
     Key("d", "delete the workspace, after a preview of what goes (in the list)", "Workspaces"),
     Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
     Key("PageUp, PageDown", "scroll the transcript", "Views"),

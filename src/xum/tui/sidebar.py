@@ -63,6 +63,7 @@ class Sidebar(ListView):
         Binding("f", "app.fork", "Fork"),
         Binding("r", "app.rename", "Rename"),
         Binding("a", "app.archive", "Archive"),
+        Binding("u", "app.unarchive", "Unarchive"),
         Binding("d", "app.delete", "Delete"),
         Binding("escape", "app.focus_composer", "Composer"),
     ]
