@@ -4,7 +4,6 @@ byte-for-byte replay of recorded provider streams."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -223,12 +222,20 @@ def test_replay_bytes_with_malformed_injection(fake_llm: FakeLLM) -> None:
 
 
 def test_per_chunk_delay_is_applied(fake_llm: FakeLLM) -> None:
-    fake_llm.script(fakellm.text("abcdef", chunk_size=1, delay=0.01))
-    start = time.monotonic()
+    # A paced stream: each event is its own write after its delay, so the first event reaches the
+    # client while the server still has the rest to send (without a delay the reply is one write).
+    fake_llm.script(
+        fakellm.text("abcdef", chunk_size=1, delay=0.5),
+        fakellm.text("abcdef", chunk_size=1, delay=0.001),
+    )
+    with HTTP.stream(
+        "POST", fake_llm.base_url() + "/chat/completions", json={**CHAT, "stream": True}
+    ) as r:
+        first = next(r.iter_raw())
+        assert len(frames(first)) == 1
+        assert fake_llm.requests[-1].finished is None  # the other eight are still to come
+    # 1 role chunk + 6 content chunks + finish + [DONE], each one sent.
     received, _ = stream_bytes(fake_llm, "/chat/completions", CHAT)
-    # 1 role chunk + 6 content chunks + finish + [DONE]: 9 sleeps of 10 ms. A lower bound that
-    # sleeping guarantees, not a speed assertion (with some slack for timer granularity).
-    assert time.monotonic() - start >= 0.08
     assert len(frames(received)) == 9
 
 
