@@ -19,7 +19,7 @@ from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
-from xum.workspaces.safety import PERMISSION_MODES, PermissionMode
+from xum.workspaces.safety import PERMISSION_MODES, PermissionMode, stored_permissions
 
 if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
@@ -117,8 +117,7 @@ class Actions:
         """The permission mode the workspace's tool calls run in (docs/security.md)."""
         if ws is None:
             return self.draft_permissions
-        stored = ws.record.permissions
-        return next((m for m in PERMISSION_MODES if m == stored), "auto")
+        return stored_permissions(ws.record.permissions)
 
     async def next_permissions(self) -> None:
         """auto, ask, read-only, auto...: read on every tool call, so the next call of a running

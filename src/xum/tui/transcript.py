@@ -145,10 +145,6 @@ class Transcript:
     def tool(self, call_id: str) -> ToolEntry | None:
         return self._tools.get(call_id)
 
-    @property
-    def last_user_text(self) -> str | None:
-        return self._last_user_text
-
     def start_here_seq(self) -> int | None:
         """The frame Start Here would restart from: the latest plan or final reply."""
         for entry in reversed(self.entries):

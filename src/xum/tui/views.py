@@ -238,9 +238,6 @@ class TranscriptView(VerticalScroll):
             self._scheduled = True
             self.set_timer(FRAME_S, self._flush)
 
-    def flush_now(self) -> None:
-        self._flush()
-
     def _flush(self) -> None:
         self._scheduled = False
         if not self._order:

@@ -57,17 +57,19 @@ Approver = Callable[[E.ApprovalRequest], Awaitable[ApprovalAnswer]]
 # Remembered rules --------------------------------------------------------------------------------
 
 
-def remembered_prefixes(project: str) -> list[str]:
-    """The command prefixes the user always allows in `project` (its trust root)."""
+def _rules() -> list[dict[str, Any]]:
+    """The remembered rules as config.json holds them (read on every call: it is cached)."""
     section = read_config().get("approvals")
     rules = section.get("rules") if isinstance(section, dict) else None
-    if not isinstance(rules, list):
-        return []
+    return [r for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
+
+
+def remembered_prefixes(project: str) -> list[str]:
+    """The command prefixes the user always allows in `project` (its trust root)."""
     return [
         str(rule["prefix"])
-        for rule in rules
-        if isinstance(rule, dict)
-        and rule.get("project") == project
+        for rule in _rules()
+        if rule.get("project") == project
         and rule.get("tool", "bash") == "bash"
         and isinstance(rule.get("prefix"), str)
         and rule["prefix"].strip()
@@ -75,9 +77,7 @@ def remembered_prefixes(project: str) -> list[str]:
 
 
 def list_rules() -> list[dict[str, Any]]:
-    section = read_config().get("approvals")
-    rules = section.get("rules") if isinstance(section, dict) else None
-    return [dict(r) for r in rules if isinstance(r, dict)] if isinstance(rules, list) else []
+    return [dict(r) for r in _rules()]  # copies: the caller may change them
 
 
 def remember_prefix(project: str, prefix: str) -> None:

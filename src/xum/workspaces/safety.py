@@ -30,7 +30,6 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only")
 # asked and the permission mode is `auto` (what needs a person in every mode is refused); `deny`:
 # nobody is asked and every request is refused (the model sees a tool error).
 ApprovalPolicy = Literal["ask", "never", "deny"]
-APPROVAL_POLICIES: tuple[ApprovalPolicy, ...] = ("ask", "never", "deny")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +52,12 @@ def permission_mode(choice: SafetyChoice, workspace_id: str) -> PermissionMode:
         return choice.permissions
     # read_config: parsed only when the file changed (this is asked on every tool call).
     entry = read_config().get("workspaces", {}).get(workspace_id)
-    stored = entry.get("permissions") if isinstance(entry, dict) else None
-    for mode in PERMISSION_MODES:
-        if stored == mode:
-            return mode
-    return "auto"
+    return stored_permissions(entry.get("permissions") if isinstance(entry, dict) else None)
+
+
+def stored_permissions(stored: object) -> PermissionMode:
+    """A workspace record's `permissions` value as a mode; `auto` for none or an unknown one."""
+    return next((mode for mode in PERMISSION_MODES if mode == stored), "auto")
 
 
 def sandbox_settings(
