@@ -88,9 +88,18 @@ def test_server_restarts_are_visible_and_lose_nothing(chromium: Any, own_server:
         # "Retry now"), nobody is signed out, and the stale error is gone.
         server = restart(server, same_port=True)
         own_server[0] = server
-        retry = banner.get_by_role("button", name="Retry now")
-        if retry.count() and retry.is_enabled():
-            retry.click()
+        # The page may reconnect by itself at any moment, taking the banner away, so "Retry
+        # now" is pressed inside the page in one step (present and enabled, then clicked)
+        # rather than by a locator click that would wait on a button already gone.
+        page.evaluate(
+            """(selector) => {
+                const banner = document.querySelector(selector);
+                const buttons = banner ? [...banner.querySelectorAll('button')] : [];
+                const retry = buttons.find((b) => b.textContent.trim() === 'Retry now');
+                if (retry && !retry.disabled) retry.click();
+            }""",
+            BANNER,
+        )
         banner.wait_for(state="detached", timeout=30_000)
         assert page.get_by_test_id("signin").count() == 0
         page.locator(".composer .form-error[data-network]").wait_for(state="detached")
