@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
+from xum.core.pathtext import is_within
 from xum.runtime.base import FileStat, Runtime
 
 
@@ -154,10 +155,6 @@ class RuntimeFiles:
         return None
 
 
-def inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 @dataclass(frozen=True, slots=True)
 class Found:
     """A regular file that may be read: where it really is, and its signature."""
@@ -174,7 +171,7 @@ async def find_file(view: FileView, path: str, fence: str | None) -> Found | str
         return None
     if st.is_symlink:
         target = await view.realpath(path)
-        if fence is not None and not inside(target, await view.realpath(fence)):
+        if fence is not None and not is_within(target, await view.realpath(fence)):
             return f"{path} is a symlink to {target}, outside the project; not read"
         st = await view.stat(target)
         if not st.exists:

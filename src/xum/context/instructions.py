@@ -30,8 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from xum.context.files import FileView, Found, decode, find_file, inside, racy, trusted
+from xum.context.files import FileView, Found, decode, find_file, racy, trusted
 from xum.context.markup import ScopedSection, escape_untrusted, split_scoped, strip_html_comments
+from xum.core.pathtext import is_within
 
 SHARED_FILES = ("AGENTS.md", "AGENT.md", "CLAUDE.md")
 LOCAL_FILE = "AGENTS.local.md"
@@ -178,7 +179,7 @@ def layer_dirs(checkout_root: str, cwd: str) -> list[str]:
     """Directories from the checkout root down to `cwd` (just `cwd` when it is outside)."""
     root = checkout_root.rstrip("/") or "/"
     cwd = cwd.rstrip("/") or "/"
-    if not inside(cwd, root):
+    if not is_within(cwd, root):
         return [cwd]
     dirs = [root]
     rest = cwd[len(root) :].strip("/")
@@ -249,7 +250,7 @@ class InstructionsLoader:
             await probe(self.local, f"{root}/{LOCAL_FILE}", f"global: {LOCAL_FILE}", True, 3, None)
         fence = self.checkout_root
         for depth, directory in enumerate(self.dirs, 1):
-            rel = directory[len(fence) :].strip("/") if inside(directory, fence) else ""
+            rel = directory[len(fence) :].strip("/") if is_within(directory, fence) else ""
             prefix = f"project: {rel}/" if rel else "project: "
             slot = depth * 4
             for name in SHARED_FILES:

@@ -34,11 +34,11 @@ from xum.context.files import (
     decode,
     dir_sig,
     find_file,
-    inside,
     racy,
     trusted,
 )
 from xum.context.markup import escape_untrusted, one_line
+from xum.core.pathtext import is_within
 
 SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME_CHARS = 64
@@ -211,12 +211,12 @@ class SkillLoader:
         root = checkout_root.rstrip("/") or "/"
         current = cwd.rstrip("/") or "/"
         walk = [current]
-        if inside(current, root):
+        if is_within(current, root):
             while current != root:
                 current = os.path.dirname(current)
                 walk.append(current)
         for directory in walk:
-            rel = directory[len(root) :].strip("/") if inside(directory, root) else ""
+            rel = directory[len(root) :].strip("/") if is_within(directory, root) else ""
             prefix = f"{rel}/" if rel else ""
             for sub in (".xum/skills", ".agents/skills"):
                 roots.append(_Root(project, f"{directory}/{sub}", "project", prefix + sub, root))
@@ -436,7 +436,7 @@ async def read_skill_file(skill: Skill, file_path: str, *, limit: int) -> bytes:
     view = skill.view
     base = await view.realpath(skill.directory)
     target = await view.realpath(os.path.normpath(f"{skill.directory}/{file_path}"))
-    if not inside(target, base) or target == base:
+    if not is_within(target, base) or target == base:
         raise ValueError(f"{file_path} is outside the skill directory of {skill.name}")
     st = await view.stat(target)
     if not st.exists:

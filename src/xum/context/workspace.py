@@ -483,13 +483,13 @@ class WorkspaceContext:
         $XUM_ROOT and HOME, the plan under $XUM_ROOT/plans). `workspace_path`: the working
         directory, by default the runtime's. Upward searches stop at the project (the git
         toplevel) when the workspace lies inside it, else at the workspace itself."""
-        from xum.context.files import inside
         from xum.context.plan import plan_file_path
         from xum.core.paths import xum_root
+        from xum.core.pathtext import checkout_root
 
         if workspace_path is None:
             workspace_path = runtime.workspace_path
-        root = project_path if inside(workspace_path, project_path) else workspace_path
+        root = checkout_root(workspace_path, project_path)
         return cls(
             WorkspaceFacts(
                 runtime=runtime,

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from xum.core.pathtext import is_within
 from xum.runtime.base import ExecResult, OutputSink, Runtime
 from xum.runtime.forwarding import ForwardingRuntime
 
@@ -240,10 +241,6 @@ def _git_protected(git: GitLayout) -> list[str]:
     return protected
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def _if_exists(path: str, *args: str) -> Mount:
     return Mount(path, args)
 
@@ -275,7 +272,7 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
     plan += [_if_exists(p, "--ro-bind", p, p) for p in layout.shown]
     git = layout.git
     ws = layout.workspace
-    if git is not None and not _inside(git.common_dir, ws):
+    if git is not None and not is_within(git.common_dir, ws):
         # The shared repository of a worktree may sit in a hidden or private place (/tmp).
         plan.append(_if_exists(git.common_dir, "--ro-bind", git.common_dir, git.common_dir))
     if not layout.writable_workspace:
@@ -284,7 +281,7 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
         plan.append(Mount(None, ("--bind", ws, ws)))
         plan += [_if_exists(p, "--bind", p, p) for p in layout.writable]
         if git is not None:
-            if not _inside(git.common_dir, ws):
+            if not is_within(git.common_dir, ws):
                 for name in GIT_COMMIT_DIRS:
                     path = os.path.join(git.common_dir, name)
                     plan.append(_if_exists(path, "--bind", path, path))
@@ -296,7 +293,7 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
         # $TMPDIR: the session's own directory to write in; read-only, an empty throwaway one.
         if not write:
             plan.append(Mount(None, ("--tmpfs", tmp)))
-        elif not any(_inside(tmp, root) for root in layout.writable):
+        elif not any(is_within(tmp, root) for root in layout.writable):
             plan.append(Mount(None, ("--bind", tmp, tmp)))
     plan += [_if_exists(d, "--tmpfs", d, "--remount-ro", d) for d in layout.denied]
     plan += [_if_exists(f, "--ro-bind", "/dev/null", f) for f in layout.denied_files]

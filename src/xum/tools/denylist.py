@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from xum.core.pathtext import is_within
+
 SENSITIVE_PATTERNS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", ".netrc",
                       ".git-credentials")  # fmt: skip
 SENSITIVE_DIRS = ("~/.ssh", "~/.aws", "~/.gnupg")
@@ -46,7 +48,7 @@ class ReadDenylist:
     def rule_for(self, path: str, expand: Callable[[str], str]) -> str | None:
         """The rule that denies reading `path` (canonical), or None."""
         for root in self.roots(expand):
-            if path == root or path.startswith(root.rstrip("/") + "/"):
+            if is_within(path, root):
                 return root
         if self.sensitive:
             name = posixpath.basename(path)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from xum.core.pathtext import is_within
 from xum.tools.base import ToolContext
 
 
@@ -39,10 +40,6 @@ class OutsideWriteRoots(PathRefused):
     def __init__(self, message: str, canonical: str) -> None:
         super().__init__(message)
         self.canonical = canonical
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _has_git_component(path: str) -> bool:
@@ -121,10 +118,10 @@ async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
             )
         return WriteTarget(requested=path, path=canonical)
 
-    roots = await _write_roots(ctx)
-    if any(_inside(canonical, root) for root in roots):
+    roots = await _write_roots(ctx, workspace)
+    if any(is_within(canonical, root) for root in roots):
         return WriteTarget(requested=path, path=canonical)
-    if canonical != lexical and any(_inside(lexical, root) for root in roots):
+    if canonical != lexical and any(is_within(lexical, root) for root in roots):
         raise PathRefused(
             f"refused: {path} goes through a symlink that points outside the workspace "
             f"(it resolves to {canonical}); edits stay inside the workspace."
@@ -137,11 +134,12 @@ async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
     )
 
 
-async def _write_roots(ctx: ToolContext) -> list[str]:
+async def _write_roots(ctx: ToolContext, workspace: str) -> list[str]:
+    """Where edits may go: the workspace (`workspace`, already resolved: on SSH every realpath
+    is a round trip), the scratch and temp dirs, and the roots granted for this call."""
     runtime = ctx.runtime
-    candidates = [runtime.workspace_path, ctx.scratch_dir, runtime.temp_dir]
-    candidates.extend(ctx.extra_write_roots)
-    roots: list[str] = []
+    candidates = [ctx.scratch_dir, runtime.temp_dir, *ctx.extra_write_roots]
+    roots: list[str] = [workspace]
     for root in candidates:
         if root:
             roots.append(await runtime.realpath(os.path.abspath(root)))

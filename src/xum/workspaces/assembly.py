@@ -323,7 +323,7 @@ def _mcp_manager(
     the session's commands get (xum's own, the project's secrets, the `XUM_*` variables)."""
     import os
 
-    from xum.context.files import inside
+    from xum.core.pathtext import checkout_root
     from xum.workspaces.mcp_session import SessionMcp
     from xum.workspaces.middleware import TrustView
 
@@ -338,7 +338,7 @@ def _mcp_manager(
     return SessionMcp(
         workspace_id=record.id,
         workspace_path=workspace_path,
-        checkout_root=project if inside(workspace_path, project) else workspace_path,
+        checkout_root=checkout_root(workspace_path, project),
         runtime_kind=runtime.kind,
         env=env,
         mask=wiring.masker.mask,

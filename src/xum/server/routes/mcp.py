@@ -345,12 +345,12 @@ async def test_server(body: TestBody) -> TestResult:
 
 
 def _workspace_mcp(workspace_id: str, request: Request) -> WorkspaceMcp:
-    from xum.context.files import inside
+    from xum.core.pathtext import checkout_root
     from xum.workspaces.trust import project_automation_allowed
 
     record = workspace_or_404(workspace_id)
     workspace = record.path
-    root = record.project_path if inside(workspace, record.project_path) else workspace
+    root = checkout_root(workspace, record.project_path)
     config = mc.load_config(
         mp.global_path(),
         mp.repo_path(root),
