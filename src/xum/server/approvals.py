@@ -40,14 +40,14 @@ class Approvals:
             future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
             waiting = self._pending.setdefault(workspace_id, {})
             waiting[request.request_id] = _Pending(request, future)
-            self.hub.set_waiting(workspace_id, True)
+            self.hub.status_changed(workspace_id)
             try:
                 return await future
             finally:
                 waiting.pop(request.request_id, None)
                 if not waiting:
                     self._pending.pop(workspace_id, None)
-                    self.hub.set_waiting(workspace_id, False)
+                self.hub.status_changed(workspace_id)
 
         return approve
 

@@ -99,7 +99,6 @@ class Channel:
         self.turn_open = False  # a turn-start was seen without its turn-end (any driver)
         self.phase: str | None = None
         self.error: dict[str, Any] | None = None
-        self.waiting = False
         self.busy_elsewhere = False
         self.last_status: str | None = None
 
@@ -288,12 +287,6 @@ class Hub:
             for client in list(channel.subscribers):
                 client.outbox.put(workspace_id, text)
 
-    def set_waiting(self, workspace_id: str, waiting: bool) -> None:
-        channel = self.channels.get(workspace_id)
-        if channel is not None:
-            channel.waiting = waiting
-            self.status_changed(workspace_id)
-
     def _overflowed(self, client: Client, workspace_id: str) -> None:
         channel = self.channels.get(workspace_id)
         if channel is not None:
@@ -432,7 +425,9 @@ class Hub:
                 state, None, ((), ()), last_seq, read_seq, busy, None, running=open_turn
             )
         running = channel.running or channel.turn_open
-        if channel.waiting:
+        # Waiting is derived from what is pending (a question, approvals), never stored: one
+        # of them settling must not hide the other.
+        if self.pending_question(workspace_id) is not None or self.pending_approvals(workspace_id):
             state = "waiting"
         elif running:
             state = "streaming"

@@ -78,14 +78,14 @@ class Questions:
         if previous is not None:
             self._settle(previous, None)  # a newer question replaces it
         self._pending[ws] = pending
-        self.hub.set_waiting(ws, True)
+        self.hub.status_changed(ws)
         self.hub.send_to_subscribers(ws, dumps(pending.to_message()))
 
     def _close(self, pending: PendingQuestion) -> None:
         ws = pending.workspace_id
         if self._pending.get(ws) is pending:
             del self._pending[ws]
-            self.hub.set_waiting(ws, False)
+            self.hub.status_changed(ws)
         self.hub.send_to_subscribers(
             ws, dumps({"type": "question-closed", "workspaceId": ws, "questionId": pending.id})
         )
