@@ -15,6 +15,7 @@ lie; a model whose context window is not known gets no usage-based compaction an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ import orjson
 from xum.llm import catalog
 from xum.store import compaction_config as cc
 from xum.store import events as ev
+from xum.store.config import read_config
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
 
@@ -120,7 +122,11 @@ def known_window(provider: str, model_id: str) -> int | None:
     """The context window xum knows for a model: config.json `contextWindows` first, then the
     built-in table. The provider-wide fallback the request path uses is a guess, not knowledge,
     so it does not count here."""
-    configured = cc.configured_window(f"{provider}:{model_id}")
+    return _known_window(provider, model_id, read_config())
+
+
+def _known_window(provider: str, model_id: str, config: Mapping[str, Any]) -> int | None:
+    configured = cc.configured_window(f"{provider}:{model_id}", config)
     if configured is not None:
         return configured
     info = catalog.lookup(provider, model_id)
@@ -128,6 +134,8 @@ def known_window(provider: str, model_id: str) -> int | None:
 
 
 def policy_for(provider: str, model_id: str) -> AutoCompactPolicy:
+    config = read_config()  # one snapshot for both answers (asked a few times per step)
     return AutoCompactPolicy(
-        known_window(provider, model_id), cc.threshold_for(f"{provider}:{model_id}")
+        _known_window(provider, model_id, config),
+        cc.threshold_for(f"{provider}:{model_id}", config),
     )
