@@ -56,8 +56,8 @@ class ServerTurns:
             self.forget(ws)
             return
         try:
-            approvals = await link.approvals(ws.id)
-            question = await link.question(ws.id)
+            # Both at once: this runs about once a second for each workspace the server holds.
+            approvals, question = await asyncio.gather(link.approvals(ws.id), link.question(ws.id))
         except XumError as exc:  # the server is busy or going away: the next poll tries again
             log.info("cannot read what the server's turn waits for: %s", exc.message)
             return
