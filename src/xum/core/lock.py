@@ -21,6 +21,9 @@ import orjson
 
 from xum.core.paths import FILE_MODE
 
+# How long a lock refused without its holder's name is tried again (see `FileLock.acquire`).
+UNNAMED_GRACE_S = 0.5
+
 
 class LockTimeout(Exception):
     def __init__(self, path: Path, holder: dict[str, object] | None) -> None:
@@ -73,9 +76,15 @@ class FileLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise LockTimeout(self.path, read_holder(self.path)) from None
+                now = time.monotonic()
+                if now >= deadline:
+                    holder = read_holder(self.path)
+                    # A holder names itself just after taking the lock, and `is_locked` holds
+                    # it for an instant without a name: refused with no name yet, keep trying
+                    # a moment longer (to take it, or to say who has it) before giving up.
+                    if holder is not None or now >= deadline + UNNAMED_GRACE_S:
+                        os.close(fd)
+                        raise LockTimeout(self.path, holder) from None
                 time.sleep(poll)
         holder = {
             "pid": os.getpid(),
