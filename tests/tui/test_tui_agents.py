@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from tests.tui.support import MODEL, on_screen, project, send, start_app, until, use_fake_llm
+from tests.tui.support import model_app, on_screen, send, start_app, until
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.tui.app import XumApp
 
 REVIEWER = "---\nname: Reviewer\ndescription: reads diffs and says what is wrong\nbase: exec\n---\nReview.\n"
 
@@ -18,13 +17,9 @@ REVIEWER = "---\nname: Reviewer\ndescription: reads diffs and says what is wrong
 async def test_f9_picks_a_project_agent_for_the_new_workspace(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    fake_llm.set_default(fakellm.text("looked"))
-    repo = project(tmp_path)
-    (repo / ".xum/agents").mkdir(parents=True)
-    (repo / ".xum/agents/reviewer.md").write_text(REVIEWER)
-    app = XumApp(repo)
-    app.actions.draft_model = MODEL
+    app = model_app(monkeypatch, fake_llm, tmp_path, fakellm.text("looked"))
+    (app.project_dir / ".xum/agents").mkdir(parents=True)
+    (app.project_dir / ".xum/agents/reviewer.md").write_text(REVIEWER)
     async with app.run_test(size=(110, 40)) as pilot:
         await start_app(pilot)
         await pilot.press("f9")

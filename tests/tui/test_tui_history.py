@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.support import MODEL, project, send, start_app, until, use_fake_llm
+from tests.tui.support import model_app, project, send, start_app, until
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tui import history
@@ -17,20 +17,16 @@ from xum.tui.app import XumApp
 async def test_a_message_sent_in_one_run_is_offered_by_up_in_the_next(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_fake_llm(monkeypatch, fake_llm)
-    fake_llm.set_default(fakellm.text("ok"))
-    repo = project(tmp_path)
+    first = model_app(monkeypatch, fake_llm, tmp_path, fakellm.text("ok"))
     other = project(tmp_path / "other")
     history.append(str(other), "a message of another project")
-    first = XumApp(repo)
-    first.actions.draft_model = MODEL
     async with first.run_test(size=(100, 30)) as pilot:
         await start_app(pilot)
         await send(pilot, "run the migrations")
         await until(pilot, lambda: first.selected and not first.selected.running, "the turn")
     mode = stat.S_IMODE(history.history_path().stat().st_mode)
     assert mode == 0o600
-    again = XumApp(repo)
+    again = XumApp(first.project_dir)
     async with again.run_test(size=(100, 30)) as pilot:
         await start_app(pilot)
         await until(pilot, lambda: again.composer.sent, "the kept history")

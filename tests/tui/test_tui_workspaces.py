@@ -14,6 +14,7 @@ from tests.tui.support import (
     first_turn,
     held_command,
     model_app,
+    notified,
     on_screen,
     project,
     screen_text,
@@ -162,7 +163,7 @@ async def test_fork_rename_and_archive_from_the_list(
         await pilot.press("ctrl+b", "u")
         await until(
             pilot,
-            lambda: any("no archived workspace" in n.message for n in app._notifications),
+            lambda: notified(app, "no archived workspace"),
             "the notice that none is left",
         )
 

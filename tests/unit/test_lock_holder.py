@@ -55,21 +55,27 @@ def hold_without_name(path: Path) -> int:
     return fd
 
 
-def test_a_refusal_in_the_holders_first_instant_names_the_holder(tmp_path: Path) -> None:
-    path = tmp_path / "session.lock"
-    held = hold_without_name(path)
-    watch = CloseWatch(path)
-    outcome: list[BaseException | None] = []
+def contend(lock: FileLock) -> tuple[threading.Thread, list[LockTimeout | None]]:
+    """Try `lock` without waiting, in a thread; the list gets None (taken) or the refusal."""
+    outcome: list[LockTimeout | None] = []
 
-    def contend() -> None:
+    def attempt() -> None:
         try:
-            FileLock(path, purpose="second").acquire(timeout=0)
+            lock.acquire(timeout=0)
             outcome.append(None)
         except LockTimeout as exc:
             outcome.append(exc)
 
-    thread = threading.Thread(target=contend)
+    thread = threading.Thread(target=attempt)
     thread.start()
+    return thread, outcome
+
+
+def test_a_refusal_in_the_holders_first_instant_names_the_holder(tmp_path: Path) -> None:
+    path = tmp_path / "session.lock"
+    held = hold_without_name(path)
+    watch = CloseWatch(path)
+    thread, outcome = contend(FileLock(path, purpose="second"))
     try:
         watch.wait_for_close()  # it was refused and read an empty file
         os.pwrite(held, orjson.dumps({"pid": 4242, "purpose": "first"}), 0)
@@ -89,17 +95,7 @@ def test_a_lock_a_nameless_probe_held_for_an_instant_is_taken(tmp_path: Path) ->
     held = hold_without_name(path)
     watch = CloseWatch(path)
     lock = FileLock(path, purpose="second")
-    outcome: list[BaseException | None] = []
-
-    def contend() -> None:
-        try:
-            lock.acquire(timeout=0)
-            outcome.append(None)
-        except LockTimeout as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=contend)
-    thread.start()
+    thread, outcome = contend(lock)
     try:
         watch.wait_for_close()  # refused, found no name
         os.close(held)  # the probe lets go

@@ -118,14 +118,12 @@ class AutoCompactPolicy:
         return None if self.window is None else 100.0 * tokens / self.window
 
 
-def known_window(provider: str, model_id: str) -> int | None:
-    """The context window xum knows for a model: config.json `contextWindows` first, then the
-    built-in table. The provider-wide fallback the request path uses is a guess, not knowledge,
-    so it does not count here."""
-    return _known_window(provider, model_id, read_config())
-
-
-def _known_window(provider: str, model_id: str, config: Mapping[str, Any]) -> int | None:
+def known_window(
+    provider: str, model_id: str, config: Mapping[str, Any] | None = None
+) -> int | None:
+    """The context window xum knows for a model: config.json `contextWindows` (`config`, else
+    read now) first, then the built-in table. The provider-wide fallback the request path uses
+    is a guess, not knowledge, so it does not count here."""
     configured = cc.configured_window(f"{provider}:{model_id}", config)
     if configured is not None:
         return configured
@@ -136,6 +134,6 @@ def _known_window(provider: str, model_id: str, config: Mapping[str, Any]) -> in
 def policy_for(provider: str, model_id: str) -> AutoCompactPolicy:
     config = read_config()  # one snapshot for both answers (asked a few times per step)
     return AutoCompactPolicy(
-        _known_window(provider, model_id, config),
+        known_window(provider, model_id, config),
         cc.threshold_for(f"{provider}:{model_id}", config),
     )
