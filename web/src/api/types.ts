@@ -299,7 +299,10 @@ export interface UserMessageEvent extends Durable {
   queued?: boolean;
   /** A row xum added (a context update, a goal continuation). */
   synthetic?: boolean;
+  /** "context_update" or "goal_continuation" on a synthetic row. */
   kind?: string;
+  /** On a context update: the parts of the context that changed. */
+  changed?: string[];
 }
 export interface AssistantMessageEvent extends Durable {
   type: "assistant-message";

@@ -57,6 +57,17 @@ export interface NoticeRow {
   text: string;
 }
 
+/** A note xum added for the model (kind `context_update`: a part of the workspace's context
+ * changed mid-conversation). Shown collapsed: it is not something the user wrote. */
+export interface ContextNoteRow {
+  kind: "context-note";
+  key: string;
+  seq: number;
+  text: string;
+  /** The parts that changed (e.g. "instructions", "plan_file"), when the event says. */
+  changed: readonly string[];
+}
+
 /** A compaction boundary: the model sees `summary` from here on (Start Here included). */
 export interface CompactionRow {
   kind: "compaction";
@@ -69,7 +80,7 @@ export interface CompactionRow {
   sourceSeq: number | null;
 }
 
-export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow | CompactionRow;
+export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow | CompactionRow | ContextNoteRow;
 
 /** One live stream of a running tool call, as far as it arrived. */
 export interface LiveStream {
@@ -194,6 +205,12 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       b.turnOpen = true;
       return;
     case "user-message":
+      if (ev.synthetic && ev.kind !== "goal_continuation") {
+        // A context update (or any other note of xum's for the model): not the user's words,
+        // and not the prompt of the turn it landed in.
+        b.rows.push({ kind: "context-note", key: `s${ev.seq}`, seq: ev.seq, text: ev.text, changed: ev.changed ?? [] });
+        return;
+      }
       if (b.promptFor !== null) {
         b.prompts.set(b.promptFor, ev.text);
         b.promptFor = null;
