@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 
 
 def row_status(page: Any, workspace_id: str) -> str:
-    return str(page.locator(f".ws-row[data-workspace-id='{workspace_id}']").get_attribute("data-status"))
+    return str(
+        page.locator(f".ws-row[data-workspace-id='{workspace_id}']").get_attribute("data-status")
+    )
 
 
 def settled_read(page: Any, xum_web: XumServer, workspace_id: str) -> None:
@@ -43,7 +45,10 @@ def settled_read(page: Any, xum_web: XumServer, workspace_id: str) -> None:
 
 def scroll_to_top(page: Any) -> None:
     """Scroll the conversation to its top, as a user reading back would."""
-    wait_until(page, "() => { const l = document.querySelector('.transcript'); return l.scrollHeight > l.clientHeight + 200; }")
+    wait_until(
+        page,
+        "() => { const l = document.querySelector('.transcript'); return l.scrollHeight > l.clientHeight + 200; }",
+    )
     page.locator(".transcript").hover()
     for _ in range(20):
         page.mouse.wheel(0, -4000)
