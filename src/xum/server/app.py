@@ -39,6 +39,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server.routes import (
         auth,
         context,
+        files,
         mcp,
         projects,
         review,
@@ -84,6 +85,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         workspaces.router,
         turns.router,
         review.router,
+        files.router,
         context.router,
         settings.router,
         mcp.router,

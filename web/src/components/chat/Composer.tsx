@@ -10,7 +10,7 @@ import { ApiError, errorMessage } from "../../api/http";
 import type { QueuedMessage, SlashCommand, Workspace } from "../../api/types";
 import { drafts } from "../../lib/drafts";
 import { isMacPlatform } from "../../lib/keybinds";
-import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
+import { matchSlash, parseSlash, slashEnter, slashInsertion, slashQuery } from "../../lib/slash";
 import { useStore } from "../../lib/store";
 import { app, openDialog, openPicker } from "../../state/app";
 import { clearQueue, interrupt, sendMessage } from "../../state/actions";
@@ -127,13 +127,14 @@ export function Composer(props: { workspace: Workspace }) {
     ref.current?.focus();
   };
 
-  const send = async (when: "step" | "turn") => {
-    const value = text.trim();
+  /** Send the box's text (or `override`: a slash command picked from the suggestions). */
+  const send = async (when: "step" | "turn", override?: string) => {
+    const typed = override ?? text;
+    const value = typed.trim();
     if (!value || sending) return;
     setSending(true);
     setError(null);
     const source = ws.id;
-    const typed = text;
     // The box empties as the message leaves, not when the server's answer comes back: its
     // bubble can reach the transcript first, and the same words must not show in both places.
     setText("");
@@ -170,13 +171,20 @@ export function Composer(props: { workspace: Workspace }) {
         setSlashIndex((slashActive + d + suggestions.length) % suggestions.length);
         return;
       }
-      if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey)) {
-        const cmd = suggestions[slashActive];
-        if (cmd) {
-          e.preventDefault();
-          acceptSlash(cmd);
-          return;
-        }
+      const cmd = suggestions[slashActive];
+      if (e.key === "Tab" && cmd) {
+        e.preventDefault();
+        acceptSlash(cmd);
+        return;
+      }
+      // One Enter runs a command that is complete (typed out, or needing no arguments); one
+      // that takes arguments is completed instead, to type them.
+      if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey && cmd) {
+        e.preventDefault();
+        const action = slashEnter(text, cmd);
+        if ("send" in action) void send("step", action.send);
+        else acceptSlash(cmd);
+        return;
       }
       if (e.key === "Escape") {
         e.preventDefault();
