@@ -223,6 +223,22 @@ export interface SlashCommand {
   kind?: string | null;
 }
 
+/** `GET /api/fs/dirs?path=`: one folder's subdirectories, for the Add project folder browser. */
+export interface DirListing {
+  /** Absolute, `~` expanded, symlinks resolved. */
+  path: string;
+  /** Null at the root. */
+  parent: string | null;
+  home: string;
+  dirs: string[];
+  truncated: boolean;
+}
+
+/** `GET /api/workspaces/{id}/files?q=&limit=`: checkout paths matching `q`, best first. */
+export interface FileMatches {
+  paths: string[];
+}
+
 /** What `POST .../messages` answers. */
 export interface SentMessage {
   disposition: "started" | "queued" | "command";
