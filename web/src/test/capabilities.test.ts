@@ -16,6 +16,8 @@ describe("capabilities from the OpenAPI document", () => {
       context: false,
       threshold: false,
       mcp: false,
+      files: false,
+      dirs: false,
     });
     const all = capabilitiesOf(
       routesOf({
@@ -32,6 +34,8 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/context": { get: {} },
           "/api/settings/auto-compaction": { put: {} },
           "/api/workspaces/{id}/mcp": { get: {}, put: {} },
+          "/api/workspaces/{id}/files": { get: {} },
+          "/api/fs/dirs": { get: {} },
         },
       }),
     );
@@ -47,6 +51,8 @@ describe("capabilities from the OpenAPI document", () => {
       context: true,
       threshold: true,
       mcp: true,
+      files: true,
+      dirs: true,
     });
   });
 
