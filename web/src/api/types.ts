@@ -239,6 +239,16 @@ export interface FileMatches {
   paths: string[];
 }
 
+/** `GET`/`PUT /api/workspaces/{id}/plan`: the workspace's plan file. */
+export interface PlanFile {
+  path: string;
+  exists: boolean;
+  /** "" when the file does not exist. */
+  content: string;
+  /** Of the content as read ("" when absent); a PUT passes it back as `expectedSha256`. */
+  sha256: string;
+}
+
 /** What `POST .../messages` answers. */
 export interface SentMessage {
   disposition: "started" | "queued" | "command";

@@ -22,6 +22,8 @@ export interface Capabilities {
   files: boolean;
   /** A folder's subdirectories for the Add project folder browser (`GET /api/fs/dirs`). */
   dirs: boolean;
+  /** The plan card's Edit: read and write the plan file (`GET`/`PUT .../plan`). */
+  plan: boolean;
 }
 
 export const NO_CAPABILITIES: Capabilities = {
@@ -38,6 +40,7 @@ export const NO_CAPABILITIES: Capabilities = {
   mcp: false,
   files: false,
   dirs: false,
+  plan: false,
 };
 
 export interface OpenApiDoc {
@@ -74,6 +77,7 @@ export function capabilitiesOf(routes: Set<string>): Capabilities {
     mcp: routes.has(`GET ${ws}/mcp`) && routes.has(`PUT ${ws}/mcp`),
     files: routes.has(`GET ${ws}/files`),
     dirs: routes.has("GET /api/fs/dirs"),
+    plan: routes.has(`GET ${ws}/plan`) && routes.has(`PUT ${ws}/plan`),
   };
 }
 

@@ -8,7 +8,6 @@ import type {
   ApprovalRequestEvent,
   AssistantMessageEvent,
   EngineEvent,
-  ErrorInfo,
   PartialMessage,
   RetryingEvent,
   ToolCallRef,
@@ -17,70 +16,16 @@ import type {
 } from "../api/types";
 import { goalText } from "./boundaries";
 
-export interface UserRow {
-  kind: "user";
-  key: string;
-  seq: number;
-  text: string;
-  queued: boolean;
-}
-
-export interface AssistantRow {
-  kind: "assistant";
-  key: string;
-  seq: number;
-  text: string;
-  reasoning: string;
-  toolCalls: ToolCallRef[];
-  finishReason: string;
-  results: Readonly<Record<string, ToolResultEvent>>;
-  /** Prompt size of the request that produced this reply (cached tokens included). */
-  inputTokens: number | null;
-}
-
-export interface TurnEndRow {
-  kind: "turn-end";
-  key: string;
-  seq: number;
-  turnId: string;
-  reason: string;
-  error: ErrorInfo | null;
-  /** The user text that started the turn, for "retry" (null when it is not loaded). */
-  prompt: string | null;
-}
-
-export interface NoticeRow {
-  kind: "notice";
-  key: string;
-  seq: number | null;
-  tone: "advisory" | "damaged" | "boundary" | "goal";
-  text: string;
-}
-
-/** A note xum added for the model (kind `context_update`: a part of the workspace's context
- * changed mid-conversation). Shown collapsed: it is not something the user wrote. */
-export interface ContextNoteRow {
-  kind: "context-note";
-  key: string;
-  seq: number;
-  text: string;
-  /** The parts that changed (e.g. "instructions", "plan_file"), when the event says. */
-  changed: readonly string[];
-}
-
-/** A compaction boundary: the model sees `summary` from here on (Start Here included). */
-export interface CompactionRow {
-  kind: "compaction";
-  key: string;
-  seq: number;
-  summary: string;
-  trigger: string;
-  model: string | null;
-  /** Start Here: the reply or plan it restarted from. */
-  sourceSeq: number | null;
-}
-
-export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow | CompactionRow | ContextNoteRow;
+export type {
+  AssistantRow,
+  CompactionRow,
+  ContextNoteRow,
+  NoticeRow,
+  Row,
+  TurnEndRow,
+  UserRow,
+} from "./rows";
+import type { AssistantRow, NoticeRow, Row } from "./rows";
 
 /** One live stream of a running tool call, as far as it arrived. */
 export interface LiveStream {

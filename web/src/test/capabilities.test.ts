@@ -18,6 +18,7 @@ describe("capabilities from the OpenAPI document", () => {
       mcp: false,
       files: false,
       dirs: false,
+      plan: false,
     });
     const all = capabilitiesOf(
       routesOf({
@@ -36,6 +37,7 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/mcp": { get: {}, put: {} },
           "/api/workspaces/{id}/files": { get: {} },
           "/api/fs/dirs": { get: {} },
+          "/api/workspaces/{id}/plan": { get: {}, put: {} },
         },
       }),
     );
@@ -53,6 +55,7 @@ describe("capabilities from the OpenAPI document", () => {
       mcp: true,
       files: true,
       dirs: true,
+      plan: true,
     });
   });
 

@@ -19,6 +19,7 @@ import { firstLine, num, parseArgs, pretty, str, type Args } from "../../lib/arg
 import { formatDuration } from "../../lib/format";
 import { useStore } from "../../lib/store";
 import { app, transcriptStore } from "../../state/app";
+import { latestPlanCall } from "../../state/rows";
 import { isBackgroundStream, type LiveCall, type LiveStream } from "../../state/transcript";
 import { CodeBlock } from "../markdown/CodeBlock";
 import { DiffView } from "./DiffView";
@@ -246,6 +247,7 @@ export function ToolCard(props: Props) {
   const canAnswer = useStore(app, (s) => s.caps.answers);
   const pending = useStore(app, (s) => s.questions[props.workspaceId]);
   const approval = useStore(transcriptStore(props.workspaceId), (t) => t.approvals.some((a) => a.call_id === props.call.id));
+  const latest = useStore(transcriptStore(props.workspaceId), (t) => name === "propose_plan" && latestPlanCall(t.rows) === props.call.id);
   const waiting: Waiting = approval ? "approval" : name === "ask_user_question" && pending ? "input" : null;
   const phase = phaseOf(props, waiting);
   const [open, setOpen] = useState<boolean | null>(null);
@@ -256,7 +258,8 @@ export function ToolCard(props: Props) {
     const content = str(plan, "content");
     const path = str(plan, "path");
     const here = props.turnOpen ? null : { workspaceId: props.workspaceId, seq: props.result.seq };
-    if (content !== null) return <PlanCard plan={content} path={path} startHere={here} />;
+    const actions = latest ? { workspaceId: props.workspaceId, busy: props.turnOpen } : null;
+    if (content !== null) return <PlanCard plan={content} path={path} startHere={here} actions={actions} />;
     if (path !== null) return <PlanCard plan={`The plan is too large to show here; it is in ${path}.`} path={path} />;
   }
 
