@@ -109,6 +109,16 @@ def test_a_worktree_named_after_a_branch_checks_it_out_and_keeps_it(tmp_path: Pa
         assert (checkout / "feature.txt").read_text() == "on the branch\n"
         assert git(checkout, "rev-parse", "HEAD") == tip
         assert git(checkout, "symbolic-ref", "--short", "HEAD") == "feature-x"
+        # The branch the project's own checkout has out cannot be checked out a second time.
+        taken = client.post(
+            "/api/workspaces",
+            json={"projectPath": str(repo), "runtime": {"type": "worktree"}, "name": "main"},
+            headers=AUTH,
+        )
+        assert taken.status_code == 400, taken.text
+        assert "checked out" in taken.json()["error"]["hint"]
+        listed = client.get("/api/workspaces", headers=AUTH).json()["workspaces"]
+        assert [w["name"] for w in listed] == ["feature-x"]  # nothing left behind
         # A name that is no branch makes a new one, as before.
         other = create_workspace(client, repo, runtime="worktree", name="brand-new")
         assert other["branch"] == "brand-new"
