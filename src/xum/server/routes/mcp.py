@@ -310,6 +310,7 @@ async def put_tool_search(body: ToolSearchBody) -> McpSettings:
 @router.post("/api/settings/mcp/test", response_model=TestResult)
 async def test_server(body: TestBody) -> TestResult:
     """Start the saved server, list what it offers and stop it; the error is the answer's."""
+    from xum.core.ownsecrets import without_own_secrets
     from xum.workspaces.masking import SecretMasker
     from xum.workspaces.mcp_manager import probe_server
     from xum.workspaces.wiring import project_secrets
@@ -335,9 +336,10 @@ async def test_server(body: TestBody) -> TestResult:
         return spec, cwd, secrets
 
     spec, cwd, secrets = await asyncio.to_thread(find)
-    result = await probe_server(
-        spec, cwd=cwd, env={**os.environ, **secrets}, mask=SecretMasker(secrets).mask
-    )
+    # As in a session: xum's environment less its own keys and token, then the project's
+    # secrets (the entry's own `env` is laid over both by the probe).
+    env = {**without_own_secrets(os.environ), **secrets}
+    result = await probe_server(spec, cwd=cwd, env=env, mask=SecretMasker(secrets).mask)
     return TestResult(**result)
 
 
