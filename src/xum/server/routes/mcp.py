@@ -225,8 +225,14 @@ def _entry(body: McpServerBody, current: mc.ServerSpec | None) -> Any:
         if env:
             value["env"] = env
     if body.timeoutSecs is not None:
-        value["timeoutSecs"] = body.timeoutSecs
+        value["timeoutSecs"] = _seconds(body.timeoutSecs)
     return value
+
+
+def _seconds(value: float) -> int | float:
+    """A whole number of seconds as an integer: the request's `30` arrives as 30.0 (the body's
+    type is float) and must be written back as the user wrote it."""
+    return int(value) if value.is_integer() else value
 
 
 def _checker(scope: Scope, path: Path) -> Callable[[str], None]:
