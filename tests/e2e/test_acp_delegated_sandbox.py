@@ -50,9 +50,9 @@ def probe_script(marker: Path) -> str:
     )
 
 
-async def run_delegated(fake_llm: FakeLLM, project: Path, script: str) -> TestEditor:
+async def run_delegated(fake_llm: FakeLLM, project: Path, *scripts: str) -> TestEditor:
     fake_llm.script(
-        fakellm.tool_call("bash", {"script": script, "display_name": "probe"}),
+        *(fakellm.tool_call("bash", {"script": s, "display_name": "probe"}) for s in scripts),
         fakellm.text("Done."),
     )
     editor = TestEditor()
@@ -72,8 +72,14 @@ async def run_delegated(fake_llm: FakeLLM, project: Path, script: str) -> TestEd
         new = await conn.new_session(cwd=str(project), mcp_servers=[])
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("Probe")])
         assert answer.stop_reason == "end_turn"
-    assert len(editor.terminals) == 1, "the command went to the editor's terminal"
+    assert len(editor.terminals) == len(scripts), "the commands went to the editor's terminal"
     return editor
+
+
+def tool_result(request: fakellm.RecordedRequest) -> str:
+    (block,) = [b for b in request.json["messages"][-1]["content"] if b["type"] == "tool_result"]
+    content = block["content"]
+    return content if isinstance(content, str) else str(content[0]["text"])
 
 
 def dumped_env(project: Path) -> dict[str, str]:
@@ -88,9 +94,13 @@ async def test_a_delegated_command_runs_in_the_sandbox_without_keys(
 ) -> None:
     set_project_secret(str(project), "PROJECT_API_KEY", "project-value-123")
     marker = Path("/var/tmp") / f"xum-acp-probe-{uuid.uuid4().hex}"
+    alone = Path("/var/tmp") / f"xum-acp-probe-{uuid.uuid4().hex}"
     try:
-        editor = await run_delegated(fake_llm, project, probe_script(marker))
-        (terminal,) = editor.terminals.values()
+        editor = await run_delegated(fake_llm, project, probe_script(marker), f"touch {alone}")
+        assert not alone.exists()
+        # The sandbox's note on a denied write reaches the model as it does without an editor.
+        assert "runs in xum's sandbox" in tool_result(fake_llm.requests[2])
+        terminal = editor.terminals["term-1"]
         output = terminal.output.decode(errors="replace")
         assert not marker.exists(), "a write outside the workspace got through the editor"
         assert "outside=1" in output and "inside=0" in output, output
@@ -105,8 +115,9 @@ async def test_a_delegated_command_runs_in_the_sandbox_without_keys(
         assert seen["PROJECT_API_KEY"] == "project-value-123"  # sent on purpose
         assert seen["XUM_PROJECT_PATH"] == str(project.resolve())
     finally:
-        if marker.exists():
-            marker.unlink()
+        for path in (marker, alone):
+            if path.exists():
+                path.unlink()
 
 
 async def test_with_the_sandbox_off_the_bare_script_still_goes_without_keys(
