@@ -10,19 +10,17 @@ real session logs and a real reopen of the workspace for the resume."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from tests.gitrepo import make_repo
 from tests.integration.context_harness import assert_prefix_chain, strip_breakpoints
+from tests.mcp.sessions import MODEL, open_session
 from tests.mcp.support import server_entry, write_config
 from xum.context.frozen import prefix_breaks
 from xum.engine.replay import rebuild_requests
 from xum.engine.route import resolve_route
 from xum.llm.client import open_client
-from xum.llm.retry import RetryPolicy
 from xum.store import events as ev
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
@@ -30,32 +28,8 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest
 from xum.workspaces import lifecycle
-from xum.workspaces.assembly import WorkspaceSession, open_workspace_session
 
-MODEL = "anthropic:claude-sonnet-5-5"
 Event = dict[str, Any]
-
-
-@asynccontextmanager
-async def opened(
-    record: WorkspaceRecord, fake_llm: FakeLLM, events: list[Event], created: Any = None
-) -> AsyncIterator[WorkspaceSession]:
-    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
-    route = resolve_route(MODEL, env=env, config={})
-    client = open_client(route.endpoint, retry=RetryPolicy(max_retries=0))
-    session = await open_workspace_session(
-        record,
-        route=route,
-        thinking="off",
-        emit=lambda event: events.append(event.to_dict()),
-        created=created,
-        client=client,
-    )
-    try:
-        yield session
-    finally:
-        await session.aclose()
-        await client.aclose()
 
 
 def tool_names(request: RecordedRequest) -> list[str]:
@@ -105,7 +79,7 @@ async def test_a_server_added_mid_session_is_callable_on_the_next_message(
     record = created.record
     events: list[Event] = []
     config = xum_root / "mcp.jsonc"
-    async with opened(record, fake_llm, events, created) as session:
+    async with open_session(record, fake_llm, events, created=created) as session:
         fake_llm.script(fakellm.text("one"))
         await session.agent.run_turn("first")
         first = fake_llm.requests[-1]
@@ -143,7 +117,7 @@ async def test_a_server_added_mid_session_is_callable_on_the_next_message(
 
     # Resume: a new session over the same log sends the recorded segment, byte for byte, and
     # starts no segment of its own.
-    async with opened(record, fake_llm, events) as session:
+    async with open_session(record, fake_llm, events) as session:
         fake_llm.script(fakellm.text("four"))
         await session.agent.run_turn("fourth")
     assert segments(record) == ["start", "mcp_servers_added"]
@@ -157,7 +131,7 @@ async def test_with_tool_search_the_added_server_is_reached_through_the_search(
     repo = make_repo(tmp_path / "repo")
     created = await lifecycle.create_workspace(repo, "local", name_hint="mcpsearch", run_init=False)
     events: list[Event] = []
-    async with opened(created.record, fake_llm, events, created) as session:
+    async with open_session(created.record, fake_llm, events, created=created) as session:
         fake_llm.script(fakellm.text("one"))
         await session.agent.run_turn("first")
         write_config(xum_root / "mcp.jsonc", {"t": server_entry(tools="echo")})  # search on
