@@ -89,8 +89,6 @@ def remembered_prefixes(project: str) -> list[str]:
 
 def remembered_tools(project: str) -> set[str]:
     """The MCP tools the user always allows in `project` (see the module docstring)."""
-    from xum.tools.mcp_names import is_mcp_name
-
     return {
         str(rule["tool"])
         for rule in _rules()

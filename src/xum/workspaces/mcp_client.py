@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 STDERR_TAIL_BYTES = 4096
 MAX_LIST_PAGES = 50  # a server whose listing never ends cannot hang a start
+MAX_ANNOTATIONS = 16
+MAX_ANNOTATION_CHARS = 200
 _sdk_ready: asyncio.Future[None] | None = None
 
 
@@ -277,7 +279,7 @@ class Connection:
                         description=tool.description or "",
                         parameters=dict(tool.input_schema or {"type": "object"}),
                         read_only=bool(hints is not None and hints.read_only_hint),
-                        annotations=(
+                        annotations=_annotations(
                             hints.model_dump(mode="json", by_alias=True, exclude_none=True)
                             if hints is not None
                             else {}
@@ -420,6 +422,23 @@ class Connection:
         if self._http_status is not None:
             what = f"{what} ({self._http_status})"
         return f"{what}{self._stderr_note()}"
+
+
+def _annotations(sent: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's annotations as xum keeps them: the hints (booleans) and short strings (the
+    `title`), at most MAX_ANNOTATIONS of them. They travel with every result of the tool, so a
+    server cannot make them large."""
+    kept: dict[str, Any] = {}
+    for key, value in sent.items():
+        if len(kept) >= MAX_ANNOTATIONS:
+            break
+        if len(key) > MAX_ANNOTATION_CHARS:
+            continue
+        if isinstance(value, bool):
+            kept[key] = value
+        elif isinstance(value, str):
+            kept[key] = value[:MAX_ANNOTATION_CHARS]
+    return kept
 
 
 def _progress_callback(
