@@ -318,16 +318,16 @@ class Advisory(Event):
 
 
 class ApprovalRequest(Event):
-    """A tool call waits for a person: approve it once, always (a command prefix, in this
-    project), or deny it. Every front-end answers it its own way (the browser's card, `xum run
+    """A tool call waits for a person: approve it once, always (a command prefix, or an MCP
+    tool, in this project), or deny it. Every front-end answers it its own way (the browser's card, `xum run
     --approval`); the decision is on record in the call's `tool-result` (`meta.approval`)."""
 
     type: ClassVar[str] = "approval-request"
     request_id: str
     call_id: str
     tool: str
-    kind: str  # command | critical | escalation | write
-    subject: str  # the command, or the path
+    kind: str  # command | critical | escalation | write | mcp
+    subject: str  # the command, the path, or an MCP call's arguments (JSON)
     why: str  # what needs the approval, in xum's words
     reason: str | None = None  # the model's own reason (a sandbox escalation)
     prefix: str | None = None  # what "always" would remember; absent: not offered
