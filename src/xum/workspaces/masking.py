@@ -7,8 +7,11 @@ value in a tool result (and in the live output streams) becomes `[secret:NAME]`.
 xum's own secrets are masked the same way (`SecretMasker.for_project`): they never reach a
 command's environment (`xum.core.ownsecrets`), but a command can still come across them, in
 `providers.jsonc`, a key file, `server.lock` or a shell profile, and they are worse to leak than a
-project's. The set is taken when the masker is made (a session opens, a hook runs): the keys in
-xum's environment, the server's token, and the keys `providers.jsonc` holds or points at.
+project's. The set is the keys in xum's environment, the server's token (held by this process, or
+left on disk by a server on the same `$XUM_ROOT`: `server/auth-token`, `server.lock`), and the
+keys `providers.jsonc` holds or points at. It is taken when the masker is made and taken again
+before every tool call (`refresh`), so a server started beside a running `xum run`, or a key
+added meanwhile, is masked from the next call on.
 
 Live streams are masked on bytes, before they are decoded: `SecretMasker.opener` wraps a call's
 `open_output`, so each stream a tool or hook opens masks what passes and holds back a tail that
@@ -40,10 +43,10 @@ def xum_secrets() -> dict[str, str]:
     A `providers.jsonc` that does not parse contributes nothing (whoever reads it for a request
     reports the error)."""
     from xum.core.errors import ConfigError
-    from xum.core.ownsecrets import known_values
+    from xum.core.ownsecrets import known_values, server_tokens_on_disk
     from xum.store.providers import key_values, load_providers
 
-    found = known_values()
+    found = {**server_tokens_on_disk(), **known_values()}
     with contextlib.suppress(ConfigError):
         found.update(key_values(load_providers()))
     return found
@@ -51,6 +54,15 @@ def xum_secrets() -> dict[str, str]:
 
 class SecretMasker:
     def __init__(self, secrets: Mapping[str, str], *, min_length: int = MIN_SECRET_LENGTH) -> None:
+        self._min_length = min_length
+        # for_project: the project's secrets, kept to rebuild with xum's own on `refresh`.
+        self._project: dict[str, str] | None = None
+        self._secrets: dict[str, str] = {}
+        self._build(secrets)
+
+    def _build(self, secrets: Mapping[str, str]) -> None:
+        self._secrets = dict(secrets)
+        min_length = self._min_length
         by_value: dict[str, str] = {}
         # Longest first, so a secret that contains another is replaced whole.
         for name, value in sorted(secrets.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -66,8 +78,22 @@ class SecretMasker:
 
     @classmethod
     def for_project(cls, secrets: Mapping[str, str]) -> SecretMasker:
-        """A masker for a project's commands: its secrets and xum's own (`xum_secrets`)."""
-        return cls({**xum_secrets(), **secrets})
+        """A masker for a project's commands: its secrets and xum's own (`xum_secrets`), which
+        `refresh` takes again."""
+        masker = cls({**xum_secrets(), **secrets})
+        masker._project = dict(secrets)
+        return masker
+
+    def refresh(self) -> None:
+        """Take xum's own secrets again (a masker made by `for_project`; others keep their
+        set). Called before each tool call: a few small file reads, and the patterns are only
+        rebuilt when a value changed. Streams already open use the new set from their next
+        write."""
+        if self._project is None:
+            return
+        current = {**xum_secrets(), **self._project}
+        if current != self._secrets:
+            self._build(current)
 
     @property
     def active(self) -> bool:

@@ -203,6 +203,9 @@ class SandboxMiddleware:
         # keeps working (connecting to a socket is not a write).
         agent = os.environ.get("SSH_AUTH_SOCK")
         source += (agent,) if agent and os.path.isabs(agent) else ()
+        root = os.path.realpath(xum_root())
+        # The user's global skills, read-only: a skill's scripts are meant to be run.
+        source += (os.path.join(root, "skills"),)
         return Layout(
             workspace=workspace,
             writable_workspace=write,
@@ -211,8 +214,9 @@ class SandboxMiddleware:
             egress=settings.egress,
             writable=(scratch, *settings.writable) if write else (),
             git=read_git_layout(workspace),
-            # xum's own root holds provider keys, secrets and every session: not the model's.
-            hidden=(os.path.realpath(xum_root()),),
+            # xum's own root holds provider keys, the server's token, the config and every
+            # session: not the model's, to read or to change.
+            hidden=(root,),
             shown=(*source, *(() if write else (scratch,))),
             drop_caps=is_root,
         )
