@@ -87,9 +87,9 @@ def server_tokens_on_disk() -> dict[str, str]:
     if raw is not None:
         with contextlib.suppress(orjson.JSONDecodeError):
             data = orjson.loads(raw)
-            token = data.get("token") if isinstance(data, dict) else None
-            if isinstance(token, str) and token.strip():
-                found[LOCK_TOKEN_SECRET] = token.strip()
+            held = data.get("token") if isinstance(data, dict) else None
+            if isinstance(held, str) and held.strip():
+                found[LOCK_TOKEN_SECRET] = held.strip()
     return found
 
 
