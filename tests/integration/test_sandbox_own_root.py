@@ -106,3 +106,17 @@ async def test_a_worktree_under_the_root_and_the_scratch_dir_stay_writable(
     assert (worktree / "made.txt").read_text() == "w\n"
     assert (xum_root() / "scratch" / "ws1" / "note").read_text() == "s\n"
     assert (xum_root() / "skills" / "tidy" / "SKILL.md").read_text() == "skill body\n"
+
+
+async def test_provider_key_files_outside_the_root_cannot_be_read(
+    worktree: Path, tmp_path: Path
+) -> None:
+    key = tmp_path / "openai.key"
+    key.write_text("sk-key-file-value-0123456789\n")
+    (xum_root() / "providers.jsonc").write_text(
+        orjson.dumps({"openai": {"apiKeyFile": str(key)}}).decode()
+    )
+    result = await run_bash(worktree, "workspace-write", f"cat {key}; echo end")
+    # An empty file in its place (unreadable where the mount is nodev, as /tmp often is).
+    assert "sk-key-file-value" not in result.output
+    assert "end" in result.output and "No such file" not in result.output

@@ -10,6 +10,7 @@ plan file; the global skills and agents, to read) keep working.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -162,3 +163,21 @@ async def test_a_root_reached_through_a_symlink_is_still_refused(
         result = await read(ctx, path)
         assert result.is_error and REFUSED in result.output, path
     assert os.path.realpath(alias) == str(root.resolve())
+
+
+async def test_provider_key_files_are_refused_wherever_they_are(root: Path, tmp_path: Path) -> None:
+    key = tmp_path / "keys" / "openai.key"
+    key.parent.mkdir()
+    key.write_text("sk-key-file-value-0123456789\n")
+    (root / "providers.jsonc").write_text(json.dumps({"openai": {"apiKeyFile": str(key)}}))
+    ctx = ctx_for(root)
+    Path(ctx.runtime.workspace_path, "key-link").symlink_to(key)
+    for path in (str(key), "key-link"):
+        result = await read(ctx, path)
+        assert result.is_error and "provider key files" in result.output, result.output
+        assert "sk-key-file-value" not in result.output
+    edit = await FileEditInsertTool().run(InsertInput(path=str(key), content="x\n"), ctx)
+    assert edit.is_error and "provider key files" in edit.output
+    # Another file beside it is an ordinary file.
+    (key.parent / "notes.txt").write_text("n\n")
+    assert not (await read(ctx, str(key.parent / "notes.txt"))).is_error

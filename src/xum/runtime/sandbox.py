@@ -254,8 +254,8 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
     steps that depend on what exists (`argv_for` decides them here, `shell_for` on a remote).
 
     Mounts are applied in order, later ones over earlier ones: the read-only root, then what is
-    hidden, then what is writable, then what is held read-only inside it, then the hidden
-    directories are made read-only, then the read denylist over all of it.
+    hidden, then what is writable, then what is held read-only inside it, then the read
+    denylist over all of it; last, the hidden directories are made read-only.
     """
     head = [bwrap, "--die-with-parent", "--unshare-pid"]
     if layout.egress == "off":
@@ -299,12 +299,12 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
             plan.append(Mount(None, ("--tmpfs", tmp)))
         elif not any(is_within(tmp, root) for root in layout.writable):
             plan.append(Mount(None, ("--bind", tmp, tmp)))
+    plan += [_if_exists(d, "--tmpfs", d, "--remount-ro", d) for d in layout.denied]
+    plan += [_if_exists(f, "--ro-bind", "/dev/null", f) for f in layout.denied_files]
     # Only now, with every mount inside it in place (bwrap makes their mount points in it), is
     # a hidden directory made read-only: a command cannot leave files there for anyone, even in
     # the throwaway view. The remount is the directory's own, not the mounts inside it.
     plan += [_if_exists(d, "--remount-ro", d) for d in layout.hidden]
-    plan += [_if_exists(d, "--tmpfs", d, "--remount-ro", d) for d in layout.denied]
-    plan += [_if_exists(f, "--ro-bind", "/dev/null", f) for f in layout.denied_files]
     shown_tmp = "/tmp" if private or tmp is None else tmp
     plan.append(Mount(None, ("--setenv", "TMPDIR", shown_tmp, "--chdir", cwd, "--")))
     return plan

@@ -16,7 +16,9 @@ too, which is otherwise writable): an agent that could read the server's token o
 `config.json` could switch its own sandbox off. The refusal comes before any other rule, so no
 approval, granted root or temp dir can lift it. Only the workspace's own places under it stay
 open: its checkout (a worktree under `$XUM_ROOT/src`), its scratch dir, its plan file (read; in
-plan mode written), and, to read, the user's global skills and agents.
+plan mode written), and, to read, the user's global skills and agents. The provider key files
+`providers.jsonc` points at (`apiKeyFile`) are xum's credentials too, wherever they are: refused
+the same way.
 
 The check and the write are separate steps, so a process racing to swap a directory for a
 symlink in between could still redirect a write; the agent's own bash can do anything the user
@@ -87,15 +89,20 @@ def _in_xum_dir(path: str, workspace: str) -> bool:
     return any(part.lower() == ".xum" for part in path[len(root) :].split("/"))
 
 
-async def _refuse_xum_root(ctx: ToolContext, path: str, canonical: str, *, write: bool) -> None:
+async def _refuse_own_files(ctx: ToolContext, path: str, canonical: str, *, write: bool) -> None:
     """PathRefused when `canonical` lies in xum's own directory outside the workspace's own
-    places there (module docstring). Local runtimes only: a remote host's paths are not this
-    machine's `$XUM_ROOT`."""
+    places there, or is a provider key file (module docstring). Local runtimes only: a remote
+    host's paths are not this machine's `$XUM_ROOT` and key files."""
     runtime = ctx.runtime
     if not runtime.sees_local_files:
         return
     root = await runtime.realpath(os.path.abspath(xum_root()))
     if not is_within(canonical, root):
+        if canonical in await _key_files(ctx):
+            raise PathRefused(
+                f"refused: {path} (resolved: {canonical}) is one of xum's provider key files "
+                "(apiKeyFile in providers.jsonc); agents cannot read or change it."
+            )
         return
     for place in await _own_places(ctx, root, write=write):
         if place != root and is_within(place, root) and is_within(canonical, place):
@@ -105,6 +112,19 @@ async def _refuse_xum_root(ctx: ToolContext, path: str, canonical: str, *, write
         f"{root}), which holds its configuration, credentials and sessions; agents cannot read "
         "or change it. Work in the workspace, and ask the user if you need something from there."
     )
+
+
+async def _key_files(ctx: ToolContext) -> set[str]:
+    """The provider key files (resolved); none when `providers.jsonc` does not parse (xum
+    cannot use them then either, and whoever reads it for a request reports the error)."""
+    from xum.core.errors import ConfigError
+    from xum.store.providers import key_file_paths, load_providers
+
+    try:
+        paths = key_file_paths(load_providers())
+    except ConfigError:
+        return set()
+    return {await ctx.runtime.realpath(p) for p in paths}
 
 
 async def _own_places(ctx: ToolContext, root: str, *, write: bool) -> list[str]:
@@ -133,7 +153,7 @@ async def resolve_read_path(ctx: ToolContext, path: str) -> str:
     if "\0" in path:
         raise PathRefused("the path contains a NUL character")
     canonical = await ctx.runtime.realpath(path)
-    await _refuse_xum_root(ctx, path, canonical, write=False)
+    await _refuse_own_files(ctx, path, canonical, write=False)
     _refuse_denied(ctx, path, canonical)
     return canonical
 
@@ -147,7 +167,7 @@ async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
     runtime = ctx.runtime
     lexical = runtime.resolve(path)
     canonical = await runtime.realpath(path)
-    await _refuse_xum_root(ctx, path, canonical, write=True)
+    await _refuse_own_files(ctx, path, canonical, write=True)
     if _has_git_component(lexical) or _has_git_component(canonical):
         raise PathRefused(
             f"refused: {path} is inside git's internals (.git); xum never edits them. "
