@@ -137,7 +137,7 @@ async def _own_places(ctx: ToolContext, root: str, *, write: bool) -> list[str]:
     places = [runtime.workspace_path]
     if ctx.scratch_dir:
         places.append(ctx.scratch_dir)
-    if ctx.plan_file is not None:
+    if ctx.plan_file:
         places.append(ctx.plan_file)
     elif not write:  # outside plan mode the plan can be read, not written
         plan = plans_dir() / project_name(ctx.project_path) / f"{ctx.workspace_name}.md"
