@@ -22,6 +22,8 @@ SHOWN = 12
 
 def list_files(root: Path) -> list[str]:
     """Relative paths under `root`, sorted (blocking: call it on a worker thread)."""
+    from xum.runtime.git import git_env
+
     try:
         done = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -29,7 +31,7 @@ def list_files(root: Path) -> list[str]:
             capture_output=True,
             timeout=10,
             check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
+            env=git_env(GIT_OPTIONAL_LOCKS="0"),
         )
     except (OSError, subprocess.TimeoutExpired):
         done = None

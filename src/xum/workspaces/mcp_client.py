@@ -7,8 +7,9 @@ the caller's task (the SDK correlates requests and answers across tasks).
 
 stdio servers run as `bash -c <command>` in the workspace directory, in their own process group
 (the SDK ends the whole group when the connection closes), with the workspace's environment:
-xum's own, the project's secrets, the `XUM_*` variables and the entry's `env`. Their stderr goes
-through a pipe xum reads: every line is masked and appended to the workspace's MCP log
+xum's own less its provider keys and server token, the project's secrets, the `XUM_*` variables
+and the entry's `env`. Their stderr goes through a pipe xum reads: every line is masked and
+appended to the workspace's MCP log
 (`$XUM_ROOT/logs/mcp/<workspace id>.log`), the last few KiB are kept for error messages, and the
 pipe's end tells xum the server exited, so a crash is noticed even between calls. HTTP servers
 (streamable HTTP) get the entry's static headers on every request.

@@ -138,9 +138,14 @@ class SandboxMiddleware:
         return dataclasses.replace(ctx, runtime=SandboxedRuntime(ctx.runtime, layout))
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        from xum.runtime.forwarding import ForwardingRuntime
         from xum.runtime.sandbox import SandboxedRuntime
 
         runtime = ctx.runtime
+        # A later layer may have wrapped the sandboxed runtime (the editor's terminal, which
+        # runs the same sandbox): the note is about the sandbox underneath.
+        while isinstance(runtime, ForwardingRuntime) and not isinstance(runtime, SandboxedRuntime):
+            runtime = runtime.inner
         if not isinstance(runtime, SandboxedRuntime) or not result.is_error:
             return result
         if not any(marker in result.output for marker in _DENIED_MARKERS):
