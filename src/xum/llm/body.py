@@ -8,8 +8,9 @@ the wire loop knows whether a chunk completed an event.
 
 An event stream is read through `sse_chunks`, which also says when the reply has been silent
 for a quarter of the idle timeout (`Stalled`). To say so without giving up the read in flight,
-each read runs as its own task, which the advisory leaves running (a timeout that cancelled it
-would close the body's iterator).
+a pump task reads the body into a small queue and the reader waits on the queue: a timeout
+that cancelled the read itself would close the body's iterator, a wait on a queue is safe to
+cancel.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from xum.llm.types import Stalled
 
 T = TypeVar("T")
 PREVIEW_BYTES = 160  # how much of an unexpected body an error quotes
+PUMP_DEPTH = 64  # chunks the pump reads ahead of the reader (bounds memory, keeps it busy)
 BodyKind = Literal["json", "sse"]
 _SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")
 
@@ -37,7 +39,6 @@ class BodyReader:
         "_ctx",
         "_limits",
         "_loop",
-        "_pending",
         "_streamed",
         "began",
         "clock",
@@ -56,7 +57,6 @@ class BodyReader:
         self.received = 0
         self.waiting_for: Literal["headers", "body"] = "headers"
         self.began = False  # a whole event of the reply arrived (not only headers, keep-alives)
-        self._pending: asyncio.Task[bytes] | None = None  # sse_chunks' read in flight
 
     async def bounded(self, step: Awaitable[T]) -> T:
         """`step` (sending the request and reading the headers) within the clock."""
@@ -76,49 +76,45 @@ class BodyReader:
         """`first` (a chunk already read, if any), then the rest of `raw` like `chunks`, with a
         `Stalled` advisory between two chunks when the reply has made no progress for a quarter
         of the idle timeout (a stall right after the headers included)."""
+        queue: asyncio.Queue[bytes | BaseException] = asyncio.Queue(PUMP_DEPTH)
+        pump = self._loop.create_task(_pump(raw, queue))
         try:
-            chunk = first if first is not None else await self._read_advised(raw)
+            chunk = first if first is not None else await self._take(queue)
             while chunk:
                 yield chunk
-                chunk = await self._read_advised(raw)
+                chunk = await self._take(queue)
         finally:
-            await self._drop_pending()
+            # The pump must be done with `raw` before anyone closes it.
+            pump.cancel()
+            await asyncio.wait((pump,))
+            if not pump.cancelled():
+                pump.exception()  # retrieved: what it met after the end is of no interest
 
-    async def _read_advised(self, raw: AsyncIterator[bytes]) -> bytes | Stalled:
-        task = self._pending
-        if task is None:
-            task = self._pending = self._loop.create_task(_next(raw))
-        now = self._loop.time()
-        limit = self.clock.wait(now)
-        notice = self.clock.notice_in(now)
-        advise = notice is not None and notice < limit
-        try:
-            done, _ = await asyncio.wait((task,), timeout=notice if advise else limit)
-        except BaseException:
-            await self._drop_pending()
-            raise
-        if done:
-            self._pending = None
-            return self._count(task.result())
-        if advise:
-            self.clock.noticed = True
+    async def _take(self, queue: asyncio.Queue[bytes | BaseException]) -> bytes | Stalled:
+        """The pump's next chunk (b"" at the end) within the clock, or `Stalled` when the
+        advisory comes due first (the pump reads on)."""
+        if queue.empty():
             now = self._loop.time()
-            return Stalled(
-                silent_s=self.clock.silent_for(now), idle_s=self._limits.idle_s, began=self.began
-            )
-        await self._drop_pending()
-        raise self._timed_out()
-
-    async def _drop_pending(self) -> None:
-        """Cancel the read in flight and wait for it to end, so the body's iterator is free to
-        be closed."""
-        task, self._pending = self._pending, None
-        if task is None:
-            return
-        task.cancel()
-        await asyncio.wait((task,))
-        if not task.cancelled():
-            task.exception()  # retrieved: a failure after the cancel is of no interest now
+            limit = self.clock.wait(now)
+            notice = self.clock.notice_in(now)
+            advise = notice is not None and notice < limit
+            timeout = asyncio.timeout(notice if advise else limit)
+            try:
+                async with timeout:
+                    item = await queue.get()  # cancelled by the timeout, nothing is lost
+            except TimeoutError:
+                if not timeout.expired():
+                    raise
+                if not advise:
+                    raise self._timed_out() from None
+                self.clock.noticed = True
+                silent = self.clock.silent_for(self._loop.time())
+                return Stalled(silent_s=silent, idle_s=self._limits.idle_s, began=self.began)
+        else:
+            item = queue.get_nowait()
+        if isinstance(item, BaseException):
+            raise item
+        return self._count(item)
 
     def _count(self, chunk: bytes) -> bytes:
         self.received += len(chunk)
@@ -212,6 +208,17 @@ class BodyReader:
             provider=ctx.provider,
             hint=f"if the model needs longer, raise {setting} in config.json (docs/providers.md)",
         )
+
+
+async def _pump(raw: AsyncIterator[bytes], queue: asyncio.Queue[bytes | BaseException]) -> None:
+    """Move `raw`'s chunks into `queue`, then b"" at its end or the exception that ended it."""
+    try:
+        async for chunk in raw:
+            await queue.put(chunk)
+    except Exception as exc:
+        await queue.put(exc)
+        return
+    await queue.put(b"")
 
 
 async def _next(raw: AsyncIterator[bytes]) -> bytes:
