@@ -222,7 +222,7 @@ async def _pump(raw: AsyncIterator[bytes], queue: asyncio.Queue[bytes | BaseExce
 
 
 async def _next(raw: AsyncIterator[bytes]) -> bytes:
-    """The next chunk, b"" at the end (a coroutine, so it can run as a task)."""
+    """The next chunk, b"" at the end (a coroutine `_within` can bound)."""
     try:
         return await anext(raw)
     except StopAsyncIteration:
