@@ -289,6 +289,19 @@ class Retrying(Event):
     reason: str
 
 
+class ReplyStalled(Event):
+    """The model's reply has brought nothing that counts (a whole event) for `silent_s` seconds,
+    a quarter of the idle limit `idle_s`: a notice, so a user sees why nothing moves. The
+    attempt ends at `idle_s` of silence and is retried within the retry budget. `began`: part of
+    the reply had arrived (else the silence follows the response headers)."""
+
+    type: ClassVar[str] = "reply-stalled"
+    silent_s: float
+    idle_s: float
+    began: bool
+    message: str
+
+
 class DiscardPartial(Event):
     """The connection dropped mid-reply: throw away this step's deltas; the reply restarts."""
 
