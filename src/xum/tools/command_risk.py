@@ -31,11 +31,13 @@ from xum.tools.command_rules import (
     DISK,
     HARMLESS_TARGETS,
     critical_reasons,
+    git_config_file,
     outside,
     unparsed_reasons,
 )
+from xum.tools.shell_handoff import file_runs, files_written, handoffs
 from xum.tools.shell_parse import SimpleCommand, Word, parse_script
-from xum.tools.shell_words import find_exec_commands, inner_scripts, program, unwrap
+from xum.tools.shell_words import Inner, find_exec_commands, inner_scripts, program, unwrap
 
 MAX_DEPTH = 8  # `bash -c` inside `eval` inside ...: deeper than this needs a person
 
@@ -151,23 +153,27 @@ def _read(
         reading.understood = False
         reading.reasons += unparsed_reasons(script)
     cwd_known = True
+    files = dict(parsed.files)
     for command in parsed.commands:
         unwrapped = unwrap(command.words, command.assignments)
         plain = unwrapped.words
-        if plain and plain[0].static and plain[0].text == "cd":
-            cwd_known = cwd_known and len(plain) > 1 and not outside(plain[1], workspace, True)
+        if plain and plain[0].static and plain[0].text in ("cd", "pushd", "popd"):
+            moved_to = [w for w in plain[1:] if not w.text.startswith("-")]
+            inside = bool(moved_to) and not outside(moved_to[0], workspace, True)
+            cwd_known = cwd_known and inside and plain[0].text != "popd"
             continue
-        reading.reasons += critical_reasons(command, unwrapped, workspace, cwd_known)
+        here = cwd_known and not unwrapped.moved
+        reading.reasons += critical_reasons(command, unwrapped, workspace, here)
         for found in find_exec_commands(plain[1:]) if _named(plain, "find") else []:
             if found:
-                _read_words(found, command, workspace, prefixes, depth, cwd_known, reading)
-        for inner in inner_scripts(unwrapped, command):
-            if inner.text is None:
-                reading.reasons.append(inner.why)
-            elif depth >= MAX_DEPTH:
-                reading.reasons.append("shell text nested more than 8 levels deep")
-            else:
-                _read(inner.text, workspace, prefixes, depth + 1, reading)
+                _read_words(found, command, workspace, prefixes, depth, here, reading)
+        files.update(files_written(unwrapped, command))
+        inners = [
+            *inner_scripts(unwrapped, command),
+            *handoffs(unwrapped, command),
+            *file_runs(unwrapped, files),
+        ]
+        _read_inner(inners, workspace, prefixes, depth, reading)
         _list(command, unwrapped.words, unwrapped.wrappers, parsed.functions, prefixes, reading)
     for alias in parsed.aliases:
         if depth < MAX_DEPTH:
@@ -176,6 +182,8 @@ def _read(
     reading.written |= bool(written)
     reading.reasons += [f"a redirection writes to the device {w.text}" for w in written
                         if DISK.match(w.text)]  # fmt: skip
+    if any(git_config_file(w) for w in written):
+        reading.reasons.append("writes a git config file, where an alias can hide any command")
 
 
 def _read_words(
@@ -191,11 +199,26 @@ def _read_words(
     inner = SimpleCommand(words, function=command.function)
     unwrapped = unwrap(words)
     reading.reasons += critical_reasons(inner, unwrapped, workspace, cwd_known)
-    for nested in inner_scripts(unwrapped, inner):
-        if nested.text is None:
-            reading.reasons.append(nested.why)
-        elif depth < MAX_DEPTH:
-            _read(nested.text, workspace, prefixes, depth + 1, reading)
+    nested = [*inner_scripts(unwrapped, inner), *handoffs(unwrapped, inner)]
+    _read_inner(nested, workspace, prefixes, depth, reading)
+
+
+def _read_inner(
+    inners: list[Inner], workspace: str, prefixes: Sequence[str], depth: int, reading: _Reading
+) -> None:
+    """Read the shell text commands hand on, one level deeper."""
+    for inner in inners:
+        if inner.text is None:
+            reading.reasons.append(inner.why)
+        elif depth >= MAX_DEPTH:
+            reading.reasons.append("shell text nested more than 8 levels deep")
+        elif inner.guess:
+            # Only maybe a command: its critical parts count, nothing else.
+            scratch = _Reading()
+            _read(inner.text, workspace, prefixes, depth + 1, scratch)
+            reading.reasons += [r for r in scratch.reasons if not r.startswith("xum could not")]
+        else:
+            _read(inner.text, workspace, prefixes, depth + 1, reading)
 
 
 def _named(words: list[Word], name: str) -> bool:

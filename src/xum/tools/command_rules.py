@@ -87,7 +87,9 @@ def critical_reasons(
         reasons.append("a function that starts copies of itself (a fork bomb)")
     if name in _INTERPRETERS and command.upstream and command.stdin_text is None:
         sources = {program(s.words[0]) for s in command.upstream if s.words}
-        if sources & _PAYLOAD_SOURCES or any(not s.words[0].static for s in command.upstream):
+        if sources & _PAYLOAD_SOURCES or any(
+            s.words and not s.words[0].static for s in command.upstream
+        ):
             reasons.append(f"{name} runs code fetched or decoded in a pipe")
     return reasons
 
@@ -117,7 +119,6 @@ def words_reasons(
         device = next((w.text for w in args if DISK.match(w.text)), None)
         if device:
             return [f"{name} writes to the device {device}"]
-        return []
     if name in _CHANGES_MODE:
         recursive = any(w.text == "--recursive" or re.fullmatch(r"-[a-zA-Z]*R[a-zA-Z]*", w.text)
                         for w in args)  # fmt: skip
@@ -127,7 +128,28 @@ def words_reasons(
         return []
     if name == "git":
         return git_reasons(args)
+    if name == "mv":
+        sources = [w for w in args if not w.text.startswith("-")][:-1]
+        wide = next((w for w in sources if broad(w)), None)
+        return [f"mv moves a broad path away ({wide.text})"] if wide else []
+    if name == "rsync" and any(w.text.startswith(("--delete", "--remove-source")) for w in args):
+        paths = [w for w in args if not w.text.startswith("-")]
+        if paths and broad(paths[-1]):
+            return [f"rsync --delete into a broad path ({paths[-1].text})"]
+        return []
+    if name == "tee" and any(git_config_file(w) for w in args):
+        return ["writes a git config file, where an alias can hide any command"]
     return []
+
+
+def git_config_file(word: Word) -> bool:
+    """`~/.gitconfig`, `.git/config`, `~/.config/git/config`: where git aliases live."""
+    text = posixpath.normpath(word.text) if word.text else ""
+    return (
+        text.endswith(".gitconfig")
+        or text.endswith(("/.git/config", "/git/config"))
+        or (text == ".git/config")
+    )
 
 
 def _rm(args: list[Word], workspace: str, cwd_known: bool, from_stdin: bool) -> list[str]:

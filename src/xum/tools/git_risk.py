@@ -2,7 +2,7 @@
 harmless-looking git command run something else.
 
 `git -c alias.p='push -f' p origin main` is a force push that no word of it spells; an alias or a
-setting that runs a program (`core.sshCommand`, `core.fsmonitor`, `core.hooksPath`) set on the
+setting that runs a program (`core.fsmonitor`, `core.hooksPath`) set on the
 command line, with `git config`, or through `GIT_CONFIG_*` variables cannot be judged from the
 command that uses it, so setting one needs a person.
 """
@@ -19,7 +19,11 @@ _VALUED = frozenset(
      "--list-cmds", "--exec-path"}
 )  # fmt: skip
 # Settings that run a program or rewrite what a command does.
-_RUNS_PROGRAM = frozenset({"core.sshcommand", "core.fsmonitor", "core.hookspath"})
+# (Settings whose value is shell text, like core.sshCommand, are read as a script instead:
+# xum.tools.shell_handoff.)
+_RUNS_PROGRAM = frozenset({"core.fsmonitor", "core.hookspath"})
+_FORCING = ("--force", "--force-with-lease", "--force-if-includes", "--mirror")
+FORCE = "a force push rewrites the remote's history"
 _CONFIG_VAR = re.compile(r"^GIT_CONFIG_(PARAMETERS|KEY_\d+|VALUE_\d+)=(.*)$", re.DOTALL)
 
 
@@ -68,15 +72,15 @@ def git_reasons(args: list[Word]) -> list[str]:
     rest = args[i + 1 :]
     if not sub.static:
         return [*reasons, f"the git subcommand is only known when it runs ({sub.text})"]
-    if sub.text == "push" and _forces(rest):
-        reasons.append("a force push rewrites the remote's history")
+    if sub.text == "push":
+        reasons += _push(rest)
     elif sub.text == "config":
         reasons += _config(rest)
     return reasons
 
 
-def _forces(words: list[Word]) -> bool:
-    """`git push` with a forcing option or a `+refspec`."""
+def _push(words: list[Word]) -> list[str]:
+    """`git push` with a forcing option or a `+refspec`, or arguments only known at run time."""
     skip = False
     for word in words:
         text = word.text
@@ -86,15 +90,18 @@ def _forces(words: list[Word]) -> bool:
         if text in ("-o", "--push-option", "--repo", "--receive-pack", "--exec"):
             skip = True
             continue
-        if text in ("--force", "--mirror") or text.startswith(
-            ("--force-with-lease", "--force-if-includes")
-        ):
-            return True
+        # git takes a long option by any unambiguous prefix (`--forc`, `--force-w`, `--mirr`).
+        head = text.split("=", 1)[0]
+        if head.startswith("--") and len(head) >= 4 and any(o.startswith(head) for o in _FORCING):
+            return [FORCE]
+        if not word.static and not text.startswith("$(git "):
+            # `git push $FLAGS`: may be `-f` or a `+refspec` when it runs.
+            return [f"git push with an argument only known when it runs ({text})"]
         if text.startswith("-") and not text.startswith("--") and "f" in text[1:]:
-            return True
+            return [FORCE]
         if text.startswith("+") and len(text) > 1:
-            return True
-    return False
+            return [FORCE]
+    return []
 
 
 def _config(words: list[Word]) -> list[str]:

@@ -14,8 +14,8 @@ pay for it only when a bash call is classified.
 from __future__ import annotations
 
 import codecs
+import posixpath
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
@@ -47,6 +47,9 @@ class Script:
     written: list[Word] = field(default_factory=list)  # where output redirections write
     functions: set[str] = field(default_factory=set)  # names the script defines as functions
     aliases: list[str] = field(default_factory=list)  # alias bodies (`alias ll='ls -l'`)
+    # Files the script writes through redirections, with their text when it is fixed
+    # (`echo ... > f`, `cat > f <<EOF`); None when only known at run time.
+    files: dict[str, str | None] = field(default_factory=dict)
     errors: bool = False  # the grammar could not read all of it (ERROR or MISSING nodes)
 
 
@@ -155,6 +158,7 @@ class _Walker:
         extra: list[Word] = []
         later: list[Node] = []
         stdin_text = ctx.stdin_text
+        written = len(self.out.written)
         for child in node.named_children:
             if child == body:
                 continue
@@ -169,7 +173,16 @@ class _Walker:
             self.command(body, inner, extra)
         else:
             self.statement(body, inner)
-        self.continuations(later, self.out.commands[before:], ctx)
+        made = self.out.commands[before:]
+        content = printed_text(made[0]) if len(made) == 1 else None
+        for target in self.out.written[written:]:
+            if target.static:
+                key = posixpath.normpath(target.text)
+                appended = self.out.files.get(key, "") if key in self.out.files else ""
+                self.out.files[key] = (
+                    None if content is None or appended is None else appended + content
+                )
+        self.continuations(later, made, ctx)
 
     def continuations(self, later: list[Node], owner: list[SimpleCommand], ctx: _Context) -> None:
         """What the grammar hangs inside a heredoc after its start line: `cat <<EOF | sh` (a
@@ -328,8 +341,17 @@ def _ansi_c(body: str) -> str:
         return body
 
 
-def iter_tokens(script: Script) -> Iterator[str]:
-    """Every static word of every command (for the look of a script that failed to parse)."""
-    for command in script.commands:
-        for word in command.words:
-            yield word.text
+def printed_text(command: SimpleCommand) -> str | None:
+    """What `echo`/`printf` with fixed words, or `cat` of a heredoc, prints; else None."""
+    words = command.words
+    if not words or not all(w.static for w in words):
+        return None
+    name = posixpath.basename(words[0].text)
+    if name == "cat" and len(words) == 1 and command.stdin_text is not None:
+        return command.stdin_text
+    if name not in ("echo", "printf"):
+        return None
+    args = [w.text for w in words[1:]]
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        args = args[1:]
+    return " ".join(args).replace("\\n", "\n") + "\n"

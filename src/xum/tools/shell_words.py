@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from xum.tools.shell_parse import SimpleCommand, Word
+from xum.tools.shell_parse import SimpleCommand, Word, printed_text
 
 # Wrappers and their options that take a value (`-n 5`), plus how many plain words they take
 # before the command (`timeout DURATION cmd`, `chroot DIR cmd`, `flock FILE cmd`).
@@ -56,14 +56,16 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "unbuffer": (frozenset(), 0),
     "proxychains": (frozenset({"-f"}), 0),
     "proxychains4": (frozenset({"-f"}), 0),
+    "parallel": (frozenset({"-j", "-S", "-a", "--jobs", "--sshlogin", "--arg-file", "-I"}), 0),
 }  # fmt: skip
+# Options that change the directory the wrapped command runs in.
+_CHDIR = frozenset({"-C", "--chdir", "-D"})
 SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "pdksh", "posh", "ksh93"}
 )
 _NAME_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _DURATION = re.compile(r"[\d.]+[smhd]?")
 _STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-_PRINTERS = frozenset({"echo", "printf"})
 
 
 def program(word: Word) -> str:
@@ -77,11 +79,13 @@ class Unwrapped:
     wrappers: list[str] = field(default_factory=list)
     assignments: list[Word] = field(default_factory=list)  # `env A=1`, `A=1 cmd`
     from_stdin: bool = False  # xargs: arguments (or all of the command) come from its input
+    moved: bool = False  # runs in another directory (`env -C /`, `sudo -D /`, `chroot`)
     unreadable: str | None = None  # why the wrapped command cannot be read (`env -S "$x"`)
 
 
 def unwrap(words: list[Word], assignments: list[Word] | None = None) -> Unwrapped:
     out = Unwrapped([], assignments=list(assignments or []))
+    placeholders: list[str] = []
     i = 0
     while i < len(words):
         word = words[i]
@@ -110,16 +114,46 @@ def unwrap(words: list[Word], assignments: list[Word] | None = None) -> Unwrappe
                 # The split words are read as if written here (they may hold more options).
                 words = [*words[:i], *inserted, *words[i + taken :]]
                 continue
+            if name in ("xargs", "parallel"):
+                placeholder = _placeholder_option(
+                    text, words[i + 1] if i + 1 < len(words) else None
+                )
+                placeholder = placeholder or ("{}" if name == "parallel" else None)
+                if placeholder:
+                    placeholders.append(placeholder)
+            out.moved |= text.split("=", 1)[0] in _CHDIR and name in ("env", "sudo")
             i += 2 if text in valued else 1
         if i < len(words) and words[i].text == "--":
             i += 1
         for _ in range(positional):
             if i < len(words) and (name != "timeout" or _DURATION.fullmatch(words[i].text)):
                 i += 1
-        if name == "xargs":
+        if name in ("xargs", "parallel"):
             out.from_stdin = True
-    out.words = words[i:]
+            placeholders.append("{}" if name == "parallel" else "")
+        out.moved |= name == "chroot"
+    # What xargs puts in for its replace-string is only known when it runs.
+    marks = [p for p in placeholders if p]
+    out.words = [
+        Word(w.text, static=False, pattern=w.pattern) if any(m in w.text for m in marks) else w
+        for w in words[i:]
+    ]
     return out
+
+
+def _placeholder_option(text: str, following: Word | None) -> str | None:
+    """The replace-string of `xargs -I R`, `-IR`, `--replace=R`, `-i` (`{}`) or `-iR`."""
+    if text == "-I":
+        return following.text if following is not None else None
+    if text.startswith("-I"):
+        return text[2:]
+    if text in ("-i", "--replace"):
+        return "{}"
+    if text.startswith("--replace="):
+        return text.split("=", 1)[1] or "{}"
+    if text.startswith("-i"):
+        return text[2:]
+    return None
 
 
 def _split_string(
@@ -151,6 +185,8 @@ def _split_string(
 class Inner:
     text: str | None  # shell text the command runs; None: only known when it runs
     why: str = ""  # why a person must look, when text is None
+    guess: bool = False  # text that may be a command (a string in `python -c` code): its
+    # critical commands count, but it does not change what the allowlist sees
 
 
 def inner_scripts(unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
@@ -187,12 +223,15 @@ def inner_scripts(unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
     return []
 
 
-def _shell(args: list[Word], unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
+def shell_options(args: list[Word]) -> tuple[bool, bool, list[Word]]:
+    """A shell's arguments: (runs a string `-c`, reads its script from stdin, what follows the
+    options: the string or script file, then its arguments)."""
     run_string = reads_stdin = False
     i = 0
     while i < len(args):
         text = args[i].text
         if text == "--" or text == "-":
+            reads_stdin |= text == "-"
             i += 1
             break
         if text.startswith("--"):
@@ -204,7 +243,11 @@ def _shell(args: list[Word], unwrapped: Unwrapped, command: SimpleCommand) -> li
             i += 2 if text in ("-o", "+o", "-O", "+O") else 1
             continue
         break
-    rest = args[i:]
+    return run_string, reads_stdin, args[i:]
+
+
+def _shell(args: list[Word], unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
+    run_string, reads_stdin, rest = shell_options(args)
     if run_string:
         if rest:
             if unwrapped.from_stdin and _mentions_placeholder(rest[0]):
@@ -235,22 +278,11 @@ def _piped(command: SimpleCommand, name: str) -> Inner:
 
 
 def _printed(upstream: list[SimpleCommand]) -> str | None:
-    """What a pipeline of `echo`/`printf` with fixed text prints, else None."""
-    parts: list[str] = []
-    for stage in upstream:
-        words = stage.words
-        if not words or not all(w.static for w in words):
-            return None
-        if program(words[0]) == "cat" and len(words) == 1 and stage.stdin_text is not None:
-            parts.append(stage.stdin_text)  # `cat <<EOF | sh`
-            continue
-        if program(words[0]) not in _PRINTERS:
-            return None
-        args = [w.text for w in words[1:]]
-        while args and re.fullmatch(r"-[neE]+", args[0]):
-            args = args[1:]
-        parts.append(" ".join(args).replace("\\n", "\n"))
-    return "\n".join(parts)
+    """What a pipeline of `echo`/`printf` with fixed text (or `cat` of a heredoc) prints."""
+    parts = [printed_text(stage) for stage in upstream]
+    if any(part is None for part in parts):
+        return None
+    return "".join(part or "" for part in parts)
 
 
 def _joined(words: list[Word], why: str) -> Inner:
