@@ -171,7 +171,7 @@ def _read(
         inners = [
             *inner_scripts(unwrapped, command),
             *handoffs(unwrapped, command),
-            *file_runs(unwrapped, files),
+            *file_runs(unwrapped, files, command.stdin_file),
         ]
         _read_inner(inners, workspace, prefixes, depth, reading)
         _list(command, unwrapped.words, unwrapped.wrappers, parsed.functions, prefixes, reading)

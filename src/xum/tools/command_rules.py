@@ -19,7 +19,10 @@ from xum.tools.shell_words import SHELLS, Unwrapped, find_roots, program
 
 _MKFS = re.compile(r"^(mkfs(\.\w+)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkfs_\w+)$")
 _PARTITIONERS = frozenset({"fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard"})
-DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr|mapper/|root)")
+DISK = re.compile(
+    r"^(/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr|mapper/|root|mem|kmem|port)"
+    r"|/proc/sysrq-trigger)"
+)
 HARMLESS_TARGETS = frozenset(
     {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "1", "2", "-"}
 )
@@ -31,6 +34,7 @@ _PAYLOAD_SOURCES = frozenset(
     {"curl", "wget", "base64", "base32", "xxd", "openssl", "gunzip", "zcat", "gzip", "nc",
      "ncat", "socat", "fetch", "aria2c", "http", "xh", "rev", "uudecode", "bzcat", "xzcat"}
 )  # fmt: skip
+_POWER = frozenset({"shutdown", "reboot", "poweroff", "halt", "kexec"})
 _CHANGES_MODE = frozenset({"chmod", "chown", "chgrp", "setfacl"})
 # Top-level directories whose recursive removal or permission change breaks the machine.
 _SYSTEM_DIRS = frozenset(
@@ -128,6 +132,12 @@ def words_reasons(
         return []
     if name == "git":
         return git_reasons(args)
+    if name in _POWER or (name == "systemctl" and any(w.text in _POWER for w in args)):
+        return [f"{name} stops or restarts the machine"]
+    if name in ("init", "telinit") and any(w.text in ("0", "6") for w in args):
+        return [f"{name} stops or restarts the machine"]
+    if name == "kill" and len(args) >= 2 and args[-1].text == "-1":
+        return ["kill -1 signals every process it may"]
     if name == "mv":
         sources = [w for w in args if not w.text.startswith("-")][:-1]
         wide = next((w for w in sources if broad(w)), None)

@@ -31,6 +31,7 @@ _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "node": frozenset({"-e", "--eval", "-p", "--print"}),
     "php": frozenset({"-r"}),
     "lua": frozenset({"-e"}),
+    "awk": frozenset(),  # the program is the first word that is not an option
 }
 _SSH_VALUED = frozenset(
     [
@@ -68,6 +69,7 @@ def handoffs(unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
         return out
     name = program(words[0])
     family = re.sub(r"[\d.]+$", "", name)  # python3.12 -> python
+    family = "awk" if family in ("gawk", "mawk", "nawk", "busybox-awk") else family
     if name == "ssh":
         out += _ssh(words[1:])
     elif family in _CODE_OPTIONS:
@@ -100,6 +102,18 @@ def _ssh(args: list[Word]) -> list[Inner]:
 def _code(args: list[Word], options: frozenset[str]) -> list[Inner]:
     """The string literals in `python -c CODE` and the like, read as possible commands
     (`os.system('rm -rf ~')`)."""
+    if not options:  # awk: `system("...")` in the program
+        program_words: list[Word] = []
+        skip = False
+        for word in args:
+            if skip:
+                skip = False
+            elif word.text in ("-v", "-F", "-f"):
+                skip = True
+            elif not word.text.startswith("-"):
+                program_words = [word]
+                break
+        args, options = [Word("-"), *program_words], frozenset({"-"})
     for i, word in enumerate(args):
         if word.text in options and i + 1 < len(args):
             code = args[i + 1].text
@@ -122,7 +136,9 @@ def _git_settings(args: list[Word]) -> list[Inner]:
     return out
 
 
-def file_runs(unwrapped: Unwrapped, files: Mapping[str, str | None]) -> list[Inner]:
+def file_runs(
+    unwrapped: Unwrapped, files: Mapping[str, str | None], stdin_file: Word | None = None
+) -> list[Inner]:
     """A file this script writes and then runs: as a command (`./x.sh`), with a shell
     (`bash x.sh`) or with `source`/`.`. Its text is read like the script's own."""
     words = unwrapped.words
@@ -135,6 +151,8 @@ def file_runs(unwrapped: Unwrapped, files: Mapping[str, str | None]) -> list[Inn
     elif name in SHELLS:
         run_string, reads_stdin, rest = shell_options(words[1:])
         target = rest[0] if rest and not run_string and not reads_stdin else None
+        if not run_string and target is None:
+            target = stdin_file  # `sh < x.sh`
     elif name in ("source", ".") and len(words) > 1:
         target = words[1]
     if target is None:

@@ -39,6 +39,7 @@ class SimpleCommand:
     function: str | None = None  # the function whose body holds it
     forks: bool = False  # a pipeline stage or a background job (`&`)
     assignments: list[Word] = field(default_factory=list)  # `A=1 cmd`: the `A=1` words
+    stdin_file: Word | None = None  # `cmd < FILE`
 
 
 @dataclass(slots=True)
@@ -69,7 +70,10 @@ def parse_script(script: str) -> Script:
         return Script(errors=True)
     tree = parser.parse(script.encode("utf-8", "surrogatepass"))
     out = Script(errors=tree.root_node.has_error)
-    _Walker(out).statement(tree.root_node, _Context())
+    try:
+        _Walker(out).statement(tree.root_node, _Context())
+    except RecursionError:  # nesting deeper than Python's stack: read as unreadable
+        out.errors = True
     return out
 
 
@@ -174,6 +178,9 @@ class _Walker:
         else:
             self.statement(body, inner)
         made = self.out.commands[before:]
+        source = _input_file(node)
+        for command in made if source is not None else []:
+            command.stdin_file = command.stdin_file or source
         content = printed_text(made[0]) if len(made) == 1 else None
         for target in self.out.written[written:]:
             if target.static:
@@ -260,6 +267,7 @@ class _Walker:
             ctx.forks,
             assignments,
         )
+        command.stdin_file = _input_file(node)
         if command.words or assignments:
             self.out.commands.append(command)
         self.continuations(later, [command], ctx)
@@ -278,6 +286,18 @@ class _Walker:
             return
         for child in node.named_children:
             self.nested(child, ctx)
+
+
+def _input_file(node: Node) -> Word | None:
+    """The file a `< FILE` redirection among `node`'s children reads."""
+    for child in node.named_children:
+        if child.type != "file_redirect":
+            continue
+        operator = next((c.type for c in child.children if not c.is_named), "")
+        targets = [c for c in child.named_children if c.type != "file_descriptor"]
+        if operator == "<" and targets:
+            return word_of(targets[0])
+    return None
 
 
 # Words ------------------------------------------------------------------------------------------

@@ -61,7 +61,23 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
 # Options that change the directory the wrapped command runs in.
 _CHDIR = frozenset({"-C", "--chdir", "-D"})
 SHELLS = frozenset(
-    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "pdksh", "posh", "ksh93"}
+    {
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "mksh",
+        "ash",
+        "rbash",
+        "yash",
+        "pdksh",
+        "posh",
+        "ksh93",
+        "fish",
+        "csh",
+        "tcsh",
+    }
 )
 _NAME_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _DURATION = re.compile(r"[\d.]+[smhd]?")
@@ -80,6 +96,7 @@ class Unwrapped:
     assignments: list[Word] = field(default_factory=list)  # `env A=1`, `A=1 cmd`
     from_stdin: bool = False  # xargs: arguments (or all of the command) come from its input
     moved: bool = False  # runs in another directory (`env -C /`, `sudo -D /`, `chroot`)
+    shell_wrapped: bool = False  # `sudo -s`/`-i`: the words are handed to a shell as text
     unreadable: str | None = None  # why the wrapped command cannot be read (`env -S "$x"`)
 
 
@@ -122,6 +139,10 @@ def unwrap(words: list[Word], assignments: list[Word] | None = None) -> Unwrappe
                 if placeholder:
                     placeholders.append(placeholder)
             out.moved |= text.split("=", 1)[0] in _CHDIR and name in ("env", "sudo")
+            out.shell_wrapped |= name == "sudo" and (
+                text in ("--shell", "--login")
+                or re.fullmatch(r"-[A-Za-z]*[si][A-Za-z]*", text) is not None
+            )
             i += 2 if text in valued else 1
         if i < len(words) and words[i].text == "--":
             i += 1
@@ -199,7 +220,10 @@ def inner_scripts(unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
     if name in SHELLS:
         return _shell(args, unwrapped, command)
     if name == "eval":
+        args = args[1:] if args and args[0].text == "--" else args
         return [_joined(args, "eval of text only known when it runs")]
+    if unwrapped.shell_wrapped:  # `sudo -s CMD`, `sudo -i CMD`: a shell runs CMD as text
+        return [_joined(words, "sudo -s with a command only known when it runs")]
     if name in ("source", "."):
         if args and args[0].text.startswith("<("):
             return [Inner(None, f"{name} runs the output of a process substitution")]
@@ -208,7 +232,8 @@ def inner_scripts(unwrapped: Unwrapped, command: SimpleCommand) -> list[Inner]:
         return []
     if name in ("su", "runuser", "sg", "script", "flock"):
         for i, word in enumerate(args):
-            if word.text in ("-c", "--command") and i + 1 < len(args):
+            cluster = re.fullmatch(r"-[A-Za-z]*c", word.text) is not None
+            if (cluster or word.text == "--command") and i + 1 < len(args):
                 return [
                     _joined(args[i + 1 : i + 2], f"{name} -c with text only known when it runs")
                 ]
@@ -269,6 +294,10 @@ def _piped(command: SimpleCommand, name: str) -> Inner:
     """The text a shell reads from its standard input."""
     if command.stdin_text is not None:
         return Inner(command.stdin_text)
+    if command.stdin_file is not None:
+        if not command.stdin_file.static:
+            return Inner(None, f"{name} reads its script from a substitution or a variable")
+        return Inner("")  # a file: read when it runs, like `bash FILE` (see shell_handoff)
     if not command.upstream:
         return Inner("")  # the tool's own input: nothing
     printed = _printed(command.upstream)
