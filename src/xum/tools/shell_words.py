@@ -58,6 +58,9 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "proxychains4": (frozenset({"-f"}), 0),
     "parallel": (frozenset({"-j", "-S", "-a", "--jobs", "--sshlogin", "--arg-file", "-I"}), 0),
 }  # fmt: skip
+_RESERVED = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "(", ")"}
+)
 # Options that change the directory the wrapped command runs in.
 _CHDIR = frozenset({"-C", "--chdir", "-D"})
 SHELLS = frozenset(
@@ -110,7 +113,14 @@ def unwrap(words: list[Word], assignments: list[Word] | None = None) -> Unwrappe
             out.assignments.append(word)  # `env A=1 cmd`
             i += 1
             continue
+        if word.static and word.text in _RESERVED:
+            # The grammar reads `time { rm -rf ~; }` as the command `time { rm -rf ~`.
+            i += 1
+            continue
         name = program(word) if word.static and not word.pattern else ""
+        if name == "coproc" and i + 2 < len(words) and words[i + 2].text == "{":
+            i += 2  # `coproc NAME { ...; }`
+            continue
         spec = _WRAPPERS.get(name)
         if spec is None:
             break
