@@ -387,6 +387,7 @@ ORDINARY = [
     "sudo -u postgres psql -c 'select 1'",
     "kill -9 12345",
     "systemctl status nginx",
+    'rm -r "build/$name"',
 ]
 
 

@@ -60,8 +60,8 @@ def broad(word: Word) -> bool:
     """A home directory, the root, a top-level system directory, a glob over one of them, or a
     path only known at run time (`"$DIR"` may be any of those)."""
     text = word.text
-    if not word.static:
-        return True
+    if not word.static:  # `"$DIR"` may be `/`; `build/$name` stays under build/
+        return text.startswith(("$", "`", "~", "/", "{")) or ".." in text
     if text.startswith("~"):
         return "/" not in text.strip("/*")  # `~`, `~/`, `~/*`, `~user`; not `~/project`
     if not posixpath.isabs(text):
