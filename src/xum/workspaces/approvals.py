@@ -280,7 +280,8 @@ class ApprovalMiddleware:
             why = (
                 "not in the allowlist of read-only commands and remembered prefixes"
                 if risk.understood
-                else "xum cannot read all of it (command substitution, quoting), so it asks"
+                else "xum cannot read all of it (a syntax error, or a command name only known "
+                "when it runs), so it asks"
             )
             return _Need("command", script, why, prefix=risk.prefix), None
         return None, None
