@@ -32,6 +32,7 @@ KIND_TITLES = {
     "escalation": "A command asks to run outside the sandbox",
     "command": "A command outside the allowlist waits for you",
     "write": "A file edit outside the workspace waits for you",
+    "mcp": "An MCP tool not marked read-only waits for you",
 }
 
 

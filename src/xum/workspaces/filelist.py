@@ -13,6 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.workspaces import gitinfo
 
@@ -34,7 +35,8 @@ def list_files(root: Path) -> list[str]:
             capture_output=True,
             timeout=10,
             check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
+            # xum's own secrets stay out of git (and of the repository's hooks it may run).
+            env=git.git_env(GIT_OPTIONAL_LOCKS="0"),
         )
     except (OSError, subprocess.TimeoutExpired):
         done = None

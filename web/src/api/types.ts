@@ -440,6 +440,16 @@ export interface RetryingEvent {
   delay_s: number;
   reason: string;
 }
+/** The model's reply has sent nothing that counts for `silent_s` seconds (a quarter of the
+ * idle timeout `idle_s`, where the attempt ends and is retried). */
+export interface ReplyStalledEvent {
+  type: "reply-stalled";
+  silent_s: number;
+  idle_s: number;
+  /** Part of the reply had arrived (else the silence follows the response headers). */
+  began: boolean;
+  message: string;
+}
 export interface DiscardPartialEvent {
   type: "discard-partial";
 }
@@ -521,6 +531,7 @@ export type LiveEvent =
   | ToolCallEvent
   | UsageEvent
   | RetryingEvent
+  | ReplyStalledEvent
   | DiscardPartialEvent
   | AdvisoryEvent
   | ErrorEvent

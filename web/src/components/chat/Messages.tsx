@@ -1,6 +1,6 @@
 import { Loader2 } from "lucide-react";
 import { memo } from "react";
-import type { RetryingEvent } from "../../api/types";
+import type { ReplyStalledEvent, RetryingEvent } from "../../api/types";
 import { startsHere, type AssistantRow, type ContextNoteRow, type InFlight, type LiveCall, type NoticeRow, type TurnEndRow, type UserRow } from "../../state/transcript";
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
@@ -77,6 +77,8 @@ export const AssistantMessage = memo(function AssistantMessage(props: AssistantP
 interface InFlightProps {
   partial: InFlight | null;
   retrying: RetryingEvent | null;
+  /** The reply is stalling: a notice until it moves again. */
+  stalled?: ReplyStalledEvent | null;
   workspaceId: string;
   /** A question waits for the user's answer. */
   waiting: boolean;
@@ -103,6 +105,13 @@ export function InFlightMessage(props: InFlightProps) {
           workspaceId={props.workspaceId}
         />
       ))}
+      {props.stalled ? (
+        <div className="notice advisory" role="status" data-role="reply-stalled">
+          The model has sent nothing for {Math.round(props.stalled.silent_s)}s
+          {props.stalled.began ? " in the middle of its reply" : " since it answered"}; the attempt ends
+          and is retried after {props.stalled.idle_s}s of silence.
+        </div>
+      ) : null}
       {props.retrying ? (
         <div className="notice advisory">
           Retrying (attempt {props.retrying.attempt}) in {props.retrying.delay_s}s: {props.retrying.reason}

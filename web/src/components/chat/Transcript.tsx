@@ -204,6 +204,7 @@ export function Transcript(props: { workspaceId: string }) {
         <InFlightMessage
           partial={t.partial}
           retrying={t.retrying}
+          stalled={t.stalled}
           workspaceId={props.workspaceId}
           waiting={status?.state === "waiting"}
           compacting={t.compacting}

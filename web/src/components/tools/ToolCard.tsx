@@ -142,6 +142,7 @@ function liveLabel(stream: string): string {
   if (stream === "output") return "Output (live)";
   if (isBackgroundStream(stream)) return `Background output (live, ${stream})`;
   if (stream.startsWith("hook:")) return `${stream.slice(5)} hook (live)`;
+  if (stream === "progress") return "Progress (live)";
   return `${stream} (live)`;
 }
 
