@@ -123,6 +123,16 @@ def test_a_worktree_named_after_a_branch_checks_it_out_and_keeps_it(tmp_path: Pa
         other = create_workspace(client, repo, runtime="worktree", name="brand-new")
         assert other["branch"] == "brand-new"
 
+        # A rename moves the worktree and leaves the user's branch as it is.
+        renamed = client.post(
+            f"/api/workspaces/{ws['id']}/rename", json={"name": "feature-work"}, headers=AUTH
+        )
+        assert renamed.status_code == 200, renamed.text
+        assert renamed.json()["branch"] == "feature-x"
+        checkout = Path(renamed.json()["path"])
+        assert git(checkout, "symbolic-ref", "--short", "HEAD") == "feature-x"
+        assert git(repo, "branch", "--list", "feature-work") == ""
+
         preview = client.get(
             f"/api/workspaces/{ws['id']}/deletion", params={"branch": "always"}, headers=AUTH
         ).json()
