@@ -223,6 +223,32 @@ export interface SlashCommand {
   kind?: string | null;
 }
 
+/** `GET /api/fs/dirs?path=`: one folder's subdirectories, for the Add project folder browser. */
+export interface DirListing {
+  /** Absolute, `~` expanded, symlinks resolved. */
+  path: string;
+  /** Null at the root. */
+  parent: string | null;
+  home: string;
+  dirs: string[];
+  truncated: boolean;
+}
+
+/** `GET /api/workspaces/{id}/files?q=&limit=`: checkout paths matching `q`, best first. */
+export interface FileMatches {
+  paths: string[];
+}
+
+/** `GET`/`PUT /api/workspaces/{id}/plan`: the workspace's plan file. */
+export interface PlanFile {
+  path: string;
+  exists: boolean;
+  /** "" when the file does not exist. */
+  content: string;
+  /** Of the content as read ("" when absent); a PUT passes it back as `expectedSha256`. */
+  sha256: string;
+}
+
 /** What `POST .../messages` answers. */
 export interface SentMessage {
   disposition: "started" | "queued" | "command";
@@ -299,7 +325,10 @@ export interface UserMessageEvent extends Durable {
   queued?: boolean;
   /** A row xum added (a context update, a goal continuation). */
   synthetic?: boolean;
+  /** "context_update" or "goal_continuation" on a synthetic row. */
   kind?: string;
+  /** On a context update: the parts of the context that changed. */
+  changed?: string[];
 }
 export interface AssistantMessageEvent extends Durable {
   type: "assistant-message";

@@ -8,7 +8,6 @@ import type {
   ApprovalRequestEvent,
   AssistantMessageEvent,
   EngineEvent,
-  ErrorInfo,
   PartialMessage,
   ReplyStalledEvent,
   RetryingEvent,
@@ -18,59 +17,16 @@ import type {
 } from "../api/types";
 import { goalText } from "./boundaries";
 
-export interface UserRow {
-  kind: "user";
-  key: string;
-  seq: number;
-  text: string;
-  queued: boolean;
-}
-
-export interface AssistantRow {
-  kind: "assistant";
-  key: string;
-  seq: number;
-  text: string;
-  reasoning: string;
-  toolCalls: ToolCallRef[];
-  finishReason: string;
-  results: Readonly<Record<string, ToolResultEvent>>;
-  /** Prompt size of the request that produced this reply (cached tokens included). */
-  inputTokens: number | null;
-}
-
-export interface TurnEndRow {
-  kind: "turn-end";
-  key: string;
-  seq: number;
-  turnId: string;
-  reason: string;
-  error: ErrorInfo | null;
-  /** The user text that started the turn, for "retry" (null when it is not loaded). */
-  prompt: string | null;
-}
-
-export interface NoticeRow {
-  kind: "notice";
-  key: string;
-  seq: number | null;
-  tone: "advisory" | "damaged" | "boundary" | "goal";
-  text: string;
-}
-
-/** A compaction boundary: the model sees `summary` from here on (Start Here included). */
-export interface CompactionRow {
-  kind: "compaction";
-  key: string;
-  seq: number;
-  summary: string;
-  trigger: string;
-  model: string | null;
-  /** Start Here: the reply or plan it restarted from. */
-  sourceSeq: number | null;
-}
-
-export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow | CompactionRow;
+export type {
+  AssistantRow,
+  CompactionRow,
+  ContextNoteRow,
+  NoticeRow,
+  Row,
+  TurnEndRow,
+  UserRow,
+} from "./rows";
+import type { AssistantRow, NoticeRow, Row } from "./rows";
 
 /** One live stream of a running tool call, as far as it arrived. */
 export interface LiveStream {
@@ -198,6 +154,12 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       b.turnOpen = true;
       return;
     case "user-message":
+      if (ev.synthetic && ev.kind !== "goal_continuation") {
+        // A context update (or any other note of xum's for the model): not the user's words,
+        // and not the prompt of the turn it landed in.
+        b.rows.push({ kind: "context-note", key: `s${ev.seq}`, seq: ev.seq, text: ev.text, changed: ev.changed ?? [] });
+        return;
+      }
       if (b.promptFor !== null) {
         b.prompts.set(b.promptFor, ev.text);
         b.promptFor = null;
