@@ -97,6 +97,7 @@ async def test_scrolled_up_the_view_stays_and_says_there_is_more_below(
         assert app.composer.has_focus
         await pilot.press("pageup")
         await on_screen(pilot, MORE_BELOW)
+        await until(pilot, lambda: view.scroll_y == view.scroll_target_y, "the page's scroll")
         where = view.scroll_y
         assert where < view.max_scroll_y
         # The turn goes on below; the view stays where the user put it.
