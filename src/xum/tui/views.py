@@ -116,6 +116,8 @@ class ReplyView(Vertical):
 
     async def _catch_up(self) -> None:
         """Bring the Markdown widget to the entry's text, one awaited operation at a time."""
+        from textual.widget import MountError
+
         try:
             while self._markdown is not None and self.is_attached:
                 text = strip_controls(self._entry.text)
@@ -127,6 +129,10 @@ class ReplyView(Vertical):
                     await self._markdown.update("")
                     await self._markdown.append(text)
                 self._shown = text
+        except MountError:
+            if self.is_attached:
+                raise
+            # The app began to exit while the blocks were being mounted: nothing to draw.
         finally:
             self._catching_up = False
 
