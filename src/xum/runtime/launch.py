@@ -31,6 +31,7 @@ import selectors
 import signal
 import socket
 import struct
+import subprocess
 import sys
 from types import FrameType
 from typing import NoReturn
@@ -110,7 +111,8 @@ class Helper:
         self.sock = sock
         self.buffer = b""
         self.fds: list[int] = []
-        self.commands: set[int] = set()  # pids we started (adopted orphans are not reported)
+        # The commands started and not yet reaped (adopted orphans are reaped, not reported).
+        self.commands: dict[int, subprocess.Popen[bytes]] = {}
 
     def send(self, kind: int, a: int, b: int) -> None:
         try:
@@ -156,56 +158,27 @@ class Helper:
     def start(
         self, request: tuple[int, list[bytes], dict[bytes, bytes], bytes], fds: list[int]
     ) -> None:
+        """Start one command. Through `subprocess.Popen`: it forks with vfork where it can,
+        which keeps a start under a millisecond (a plain `os.fork` of this interpreter costs
+        more, in copy-on-write faults). Popen never reaps these children: `reap` does, and
+        sets `returncode` first, so no Popen keeps a pid to wait for."""
         request_id, argv, env, cwd = request
-        output = fds[0]
-        err_read, err_write = os.pipe()  # close-on-exec: end-of-file without data = exec'd
         try:
-            pid = os.fork()
+            child = subprocess.Popen(
+                argv,
+                stdin=0,  # the helper's own stdin: /dev/null
+                stdout=fds[0],
+                stderr=fds[0],
+                cwd=cwd or None,
+                env=env,
+                start_new_session=True,  # own session => own process group, no controlling TTY
+            )
         except OSError as exc:
-            os.close(err_read)
-            os.close(err_write)
-            self.send(FAILED, request_id, (exc.errno or 1) * 2 + STAGE_EXEC)
+            stage = STAGE_CWD if cwd and exc.filename in (cwd, os.fsdecode(cwd)) else STAGE_EXEC
+            self.send(FAILED, request_id, (exc.errno or 1) * 2 + stage)
             return
-        if pid == 0:  # the child: never returns
-            stage = STAGE_CWD
-            try:
-                os.close(err_read)
-                os.setsid()  # own session => own process group, no controlling terminal
-                if cwd:
-                    os.chdir(cwd)
-                stage = STAGE_EXEC
-                os.dup2(output, 1)
-                os.dup2(output, 2)
-                # Python ignores these and the helper ignores SIGINT; a command starts with the
-                # defaults, as it would from any shell.
-                for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
-                    signal.signal(sig, signal.SIG_DFL)
-                signal.set_wakeup_fd(-1)
-                os.execvpe(argv[0], argv, env)
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.write(err_write, struct.pack("!ii", exc.errno or 1, stage))
-            finally:
-                os._exit(127)
-        os.close(err_write)
-        report = b""
-        while True:
-            try:
-                chunk = os.read(err_read, 8)
-            except InterruptedError:
-                continue
-            if not chunk:
-                break
-            report += chunk
-        os.close(err_read)
-        if len(report) >= 8:
-            errno_, stage = struct.unpack("!ii", report[:8])
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-            self.send(FAILED, request_id, errno_ * 2 + stage)
-            return
-        self.commands.add(pid)
-        self.send(STARTED, request_id, pid)
+        self.commands[child.pid] = child
+        self.send(STARTED, request_id, child.pid)
 
     def reap(self) -> None:
         while True:
@@ -217,9 +190,10 @@ class Helper:
                 continue
             if pid == 0:
                 return
-            if pid in self.commands:
-                self.commands.discard(pid)
-                self.send(EXITED, pid, os.waitstatus_to_exitcode(status))
+            child = self.commands.pop(pid, None)
+            if child is not None:
+                child.returncode = os.waitstatus_to_exitcode(status)
+                self.send(EXITED, pid, child.returncode)
 
 
 def main(argv: list[str]) -> int:
@@ -236,15 +210,18 @@ def main(argv: list[str]) -> int:
     signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
 
     def on_chld(signum: int, frame: FrameType | None) -> None:
-        pass  # the wake-up descriptor does the work
+        pass  # the wake-up descriptor does the work (SIGCHLD)
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         helper.finish()  # stopped on purpose: the commands go too
 
     signal.signal(signal.SIGCHLD, on_chld)
     signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is xum's to handle
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # Caught, not ignored: an ignored signal would stay ignored in every command (a caught one
+    # is reset by exec). The helper has its own session, so a terminal's Ctrl-C or hang-up
+    # reaches only xum; these are for a stray `kill`.
+    signal.signal(signal.SIGINT, on_chld)
+    signal.signal(signal.SIGHUP, on_chld)
     helper.send(READY, 1, 0)
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ, "sock")

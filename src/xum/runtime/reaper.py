@@ -130,7 +130,7 @@ class _Connection:
         try:
             self._await_ready()
         except BaseException:
-            self._discard()
+            self.close()
             raise
         threading.Thread(target=self._read_loop, name="xum-command-helper", daemon=True).start()
 
@@ -155,8 +155,12 @@ class _Connection:
             data += chunk
         return data
 
-    def _discard(self) -> None:
-        self.alive = False
+    def close(self) -> None:
+        """Stop the helper, and with it every command it started."""
+        with self.lock:
+            self.alive = False
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the reader thread, if one runs
         self.sock.close()
         with contextlib.suppress(OSError):
             self.process.kill()
@@ -246,6 +250,7 @@ class _Connection:
         """The helper exited (killed, or it failed): nothing it started can be waited for now.
         The next command starts a new helper."""
         with self.lock:
+            on_purpose = not self.alive  # `close` let it go
             self.alive = False
             pending, self.pending = self.pending, {}
             running, self.running = self.running, {}
@@ -253,7 +258,8 @@ class _Connection:
             child._call(child._set_failed, HelperLostError("the command helper exited"))
         for child in running.values():
             child._call(child._set_exited, LOST_EXIT_CODE)
-        log.warning("the command helper exited; the next command starts a new one")
+        if not on_purpose:
+            log.warning("the command helper exited; the next command starts a new one")
         with contextlib.suppress(OSError):
             self.sock.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
