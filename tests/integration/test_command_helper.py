@@ -119,6 +119,23 @@ async def test_timeout_and_cancel_still_stop_the_whole_command(tmp_path: Path) -
         kill_all(tag)
 
 
+async def test_a_command_cancelled_while_it_starts_is_killed_once_it_runs(tmp_path: Path) -> None:
+    tag = new_tag(5)
+    await run("true", tmp_path)  # the helper runs: the next start suspends on its reply only
+    try:
+        task = asyncio.create_task(run(f"sleep {tag}", tmp_path))
+        await asyncio.sleep(0)  # the request is sent; the reply has not been read yet
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # The helper answers in order: once this one ran, the abandoned one was started (and,
+        # its caller gone, sent SIGKILL).
+        await run("true", tmp_path)
+        await wait_until(lambda: not running_with(tag), "the abandoned command was killed")
+    finally:
+        kill_all(tag)
+
+
 async def test_a_start_that_fails_raises_like_a_direct_start(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as missing_dir:
         await run("true", tmp_path, cwd="no-such-dir")

@@ -328,8 +328,15 @@ async def spawn(
         await asyncio.shield(child._started)
     except asyncio.CancelledError:
         conn.abandon(child)
+        # Nobody awaits the start any more: a failure it ends with must not be logged as lost.
+        child._started.add_done_callback(_swallow)
         raise
     return child
+
+
+def _swallow(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _forget_in_child() -> None:
