@@ -53,8 +53,24 @@ async def wait_until(check: object, what: str, timeout: float = 20.0) -> None:
     assert callable(check)
     deadline = time.monotonic() + timeout
     while not check():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}: {_describe()}"
         await asyncio.sleep(0.02)
+
+
+def _describe() -> str:
+    """What runs under the test's tags, for a failure message."""
+    lines = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            stat = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if b" 40" in cmdline.replace(b"\0", b" "):
+            lines.append(f"{name} {stat[:4]} {cmdline!r}")
+    return "; ".join(lines)
 
 
 def kill_all(tag: str) -> None:
@@ -123,8 +139,19 @@ async def test_a_command_cancelled_while_it_starts_is_killed_once_it_runs(tmp_pa
     tag = new_tag(5)
     await run("true", tmp_path)  # the helper runs: the next start suspends on its reply only
     try:
-        task = asyncio.create_task(run(f"sleep {tag}", tmp_path))
+        # The descendant that leaves the group at once is stopped too (through the pipe).
+        task = asyncio.create_task(run(f"setsid sleep {tag}1 & sleep {tag}2", tmp_path))
         await asyncio.sleep(0)  # the request is sent; the reply has not been read yet
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await wait_until(lambda: not running_with(tag), "the cancelled command was stopped")
+
+        # Cancelled twice while it starts: the group is killed once it runs.
+        task = asyncio.create_task(run(f"sleep {tag}3", tmp_path))
+        await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.sleep(0)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -154,8 +181,14 @@ async def test_a_start_that_fails_raises_like_a_direct_start(tmp_path: Path) -> 
     finally:
         os.close(read_fd)
         os.close(write_fd)
+    helper = reaper.helper_pid()
+    # A NUL byte (a model can send one) is refused as a direct start refuses it; the helper,
+    # and whatever else it runs, is untouched.
+    with pytest.raises(ValueError, match="null byte"):
+        await run("echo a\0b", tmp_path)
     _, output = await run("echo still fine", tmp_path)
     assert output == "still fine\n"
+    assert reaper.helper_pid() == helper
 
 
 async def test_a_lost_helper_is_replaced_by_the_next_command(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import errno
 import marshal
 import os
 import selectors
@@ -52,6 +53,9 @@ def set_subreaper() -> int:
     import ctypes  # only here: the import costs a few milliseconds
 
     libc = ctypes.CDLL(None, use_errno=True)
+    ulong = ctypes.c_ulong
+    libc.prctl.argtypes = [ctypes.c_int, ulong, ulong, ulong, ulong]  # variadic: say the widths
+    libc.prctl.restype = ctypes.c_int
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         return ctypes.get_errno() or 1
     return 0
@@ -176,6 +180,9 @@ class Helper:
         except OSError as exc:
             stage = STAGE_CWD if cwd and exc.filename in (cwd, os.fsdecode(cwd)) else STAGE_EXEC
             self.send(FAILED, request_id, (exc.errno or 1) * 2 + stage)
+            return
+        except Exception:  # a request Popen refuses must not end the helper, and its commands
+            self.send(FAILED, request_id, errno.EINVAL * 2 + STAGE_EXEC)
             return
         self.commands[child.pid] = child
         self.send(STARTED, request_id, child.pid)

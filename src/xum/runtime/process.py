@@ -231,18 +231,28 @@ async def run_script(
     with contextlib.suppress(OSError):
         fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
     try:
-        proc = await _start(
-            [*argv_prefix, "bash", "-c", script],
-            env=env,
-            cwd=cwd,
-            output_fd=write_fd,
-            via_helper=via_helper and not argv_prefix,
-        )
+        try:
+            proc = await _start(
+                [*argv_prefix, "bash", "-c", script],
+                env=env,
+                cwd=cwd,
+                output_fd=write_fd,
+                via_helper=via_helper and not argv_prefix,
+            )
+        finally:
+            os.close(write_fd)  # the child has its copy; ours would keep the pipe open forever
+    except reaper.StartCancelled as cancelled:
+        # Cancelled while the helper started it: stopped like a command cancelled later.
+        os.set_blocking(read_fd, False)
+        reader = _PipeReader(read_fd, None)
+        try:
+            await _stop_everything(cancelled.child.pid, cancelled.child, reader)
+        finally:
+            reader.close()
+        raise
     except BaseException:
         os.close(read_fd)
         raise
-    finally:
-        os.close(write_fd)  # the child has its copy; ours would keep the pipe open forever
     pgid = proc.pid
     os.set_blocking(read_fd, False)
     reader = _PipeReader(read_fd, on_output)

@@ -57,6 +57,15 @@ class HelperLostError(OSError):
     """The command helper exited before it could start the command."""
 
 
+class StartCancelled(asyncio.CancelledError):
+    """The caller was cancelled while the helper started its command, which now runs: `child`
+    is that command, to be stopped like any cancelled command, then the cancellation goes on."""
+
+    def __init__(self, child: Child) -> None:
+        super().__init__()
+        self.child = child
+
+
 class Child:
     """A command the helper started: the part of `asyncio.subprocess.Process` that
     `xum.runtime.process` uses (`pid`, `returncode`, `wait()`)."""
@@ -322,15 +331,29 @@ async def spawn(
         conn = await asyncio.to_thread(_connect)  # the first start takes tens of milliseconds
         if conn is None:
             return None
+    # What a direct start refuses, refused alike (the helper would answer only EINVAL).
+    if any("\0" in text for text in (*argv, *env.keys(), *env.values(), cwd)):
+        raise ValueError("embedded null byte")
+    if any("=" in key or not key for key in env):
+        raise ValueError("illegal environment variable name")
     child = Child(asyncio.get_running_loop(), argv[0], cwd)
     conn.submit(child, argv, env, cwd, output_fd)
     try:
         await asyncio.shield(child._started)
     except asyncio.CancelledError:
-        conn.abandon(child)
-        # Nobody awaits the start any more: a failure it ends with must not be logged as lost.
-        child._started.add_done_callback(_swallow)
-        raise
+        # The command may already run, with descendants that left its group: the caller has to
+        # stop it as it stops any command it cancels. The helper's answer is close (it answers
+        # each request at once), so wait for it, then hand the child over.
+        try:
+            await asyncio.shield(child._started)
+        except asyncio.CancelledError:  # cancelled again: the group at least, once it runs
+            conn.abandon(child)
+            # Nobody awaits the start any more: a failure must not be logged as never retrieved.
+            child._started.add_done_callback(_swallow)
+            raise
+        except OSError:
+            raise asyncio.CancelledError from None  # it never started: nothing to stop
+        raise StartCancelled(child) from None
     return child
 
 
