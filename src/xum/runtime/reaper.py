@@ -123,6 +123,7 @@ class _Connection:
                 env=without_own_secrets(os.environ),
                 # Its own session: a Ctrl-C on xum's terminal must not reach it.
                 start_new_session=True,
+                cwd="/",  # every command names its own; the helper pins no directory
             )
         except BaseException:
             ours.close()
