@@ -171,11 +171,13 @@ class _Connection:
             self.alive = False
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)  # wakes the reader thread, if one runs
-        self.sock.close()
-        with contextlib.suppress(OSError):
-            self.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
+        self.sock.close()  # the helper's cue: it kills its descendants, then exits
+        try:
             self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # stuck (it never got going): it has no commands
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            self.process.wait()
 
     def submit(
         self, child: Child, argv: Sequence[str], env: Mapping[str, str], cwd: str, fd: int
