@@ -246,3 +246,71 @@ def test_what_a_command_left_behind_ends_when_xum_exits(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
         kill_all(tag)
+
+
+def test_a_forked_copy_of_xum_does_not_keep_the_commands_alive(tmp_path: Path) -> None:
+    """A fork of xum (without exec) would inherit the socket, and the helper waits for every
+    copy of it to close: the copy drops its own at the fork, so SIGKILL of xum still ends the
+    commands while the fork lives on."""
+    tag = new_tag(6)
+    program = (
+        "import asyncio, os, sys, time\n"
+        "from xum.runtime.local import LocalRuntime\n"
+        "rt = LocalRuntime(sys.argv[1])\n"
+        "script = f'setsid sleep {os.environ[\"TAG\"]} </dev/null >/dev/null 2>&1 & echo started'\n"
+        "asyncio.run(rt.exec(script, env={}))\n"
+        "if os.fork() == 0:\n"
+        "    time.sleep(120)\n"
+        "    os._exit(0)\n"
+        "print('forked', flush=True)\n"
+        "while True: time.sleep(1)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", program, str(tmp_path)],  # the tag in the environment: the
+        env=dict(os.environ, TAG=tag),  # fork that lives on must not match it
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    forked: list[int] = []
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "forked"
+        forked = [
+            pid for pid in _children_of(proc.pid) if b"-c" in _cmdline(pid) and pid != proc.pid
+        ]
+        assert running_with(tag), "the detached job should outlive its command"
+        proc.kill()
+        proc.wait(timeout=20)
+        deadline = time.monotonic() + 20
+        while running_with(tag):
+            assert time.monotonic() < deadline, f"the detached job outlived xum: {_describe()}"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in forked:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        kill_all(tag)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _children_of(parent: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(parent):
+            found.append(int(name))
+    return found
