@@ -93,9 +93,9 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 def kill_child_groups() -> None:
-    """SIGKILL the process group of every child of this process that leads its own session:
-    how xum starts commands (bash, background jobs, ssh). Linux only (it reads /proc);
-    elsewhere a no-op."""
+    """SIGKILL the process group of every child of this process, or of its command helper, that
+    leads its own session: how xum starts commands (bash, background jobs, ssh). Linux only (it
+    reads /proc); elsewhere a no-op."""
     me = os.getpid()
     # The command helper's commands count as ours; the helper itself is spared, since killing it
     # would orphan what it adopted (it kills all of that itself once xum exits).
