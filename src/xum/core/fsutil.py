@@ -103,6 +103,16 @@ def atomic_write_text(path: Path, text: str, *, mode: int | None = FILE_MODE) ->
 
 
 def _current_umask() -> int:
-    mask = os.umask(0)
+    # Read, not set and restored: for the moment between two os.umask calls the process-wide
+    # mask would be 0, and a process started then (a command, the command helper, which
+    # passes its mask to every command it starts) would keep it.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0)  # no /proc (not Linux): the only way to learn it
     os.umask(mask)
     return mask

@@ -19,8 +19,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-from xum.runtime import childwatch, pipeholders
+from xum.runtime import childwatch, pipeholders, reaper
 from xum.runtime.base import ExecResult, OutputSink
 
 READ_CHUNK = 256 * 1024
@@ -36,6 +37,19 @@ PIPE_DRAIN_GRACE_S = 0.25
 EOF_AFTER_KILL_S = 1.0
 HOLDER_CHECK_S = 0.05
 _POLL_S = 0.02
+
+
+class Child(Protocol):
+    """A started command: an `asyncio.subprocess.Process`, or a `reaper.Child` when the command
+    helper started it."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
 
 
 def _proc_stat(pid: int | str) -> tuple[bytes, int, int, int] | None:
@@ -79,21 +93,25 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 def kill_child_groups() -> None:
-    """SIGKILL the process group of every child of this process that leads its own session:
-    how xum starts commands (bash, background jobs, ssh). Linux only (it reads /proc);
-    elsewhere a no-op."""
+    """SIGKILL the process group of every child of this process, or of its command helper, that
+    leads its own session: how xum starts commands (bash, background jobs, ssh). Linux only (it
+    reads /proc); elsewhere a no-op."""
     me = os.getpid()
+    # The command helper's commands count as ours; the helper itself is spared, since killing it
+    # would orphan what it adopted (it kills all of that itself once xum exits).
+    helper = reaper.helper_pid()
+    parents = {me} if helper is None else {me, helper}
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
         return
     for pid in pids:
         stat = _proc_stat(pid)
-        if stat is not None and stat[1] == me and stat[3] == pid:
+        if stat is not None and stat[1] in parents and stat[3] == pid and pid != helper:
             _signal_group(pid, signal.SIGKILL)
 
 
-async def stop_group(pgid: int, proc: asyncio.subprocess.Process) -> None:
+async def stop_group(pgid: int, proc: Child) -> None:
     """SIGTERM the group, wait briefly for it to empty, then SIGKILL what is left.
 
     The SIGKILL is sent in `finally`, so even a second cancellation during the grace period
@@ -166,13 +184,30 @@ class _PipeReader:
             self.eof.result()
 
 
-async def _stop_everything(
-    pgid: int, proc: asyncio.subprocess.Process, reader: _PipeReader
-) -> None:
+async def _stop_everything(pgid: int, proc: Child, reader: _PipeReader) -> None:
     """Stop the group, then whatever outside it still holds the output pipe."""
     await stop_group(pgid, proc)
     if not await reader.wait_eof(HOLDER_CHECK_S):
         await pipeholders.stop_holders(reader.inode, reader.eof.done, grace_s=TERM_GRACE_S)
+
+
+async def _start(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: str, output_fd: int, via_helper: bool
+) -> Child:
+    if via_helper:
+        child = await reaper.spawn(argv, env=env, cwd=cwd, output_fd=output_fd)
+        if child is not None:
+            return child
+    childwatch.install()
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=subprocess.DEVNULL,
+        stdout=output_fd,
+        stderr=output_fd,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,  # own session => own process group, no controlling TTY
+    )
 
 
 async def run_script(
@@ -183,31 +218,41 @@ async def run_script(
     timeout_s: float | None,
     on_output: OutputSink | None,
     argv_prefix: Sequence[str] = (),
+    via_helper: bool = True,
 ) -> ExecResult:
-    """`argv_prefix`: a program that runs the `bash -c` after it (the sandbox's `bwrap ...`)."""
+    """`argv_prefix`: a program that runs the `bash -c` after it (the sandbox's `bwrap ...`).
+
+    A command without a prefix (no sandbox) starts through the command helper where it runs
+    (`xum.runtime.reaper`: its descendants die with xum, even on SIGKILL); `via_helper=False`
+    starts it directly (the benchmark's baseline). The sandbox needs no helper: bubblewrap's PID
+    namespace ends with the command, and `--die-with-parent` ends it with xum."""
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError):
         fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-    childwatch.install()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv_prefix,
-            "bash",
-            "-c",
-            script,
-            stdin=subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,  # own session => own process group, no controlling TTY
-        )
+        try:
+            proc = await _start(
+                [*argv_prefix, "bash", "-c", script],
+                env=env,
+                cwd=cwd,
+                output_fd=write_fd,
+                via_helper=via_helper and not argv_prefix,
+            )
+        finally:
+            os.close(write_fd)  # the child has its copy; ours would keep the pipe open forever
+    except reaper.StartCancelled as cancelled:
+        # Cancelled while the helper started it: stopped like a command cancelled later.
+        os.set_blocking(read_fd, False)
+        reader = _PipeReader(read_fd, None)
+        try:
+            await _stop_everything(cancelled.child.pid, cancelled.child, reader)
+        finally:
+            reader.close()
+        raise
     except BaseException:
         os.close(read_fd)
         raise
-    finally:
-        os.close(write_fd)  # the child has its copy; ours would keep the pipe open forever
     pgid = proc.pid
     os.set_blocking(read_fd, False)
     reader = _PipeReader(read_fd, on_output)
