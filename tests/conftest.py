@@ -9,6 +9,33 @@ import pytest
 
 pytest_plugins = ["xum.testing.pytest_plugin"]
 
+TESTS = Path(__file__).resolve().parent
+# The tier of a test is its folder (markers registered in pyproject.toml); the top-level checks
+# (layers, parity, suite shape) read files only, so they count as unit tests.
+TIERS = frozenset({"unit", "integration", "e2e", "tui", "reliability"})
+
+
+def tiers_of(path: Path) -> list[str]:
+    """The markers a test file gets from where it lives: `make test-fast` selects on them."""
+    try:
+        parts = path.resolve().relative_to(TESTS).parts
+    except ValueError:
+        return []
+    if len(parts) == 1:
+        return ["unit"]
+    tier = parts[0]
+    if tier not in TIERS:
+        return []
+    if tier == "e2e" and parts[-1].startswith("test_browser_"):
+        return ["e2e", "browser"]
+    return [tier]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in tiers_of(item.path):
+            item.add_marker(name)
+
 
 @pytest.fixture(autouse=True)
 def xum_root(
