@@ -11,7 +11,7 @@ step, that is the whole request: `rebuild_requests` puts it back together.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,9 @@ SHAPE_FIELDS = (
 )
 
 
-def request_shape(request: LLMRequest, model_string: str, tools_sha256: str) -> dict[str, Any]:
+def request_shape(
+    request: LLMRequest, model_string: str, tools_sha256: str
+) -> ev.RequestHeaderData:
     """The header fields of `request`; `tools_sha256` is passed in because the engine keeps it."""
     return {
         "system_sha256": hashlib.sha256(request.system.encode()).hexdigest(),
@@ -52,7 +54,7 @@ def request_shape(request: LLMRequest, model_string: str, tools_sha256: str) -> 
     }
 
 
-def header_key(data: dict[str, Any]) -> bytes:
+def header_key(data: Mapping[str, Any]) -> bytes:
     """What two headers must share to describe the same request shape."""
     return orjson.dumps([data.get(name) for name in SHAPE_FIELDS])
 

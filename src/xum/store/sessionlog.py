@@ -507,7 +507,7 @@ class SessionLog:
             return
         turn_id, calls = dangling.turn_id, dangling.calls
         batch: list[Event] = [
-            (
+            ev.spec(
                 ev.TOOL_RESULT,
                 {
                     "message": ev.tool_result_message(
@@ -519,7 +519,9 @@ class SessionLog:
             for call_id, name in calls.items()
         ]
         batch.append(
-            (ev.TURN_END, {"turn_id": turn_id, "reason": "interrupted", "cause": ev.CRASH_CAUSE})
+            ev.spec(
+                ev.TURN_END, {"turn_id": turn_id, "reason": "interrupted", "cause": ev.CRASH_CAUSE}
+            )
         )
         self._append_locked(batch)
         self.delete_partial()  # the message that was streaming died with the turn
