@@ -35,7 +35,7 @@ define check_node
 	  || { echo "error: building the web UI needs Node.js >= $(NODE_MIN) and npm (found: node $$(node --version 2>/dev/null || echo missing), npm $$(npm --version 2>/dev/null || echo missing)); install them: on Debian 'sudo apt-get install nodejs npm' if its Node is new enough, otherwise NodeSource (https://github.com/nodesource/distributions)" >&2; exit 1; }
 endef
 
-.PHONY: help run test test-fast lint fmt typecheck bench clean venv deps-system check build-web test-web \
+.PHONY: help run test test-fast event-schema lint fmt typecheck bench clean venv deps-system check build-web test-web \
 	check-node
 
 help: ## List the targets
@@ -85,6 +85,9 @@ test: venv deps-system build-web test-web ## Install what tests need and run the
 
 test-fast: venv ## The quick tier between edits: unit tests and the quick integration tests
 	$(BIN)/pytest -q $(XDIST) -m "$(FAST_MARKS)" $(PYTEST_ARGS)
+
+event-schema: venv ## Regenerate web/src/api/events.schema.json from the engine's event classes
+	$(BIN)/python -m xum.testing.event_schema
 
 lint: venv ## ruff lint and format check
 	$(BIN)/ruff check src tests bench
