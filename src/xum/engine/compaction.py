@@ -449,7 +449,10 @@ def _shown_since_hard_clear(frames: Any) -> bool:
     for frame in reversed(frames):
         if frame.damaged:
             continue
-        if frame.type == ev.CONTEXT_RESET and frame.data.get("hard") is True:
+        if (
+            frame.type == ev.CONTEXT_RESET
+            and ev.payload(frame, ev.CONTEXT_RESET).get("hard") is True
+        ):
             return False
         if frame.type in ev.MESSAGE_ROLES or frame.type in ev.BOUNDARY_TYPES:
             return True

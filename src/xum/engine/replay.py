@@ -115,6 +115,7 @@ def _step_request(
             f"step_start frame {frame.seq} has no request_header before it: the log predates "
             "request headers, so this step's request cannot be rebuilt"
         )
+    start = ev.payload(frame, ev.STEP_START)
     texts = header
     if "frozen_seq" in header:
         texts = frozen.get(header["frozen_seq"], {})
@@ -130,15 +131,15 @@ def _step_request(
         tools=[ToolSpec(t["name"], t["description"], t["parameters"]) for t in texts["tools"]],
         thinking=header.get("thinking", "off"),
         max_output_tokens=header.get("max_output_tokens"),
-        tool_choice=frame.data.get("tool_choice"),
+        tool_choice=start.get("tool_choice"),
         cache_key=header.get("cache_key"),
         params=header.get("params") or {},
         cache=header.get("cache", True),
     )
     return StepRequest(
         frame.seq,
-        str(frame.data.get("turn_id", "")),
-        int(frame.data.get("step", 0)),
+        str(start.get("turn_id", "")),
+        int(start.get("step", 0)),
         str(header.get("model", "")),
         request,
     )

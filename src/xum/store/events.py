@@ -154,7 +154,8 @@ class TurnStartData(TypedDict):
 class StepStartData(TypedDict):
     turn_id: str
     step: int
-    tool_choice: NotRequired[str | dict[str, str]]  # a forced choice ("none", {"name": ...})
+    # A forced choice (`xum.llm.types.ToolChoice`): "none", "required", {"name": "<tool>"}.
+    tool_choice: NotRequired[Literal["auto", "required", "none"] | dict[str, str]]
 
 
 class RequestHeaderData(TypedDict):
