@@ -30,16 +30,21 @@ frames = [
 ]
 """
 
-# A field nobody declared, a reason that is not one, a missing required field.
+# A field nobody declared, a reason that is not one, a missing required field, and a frame
+# appended without `spec` at all.
 BAD_WRITER = """
-from xum.core.messages import text_message
 from xum.store import events as ev
+from xum.store.sessionlog import SessionLog
 
 frames = [
     ev.spec(ev.TURN_START, {"turn_id": "t1", "colour": "blue"}),
     ev.spec(ev.TURN_END, {"turn_id": "t1", "reason": "bored"}),
     ev.spec(ev.STEP_START, {"turn_id": "t1"}),
 ]
+
+
+def write(log: SessionLog) -> None:
+    log.append_many([("turn_start", {"turn_id": "t1"})])
 """
 
 
@@ -76,7 +81,7 @@ def test_mypy_refuses_a_frame_writer_that_does_not_fit_the_kinds_type(tmp_path: 
     assert bad.returncode == 1, bad.stdout + bad.stderr
     lines = [line for line in bad.stdout.splitlines() if ": error:" in line]
     # One error per bad frame, each on its own line of the snippet.
-    assert len({line.split(":")[1] for line in lines}) == 3, bad.stdout
+    assert len({line.split(":")[1] for line in lines}) == 4, bad.stdout
 
 
 def golden_frames() -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ Three families:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, NotRequired, TypedDict, overload
+from typing import Any, Final, Literal, NewType, NotRequired, TypedDict, overload
 
 from xum.core.messages import Message
 from xum.store.frames import Frame
@@ -237,8 +237,9 @@ FRAME_KINDS: Final[dict[str, type]] = {
     GOAL: GoalData,
 }
 
-# A frame to append: its kind and payload (build it with `spec`).
-FrameSpec = tuple[str, Mapping[str, Any]]
+# A frame to append: its kind and payload. Only `spec` makes one, so every frame a writer
+# appends went through the type check of its kind.
+FrameSpec = NewType("FrameSpec", tuple[str, Mapping[str, Any]])
 
 
 # fmt: off
@@ -273,7 +274,14 @@ def spec(kind: Literal["goal"], payload: GoalData) -> FrameSpec: ...
 # fmt: on
 def spec(kind: FrameKind, payload: Mapping[str, Any]) -> FrameSpec:
     """A frame to append, its payload checked by mypy against the kind's type."""
-    return kind, payload
+    return FrameSpec((kind, payload))
+
+
+def unchecked(kind: str, payload: Mapping[str, Any]) -> FrameSpec:
+    """A frame whose payload is not checked against a type: a copy of a frame some writer
+    already wrote (a fork copies a log, kinds it does not know included), or a frame a test
+    makes by hand. Writers of new frames use `spec`."""
+    return FrameSpec((kind, payload))
 
 
 # fmt: off
