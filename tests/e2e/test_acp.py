@@ -289,7 +289,10 @@ async def test_files_and_commands_go_through_the_editor(fake_llm: FakeLLM, repo:
     assert "timed out after 1 s" in hung  # the editor was told to kill it
     terminal, hanging = editor.terminals.values()
     assert hanging.process.returncode == -9
-    assert terminal.command[:2] == ["bash", "-c"] and "from-the-terminal" in terminal.command[2]
+    # The script is the command line's last word (after the secret prelude, and bwrap's
+    # arguments where the sandbox works).
+    assert terminal.command[-3:-1] == ["bash", "-c"]
+    assert "from-the-terminal" in terminal.command[-1]
     assert terminal.cwd == str(repo)
     assert terminal.env["XUM_WORKSPACE_ID"] == new.session_id
     assert terminal.env["GIT_TERMINAL_PROMPT"] == "0"

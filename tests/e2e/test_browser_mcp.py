@@ -59,7 +59,7 @@ def test_add_test_and_remove_servers_in_settings(
         ("broken", server_command("--exit-at-start")),
     ):
         glob.get_by_role("button", name="Add a global server").click()
-        form = section.get_by_role("form", name="Add MCP server")
+        form = glob.get_by_role("form", name="Add a global MCP server")  # in its own section
         form.get_by_label("Server name").fill(name)
         form.get_by_label("Server command").fill(command)
         form.get_by_label("Variables").fill("MCP_TEST_TOOLS=echo,whoami")

@@ -5,18 +5,14 @@ bounded poll with a deadline), never on time."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
-import subprocess
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import XUM
 from tests.gitrepo import make_repo
+from tests.support.tmux import Tmux, quit_xum, start_xum, tmux_server
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
@@ -24,69 +20,18 @@ from xum.testing.fakellm import FakeLLM
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed (make deps-system installs it)"
 )
-WAIT_S = 30.0
-
-
-class Tmux:
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-        self.session = "xum"
-
-    def __call__(self, *args: str) -> str:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", self.session)
-
-    def wait_for(self, text: str) -> str:
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            assert time.monotonic() < deadline, f"{text!r} never showed:\n{screen}"
-            time.sleep(0.05)  # a poll of the screen, not an ordering of events
-
-    def keys(self, *keys: str) -> None:
-        self("send-keys", "-t", self.session, *keys)
-
-    def alive(self) -> bool:
-        done = subprocess.run(
-            ["tmux", "-L", self.socket, "has-session", "-t", self.session], capture_output=True
-        )
-        return done.returncode == 0
 
 
 @pytest.fixture
 def tmux() -> Iterator[Tmux]:
-    server = Tmux(f"xum-test-{uuid.uuid4().hex[:8]}")
-    try:
+    with tmux_server() as server:
         yield server
-    finally:
-        subprocess.run(["tmux", "-L", server.socket, "kill-server"], capture_output=True)
 
 
 def test_xum_alone_on_a_terminal_runs_a_turn(tmux: Tmux, fake_llm: FakeLLM, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     fake_llm.script(fakellm.text("Hello from the fake model."))
-    env = {
-        "XUM_ROOT": os.environ["XUM_ROOT"],
-        "HOME": os.environ["HOME"],
-        "PATH": os.environ["PATH"],
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": fake_llm.url,
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-    }
-    command = " ".join(
-        ["env", "-i", *(f"{k}={shlex.quote(v)}" for k, v in env.items()), shlex.quote(XUM)]
-    )
-    tmux("new-session", "-d", "-s", tmux.session, "-x", "100", "-y", "30", "-c", str(repo), command)
+    start_xum(tmux, fake_llm, repo, 100, 30)
     tmux.wait_for("+ new workspace")
     tmux.wait_for("F1 help")
     tmux.keys("-l", "first line")
@@ -100,11 +45,7 @@ def test_xum_alone_on_a_terminal_runs_a_turn(tmux: Tmux, fake_llm: FakeLLM, tmp_
     tmux.keys("F1")
     tmux.wait_for("Keys")
     tmux.keys("Escape")
-    tmux.keys("C-q")
-    deadline = time.monotonic() + WAIT_S
-    while tmux.alive():
-        assert time.monotonic() < deadline, f"xum did not quit:\n{tmux.screen()}"
-        time.sleep(0.05)
+    quit_xum(tmux)
     ((ws_dir),) = (Path(os.environ["XUM_ROOT"]) / "sessions").iterdir()
     log = SessionLog.open(ws_dir.name)
     try:

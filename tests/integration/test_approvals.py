@@ -220,7 +220,7 @@ async def test_a_file_edit_outside_the_workspace_can_be_approved_in_ask_mode(
 
 
 async def test_read_only_mode_refuses_edits_and_sandboxes_commands(tmp_path: Path) -> None:
-    # (`--approval never` would mean auto: `deny` keeps the workspace's mode.)
+    # (`--approval never` keeps read-only too: test_permission_mode.py.)
     rig = make_rig(tmp_path, SafetyChoice(approval="deny"), permissions="read-only")
     edit = await rig.call(
         "file_edit_replace_string", path="app.py", old_string="'hi'", new_string="'x'"

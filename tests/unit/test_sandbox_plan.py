@@ -84,6 +84,7 @@ def test_mounts_go_from_the_read_only_root_to_the_denylist() -> None:
         ("--tmpfs", "/w/secrets"),  # the denylist over everything
         ("--remount-ro", "/w/secrets"),
         ("--ro-bind", "/w/.env"),
+        ("--remount-ro", "/x"),  # xum's root read-only once what is inside is mounted
     ]
     assert ("--ro-bind", "/w/.git/hooks") in mounts and ("--ro-bind", "/w/.git/config") in mounts
     assert ("--bind", "/tmp") in mounts  # the host's /tmp, shared

@@ -33,6 +33,7 @@ TITLES = {
     "escalation": "Run this command outside the sandbox?",
     "command": "Run a command outside the allowlist?",
     "write": "Edit a file outside the workspace?",
+    "mcp": "Run an MCP tool not marked read-only?",
 }
 
 

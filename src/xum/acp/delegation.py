@@ -8,7 +8,8 @@ terminal that the tool call shows. Everything else (paths, stat, symlinks, spill
 with the local runtime underneath, which also takes over whatever the editor cannot or should not
 do: files outside the workspace (the plan file, scratch and temp files are xum's, not the
 project's), binary or non-UTF-8 files, very large files, background commands (their output has
-to stream into xum while they run).
+to stream into xum while they run). A command sent to the editor keeps the call's sandbox and
+leaves xum's own secrets out of the editor's environment (`xum.acp.terminal_command`).
 
 It is wired as tool-call middleware (`EditorDelegation`), added by the bridge through the
 assembly: only tool calls see the editor. Instruction files, skills and hooks are read and run
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from acp.schema import ClientCapabilities, CreateTerminalResponse, EnvVariable
 
+from xum.acp.terminal_command import editor_argv, without_own_secrets_argv
 from xum.runtime.base import ExecResult, OutputSink, Runtime
 from xum.runtime.forwarding import ForwardingRuntime
 from xum.runtime.local import NON_INTERACTIVE_ENV
@@ -231,14 +233,23 @@ class EditorRuntime(ForwardingRuntime):
     ) -> ExecResult:
         client, session_id = self.owner.client, self.owner.session_id
         started = time.monotonic()
+        where = self.inner.resolve(cwd) if cwd else self.workspace_path
+        # The sandbox xum would run it in, or nothing: a command that cannot keep its sandbox in
+        # the editor's terminal runs (or is refused) here instead.
+        argv = editor_argv(self.inner, script, where)
+        if argv is None:
+            return await self.inner.exec(
+                script, env=env, cwd=cwd, timeout_s=timeout_s, on_output=on_output
+            )
         variables = {**NON_INTERACTIVE_ENV, **env}
+        command, *args = without_own_secrets_argv(argv, variables)
         creating = asyncio.ensure_future(
             client.create_terminal(
                 session_id=session_id,
-                command="bash",
-                args=["-c", script],
+                command=command,
+                args=args,
                 env=[EnvVariable(name=k, value=v) for k, v in variables.items()],
-                cwd=self.inner.resolve(cwd) if cwd else self.workspace_path,
+                cwd=where,
                 output_byte_limit=TERMINAL_OUTPUT_LIMIT,
             )
         )

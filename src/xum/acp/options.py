@@ -77,6 +77,20 @@ def model_choices(current: str) -> list[ModelChoice]:
     return out
 
 
+def usable_aliases() -> set[str]:
+    """The model aliases whose provider can be used now (has a key), as the model picker
+    (`model_choices`) and the browser's picker decide. Reads providers.jsonc: call it on a worker
+    thread."""
+    from xum.engine.endpoints import configured_provider_ids
+    from xum.llm import catalog
+    from xum.store.providers import load_providers
+
+    usable = set(configured_provider_ids(load_providers(), os.environ))
+    return {
+        alias for alias, model in catalog.aliases().items() if model.partition(":")[0] in usable
+    }
+
+
 def thinking_levels(model: str) -> tuple[ThinkingLevel, ...]:
     from xum.llm.catalog import resolve_model_string
     from xum.llm.thinking import allowed_levels

@@ -195,18 +195,23 @@ class BridgeSession:
 
     async def available_commands(self) -> list[AvailableCommand]:
         """The slash commands a prompt may start with in this session: `/model`, the
-        workspace's user-invocable skills, and the model aliases (one message with another
-        model). `/fork` is left out: it is carried out by the browser UI."""
+        workspace's user-invocable skills, and the aliases of the models that can be used now
+        (one message with another model). `/fork` is left out: it is carried out by the browser UI."""
         from xum.context.slash import FORK_COMMAND, suggestions
         from xum.llm.catalog import aliases
 
         skills = None
         if self.opened is not None:
             skills = await self.opened.agent.context.provider.skill_catalog()
+        usable = await asyncio.to_thread(opts.usable_aliases)
         out = []
+        # Every alias still shadows a skill of its name (typing it picks the alias), but only
+        # those of a provider with a key are offered: the others would only fail.
         for entry in suggestions(skills, set(aliases())):
             name = entry.name.removeprefix("/")
             if name in ("", "+", FORK_COMMAND):
+                continue
+            if entry.kind == "override" and name not in usable:
                 continue
             hint = entry.argument_hint
             out.append(

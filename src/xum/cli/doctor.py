@@ -406,7 +406,29 @@ def check_mcp(directory: Path) -> list[Check]:
         if not problems:
             listed = f": {len(servers)} server(s) ({', '.join(sorted(servers))})" if servers else ""
             checks.append(Check(name, "ok", f"{path} parses{listed}"))
+        if kind == "repo":
+            checks.append(_repo_mcp_trust(top))
     return checks
+
+
+def _repo_mcp_trust(top: Path) -> Check:
+    """Whether the repository's MCP servers run here: only in a trusted project, and not with
+    project automation switched off."""
+    from xum.workspaces.trust import DISABLE_ENV, automation_disabled, is_trusted, trust_root
+
+    name = "repo mcp trust"
+    rule = "a repository's MCP servers run only in a trusted project"
+    root = trust_root(top)
+    if not is_trusted(root, root=root):
+        return Check(
+            name,
+            "warn",
+            f"{rule}, and {root} is not trusted, so they do not run "
+            "(review .xum/mcp.jsonc, then run `xum trust` in the project)",
+        )
+    if automation_disabled():
+        return Check(name, "warn", f"{rule}; {root} is trusted, but {DISABLE_ENV}=1 withholds them")
+    return Check(name, "ok", f"{rule}, and {root} is trusted, so they run")
 
 
 def run_checks() -> dict[str, Any]:

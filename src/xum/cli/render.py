@@ -91,7 +91,7 @@ class TextRenderer:
         elif isinstance(event, E.Retrying):
             self._newline()
             self.err.write(self._dim(f"(retrying in {event.delay_s:.1f}s: {event.reason})") + "\n")
-        elif isinstance(event, E.Advisory):
+        elif isinstance(event, E.Advisory | E.ReplyStalled):
             self._newline()
             self.err.write(self._dim(f"note: {event.message}") + "\n")
         elif isinstance(event, E.InitOutput):

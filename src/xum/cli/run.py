@@ -165,18 +165,19 @@ def _budget(value: str | None) -> float | None:
     type=click.Choice(PERMISSION_MODES),
     default=None,
     help="auto: commands run unprompted in the sandbox; ask: commands outside the allowlist, "
-    "escalations and edits outside the workspace need approval; read-only: no file changes, "
-    "commands only in the read-only sandbox (default: the workspace's, else auto).",
+    "escalations and edits outside the workspace need approval; read-only: no file changes "
+    "whatever --approval and --sandbox say, commands only in the read-only sandbox (refused "
+    "without bubblewrap) (default: the workspace's, else auto).",
 )
 @click.option(
     "--approval",
     type=click.Choice(["never", "deny"]),
     default="never",
     show_default=True,
-    help="Nobody answers approvals in a run. never: permissions are auto (what needs a person "
-    "in every mode, critical commands and escalations, is refused); deny: the --permissions "
-    "mode applies and every request it makes is refused. Refusals are tool errors the model "
-    "sees.",
+    help="Nobody answers approvals in a run. never: ask permissions run as auto (what needs a "
+    "person in every mode, critical commands and escalations, is refused; read-only stays "
+    "read-only); deny: the --permissions mode applies and every request it makes is refused. "
+    "Refusals are tool errors the model sees.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from xum.core.clock import iso_from_ms
 from xum.core.errors import XumError
 from xum.store import events as ev
 from xum.store import sessions as session_files
+from xum.store.frames import damage_reason
 from xum.store.registry import WorkspaceRecord, list_workspaces
 
 DEFAULT_LIMIT = 20
@@ -29,6 +30,9 @@ class SessionRow:
     cost_usd: float | None
     damaged: int
     problem: str | None = None  # why the log cannot be read (the row is listed all the same)
+    # Each damaged frame: `line` (1-based, in chat.jsonl), `seq` (None when it cannot be told),
+    # `why` it was quarantined.
+    damaged_list: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         r = self.record
@@ -46,6 +50,7 @@ class SessionRow:
             "last_turn": self.last_reason,
             "cost_usd": self.cost_usd,
             "damaged_frames": self.damaged,
+            "damaged": self.damaged_list,
             "problem": self.problem,
         }
 
@@ -71,8 +76,18 @@ def _row(record: WorkspaceRecord) -> SessionRow:
             else:
                 cost += float(value)
     updated = max([record.created_at] + [f.ts for f in log.frames[-1:]])
+    damaged = [
+        {"line": line, "seq": frame.seq, "why": damage_reason(frame.raw or b"")}
+        for line, frame in log.damaged_lines()
+    ]
     return SessionRow(
-        record, updated, turns, last_reason, cost if known else None, len(log.damaged_frames())
+        record,
+        updated,
+        turns,
+        last_reason,
+        cost if known else None,
+        len(damaged),
+        damaged_list=damaged,
     )
 
 
@@ -116,6 +131,11 @@ def sessions(as_json: bool, all_projects: bool, limit: int) -> None:
         click.echo(
             f"{head}{row.turns} turn(s) {row.last_reason or '-':<11} {cost:>9}  {title[:60]}"
         )
+        if row.damaged_list:
+            click.echo(f"    {row.damaged} damaged frame(s), quarantined (xum doctor):")
+        for item in row.damaged_list:
+            seq = "?" if item["seq"] is None else item["seq"]
+            click.echo(f"    line {item['line']}, seq {seq}: {item['why']}")
 
 
 def _resolve(ident: str) -> WorkspaceRecord:

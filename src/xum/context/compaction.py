@@ -1,5 +1,6 @@
 """What a compaction says: the instructions the `compact` agent gets, the lead-ins the next
-context starts with, and fitting an overlong history into one summarization request.
+context starts with, the history written out as a transcript, and fitting an overlong history
+into one summarization request.
 
 The engine runs the pass (`xum.engine.compaction`); this module only builds text, so the
 wording lives in one place and tests can read it.
@@ -8,6 +9,7 @@ wording lives in one place and tests can read it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from xum.context.workspace import LiveContext, builtin_agents
 from xum.core.messages import Message, text_message
@@ -69,6 +71,41 @@ def instructions(words: int) -> str:
         "Leave out suggestions for next steps, pleasantries and repetition. Write densely and "
         "factually: every sentence should carry context the next assistant needs."
     )
+
+
+def as_transcript(messages: Sequence[Message]) -> list[Message]:
+    """`messages` as plain user and assistant text, for a summarization request that declares
+    no tools: tool calls and their results are written out as text (a provider refuses tool
+    blocks without the tools declared, and declaring them would cost the window their schemas),
+    reasoning is left out (it is the model's own, often signed for one provider only).
+    Consecutive messages of one role are merged, so the roles alternate."""
+    out: list[Message] = []
+    for message in messages:
+        role = message["role"]
+        pieces: list[str] = []
+        for part in message["content"]:
+            if part["type"] == "text":
+                if part["text"]:
+                    pieces.append(part["text"])
+            elif part["type"] == "tool_call":
+                pieces.append(f"[tool call {part['name']} ({part['id']}): {part['arguments']}]")
+            elif part["type"] == "tool_result":
+                failed = " (failed)" if part.get("is_error") else ""
+                pieces.append(
+                    f"[tool result of {part['name']} ({part['call_id']}){failed}:\n"
+                    f"{part['output']}\n]"
+                )
+        if not pieces:
+            continue  # reasoning alone, or an empty message
+        speaker: Literal["user", "assistant"] = "assistant" if role == "assistant" else "user"
+        text = "\n\n".join(pieces)
+        if out and out[-1]["role"] == speaker:
+            last = out[-1]["content"][0]
+            if last["type"] == "text":
+                last["text"] += "\n\n" + text
+                continue
+        out.append(text_message(speaker, text))
+    return out
 
 
 def plan_lead(path: str | None) -> str:

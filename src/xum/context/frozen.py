@@ -21,6 +21,12 @@ cannot travel as a row: it starts a new segment at once, which breaks the prefix
 MCP tools are the exception (`xum.context.mcp_context`): a server whose tools change mid-segment
 is one change row, and only tools the model loads with `tool_catalog_search` (recorded in that
 tool's result, `meta.mcp_loaded`) start a new segment, with the reason `mcp_tools_loaded`.
+The one other MCP break: a segment frozen without any MCP tool family member (no server was
+configured when it began) whose live tools now have one starts a new segment at once, with the
+reason `mcp_servers_added`. A row alone could not help there: the frozen list has neither the
+servers' tools nor `tool_catalog_search` to load them, so the model could not use a server added
+in Settings until the next compaction. From that segment on the family is in the frozen list,
+and servers added later are change rows again (their tools reachable with the search tool).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from xum.llm.types import ToolSpec, text_message
 from xum.store import events as ev
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
+from xum.tools.mcp_names import is_family
 
 # Sections whose changes travel as rows. The prelude and the environment block only change
 # with a new xum version or a new workspace; they are refreshed at the next segment.
@@ -50,7 +57,8 @@ EMPTY = digest("")
 SEGMENT_START = "start"  # the first request of a session
 TOOL_SET_CHANGED = "tool_set_changed"  # mid-history: the one kind of prefix break
 MCP_TOOLS_LOADED = "mcp_tools_loaded"  # tool_catalog_search loaded tools the list lacked
-BREAKING_REASONS = frozenset({TOOL_SET_CHANGED, MCP_TOOLS_LOADED})
+MCP_SERVERS_ADDED = "mcp_servers_added"  # the first MCP tools in a segment frozen without any
+BREAKING_REASONS = frozenset({TOOL_SET_CHANGED, MCP_TOOLS_LOADED, MCP_SERVERS_ADDED})
 LOADED_META = "mcp_loaded"  # in a tool_catalog_search result's meta: the tool names it loaded
 
 
@@ -164,6 +172,10 @@ class FrozenTracker(LogFollower):
             return ContextDelta(new_segment=self.next_reason)
         if frozen.tool_identity != live.tool_identity:
             return ContextDelta(new_segment=TOOL_SET_CHANGED)
+        if not _has_mcp_family(frozen.tools) and _has_mcp_family(live.tools):
+            # A row could only say the new tools exist: nothing in the frozen list can reach
+            # them. Later changes find the family frozen and travel as rows again.
+            return ContextDelta(new_segment=MCP_SERVERS_ADDED)
         if self.loaded and live.mcp_catalog:
             offered = {t.name for t in frozen.tools}
             if any(t.name in self.loaded and t.name not in offered for t in live.mcp_catalog):
@@ -180,6 +192,10 @@ class FrozenTracker(LogFollower):
             if live.digests.get(key, EMPTY) != known.get(key, EMPTY):
                 delta.tools.append(name)
         return delta
+
+
+def _has_mcp_family(tools: Sequence[ToolSpec]) -> bool:
+    return any(is_family(t.name) for t in tools)
 
 
 _RELEVANT = frozenset(

@@ -12,7 +12,9 @@ disappears or changes its tools mid-segment does not start a new segment. The `m
 digest of the catalog moves, and the engine appends one change row (`catalog_change_text`)
 saying what the model can and cannot call now; the frozen list is folded up to date at the next
 segment. Only tools loaded with `tool_catalog_search` start a new segment at once, because a
-tool list has to grow for the model to call them.
+tool list has to grow for the model to call them, and so does the first server of a segment
+frozen without any MCP tool (`mcp_servers_added`, see `xum.context.frozen`): its rows could not
+name a tool the model can use.
 """
 
 from __future__ import annotations

@@ -438,9 +438,28 @@ async def read_skill_file(skill: Skill, file_path: str, *, limit: int) -> bytes:
     target = await view.realpath(os.path.normpath(f"{skill.directory}/{file_path}"))
     if not is_within(target, base) or target == base:
         raise ValueError(f"{file_path} is outside the skill directory of {skill.name}")
+    if _in_xum_own_files(target):
+        raise ValueError(
+            f"{file_path} resolves into xum's own directory ($XUM_ROOT) outside its skills; "
+            "agents cannot read it"
+        )
     st = await view.stat(target)
     if not st.exists:
         raise FileNotFoundError(file_path)
     if not st.is_file:
         raise ValueError(f"{file_path} is not a regular file")
     return await view.read_bytes(target, limit=limit)
+
+
+def _in_xum_own_files(target: str) -> bool:
+    """Whether `target` (resolved) is in `$XUM_ROOT` but neither in its global skills nor in a
+    checkout under `src/`: a skill directory that is a symlink into xum's configuration or
+    credentials must not make them readable (the file tools refuse them too,
+    `xum.tools.paths`)."""
+    from xum.core.paths import src_dir, xum_root
+
+    root = os.path.realpath(xum_root())
+    if not is_within(target, root):
+        return False
+    open_places = (os.path.join(root, "skills"), os.path.realpath(src_dir()))
+    return not any(is_within(target, place) for place in open_places)

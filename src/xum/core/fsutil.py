@@ -30,7 +30,7 @@ def atomic_write_bytes(
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_current_umask()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temp_path(path, os.getpid())
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         os.fchmod(fd, mode)
@@ -46,9 +46,56 @@ def atomic_write_bytes(
             os.unlink(tmp)
         raise
     os.close(fd)
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        # A failed write leaves no temp file behind, and its error names the file that could
+        # not be replaced (a directory in its place, say), not the temp file.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     if durable:
         fsync_dir(path.parent)
+
+
+def temp_path(path: Path, pid: int) -> Path:
+    """The temp file `atomic_write_bytes` writes for `path` in process `pid`."""
+    return path.with_name(f".{path.name}.{pid}.tmp")
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove the temp files of `path` that processes no longer running left behind (a kill
+    between writing and renaming); returns those removed. A live process's are its own."""
+    prefix, suffix = f".{path.name}.", ".tmp"
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    removed: list[Path] = []
+    for name in names:
+        pid_text = name[len(prefix) : -len(suffix)]
+        if not (name.startswith(prefix) and name.endswith(suffix) and pid_text.isdigit()):
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or _running(pid):
+            continue
+        stale = path.parent / name
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed.append(stale)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    except OSError:
+        return True  # cannot tell: keep its file
+    return True
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = FILE_MODE) -> None:

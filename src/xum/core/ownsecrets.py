@@ -13,15 +13,24 @@ command has to be given on purpose: a project secret of the same name (docs/secr
 is still passed, since the user set it for that project.
 
 Values xum holds that are not in its environment (the server's generated token) are registered
-here with `remember`, so the secret masker hides them in output too (`known_values`).
+here with `remember`, so the secret masker hides them in output too (`known_values`). A process
+that never held the server's token (`xum run` beside a running `xum server` on the same root)
+still masks it: `server_tokens_on_disk` reads the tokens a server left in `$XUM_ROOT`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 
+from xum.core.paths import server_lock_path, server_token_path
+
 OWN_SECRET_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN")
+# The names the masker shows for the tokens found on disk (`[secret:NAME]`).
+STORED_TOKEN_SECRET = "xum-server-stored-token"
+LOCK_TOKEN_SECRET = "xum-server-lock-token"
+_MAX_TOKEN_FILE = 64 * 1024  # both files are tiny; a huge one is not xum's
 
 _remembered: dict[str, str] = {}
 
@@ -59,3 +68,34 @@ def known_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 def forget(name: str) -> None:
     """Drop a value registered with `remember` (a server that stopped)."""
     _remembered.pop(name, None)
+
+
+def server_tokens_on_disk() -> dict[str, str]:
+    """Name -> value of the server tokens kept under `$XUM_ROOT`: the generated token
+    (`server/auth-token`) and the token of a running server (`server.lock`, JSON with `token`).
+    A file that is missing, unreadable or not in the expected shape contributes nothing: this
+    only feeds the masker, which must not fail a tool call."""
+    import orjson  # only here: core stays import-light
+
+    found: dict[str, str] = {}
+    stored = _read_small(server_token_path())
+    if stored is not None:
+        token = stored.decode("utf-8", errors="replace").strip()
+        if token:
+            found[STORED_TOKEN_SECRET] = token
+    raw = _read_small(server_lock_path())
+    if raw is not None:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            data = orjson.loads(raw)
+            held = data.get("token") if isinstance(data, dict) else None
+            if isinstance(held, str) and held.strip():
+                found[LOCK_TOKEN_SECRET] = held.strip()
+    return found
+
+
+def _read_small(path: os.PathLike[str] | str) -> bytes | None:
+    try:
+        with open(path, "rb") as file:
+            return file.read(_MAX_TOKEN_FILE)
+    except OSError:
+        return None

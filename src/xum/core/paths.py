@@ -40,6 +40,11 @@ def server_lock_path() -> Path:
     return xum_root() / "server.lock"
 
 
+def server_token_path() -> Path:
+    """Where `xum server` keeps the token it generated (`xum.server.token_store`; mode 0600)."""
+    return xum_root() / "server" / "auth-token"
+
+
 def sessions_dir() -> Path:
     return xum_root() / "sessions"
 

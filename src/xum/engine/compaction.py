@@ -1,8 +1,8 @@
 """Compaction, clearing and Start Here: the ways a session starts a new context segment.
 
 A compaction is a summarization pass: one request to the `compact` agent (its instructions as the
-system prompt, the provider history, then the summary instructions; tools not callable) whose
-reply becomes the summary. It runs as a turn of its own (`/compact`, the compaction before a
+system prompt, the history written out as a plain transcript, then the summary instructions; no
+tools declared) whose reply becomes the summary. It runs as a turn of its own (`/compact`, the compaction before a
 message sent at the auto-compaction threshold, idle compaction) or inside a running turn (the
 context outgrew threshold + 5% while a reply streamed or a tool loop ran), and then the turn goes
 on from the summary.
@@ -286,19 +286,17 @@ class Compactor:
             AgentSelection(agent_id=COMPACT_AGENT), route.model_string
         )
         system = texts.compact_system(live)
-        frozen = s.context.tracker.frozen
-        # The history's tool calls need their tools declared (Anthropic refuses tool blocks
-        # otherwise), so the segment's tools go along, with tool_choice "none": not callable.
-        tools = list(frozen.tools) if frozen is not None else []
-        request_overhead = estimate_tokens(system) + estimate_tokens(
-            [(t.name, t.description, t.parameters) for t in tools]
-        )
+        # The history goes as a transcript, tool calls and results written out as text, and no
+        # tools are declared: the same request whether this process has a frozen segment (with
+        # its tools) or not, no tool schemas taking the window, nothing a model could call.
+        request_overhead = estimate_tokens(system)
         window = catalog.context_window(route.provider, route.model_id)
         known = self.policy().window if route is s.route else None
         window = known or window
         room = max_tokens or min(SUMMARY_ROOM_TOKENS, window // 4)
         budget = window - request_overhead - room
-        history = texts.fit_history(s.projection.update(s.log), budget, estimate_tokens)
+        transcript = texts.as_transcript(s.projection.update(s.log))
+        history = texts.fit_history(transcript, budget, estimate_tokens)
         if not history:
             raise LLMError(
                 "context_length",
@@ -314,11 +312,9 @@ class Compactor:
         request = LLMRequest(
             model=route.model_id,
             system=system,
-            messages=[*history, instructions],
-            tools=tools,
+            messages=_ending_with(history, instructions),
             thinking="off",
             max_output_tokens=max_tokens,
-            tool_choice="none" if tools else None,
             cache_key=f"xum-{s.workspace.id}",
             params=route.params,
         )
@@ -459,11 +455,23 @@ def _shown_since_hard_clear(frames: Any) -> bool:
     return False
 
 
+def _ending_with(history: list[Message], instructions: Message) -> list[Message]:
+    """The transcript, then the instructions: appended to its last message when that is a
+    user's too (written-out tool results), so the roles keep alternating."""
+    if history and history[-1]["role"] == "user":
+        last = history[-1]["content"][0]
+        if last["type"] == "text" and instructions["content"][0]["type"] == "text":
+            merged = last["text"] + "\n\n" + instructions["content"][0]["text"]
+            return [*history[:-1], text_message("user", merged)]
+    return [*history, instructions]
+
+
 def _retries_only(emit: EventSink) -> Callable[[Event], None]:
-    """A summarization's deltas are not the agent's reply: only retry notices go out."""
+    """A summarization's deltas are not the agent's reply: only retry and stall notices go
+    out."""
 
     def forward(event: Event) -> None:
-        if isinstance(event, E.Retrying):
+        if isinstance(event, E.Retrying | E.ReplyStalled):
             emit(event)
 
     return forward

@@ -12,7 +12,8 @@ frames to append first:
 
 With MCP tool search on, the MCP tools in the tool list are the ones the model loaded with
 `tool_catalog_search` (the tracker reads them from the log), added here to what the context
-offers; loading one the list lacks starts a new segment (`mcp_tools_loaded`).
+offers; loading one the list lacks starts a new segment (`mcp_tools_loaded`). The first MCP
+server of a segment frozen without any starts one too (`mcp_servers_added`).
 
 The request then sends the frozen system prompt and tools, byte for byte as recorded.
 """

@@ -289,6 +289,19 @@ class Retrying(Event):
     reason: str
 
 
+class ReplyStalled(Event):
+    """The model's reply has brought nothing that counts (a whole event) for `silent_s` seconds,
+    a quarter of the idle limit `idle_s`: a notice, so a user sees why nothing moves. The
+    attempt ends at `idle_s` of silence and is retried within the retry budget. `began`: part of
+    the reply had arrived (else the silence follows the response headers)."""
+
+    type: ClassVar[str] = "reply-stalled"
+    silent_s: float
+    idle_s: float
+    began: bool
+    message: str
+
+
 class DiscardPartial(Event):
     """The connection dropped mid-reply: throw away this step's deltas; the reply restarts."""
 
@@ -318,16 +331,16 @@ class Advisory(Event):
 
 
 class ApprovalRequest(Event):
-    """A tool call waits for a person: approve it once, always (a command prefix, in this
-    project), or deny it. Every front-end answers it its own way (the browser's card, `xum run
+    """A tool call waits for a person: approve it once, always (a command prefix, or an MCP
+    tool, in this project), or deny it. Every front-end answers it its own way (the browser's card, `xum run
     --approval`); the decision is on record in the call's `tool-result` (`meta.approval`)."""
 
     type: ClassVar[str] = "approval-request"
     request_id: str
     call_id: str
     tool: str
-    kind: str  # command | critical | escalation | write
-    subject: str  # the command, or the path
+    kind: str  # command | critical | escalation | write | mcp
+    subject: str  # the command, the path, or an MCP call's arguments (JSON)
     why: str  # what needs the approval, in xum's words
     reason: str | None = None  # the model's own reason (a sandbox escalation)
     prefix: str | None = None  # what "always" would remember; absent: not offered

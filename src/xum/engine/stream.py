@@ -15,11 +15,13 @@ from typing import Any
 from xum.engine import events as E
 from xum.engine.events import EventSink
 from xum.llm.client import LLMClient
+from xum.llm.limits import setting_name
 from xum.llm.types import (
     Finish,
     LLMRequest,
     ReasoningDelta,
     Retrying,
+    Stalled,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -145,4 +147,21 @@ def _apply(
             state.clear()
             emit(E.DiscardPartial())
             return True
+    if isinstance(event, Stalled):
+        emit(stalled_event(event))
     return False  # ToolCallEnd and anything newer carry nothing to forward
+
+
+def stalled_event(event: Stalled) -> E.ReplyStalled:
+    """The notice for a reply that is stalling, in words a user can act on."""
+    where = "mid-reply" if event.began else "after the response headers, before the reply began"
+    return E.ReplyStalled(
+        silent_s=round(event.silent_s, 1),
+        idle_s=event.idle_s,
+        began=event.began,
+        message=(
+            f"the model has sent nothing for {event.silent_s:.0f} s ({where}); the attempt "
+            f"ends and is retried after {event.idle_s:g} s of silence "
+            f"({setting_name('idle_s')})"
+        ),
+    )

@@ -86,22 +86,36 @@ async def run_one(
 ) -> ToolResult:
     """One call through the middleware and the tool. A middleware that raises becomes an error
     result (cancellation still goes through). `ctx` must be this call's own context."""
+    result, _seconds = await run_timed(call, ctx, offered, middleware)
+    return result
+
+
+async def run_timed(
+    call: ToolCall,
+    ctx: ToolContext,
+    offered: Sequence[str],
+    middleware: Sequence[ToolMiddleware],
+) -> tuple[ToolResult, float]:
+    """`run_one`, with how long the call ran: from when the checks before it let it through to
+    its result. A wait in those checks (a person's approval) is not the call's run time, so it
+    is left out; a call they refused ran for 0 s."""
     for layer in middleware:
         try:
             outcome = await layer.before_tool(call, ctx)
         except Exception as exc:
-            return _failed_before(call, layer, exc)
+            return _failed_before(call, layer, exc), 0.0
         if isinstance(outcome, ToolContext):
             ctx = outcome
         elif outcome is not None:
-            return _bounded(outcome)
+            return _bounded(outcome), 0.0
+    started = time.monotonic()
     result = await registry.validate_and_run(call.name, call.arguments, ctx, available=offered)
     for layer in middleware:
         try:
             result = await layer.after_tool(call, result, ctx)
         except Exception as exc:
-            return _failed_after(call, layer, exc)
-    return _bounded(result)
+            return _failed_after(call, layer, exc), time.monotonic() - started
+    return _bounded(result), time.monotonic() - started
 
 
 async def run_calls(
@@ -114,7 +128,7 @@ async def run_calls(
     on_result: ResultHandler,
 ) -> None:
     """Run `calls`, each with its own context from `context_for`; `on_result(call, result,
-    seconds)` fires in call order as results settle."""
+    seconds)` fires in call order as results settle (`seconds`: see `run_timed`)."""
     i = 0
     while i < len(calls):
         group = [calls[i]]
@@ -124,15 +138,13 @@ async def run_calls(
         i += len(group)
         for call in group:
             on_start(call)
-        started = time.monotonic()
         if len(group) == 1:
-            result = await run_one(group[0], context_for(group[0]), offered, middleware)
-            await on_result(group[0], result, time.monotonic() - started)
+            result, seconds = await run_timed(group[0], context_for(group[0]), offered, middleware)
+            await on_result(group[0], result, seconds)
             continue
         contexts = [context_for(c) for c in group]
-        results = await asyncio.gather(
-            *(run_one(c, x, offered, middleware) for c, x in zip(group, contexts, strict=True))
+        timed = await asyncio.gather(
+            *(run_timed(c, x, offered, middleware) for c, x in zip(group, contexts, strict=True))
         )
-        elapsed = time.monotonic() - started
-        for call, result in zip(group, results, strict=True):
-            await on_result(call, result, elapsed)
+        for call, (result, seconds) in zip(group, timed, strict=True):
+            await on_result(call, result, seconds)

@@ -3,8 +3,14 @@
 `BodyReader` wraps the response of one attempt: it bounds the wait for the headers and for
 each chunk by the attempt's `ReplyClock` (idle timer and reply deadline), counts the bytes
 against the reply's size cap, and keeps the first bytes so an error can quote them. What counts
-as progress for the idle timer is the caller's call (`progress`, `keepalive`): only the wire
-loop knows whether a chunk was a keep-alive.
+as progress for the idle timer is the caller's call (`progress`, `keepalive`, `trickle`): only
+the wire loop knows whether a chunk completed an event.
+
+An event stream is read through `sse_chunks`, which also says when the reply has been silent
+for a quarter of the idle timeout (`Stalled`). To say so without giving up the read in flight,
+a pump task reads the body into a small queue and the reader waits on the queue: a timeout
+that cancelled the read itself would close the body's iterator, a wait on a queue is safe to
+cancel.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ from xum.llm.common import loads
 from xum.llm.errors import ErrorContext, LLMError, classify, invalid_response, payload_fields
 from xum.llm.limits import MIB, ReplyClock, ReplyLimits, setting_name
 from xum.llm.retry import parse_retry_after
+from xum.llm.types import Stalled
 
 T = TypeVar("T")
 PREVIEW_BYTES = 160  # how much of an unexpected body an error quotes
+PUMP_DEPTH = 64  # chunks the pump reads ahead of the reader (bounds memory, keeps it busy)
 BodyKind = Literal["json", "sse"]
 _SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")
 
@@ -32,6 +40,7 @@ class BodyReader:
         "_limits",
         "_loop",
         "_streamed",
+        "began",
         "clock",
         "head",
         "received",
@@ -47,6 +56,7 @@ class BodyReader:
         self.head = b""  # the first PREVIEW_BYTES of the body
         self.received = 0
         self.waiting_for: Literal["headers", "body"] = "headers"
+        self.began = False  # a whole event of the reply arrived (not only headers, keep-alives)
 
     async def bounded(self, step: Awaitable[T]) -> T:
         """`step` (sending the request and reading the headers) within the clock."""
@@ -58,10 +68,55 @@ class BodyReader:
     async def read(self, raw: AsyncIterator[bytes]) -> bytes:
         """The next chunk of `raw` (b"" at its end), the wait bounded by the clock and the total
         by the size cap."""
+        return self._count(await self._within(_next(raw)))
+
+    async def sse_chunks(
+        self, raw: AsyncIterator[bytes], first: bytes | None = None
+    ) -> AsyncGenerator[bytes | Stalled, None]:
+        """`first` (a chunk already read, if any), then the rest of `raw` like `chunks`, with a
+        `Stalled` advisory between two chunks when the reply has made no progress for a quarter
+        of the idle timeout (a stall right after the headers included)."""
+        queue: asyncio.Queue[bytes | BaseException] = asyncio.Queue(PUMP_DEPTH)
+        pump = self._loop.create_task(_pump(raw, queue))
         try:
-            chunk = await self._within(anext(raw))
-        except StopAsyncIteration:
-            return b""
+            chunk = first if first is not None else await self._take(queue)
+            while chunk:
+                yield chunk
+                chunk = await self._take(queue)
+        finally:
+            # The pump must be done with `raw` before anyone closes it.
+            pump.cancel()
+            await asyncio.wait((pump,))
+            if not pump.cancelled():
+                pump.exception()  # retrieved: what it met after the end is of no interest
+
+    async def _take(self, queue: asyncio.Queue[bytes | BaseException]) -> bytes | Stalled:
+        """The pump's next chunk (b"" at the end) within the clock, or `Stalled` when the
+        advisory comes due first (the pump reads on)."""
+        if queue.empty():
+            now = self._loop.time()
+            limit = self.clock.wait(now)
+            notice = self.clock.notice_in(now)
+            advise = notice is not None and notice < limit
+            timeout = asyncio.timeout(notice if advise else limit)
+            try:
+                async with timeout:
+                    item = await queue.get()  # cancelled by the timeout, nothing is lost
+            except TimeoutError:
+                if not timeout.expired():
+                    raise
+                if not advise:
+                    raise self._timed_out() from None
+                self.clock.noticed = True
+                silent = self.clock.silent_for(self._loop.time())
+                return Stalled(silent_s=silent, idle_s=self._limits.idle_s, began=self.began)
+        else:
+            item = queue.get_nowait()
+        if isinstance(item, BaseException):
+            raise item
+        return self._count(item)
+
+    def _count(self, chunk: bytes) -> bytes:
         self.received += len(chunk)
         cap = self._limits.max_reply_bytes
         if self.received > cap:
@@ -89,11 +144,18 @@ class BodyReader:
             yield chunk
             chunk = await self.read(raw)
 
-    def progress(self) -> None:
+    def progress(self, *, event: bool = False) -> None:
+        """Something that counts arrived; `event`: a whole event of the reply."""
         self.clock.progress(self._loop.time())
+        if event:
+            self.began = True
 
     def keepalive(self) -> None:
         self.clock.keepalive()
+
+    def trickle(self, size: int) -> None:
+        """`size` bytes of an event that has not ended (not progress)."""
+        self.clock.trickle(size)
 
     async def _within(self, step: Awaitable[T]) -> T:
         # A reply asked for whole sends its headers only when it is done: only the reply
@@ -117,16 +179,28 @@ class BodyReader:
             )
             setting = setting_name("reply_s")
         elif self.waiting_for == "headers":
-            what = f"{ctx.provider} at {ctx.base_url} sent no reply within {limits.idle_s:g} s"
-            setting = setting_name("idle_s")
-        elif self.clock.keepalives:
             what = (
-                f"{ctx.provider} sent only keep-alives for {limits.idle_s:g} s and no part of "
-                "the reply"
+                f"{ctx.provider} at {ctx.base_url} sent no reply within {limits.idle_s:g} s "
+                "(not even the response headers)"
             )
             setting = setting_name("idle_s")
         else:
-            what = f"{ctx.provider} sent nothing for {limits.idle_s:g} s in the middle of the reply"
+            idle = f"{limits.idle_s:g} s"
+            if self.clock.trickled:
+                sent = (
+                    f"sent only {self.clock.trickled} bytes in {idle}, not one whole event "
+                    "(the stream trickles)"
+                )
+            elif self.clock.keepalives:
+                sent = f"sent only keep-alives for {idle}"
+            else:
+                sent = f"sent nothing for {idle}"
+            when = (
+                "in the middle of the reply"
+                if self.began
+                else "after its response headers, before the reply began"
+            )
+            what = f"{ctx.provider} {sent} {when}"
             setting = setting_name("idle_s")
         return LLMError(
             "timeout",
@@ -134,6 +208,25 @@ class BodyReader:
             provider=ctx.provider,
             hint=f"if the model needs longer, raise {setting} in config.json (docs/providers.md)",
         )
+
+
+async def _pump(raw: AsyncIterator[bytes], queue: asyncio.Queue[bytes | BaseException]) -> None:
+    """Move `raw`'s chunks into `queue`, then b"" at its end or the exception that ended it."""
+    try:
+        async for chunk in raw:
+            await queue.put(chunk)
+    except Exception as exc:
+        await queue.put(exc)
+        return
+    await queue.put(b"")
+
+
+async def _next(raw: AsyncIterator[bytes]) -> bytes:
+    """The next chunk, b"" at the end (a coroutine `_within` can bound)."""
+    try:
+        return await anext(raw)
+    except StopAsyncIteration:
+        return b""
 
 
 def body_kind(content_type: str, first: bytes) -> BodyKind | None:

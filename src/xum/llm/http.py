@@ -28,11 +28,19 @@ from xum.llm.common import dumps
 from xum.llm.endpoint import Endpoint, auth_headers
 from xum.llm.errors import ErrorContext, LLMError, invalid_response, network_error
 from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts
-from xum.llm.limits import ReplyLimits, setting_name
+from xum.llm.limits import PARTIAL_PROGRESS_BYTES, ReplyLimits, setting_name
 from xum.llm.params import Withheld, withheld_params
 from xum.llm.retry import RetryPolicy
 from xum.llm.sse import SSEEvent, SSEParser
-from xum.llm.types import Finish, LLMRequest, Retrying, StreamEvent, UsageUpdate, Wire
+from xum.llm.types import (
+    Finish,
+    LLMRequest,
+    Retrying,
+    Stalled,
+    StreamEvent,
+    UsageUpdate,
+    Wire,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -193,9 +201,10 @@ class WireClient:
             try:
                 async with aclosing(self._attempt(request, body, ctx, stream)) as events:
                     async for event in events:
-                        # Usage updates are snapshots that the next attempt replaces; only
-                        # content deltas leave something for the consumer to throw away.
-                        if not isinstance(event, UsageUpdate):
+                        # Usage updates are snapshots that the next attempt replaces and stall
+                        # advisories are no content; only deltas leave something for the
+                        # consumer to throw away.
+                        if not isinstance(event, UsageUpdate | Stalled):
                             emitted = True
                         yield event
                 return
@@ -308,25 +317,34 @@ class WireClient:
                     raise http_error(ctx, resp.status, resp.headers, raw)
                 decoder = self.new_decoder(request)
                 content_type = resp.headers.get("content-type", "")
-                first = await reading.read(resp.chunks)
-                kind = body_kind(content_type, first)
-                if kind is None or not first:
-                    expected = "an event stream" if stream else "JSON"
-                    raise unexpected_body(ctx, resp.status, content_type, first, expected=expected)
-                # Closed before the response (the stack unwinds in reverse), not left to the GC.
-                chunks = await stack.enter_async_context(
-                    aclosing(reading.chunks(resp.chunks, first, all_progress=kind == "json"))
+                first: bytes | None = None  # read here only when the headers do not tell
+                if body_kind(content_type, b"") != "sse":
+                    first = await reading.read(resp.chunks)
+                    kind = body_kind(content_type, first)
+                    if kind is None or not first:
+                        expected = "an event stream" if stream else "JSON"
+                        raise unexpected_body(
+                            ctx, resp.status, content_type, first, expected=expected
+                        )
+                    if kind == "json":
+                        # Asked for a stream and got a whole reply (or asked for one): same
+                        # events. Closed before the response (the stack unwinds in reverse).
+                        chunks = await stack.enter_async_context(
+                            aclosing(reading.chunks(resp.chunks, first, all_progress=True))
+                        )
+                        raw = await read_some(chunks, self.limits.max_reply_bytes)
+                        for name, obj in self.body_frames(json_body(ctx, raw)):
+                            for event in decoder.feed_obj(name, obj):
+                                yield event
+                        yield decoder.finish()
+                        return
+                # An event stream: when the headers said so, even the wait for its first bytes
+                # may bring the stall advisory.
+                sse = await stack.enter_async_context(
+                    aclosing(reading.sse_chunks(resp.chunks, first))
                 )
-                if kind == "json":
-                    # Asked for a stream and got a whole reply (or asked for one): same events.
-                    raw = await read_some(chunks, self.limits.max_reply_bytes)
-                    for name, obj in self.body_frames(json_body(ctx, raw)):
-                        for event in decoder.feed_obj(name, obj):
-                            yield event
-                    yield decoder.finish()
-                    return
                 async for event in self._events(
-                    chunks, reading, decoder, ctx, resp.status, content_type
+                    sse, reading, decoder, ctx, resp.status, content_type
                 ):
                     yield event
         except HTTPTransportError as exc:
@@ -338,24 +356,32 @@ class WireClient:
 
     async def _events(
         self,
-        chunks: AsyncIterator[bytes],
+        chunks: AsyncIterator[bytes | Stalled],
         reading: BodyReader,
         decoder: StreamDecoder,
         ctx: ErrorContext,
         status: int,
         content_type: str,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """An event stream's frames through the decoder, the idle clock told what was progress
-        (frames other than keep-alives, or a long frame still growing)."""
+        """An event stream's frames through the decoder, the idle clock told what was progress:
+        whole events other than keep-alives, or the growth of one event past
+        `PARTIAL_PROGRESS_BYTES` (a multi-MiB final event on a slow link). Bytes of a smaller
+        unfinished event are a trickle, which does not hold the reply open."""
         parser = SSEParser()
         frames_seen = False
-        unfinished = 0
+        partial = 0
         async for chunk in chunks:
+            if isinstance(chunk, Stalled):
+                yield chunk
+                continue
             frames = parser.feed(chunk)
-            grew = parser.unfinished > unfinished
-            unfinished = parser.unfinished
-            if any(not _keepalive(frame) for frame in frames) or grew:
+            grown, partial = parser.partial > partial, parser.partial
+            if any(not _keepalive(frame) for frame in frames):
+                reading.progress(event=True)
+            elif grown and partial > PARTIAL_PROGRESS_BYTES:
                 reading.progress()
+            elif partial:
+                reading.trickle(len(chunk))
             else:
                 reading.keepalive()
             for name, data in frames:
@@ -412,7 +438,7 @@ def _flush(tail: list[SSEEvent], decoder: StreamDecoder, ctx: ErrorContext) -> l
     return out
 
 
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
+async def _drain(chunks: AsyncIterator[bytes | Stalled]) -> None:
     """Read to the end of the body so the connection goes back to the pool for reuse."""
     try:
         async with asyncio.timeout(DRAIN_S):

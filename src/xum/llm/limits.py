@@ -2,10 +2,15 @@
 
 Three clocks bound a reply, because each one alone leaves a way to hang:
 
-- the *idle* timeout: the longest wait for the reply's headers, and then between two events
-  that carry something. SSE comments and Anthropic `ping` events are keep-alives: they prove the
-  connection is up, not that the model is producing anything, so they do not reset it (a server
-  that sends a comment every 5 s forever would otherwise hold a turn for ever);
+- the *idle* timeout: the longest wait for the reply's headers, and then between two whole
+  events that carry something. SSE comments and Anthropic `ping` events are keep-alives: they
+  prove the connection is up, not that the model is producing anything, so they do not reset
+  it (a server that sends a comment every 5 s forever would otherwise hold a turn for ever).
+  Nor do bytes of an event that has not ended: a stream trickling a byte every two seconds
+  never completes an event and must not hold a turn for the half hour of the reply deadline.
+  Only a half-received event past `PARTIAL_PROGRESS_BYTES` counts (a multi-MiB final event
+  on a slow link). After a quarter of the idle timeout without progress the client says the
+  reply is stalling (`Stalled`), so a user sees why nothing moves before it is ended;
 - the *reply* deadline: the whole of one attempt, from sending the request to the last event;
 - the *retry budget*: once this long has passed since the first attempt started, a failure is
   final instead of retried (five stalled attempts of 300 s each are not a reasonable wait).
@@ -20,6 +25,11 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 MIB = 1024 * 1024
+# Bytes of one unfinished event past which its growth counts as progress: far above any delta
+# event (a few hundred bytes), far below the final events that repeat a whole reply.
+PARTIAL_PROGRESS_BYTES = 64 * 1024
+# The `Stalled` advisory comes after this fraction of the idle timeout without progress.
+STALL_NOTICE_FRACTION = 0.25
 
 # config.json `modelRequests` key -> (field, lowest accepted value, what it is)
 _KEYS: dict[str, tuple[str, float, str]] = {
@@ -38,9 +48,10 @@ class ReplyLimits(NamedTuple):
     a dataclass: it is built at import time on `xum run`'s path, where a dataclass costs ~1 ms."""
 
     connect_s: float = 10.0
-    # Long enough for a model that thinks silently for a few minutes; the same default as
-    # Codex CLI's stream idle timeout.
-    idle_s: float = 300.0
+    # Two minutes: a healthy reply, even in a long thinking phase, streams a delta (or at least
+    # a whole event) far more often than that; a stalled or trickling one is ended (and retried)
+    # within about two minutes instead of holding the run for the 30-minute reply deadline.
+    idle_s: float = 120.0
     reply_s: float = 1800.0  # 128K output tokens at ~70 tokens/s, with room to spare
     retry_budget_s: float = 600.0
     max_retries: int = 4  # retries after the first attempt
@@ -86,7 +97,16 @@ def limits_from_config(raw: Any) -> ReplyLimits:
 class ReplyClock:
     """The idle timer and the reply deadline of one attempt, on the event loop's clock."""
 
-    __slots__ = ("_idle", "_idle_applies", "_last", "_start", "deadline_at", "keepalives")
+    __slots__ = (
+        "_idle",
+        "_idle_applies",
+        "_last",
+        "_start",
+        "deadline_at",
+        "keepalives",
+        "noticed",
+        "trickled",
+    )
 
     def __init__(self, limits: ReplyLimits, now: float) -> None:
         self._start = now
@@ -95,13 +115,30 @@ class ReplyClock:
         self.deadline_at = now + limits.reply_s
         self._idle_applies = True
         self.keepalives = 0  # keep-alives since the last progress
+        self.trickled = 0  # bytes of an unfinished event since the last progress
+        self.noticed = False  # the stall advisory of this silence was given
 
     def progress(self, now: float) -> None:
         self._last = now
         self.keepalives = 0
+        self.trickled = 0
+        self.noticed = False
 
     def keepalive(self) -> None:
         self.keepalives += 1
+
+    def trickle(self, size: int) -> None:
+        self.trickled += size
+
+    def silent_for(self, now: float) -> float:
+        """Seconds since the last progress."""
+        return now - self._last
+
+    def notice_in(self, now: float) -> float | None:
+        """Seconds until the stall advisory is due (None: given already for this silence)."""
+        if self.noticed:
+            return None
+        return max(0.0, self._last + self._idle * STALL_NOTICE_FRACTION - now)
 
     def wait(self, now: float, *, idle: bool = True) -> float:
         """Seconds until the nearer of the two deadlines (never negative); with `idle` False,

@@ -45,6 +45,12 @@ class SSEParser:
             return 0
         return self._pending_size
 
+    @property
+    def partial(self) -> int:
+        """Bytes of an event that has begun and not ended (its data lines so far and an
+        unfinished line); 0 between events."""
+        return self.unfinished + self._size
+
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         if not chunk:
             return []

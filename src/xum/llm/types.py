@@ -111,6 +111,18 @@ class Retrying:
 
 
 @dataclass(slots=True)
+class Stalled:
+    """Stream event, advisory: the reply has sent nothing that counts as progress (a whole
+    event) for `silent_s` seconds, a quarter of the idle limit `idle_s`; the attempt ends when
+    the silence reaches `idle_s`. `began`: whether any of the reply had arrived (else the
+    silence follows the response headers). Sent once per silence."""
+
+    silent_s: float
+    idle_s: float
+    began: bool
+
+
+@dataclass(slots=True)
 class Finish:
     """Stream event, always the last: the whole reply and why it ended."""
 
@@ -132,5 +144,6 @@ StreamEvent = (
     | ToolCallEnd
     | UsageUpdate
     | Retrying
+    | Stalled
     | Finish
 )

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from xum.core.errors import XumError
+from xum.core.ownsecrets import without_own_secrets
 
 GIT_TIMEOUT_S = 60.0
 
@@ -20,10 +21,14 @@ class GitError(XumError):
     code = "git_error"
 
 
-def _git_env() -> dict[str, str]:
-    env = dict(os.environ)
+def git_env(**extra: str) -> dict[str, str]:
+    """The environment of every git process xum runs itself: xum's own, less its provider keys
+    and server token (git runs the repository's hooks, which are the project's code, not xum's),
+    and never interactive. `extra` is laid over it."""
+    env = without_own_secrets(os.environ)
     env["GIT_TERMINAL_PROMPT"] = "0"  # never wait for credentials nobody will type
     env["LC_ALL"] = "C"  # stable messages
+    env.update(extra)
     return env
 
 
@@ -35,7 +40,7 @@ def run_git(
         done = subprocess.run(
             ["git", *args],
             cwd=cwd,
-            env=_git_env(),
+            env=git_env(),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -88,7 +93,7 @@ class WorkTreeQuery:
             self._proc = subprocess.Popen(
                 ["git", *WORK_TREE_ARGS],
                 cwd=path,
-                env=_git_env(),
+                env=git_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -15,8 +15,10 @@ namespaces:
   as the mount point).
 * `read-only`: nothing is writable but an empty, throwaway `$TMPDIR`.
 
-In both, xum's own root (`$XUM_ROOT`: provider keys, secrets, every session) is hidden except the
-workspace's scratch directory, the PID namespace makes "every descendant dies with the command"
+In both, xum's own root (`$XUM_ROOT`: provider keys, the server's token, config, every session)
+is hidden (an empty read-only directory) except what the workspace needs from it: its checkout
+when that lives there, its scratch directory, the user's global skills (read-only) and the file
+bash sources; the PID namespace makes "every descendant dies with the command"
 structural (when the script exits, or its group is killed, the namespace goes with it, whatever
 the descendants did with `setsid` or their output), and capabilities are dropped (a command run
 as root cannot remount its way out). Egress `off` adds a network namespace with only its own
@@ -217,7 +219,9 @@ class Layout:
     egress: EgressMode = "shared"
     writable: tuple[str, ...] = ()  # scratch dir and granted folders
     git: GitLayout | None = None
-    hidden: tuple[str, ...] = ()  # directories shown empty under everything else: xum's root
+    # Directories shown empty and read-only under everything else (xum's root); what `shown`,
+    # the workspace and `writable` put inside one stays as those mounts say.
+    hidden: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()  # read-only paths inside a hidden directory that commands need
     denied: tuple[str, ...] = ()  # the read denylist: directories shown empty, over everything
     denied_files: tuple[str, ...] = ()  # and files shown empty
@@ -251,7 +255,7 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
 
     Mounts are applied in order, later ones over earlier ones: the read-only root, then what is
     hidden, then what is writable, then what is held read-only inside it, then the read
-    denylist over all of it.
+    denylist over all of it; last, the hidden directories are made read-only.
     """
     head = [bwrap, "--die-with-parent", "--unshare-pid"]
     if layout.egress == "off":
@@ -297,6 +301,10 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
             plan.append(Mount(None, ("--bind", tmp, tmp)))
     plan += [_if_exists(d, "--tmpfs", d, "--remount-ro", d) for d in layout.denied]
     plan += [_if_exists(f, "--ro-bind", "/dev/null", f) for f in layout.denied_files]
+    # Only now, with every mount inside it in place (bwrap makes their mount points in it), is
+    # a hidden directory made read-only: a command cannot leave files there for anyone, even in
+    # the throwaway view. The remount is the directory's own, not the mounts inside it.
+    plan += [_if_exists(d, "--remount-ro", d) for d in layout.hidden]
     shown_tmp = "/tmp" if private or tmp is None else tmp
     plan.append(Mount(None, ("--setenv", "TMPDIR", shown_tmp, "--chdir", cwd, "--")))
     return plan

@@ -43,11 +43,14 @@ def create_worktree(
     *,
     temp_dir: str,
     base: str | None = None,
+    branch: str | None = None,
 ) -> WorktreeRuntime:
     """`git worktree add -b <workspace_name> <path> <base>`; base defaults to the project's HEAD.
 
     The branch is named after the workspace. Refuses (WorktreeError) when the project is not a
-    git work tree, has no commits, or the branch or the directory already exists.
+    git work tree, has no commits, or the branch or the directory already exists. `branch`: an
+    existing branch to check out instead (`git worktree add <path> <branch>`; `base` unused),
+    refused when it does not exist or another worktree has it checked out.
     """
     project = Path(project_path).resolve()
     top = git.toplevel(project)
@@ -61,6 +64,8 @@ def create_worktree(
             f"{workspace_name!r} cannot name a workspace branch and directory",
             hint="use letters, digits, '-', '_' and '.', without '/' or a leading '-' or '.'",
         )
+    if branch is not None:
+        return _check_out_existing(top, workspace_name, branch, temp_dir)
     start = base or git.head_commit(top)
     if start is None:
         raise WorktreeError(
@@ -82,6 +87,33 @@ def create_worktree(
     ensure_private_dir(target.parent)
     git.run_git(["worktree", "add", "-b", workspace_name, "--", str(target), start], top)
     return WorktreeRuntime(str(target), temp_dir, project_path=str(top), branch=workspace_name)
+
+
+def _check_out_existing(
+    top: Path, workspace_name: str, branch: str, temp_dir: str
+) -> WorktreeRuntime:
+    if not git.branch_exists(top, branch):
+        raise WorktreeError(
+            f"there is no branch {branch!r} in {top}",
+            hint="`git branch --list` shows the branches; leave the name empty for a new one",
+        )
+    target = worktree_path(top, workspace_name)
+    if os.path.lexists(target):
+        raise WorktreeError(
+            f"{target} already exists", hint="pick another workspace name, or remove the directory"
+        )
+    ensure_root()
+    ensure_private_dir(src_dir())
+    ensure_private_dir(target.parent)
+    try:
+        git.run_git(["worktree", "add", "--", str(target), branch], top)
+    except git.GitError as exc:
+        raise WorktreeError(
+            f"cannot check out branch {branch!r} in a new worktree: {exc}",
+            hint="a branch is checked out in one worktree at a time: switch the other checkout "
+            "to another branch, or name a new branch",
+        ) from None
+    return WorktreeRuntime(str(target), temp_dir, project_path=str(top), branch=branch)
 
 
 def remove_worktree(project_path: str | Path, path: str | Path, *, force: bool = False) -> None:

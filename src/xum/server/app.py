@@ -39,7 +39,9 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server.routes import (
         auth,
         context,
+        files,
         mcp,
+        plan,
         projects,
         review,
         safety,
@@ -84,6 +86,8 @@ def create_app(config: ServerConfig) -> FastAPI:
         workspaces.router,
         turns.router,
         review.router,
+        files.router,
+        plan.router,
         context.router,
         settings.router,
         mcp.router,

@@ -18,12 +18,17 @@ from xum.server.auth import (
     split_host_header,
     tokens_equal,
 )
-from xum.server.errors import ApiError, error_body
+from xum.server.errors import error_body
 
 if TYPE_CHECKING:
     from xum.server.state import ServerState
 
 MAX_BODY_BYTES = 1024 * 1024
+TOO_LARGE = (
+    "payload_too_large",
+    f"the request body is larger than the server's limit of {MAX_BODY_BYTES // (1024 * 1024)} MiB",
+    "send a smaller request body",
+)
 OPEN_API_PATHS = frozenset({"/api/auth/login", "/api/auth/status"})
 
 SECURITY_HEADERS = [
@@ -63,13 +68,52 @@ class SecurityMiddleware:
         if scope["type"] == "http":
             length = header(headers, b"content-length")
             if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-                await self._refuse(
-                    scope, receive, send, 413, "payload_too_large", "the request body is too large"
-                )
+                await self._refuse(scope, receive, send, 413, *TOO_LARGE)
                 return
-            await self.app(scope, _bounded(receive), _with_headers(send, scope["path"]))
+            await self._bounded(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the app with the body cut at MAX_BODY_BYTES. A body without a length (chunked)
+        is counted as it arrives: past the limit the app is told the client went away (it stops
+        reading; nothing more is held), whatever it answers to that is dropped, and the client
+        gets 413. An error raised from `receive` instead would reach the route's body parser,
+        which reports any failure as a malformed body (400)."""
+        over = False
+        seen = 0
+        started = False
+        outer = _with_headers(send, scope["path"])
+
+        async def bounded_receive() -> Message:
+            nonlocal over, seen
+            if over:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > MAX_BODY_BYTES:
+                    over = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if over and not started:
+                return  # the app's answer to a body it never got whole
+            if message["type"] == "http.response.start":
+                started = True
+            await outer(message)
+
+        try:
+            await self.app(scope, bounded_receive, guarded_send)
+        except Exception:
+            if not over:
+                raise
+        if over and not started:
+            # The rest of the body is read and thrown away by the HTTP server (uvicorn discards
+            # what arrives after the response), so the client can read this answer.
+            await self._refuse(scope, receive, send, 413, *TOO_LARGE)
 
     def _check(
         self, scope: Scope, headers: list[tuple[bytes, bytes]]
@@ -144,21 +188,6 @@ class SecurityMiddleware:
             error_body(code, message, hint), status_code=status, headers=headers
         )
         await response(scope, receive, _with_headers(send, scope["path"]))
-
-
-def _bounded(receive: Receive) -> Receive:
-    seen = 0
-
-    async def wrapped() -> Message:
-        nonlocal seen
-        message = await receive()
-        if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > MAX_BODY_BYTES:
-                raise ApiError(413, "payload_too_large", "the request body is too large")
-        return message
-
-    return wrapped
 
 
 def _with_headers(send: Send, path: str) -> Send:

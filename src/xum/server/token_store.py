@@ -19,17 +19,15 @@ import stat
 from pathlib import Path
 
 from xum.core.fsutil import atomic_write_bytes
-from xum.core.paths import ensure_private_dir, xum_root
+from xum.core.paths import ensure_private_dir, server_token_path
 
-TOKEN_DIR = "server"
-TOKEN_FILE = "auth-token"
 # What `secrets.token_urlsafe(32)` produces (43 characters); a little room either way.
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{32,128}")
 _MAX_READ = 4096
 
 
 def token_path() -> Path:
-    return xum_root() / TOKEN_DIR / TOKEN_FILE
+    return server_token_path()
 
 
 def stored_token() -> str:

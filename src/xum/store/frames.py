@@ -114,6 +114,17 @@ def damaged_frame(line: bytes, seq: int | None) -> Frame:
     return Frame(seq, "", 0, "", {}, damaged=True, raw=line)
 
 
+def damage_reason(line: bytes) -> str:
+    """Why a quarantined line is not a frame, in a few words for listings."""
+    if not line.rstrip(b"\r\n"):
+        return "an empty line"
+    if not checksum_ok(line if line.endswith(b"\n") else line + b"\n"):
+        return "its checksum does not match (edited or cut short)"
+    if decode_trusted(line) is None:
+        return "not a valid frame (a field is missing or of the wrong type)"
+    return "out of order (its seq repeats or goes back; an earlier frame holds it)"
+
+
 def loose_seq(line: bytes) -> int | None:
     """The `seq` a damaged line still claims, when it still parses; used only as a hint."""
     try:

@@ -7,6 +7,7 @@ an entry plus the environment into a usable endpoint is `xum.engine.endpoints`'s
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,6 +339,17 @@ def key_values(config: ProvidersConfig) -> dict[str, str]:
             if value:
                 found[f"{provider_id}.apiKeyFile"] = value
     return found
+
+
+def key_file_paths(config: ProvidersConfig) -> list[str]:
+    """The absolute paths of the key files `providers.jsonc` points at (`apiKeyFile`, `~`
+    expanded; relative ones as the provider clients read them, from the current directory),
+    whether or not they exist: xum's own credentials, which no agent may read."""
+    return [
+        os.path.abspath(Path(entry.api_key_file).expanduser())
+        for entry in config.entries.values()
+        if entry.api_key_file
+    ]
 
 
 def model_parameters_for(

@@ -268,12 +268,16 @@ def _scan(data: bytes, mread: ManifestRead, sig: Signature) -> Loaded:
 
 
 def _longest_increasing(items: list[tuple[int, int]]) -> set[int]:
-    """Indexes of a longest subsequence of `(index, seq)` with strictly increasing seq."""
+    """Indexes of a longest subsequence of `(index, seq)` with strictly increasing seq. Of two
+    lines claiming one seq, the first is kept: the frame written in its place comes first, and a
+    copy or a forgery appended after it must not push it out."""
     tail_seqs: list[int] = []
     tail_at: list[int] = []  # position in `items` of the best tail for each length
     back = [-1] * len(items)
     for pos, (_, seq) in enumerate(items):
         length = bisect_left(tail_seqs, seq)
+        if length < len(tail_seqs) and tail_seqs[length] == seq:
+            continue  # the same seq as an earlier line ending as long a run: that one stays
         back[pos] = tail_at[length - 1] if length else -1
         if length == len(tail_seqs):
             tail_seqs.append(seq)

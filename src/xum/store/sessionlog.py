@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from xum.core.clock import now_ms
 from xum.core.errors import SessionBusyError, SessionChangedError, StoreError
+from xum.core.fsutil import remove_stale_temps
 from xum.core.ids import event_id
 from xum.core.lock import FileLock, LockTimeout
 from xum.core.paths import FILE_MODE, ensure_private_dir, session_dir
@@ -142,6 +143,10 @@ class SessionLog:
     def damaged_frames(self) -> list[Frame]:
         return [self._frames[line] for line, _ in self._damaged]
 
+    def damaged_lines(self) -> list[tuple[int, Frame]]:
+        """The damaged frames with their line numbers in the log (1-based)."""
+        return [(line + 1, self._frames[line]) for line, _ in self._damaged]
+
     def refresh(self) -> SyncResult:
         """Pick up what other writers published: `appended` (new frames are in `frames`),
         `reloaded` (the log changed otherwise and was read again: `generation` moved on) or
@@ -187,6 +192,9 @@ class SessionLog:
             raise _busy(self.directory.name, exc.holder, wait) from None
         self._lock = lock
         try:
+            # A writer killed between writing a manifest's temp file and renaming it left the
+            # temp file; whoever holds the lock next clears those of processes that are gone.
+            remove_stale_temps(self._manifest_path)
             self._sync(writer=True)
             self._fd = os.open(self._log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
             self._heal()
@@ -196,15 +204,32 @@ class SessionLog:
             # A session file that is a directory, a full or read-only disk: say which file.
             self._depth = 0
             self._release()
-            raise StoreError(
-                f"cannot write session {self.directory.name}: {exc.strerror or exc} "
-                f"({exc.filename or self.directory})",
-                hint="nothing was written; fix or move that file (the session can still be read)",
-            ) from exc
+            raise self._unwritable(exc) from exc
         except BaseException:
             self._depth = 0
             self._release()
             raise
+
+    def _unwritable(self, exc: OSError) -> StoreError:
+        """Why the session cannot be written, naming the session file at fault."""
+        name = self.directory.name
+        for path in (self._manifest_path, self._log_path):
+            if path.exists() and not path.is_file():
+                kind = "a directory" if path.is_dir() else "not a regular file"
+                return StoreError(
+                    f"cannot write session {name}: {path.name} is {kind} ({path})",
+                    hint=f"move {path} out of the way (nothing was written; the session can "
+                    "still be read)"
+                    + (
+                        "; xum writes a new manifest from the log on the next write"
+                        if path == self._manifest_path
+                        else ""
+                    ),
+                )
+        return StoreError(
+            f"cannot write session {name}: {exc.strerror or exc} ({exc.filename or self.directory})",
+            hint="nothing was written; fix or move that file (the session can still be read)",
+        )
 
     def end_write(self) -> None:
         if self._depth == 0:

@@ -1,15 +1,20 @@
 """How risky a bash script is: the approval layer's reading of a command before it runs.
 
-The script is split into simple commands (at `;`, `&&`, `||`, `|`, `&`, newlines and
-parentheses) and each is read word by word with shell quoting rules. This is a reading, not an
-interpreter: anything it cannot follow (unbalanced quotes, `$(...)`, backticks, `eval`, a word
-that is only known at run time) counts against the script, never for it.
+The script is parsed with a real shell grammar (`shell_parse`, tree-sitter-bash) and walked
+whole: every simple command in lists, pipelines, subshells, groups, `if`/`for`/`while`/`case` and
+function bodies, and inside command and process substitutions. Wrappers are taken off (`sudo`,
+`env -S`, `timeout`, `xargs`, ...) and the text handed to a shell (`bash -c`, `eval`, a heredoc
+or a pipe into `sh`) is read again as a script, up to 8 levels deep (`shell_words`). This is a
+reading, not an interpreter: anything it cannot follow counts against the script, never for it.
 
-* Critical (always needs a person, in every permission mode): `rm` that is both recursive and
-  forced on a path outside the checkout (or one only known at run time: `$HOME`, `~`, globs
-  from `/`), making file systems (`mkfs*`, `mke2fs`, `mkswap`, `wipefs`), `dd` writing to a
-  device (`of=/dev/...`), a redirection into a disk device, and force pushes (`git push -f`,
-  `--force`, `--force-with-lease`, `--force-if-includes`, `--mirror`, a `+refspec`).
+* Critical (always needs a person, in every permission mode; `command_rules`, `git_risk`): `rm`
+  that is recursive and forced on a path outside the checkout (or only known at run time) or
+  recursive on a broad path (`/`, `~`, `/etc`), `find -delete` outside the checkout, making file
+  systems, writing to a disk device, `chmod`/`chown -R` on broad paths, fork bombs, force pushes
+  (`-f`, `--force*`, `--mirror`, `+refspec`), git aliases or program-running settings set with
+  `-c`, `git config` or `GIT_CONFIG_*`; and what cannot be read before it runs: a command name
+  from a variable or a substitution, `bash -c "$x"`, `eval "$x"`, a fetched or decoded payload
+  piped into a shell or an interpreter, a script that does not parse and mentions anything risky.
 * Allowlisted (runs without asking in the `ask` mode): every simple command is a read-only
   built-in one (`ls`, `cat`, `git status`, `rg`, ...) or starts with a prefix the user chose to
   always allow in this project, and nothing writes through a redirection.
@@ -19,9 +24,22 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from xum.tools.command_rules import (
+    DISK,
+    HARMLESS_TARGETS,
+    critical_reasons,
+    git_config_file,
+    outside,
+    unparsed_reasons,
+)
+from xum.tools.shell_handoff import file_runs, files_written, handoffs
+from xum.tools.shell_parse import SimpleCommand, Word, parse_script
+from xum.tools.shell_words import Inner, find_exec_commands, inner_scripts, program, unwrap
+
+MAX_DEPTH = 8  # `bash -c` inside `eval` inside ...: deeper than this needs a person
 
 # Commands that only read (with no option that makes them write or run something).
 READ_ONLY_COMMANDS = frozenset(
@@ -39,28 +57,6 @@ READ_ONLY_GIT = frozenset(
         "shortlog", "reflog", "ls-tree", "cat-file", "merge-base", "for-each-ref", "whatchanged",
     }
 )  # fmt: skip
-# Words that run the rest of the line as a command, with their options that take a value.
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D"}),
-    "doas": frozenset({"-u", "-C"}),
-    "nice": frozenset({"-n"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "xargs": frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a"}),
-    "env": frozenset({"-u", "-C", "-S"}),
-    "nohup": frozenset(),
-    "time": frozenset(),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "setsid": frozenset(),
-}
-_MKFS = re.compile(r"^(mkfs(\.\w+)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs)$")
-_DISK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr)")
-_PUNCTUATION = ";&|()<>\n"
-_REDIRECT = re.compile(r"^[0-9]*(>|>>|>\||&>|&>>|<>|>&)$")
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "1", "2", "-"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,150 +64,16 @@ class CommandRisk:
     critical: tuple[str, ...]  # why a person must approve (empty: not critical)
     allowlisted: bool  # every part is read-only or matches a remembered prefix
     prefix: str | None  # what "always allow" would remember (None: nothing one prefix covers)
-    understood: bool  # the whole script was read (no quoting error, no substitution)
+    understood: bool  # the whole script was read (it parsed; every command name is known)
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    commands: list[list[str]]  # the simple commands, redirections taken out
-    written: list[str]  # where output redirections write
-    understood: bool
-
-
-def parse(script: str) -> Parsed:
-    """The simple commands of `script` as word lists, where its redirections write, and
-    whether all of it could be read."""
-    lexer = shlex.shlex(script, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True  # a word ends only at whitespace or an operator
-    understood = not any(mark in script for mark in ("$(", "`", "<(", ">("))
-    try:
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes
-        return Parsed([], [], False)
-    commands: list[list[str]] = [[]]
-    written: list[str] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        # A digit glued to a redirection (`2>`) arrives as a word and then the operator.
-        if token.isdigit() and i + 1 < len(tokens) and _REDIRECT.match(tokens[i + 1]):
-            i += 1
-            continue
-        if _REDIRECT.match(token):
-            duplicated = token.endswith("&") and i + 1 < len(tokens) and tokens[i + 1].isdigit()
-            if i + 1 < len(tokens) and not duplicated:
-                written.append(tokens[i + 1])
-            i += 2
-            continue
-        if token in ("<", "<<", "<<<"):
-            i += 2
-            continue
-        if set(token) <= set(_PUNCTUATION):
-            if commands[-1]:
-                commands.append([])
-        else:
-            commands[-1].append(token)
-        i += 1
-    return Parsed([c for c in commands if c], written, understood)
-
-
-def _strip_wrappers(words: list[str]) -> tuple[list[str], set[str]]:
-    """`sudo -u x env A=1 nice rm -rf /` -> (`rm -rf /`, {"sudo", "env", "nice"}): the command
-    the wrappers run, and which wrappers (assignments before it are not wrappers)."""
-    i = 0
-    wrappers: set[str] = set()
-    while i < len(words):
-        word = words[i]
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word):
-            i += 1  # an assignment before the command
-            continue
-        valued = _WRAPPERS.get(posixpath.basename(word))
-        if valued is None:
-            break
-        wrappers.add(posixpath.basename(word))
-        i += 1
-        while i < len(words) and words[i].startswith("-") and words[i] != "--":
-            i += 2 if words[i] in valued else 1
-        if i < len(words) and words[i] == "--":
-            i += 1
-        if word == "timeout" and i < len(words) and re.fullmatch(r"[\d.]+[smhd]?", words[i]):
-            i += 1
-    return words[i:], wrappers
-
-
-def _outside(path: str, workspace: str, cwd_known: bool) -> bool:
-    """Whether a path may lie outside the checkout, or be the checkout itself."""
-    if not path or any(ch in path for ch in "$~`"):
-        return True  # only known at run time
-    if not posixpath.isabs(path):
-        if not cwd_known:
-            return True
-        path = posixpath.join(workspace, path)
-    root = posixpath.normpath(workspace)
-    return not posixpath.normpath(path).startswith(root.rstrip("/") + "/")
-
-
-def _rm_flags(words: Sequence[str]) -> tuple[bool, bool, list[str]]:
-    recursive = forced = False
-    targets: list[str] = []
-    options_done = False
-    for word in words:
-        if not options_done and word == "--":
-            options_done = True
-        elif not options_done and word.startswith("--"):
-            recursive |= word == "--recursive"
-            forced |= word == "--force"
-        elif not options_done and word.startswith("-") and len(word) > 1:
-            recursive |= "r" in word or "R" in word
-            forced |= "f" in word
-        else:
-            targets.append(word)
-    return recursive, forced, targets
-
-
-def _git_push_force(words: Sequence[str]) -> bool:
-    """`git [-C dir] [-c k=v] push ...` with a forcing option or a `+refspec`."""
-    i = 1
-    while i < len(words) and words[i].startswith("-"):
-        i += 2 if words[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
-    if i >= len(words) or words[i] != "push":
-        return False
-    for word in words[i + 1 :]:
-        if word in ("--force", "--mirror") or word.startswith(
-            ("--force-with-lease", "--force-if-includes")
-        ):
-            return True
-        if word.startswith("-") and not word.startswith("--") and "f" in word[1:]:
-            return True
-        if word.startswith("+") and len(word) > 1:
-            return True
-    return False
-
-
-def critical_reasons(words: list[str], workspace: str, cwd_known: bool) -> list[str]:
-    """Why one simple command needs a person whatever the mode (empty: it does not)."""
-    words, wrappers = _strip_wrappers(words)
-    via_xargs = "xargs" in wrappers  # its arguments are only known when it runs
-    if not words:
-        return []
-    name = posixpath.basename(words[0])
-    if name == "rm":
-        recursive, forced, targets = _rm_flags(words[1:])
-        outside = [t for t in targets if _outside(t, workspace, cwd_known)]
-        if recursive and forced and (outside or via_xargs or not targets):
-            where = outside[0] if outside else "paths only known when it runs"
-            return [f"rm -rf on a path outside the checkout or the checkout itself ({where})"]
-    elif _MKFS.match(name):
-        return [f"{name} makes a file system"]
-    elif name == "dd" and any(w.startswith("of=/dev/") and w != "of=/dev/null" for w in words):
-        return ["dd writes to a device"]
-    elif name == "git" and _git_push_force(words):
-        return ["a force push rewrites the remote's history"]
-    elif name in ("bash", "sh", "zsh", "dash") and "-c" in words[1:-1]:
-        nested = assess(words[words.index("-c") + 1], workspace=workspace)
-        return list(nested.critical)
-    return []
+@dataclass(slots=True)
+class _Reading:
+    reasons: list[str] = field(default_factory=list)
+    unlisted: list[list[str]] = field(default_factory=list)  # commands outside the allowlist
+    written: bool = False  # a redirection writes somewhere that matters
+    wrapped: bool = False  # a wrapped command (`sudo make`) is never remembered as a prefix
+    understood: bool = True
 
 
 def _is_read_only(words: list[str]) -> bool:
@@ -243,10 +105,14 @@ _FIND_ACTIONS = frozenset(
 )
 
 
+def _strings(words: Sequence[Word]) -> list[str]:
+    return [w.text for w in words]
+
+
 def command_prefix(words: list[str]) -> str:
     """What "always allow" remembers for one simple command: its program and, when the second
     word is a subcommand (not an option or a path), that too (`npm test`, `cargo build`)."""
-    stripped = _strip_wrappers(words)[0] or words
+    stripped = _strings(unwrap([Word(w) for w in words]).words) or words
     head = [posixpath.basename(stripped[0])]
     if len(stripped) > 1 and re.fullmatch(r"[a-z][a-z0-9_:-]*", stripped[1]):
         head.append(stripped[1])
@@ -254,7 +120,7 @@ def command_prefix(words: list[str]) -> str:
 
 
 def matches_prefix(words: list[str], prefixes: Sequence[str]) -> bool:
-    stripped = _strip_wrappers(words)[0]
+    stripped = _strings(unwrap([Word(w) for w in words]).words)
     if not stripped:
         return False
     normal = [posixpath.basename(stripped[0]), *stripped[1:]]
@@ -263,33 +129,121 @@ def matches_prefix(words: list[str], prefixes: Sequence[str]) -> bool:
 
 def assess(script: str, *, workspace: str, allowed_prefixes: Sequence[str] = ()) -> CommandRisk:
     """The approval layer's reading of `script`, run in `workspace`."""
-    parsed = parse(script)
-    reasons: list[str] = []
-    cwd_known = True
-    unlisted: list[list[str]] = []
-    wrapped_any = False  # a wrapped command (`sudo make`) is never remembered as a prefix
-    for words in parsed.commands:
-        plain = _strip_wrappers(words)[0]
-        if plain[:1] == ["cd"]:
-            cwd_known = cwd_known and len(plain) > 1 and not _outside(plain[1], workspace, True)
-            continue
-        reasons += critical_reasons(words, workspace, cwd_known)
-        # `sudo ls` is not `ls`; `time`, `command` and assignments change nothing that matters.
-        wrapped = bool(_strip_wrappers(words)[1] - {"time", "command"})
-        wrapped_any |= wrapped
-        if (
-            plain[:1] == ["eval"]
-            or wrapped
-            or not (_is_read_only(plain) or matches_prefix(words, allowed_prefixes))
-        ):
-            unlisted.append(words)
-    written = [t for t in parsed.written if t not in _HARMLESS_TARGETS]
-    reasons += [f"a redirection writes to the device {t}" for t in written if _DISK.match(t)]
-    prefixes = {command_prefix(words) for words in unlisted}
-    one = len(prefixes) == 1 and parsed.understood and not written and not wrapped_any
+    reading = _Reading()
+    _read(script, workspace, allowed_prefixes, 0, reading)
+    if "\\\n" in script:
+        # bash joins a backslash-newline even inside a word (`rm -r\<newline>f`), which the
+        # grammar splits: read it both ways and keep the worse of the two.
+        _read(script.replace("\\\n", ""), workspace, allowed_prefixes, 0, reading)
+    prefixes = {command_prefix(words) for words in reading.unlisted}
+    one = len(prefixes) == 1 and reading.understood and not reading.written
     return CommandRisk(
-        critical=tuple(dict.fromkeys(reasons)),
-        allowlisted=parsed.understood and not unlisted and not written,
-        prefix=prefixes.pop() if one else None,
-        understood=parsed.understood,
+        critical=tuple(dict.fromkeys(reading.reasons)),
+        allowlisted=reading.understood and not reading.unlisted and not reading.written,
+        prefix=prefixes.pop() if one and not reading.wrapped else None,
+        understood=reading.understood,
     )
+
+
+def _read(
+    script: str, workspace: str, prefixes: Sequence[str], depth: int, reading: _Reading
+) -> None:
+    parsed = parse_script(script)
+    if parsed.errors:
+        reading.understood = False
+        reading.reasons += unparsed_reasons(script)
+    cwd_known = True
+    files = dict(parsed.files)
+    for command in parsed.commands:
+        unwrapped = unwrap(command.words, command.assignments)
+        plain = unwrapped.words
+        if plain and plain[0].static and plain[0].text in ("cd", "pushd", "popd"):
+            moved_to = [w for w in plain[1:] if not w.text.startswith("-")]
+            inside = bool(moved_to) and not outside(moved_to[0], workspace, True)
+            cwd_known = cwd_known and inside and plain[0].text != "popd"
+            continue
+        here = cwd_known and not unwrapped.moved
+        reading.reasons += critical_reasons(command, unwrapped, workspace, here)
+        for found in find_exec_commands(plain[1:]) if _named(plain, "find") else []:
+            if found:
+                _read_words(found, command, workspace, prefixes, depth, here, reading)
+        files.update(files_written(unwrapped, command))
+        inners = [
+            *inner_scripts(unwrapped, command),
+            *handoffs(unwrapped, command),
+            *file_runs(unwrapped, files, command.stdin_file),
+        ]
+        _read_inner(inners, workspace, prefixes, depth, reading)
+        _list(command, unwrapped.words, unwrapped.wrappers, parsed.functions, prefixes, reading)
+    for alias in parsed.aliases:
+        if depth < MAX_DEPTH:
+            _read(alias, workspace, prefixes, depth + 1, reading)
+    written = [w for w in parsed.written if w.text not in HARMLESS_TARGETS]
+    reading.written |= bool(written)
+    reading.reasons += [f"a redirection writes to the device {w.text}" for w in written
+                        if DISK.match(w.text)]  # fmt: skip
+    if any(git_config_file(w) for w in written):
+        reading.reasons.append("writes a git config file, where an alias can hide any command")
+
+
+def _read_words(
+    words: list[Word],
+    command: SimpleCommand,
+    workspace: str,
+    prefixes: Sequence[str],
+    depth: int,
+    cwd_known: bool,
+    reading: _Reading,
+) -> None:
+    """A command that another one runs (`find -exec CMD`), read like one of the script's."""
+    inner = SimpleCommand(words, function=command.function)
+    unwrapped = unwrap(words)
+    reading.reasons += critical_reasons(inner, unwrapped, workspace, cwd_known)
+    nested = [*inner_scripts(unwrapped, inner), *handoffs(unwrapped, inner)]
+    _read_inner(nested, workspace, prefixes, depth, reading)
+
+
+def _read_inner(
+    inners: list[Inner], workspace: str, prefixes: Sequence[str], depth: int, reading: _Reading
+) -> None:
+    """Read the shell text commands hand on, one level deeper."""
+    for inner in inners:
+        if inner.text is None:
+            reading.reasons.append(inner.why)
+        elif depth >= MAX_DEPTH:
+            reading.reasons.append("shell text nested more than 8 levels deep")
+        elif inner.guess:
+            # Only maybe a command: its critical parts count, nothing else.
+            scratch = _Reading()
+            _read(inner.text, workspace, prefixes, depth + 1, scratch)
+            reading.reasons += [r for r in scratch.reasons if not r.startswith("xum could not")]
+        else:
+            _read(inner.text, workspace, prefixes, depth + 1, reading)
+
+
+def _named(words: list[Word], name: str) -> bool:
+    return bool(words) and words[0].static and program(words[0]) == name
+
+
+def _list(
+    command: SimpleCommand,
+    plain: list[Word],
+    wrappers: list[str],
+    functions: set[str],
+    prefixes: Sequence[str],
+    reading: _Reading,
+) -> None:
+    """Whether one command keeps the script on the allowlist."""
+    if not plain:
+        if wrappers or not command.words:
+            return  # `A=1` alone, or `command -v x`
+    elif not plain[0].static or plain[0].pattern:
+        reading.understood = False
+    # `sudo ls` is not `ls`; `time`, `command` and assignments change nothing that matters.
+    wrapped = bool(set(wrappers) - {"time", "command"})
+    reading.wrapped |= wrapped
+    texts = _strings(command.words)
+    if plain and plain[0].static and plain[0].text in functions:
+        return  # a call to a function of the script: its body was read like the rest
+    if wrapped or not (_is_read_only(_strings(plain)) or matches_prefix(texts, prefixes)):
+        reading.unlisted.append(texts)

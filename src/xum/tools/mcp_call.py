@@ -5,17 +5,25 @@ checked by the server against its own schema. Whatever the server does (fails to
 times out, answers with an error) the call ends with a result the model can read; the text is
 bounded like `bash` output (head and tail kept, the whole text spilled to a file under
 `$XUM_SCRATCH_DIR`). An interrupt cancels the call: the host tells the server so.
+
+Progress. Every call carries a progress token, and what the server reports for it
+(`notifications/progress`: a count, maybe a total, maybe a message) goes to the call's live
+output stream `progress`, one line per notification (`[3/10] message`), so a front-end shows a
+long call moving. Like `bash` output it is a view, masked and bounded by the live stream; the
+result is what the model reads.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from xum.tools.base import ToolContext, ToolResult, error
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES, bound_text
 
 if TYPE_CHECKING:
-    from xum.tools.mcp_host import McpCallOutcome, McpPromptOutcome
+    from xum.tools.base import OutputStream
+    from xum.tools.mcp_host import McpCallOutcome, McpPromptOutcome, ProgressSink
 
 
 async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
@@ -27,8 +35,36 @@ async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolR
     arguments = _parse_arguments(name, raw_arguments)
     if isinstance(arguments, ToolResult):
         return arguments
-    outcome = await access.host.call_tool(name, arguments, scratch_dir=ctx.scratch_dir)
+    stream = ctx.open_output(PROGRESS_STREAM) if ctx.open_output is not None else None
+    progress = _progress_writer(stream) if stream is not None else None
+    try:
+        outcome = await access.host.call_tool(
+            name, arguments, scratch_dir=ctx.scratch_dir, progress=progress
+        )
+    finally:
+        if stream is not None:
+            stream.close()  # flushes: every progress line is out before the result
     return await bounded_result(outcome, ctx, suffix=".mcp.txt")
+
+
+PROGRESS_STREAM = "progress"
+MAX_PROGRESS_MESSAGE = 500
+
+
+def _progress_writer(stream: OutputStream) -> ProgressSink:
+    def write(done: float, total: float | None, message: str | None) -> None:
+        line = f"[{_number(done)}/{_number(total)}]" if total is not None else f"[{_number(done)}]"
+        if message:
+            # One line per notification: the server's text is cut and kept on it.
+            text = " ".join(message.split())[:MAX_PROGRESS_MESSAGE]
+            line += f" {text}"
+        stream.write(line.encode() + b"\n")
+
+    return write
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if math.isfinite(value) and value == int(value) else f"{value:g}"
 
 
 async def bounded_result(

@@ -10,7 +10,7 @@ that every request needs are in `xum.tools.mcp_names`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -30,6 +30,10 @@ class McpTool:
     description: str
     parameters: dict[str, Any]
     read_only: bool = False  # the server's `readOnlyHint`
+    # The server's annotations as it sent them (wire names: `readOnlyHint`, `destructiveHint`,
+    # `title`, ...). Hints from the server, never trusted for anything but `read_only` above,
+    # which the permission modes read (docs/security.md).
+    annotations: Mapping[str, Any] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
@@ -101,6 +105,10 @@ class McpPromptOutcome:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# progress(progress, total, message): a server's `notifications/progress` for a running call.
+ProgressSink = Callable[[float, float | None, str | None], None]
+
+
 class McpHost(Protocol):
     """A session's MCP servers (implemented by `xum.workspaces.mcp_manager.McpManager`).
 
@@ -116,10 +124,21 @@ class McpHost(Protocol):
         ...
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], *, scratch_dir: str
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        scratch_dir: str,
+        progress: ProgressSink | None = None,
     ) -> McpCallOutcome:
         """Call the tool with public name `name`; images in the result are written under
-        `scratch_dir`."""
+        `scratch_dir`. With `progress`, the call carries a progress token and each progress
+        notification the server sends for it is handed to `progress` while the call runs."""
+        ...
+
+    def tool(self, name: str) -> McpTool | None:
+        """The tool with public name `name` as its server last listed it (None: no such tool
+        now). Cheap: no server is asked."""
         ...
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> McpPromptOutcome: ...

@@ -6,8 +6,19 @@ I/O: it must lie inside the workspace, the scratch dir, the runtime's temp dir o
 the engine granted, and no component may be `.git` (git's internals: hooks there run code, and
 a worktree's `.git` file points at the shared repository) nor, inside the checkout, `.xum` (its
 hooks run outside the sandbox; its agents and skills steer the model). In plan mode the single
-plan file is the only writable path. Reads are fenced only by the user's read denylist (opt-in,
-`xum.tools.denylist`); otherwise file_read reads anything the OS lets xum read.
+plan file is the only writable path. Reads are fenced by the user's read denylist (opt-in,
+`xum.tools.denylist`) and by xum's own directory (below); otherwise file_read reads anything the
+OS lets xum read.
+
+xum's own directory (`$XUM_ROOT`: its config, provider keys, the server's token, every session)
+is outside every fence, for reads and writes alike, wherever it lives (under the system temp dir
+too, which is otherwise writable): an agent that could read the server's token or rewrite
+`config.json` could switch its own sandbox off. The refusal comes before any other rule, so no
+approval, granted root or temp dir can lift it. Only the workspace's own places under it stay
+open: its checkout (a worktree under `$XUM_ROOT/src`), its scratch dir, its plan file (read; in
+plan mode written), and, to read, the user's global skills and agents. The provider key files
+`providers.jsonc` points at (`apiKeyFile`) are xum's credentials too, wherever they are: refused
+the same way.
 
 The check and the write are separate steps, so a process racing to swap a directory for a
 symlink in between could still redirect a write; the agent's own bash can do anything the user
@@ -19,6 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from xum.core.paths import xum_root
 from xum.core.pathtext import is_within
 from xum.tools.base import ToolContext
 
@@ -77,12 +89,71 @@ def _in_xum_dir(path: str, workspace: str) -> bool:
     return any(part.lower() == ".xum" for part in path[len(root) :].split("/"))
 
 
+async def _refuse_own_files(ctx: ToolContext, path: str, canonical: str, *, write: bool) -> None:
+    """PathRefused when `canonical` lies in xum's own directory outside the workspace's own
+    places there, or is a provider key file (module docstring). Local runtimes only: a remote
+    host's paths are not this machine's `$XUM_ROOT` and key files."""
+    runtime = ctx.runtime
+    if not runtime.sees_local_files:
+        return
+    root = await runtime.realpath(os.path.abspath(xum_root()))
+    if not is_within(canonical, root):
+        if canonical in await _key_files(ctx):
+            raise PathRefused(
+                f"refused: {path} (resolved: {canonical}) is one of xum's provider key files "
+                "(apiKeyFile in providers.jsonc); agents cannot read or change it."
+            )
+        return
+    for place in await _own_places(ctx, root, write=write):
+        if place != root and is_within(place, root) and is_within(canonical, place):
+            return
+    raise PathRefused(
+        f"refused: {path} (resolved: {canonical}) is inside xum's own directory ($XUM_ROOT, "
+        f"{root}), which holds its configuration, credentials and sessions; agents cannot read "
+        "or change it. Work in the workspace, and ask the user if you need something from there."
+    )
+
+
+async def _key_files(ctx: ToolContext) -> set[str]:
+    """The provider key files (resolved); none when `providers.jsonc` does not parse (xum
+    cannot use them then either, and whoever reads it for a request reports the error)."""
+    from xum.core.errors import ConfigError
+    from xum.store.providers import key_file_paths, load_providers
+
+    try:
+        paths = key_file_paths(load_providers())
+    except ConfigError:
+        return set()
+    return {await ctx.runtime.realpath(p) for p in paths}
+
+
+async def _own_places(ctx: ToolContext, root: str, *, write: bool) -> list[str]:
+    """The workspace's own paths under xum's directory `root` (resolved) that its tools may
+    use: the checkout, the scratch dir, the plan file; to read, the global skills and agents."""
+    from xum.core.paths import plans_dir
+    from xum.store.registry import project_name
+
+    runtime = ctx.runtime
+    places = [runtime.workspace_path]
+    if ctx.scratch_dir:
+        places.append(ctx.scratch_dir)
+    if ctx.plan_file:
+        places.append(ctx.plan_file)
+    elif not write:  # outside plan mode the plan can be read, not written
+        plan = plans_dir() / project_name(ctx.project_path) / f"{ctx.workspace_name}.md"
+        places.append(str(plan))
+    if not write:
+        places += [os.path.join(root, "skills"), os.path.join(root, "agents")]
+    return [await runtime.realpath(os.path.abspath(p)) for p in places]
+
+
 async def resolve_read_path(ctx: ToolContext, path: str) -> str:
     if not path.strip():
         raise PathRefused("the path is empty")
     if "\0" in path:
         raise PathRefused("the path contains a NUL character")
     canonical = await ctx.runtime.realpath(path)
+    await _refuse_own_files(ctx, path, canonical, write=False)
     _refuse_denied(ctx, path, canonical)
     return canonical
 
@@ -96,6 +167,7 @@ async def resolve_write_path(ctx: ToolContext, path: str) -> WriteTarget:
     runtime = ctx.runtime
     lexical = runtime.resolve(path)
     canonical = await runtime.realpath(path)
+    await _refuse_own_files(ctx, path, canonical, write=True)
     if _has_git_component(lexical) or _has_git_component(canonical):
         raise PathRefused(
             f"refused: {path} is inside git's internals (.git); xum never edits them. "

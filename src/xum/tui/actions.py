@@ -48,11 +48,13 @@ class Actions:
 
     # Settings ----------------------------------------------------------------------------
 
-    async def resolve_default_model(self) -> None:
+    def resolve_default_model(self) -> None:
+        """What a workspace without a model runs. Called before the first frame (two small
+        files read), so the bar names the model from the start, not after a redraw."""
         from xum.engine.route import resolve_route
 
         try:
-            route = await asyncio.to_thread(resolve_route, None)
+            route = resolve_route(None)
         except XumError as exc:
             self.default_model, self.default_problem = None, exc.message
             self.app.draft_note(f"{exc.message}; {exc.hint}" if exc.hint else exc.message, "warn")
@@ -301,6 +303,8 @@ class Actions:
 
         app = self.app
         slot = app.query_one("#question-slot")
+        if not slot.is_attached:  # the app is exiting (a turn stopped as it quits)
+            return
         ws = app.selected
         pending = ws.question if ws is not None else None
         shown = slot.query(QuestionPanel)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -30,9 +31,11 @@ from xum.engine.display import strip_controls
 from xum.tui import history
 from xum.tui.actions import Actions
 from xum.tui.composer import Composer, Suggestion, Suggestions
+from xum.tui.fit import Fit, MoreBelow
 from xum.tui.paths import PathIndex
 from xum.tui.runner import Runner, Workspace
 from xum.tui.sidebar import Sidebar
+from xum.tui.statusline import status_line
 from xum.tui.transcript import Change, Transcript
 from xum.tui.views import TranscriptView
 
@@ -104,6 +107,7 @@ class XumApp(App[None]):
         self.ready = asyncio.Event()  # the workspace list is shown
         self._polls = 0
         self._following = False
+        self.fit = Fit(self)
         self._listed: list[tuple[str, str, str, str]] = []  # what the list shows
 
     # Layout ------------------------------------------------------------------------------
@@ -113,6 +117,7 @@ class XumApp(App[None]):
             yield Sidebar()
             with Vertical(id="main"):
                 yield TranscriptView(id="transcript")
+                yield MoreBelow()
                 yield Vertical(id="question-slot")
                 suggestions = Suggestions()
                 yield suggestions
@@ -136,6 +141,9 @@ class XumApp(App[None]):
         self.composer.completer = self.complete
         self.composer.focus()
         self.transcript_view.show(self.draft)
+        # Before the first frame: the bar names the model a first message runs on.
+        self.actions.resolve_default_model()
+        self.fit.start()
         self.redraw_bar()
         self.set_interval(POLL_S, self._poll)
         # After the first frame: what it needs (the project, its workspaces, the default model)
@@ -149,7 +157,6 @@ class XumApp(App[None]):
         self.project_root = await asyncio.to_thread(project_root, self.project_dir)
         kept = await asyncio.to_thread(history.load, str(self.project_root))
         self.composer.sent = [*kept, *self.composer.sent][-history.HISTORY :]
-        await self.actions.resolve_default_model()
         await self.reload_workspaces()
         if self.open_request is not None:
             ws = self.find_workspace(self.open_request)
@@ -175,6 +182,7 @@ class XumApp(App[None]):
                 self.runner.forget(ws)
         chosen = select or (self.selected.id if self.selected else None)
         await self.sidebar.fill(shown, chosen)
+        self.redraw_bar()  # a workspace renamed (here or elsewhere) is named so at once
 
     def find_workspace(self, wanted: str) -> Workspace | None:
         """By id, by name, or `last` (the newest)."""
@@ -205,6 +213,7 @@ class XumApp(App[None]):
         item = event.item
         ws = getattr(item, "workspace", None)
         self.run_worker(self.select(ws), group="select")
+        self.fit.picked()
         self.composer.focus()
 
     def on_list_view_highlighted(self, event: ListView.Highlighted) -> None:
@@ -229,14 +238,19 @@ class XumApp(App[None]):
             self.run_worker(self.select(ws), group="select")
 
     def action_focus_sidebar(self) -> None:
-        self.sidebar.remove_class("hidden")
+        self.fit.show_to_pick()
         self.sidebar.focus()
 
     def action_focus_composer(self) -> None:
+        self.fit.picked()
         self.composer.focus()
 
     def action_toggle_sidebar(self) -> None:
-        self.sidebar.toggle_class("hidden")
+        self.fit.toggle()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Before Textual's own handler: `self.size` is still the old size here.
+        self.fit.resized(event.size.width)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # PageUp/PageDown scroll the transcript (the composer is too small to page), but not
@@ -259,12 +273,17 @@ class XumApp(App[None]):
 
     # Runner events -----------------------------------------------------------------------
 
+    # While the app ends (`on_unmount` stops the turns still running) the screen is gone:
+    # what those turns last do is in their logs, and nothing is drawn.
+
     def transcript_changed(self, workspace: Workspace, changes: list[Change]) -> None:
-        if workspace is self.selected:
+        if workspace is self.selected and self.is_running:
             self.transcript_view.apply(changes)
             self.redraw_bar()
 
     def status_changed(self, workspace: Workspace) -> None:
+        if not self.is_running:
+            return
         if workspace is self.selected:
             workspace.unread = False
             self.actions.show_question()
@@ -302,6 +321,7 @@ class XumApp(App[None]):
     # The composer ------------------------------------------------------------------------
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        self.transcript_view.anchor()  # what was sent, and what answers it, are in view
         self.run_worker(self.actions.send(message.text, message.when), group="send")
         self._later(asyncio.to_thread(history.append, str(self.project_root), message.text))
 
@@ -351,30 +371,9 @@ class XumApp(App[None]):
             bar.append(" · ")
             bar.append(permissions, style="bold red" if permissions == "ask" else "bold cyan")
         self.query_one("#bar", Static).update(bar)
-        self.query_one("#status", Static).update(self.status_line(ws))
-
-    def status_line(self, ws: Workspace | None) -> Text:
-        text = Text()
-        if ws is None:
-            text.append("new workspace · Enter starts it in the project directory")
-            text.append("  ·  F1 help", style="dim")
-            return text
-        from xum.llm import catalog  # not before the first frame
-
-        text.append(strip_controls(ws.record.name), style="bold")
-        text.append(f" · {ws.status}")
-        usage = ws.transcript.usage
-        model = usage.model or ws.record.model
-        if usage.context_tokens and model and ":" in model:
-            provider, _, model_id = model.partition(":")
-            window = catalog.context_window(provider, model_id)
-            share = usage.context_tokens / window if window else 0
-            text.append(f" · context {_tokens(usage.context_tokens)}/{_tokens(window)}")
-            text.append(f" ({share:.0%})")
-        cost = usage.session_cost
-        text.append(" · cost unknown" if cost is None else f" · ${cost:.4f}")
-        text.append("  ·  F1 help", style="dim")
-        return text
+        width = max(self.size.width - 2, 1)  # the status line's padding
+        line = status_line(ws, width, list_hidden=self.fit.list_hidden)
+        self.query_one("#status", Static).update(line)
 
     def draft_note(self, text: str, level: str = "info") -> None:
         changes = self.draft.note(text, "warn" if level == "warn" else "info")
@@ -565,7 +564,3 @@ class XumApp(App[None]):
         # However the app ends (quit, a crash, the test pilot leaving), no turn outlives it:
         # each is interrupted and recorded as such, and every session's parts are closed.
         await self.runner.shutdown()
-
-
-def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n < 100_000 else f"{n // 1000}k"

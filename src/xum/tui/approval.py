@@ -17,7 +17,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Input, Static, TextArea
 
@@ -32,15 +32,27 @@ KIND_TITLES = {
     "escalation": "A command asks to run outside the sandbox",
     "command": "A command outside the allowlist waits for you",
     "write": "A file edit outside the workspace waits for you",
+    "mcp": "An MCP tool not marked read-only waits for you",
 }
 
 
-class ApprovalPanel(Vertical):
+class Details(VerticalScroll):
+    """What would run and why: the part of the panel that scrolls when it is long, so the
+    buttons under it stay on screen (Tab reaches it; the arrows scroll it)."""
+
     DEFAULT_CSS = """
-    ApprovalPanel { height: auto; max-height: 60%; border: round $error; padding: 0 1; }
-    ApprovalPanel .subject { background: $panel; padding: 0 1; margin: 1 0 0 0; }
+    Details { height: auto; max-height: 20vh; }
+    Details .subject { background: $panel; padding: 0 1; }
+    """
+
+
+class ApprovalPanel(Vertical):
+    # Sizes in `vh` (the terminal's height), not `%`: the panel sits in a slot as tall as its
+    # content, so a percentage of the slot cut the panel's own bottom off, buttons and all.
+    DEFAULT_CSS = """
+    ApprovalPanel { height: auto; border: round $error; padding: 0 1; }
     ApprovalPanel .hint { color: $text-muted; }
-    ApprovalPanel Horizontal { height: auto; margin-top: 1; }
+    ApprovalPanel Horizontal { height: auto; }
     ApprovalPanel Button { margin-right: 1; min-width: 10; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -63,10 +75,11 @@ class ApprovalPanel(Vertical):
         subject = strip_controls(r.subject)
         if len(subject) > SUBJECT_MAX_CHARS:
             subject = subject[:SUBJECT_MAX_CHARS] + " …"
-        yield Static(Text(f"{r.tool}: {subject}"), classes="subject")
-        yield Static(Text(f"Why: {strip_controls(r.why)}"))
-        if r.reason:
-            yield Static(Text(f"The agent's reason: {strip_controls(r.reason)}"))
+        with Details():
+            yield Static(Text(f"{r.tool}: {subject}"), classes="subject")
+            yield Static(Text(f"Why: {strip_controls(r.why)}"))
+            if r.reason:
+                yield Static(Text(f"The agent's reason: {strip_controls(r.reason)}"))
         with Horizontal():
             yield Button("Approve once", id="approve-once", variant="warning")
             if r.prefix:
@@ -75,8 +88,7 @@ class ApprovalPanel(Vertical):
             yield Button("Deny", id="deny", variant="error")
         yield Input(placeholder="Reason for denying (optional; Enter denies)", id="deny-reason")
         yield Static(
-            "Ctrl+Y approves once · Tab, Shift+Tab move between the buttons · Enter in the "
-            "reason field denies",
+            "Ctrl+Y approves once · Tab, Shift+Tab move · Enter in the reason field denies",
             classes="hint",
         )
 

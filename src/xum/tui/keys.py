@@ -44,7 +44,8 @@ KEYS: tuple[Key, ...] = (
     Key("Ctrl+Y", "approve the waiting tool call once", "Approvals"),
     Key(
         "Tab, Shift+Tab",
-        "move between Approve once, Always allow (the command's prefix, in this project) and Deny",
+        "move between the command (arrows scroll a long one), Approve once, Always allow (the "
+        "command's prefix, in this project) and Deny",
         "Approvals",
     ),
     Key(
@@ -52,7 +53,11 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("Ctrl+N", "new workspace (local, worktree or SSH)", "Workspaces"),
     Key("Ctrl+Down, Ctrl+Up", "next and previous workspace (Alt+Down, Alt+Up too)", "Workspaces"),
-    Key("Ctrl+B", "go to the workspace list (Esc goes back to the composer)", "Workspaces"),
+    Key(
+        "Ctrl+B",
+        "go to the workspace list (Esc goes back to the composer; a hidden list hides again)",
+        "Workspaces",
+    ),
     Key("Enter", "open the highlighted workspace (in the list)", "Workspaces"),
     Key("n", "new workspace (in the list)", "Workspaces"),
     Key("f", "fork the workspace (in the list)", "Workspaces"),
@@ -61,9 +66,13 @@ KEYS: tuple[Key, ...] = (
     Key("u", "unarchive one of the project's archived workspaces (in the list)", "Workspaces"),
     Key("d", "delete the workspace, after a preview of what goes (in the list)", "Workspaces"),
     Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
-    Key("PageUp, PageDown", "scroll the transcript", "Views"),
+    Key(
+        "PageUp, PageDown",
+        "scroll the transcript, from the composer too (at the end it follows new output)",
+        "Views",
+    ),
     Key("F8", "switch between the dark and the light theme", "Views"),
-    Key("Ctrl+O", "show or hide the workspace list", "Views"),
+    Key("Ctrl+O", "show or hide the workspace list (hidden at first below 100 columns)", "Views"),
     Key("?, F1", "this help (? outside the composer)", "Views"),
     Key("Ctrl+Q", "quit (running turns are stopped and recorded as interrupted)", "Views"),
 )

@@ -1,50 +1,21 @@
 """File paths of a workspace for `@` completion in the composer.
 
-Listed once per workspace (and again when older than `FRESH_S`) on a worker thread: `git
-ls-files` in a git checkout (tracked and untracked files, ignored ones left out), else a walk
-that skips hidden directories. At most `MAX_FILES` paths: completion is for finding a file
-quickly, not for listing a monorepo.
+Listed once per workspace (and again when older than `FRESH_S`) on a worker thread by
+`xum.workspaces.filelist` (git's tracked and untracked files, else a walk), which also ranks the
+matches; the browser UI's `@` mentions use the same module through the server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-MAX_FILES = 20_000
+from xum.workspaces.filelist import list_files, rank
+
 FRESH_S = 30.0
 SHOWN = 12
-
-
-def list_files(root: Path) -> list[str]:
-    """Relative paths under `root`, sorted (blocking: call it on a worker thread)."""
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            timeout=10,
-            check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        done = None
-    if done is not None and done.returncode == 0:
-        names = [n.decode("utf-8", "replace") for n in done.stdout.split(b"\0") if n]
-        return sorted(set(names[:MAX_FILES]))
-    found: list[str] = []
-    for here, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = os.path.relpath(here, root)
-        for name in sorted(files):
-            found.append(name if rel == "." else f"{rel}/{name}")
-            if len(found) >= MAX_FILES:
-                return found
-    return found
 
 
 class PathIndex:
@@ -63,21 +34,7 @@ class PathIndex:
             self._load(root)
         if cached is None:
             return []
-        files = cached[1]
-        lowered = prefix.lower()
-        starts = [f for f in files if f.lower().startswith(lowered)]
-        if len(starts) < SHOWN:
-            # Then any path whose file name starts with it, then any that contains it.
-            names = [
-                f
-                for f in files
-                if f not in starts and f.rsplit("/", 1)[-1].lower().startswith(lowered)
-            ]
-            starts.extend(names[: SHOWN - len(starts)])
-        if len(starts) < SHOWN and lowered:
-            inside = [f for f in files if f not in starts and lowered in f.lower()]
-            starts.extend(inside[: SHOWN - len(starts)])
-        return starts[:SHOWN]
+        return rank(cached[1], prefix, SHOWN)
 
     def _load(self, root: Path) -> None:
         if root in self._loading:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, RadioButton, RadioSet, SelectionList, Static, TextArea
 
@@ -25,9 +25,12 @@ if TYPE_CHECKING:
     from xum.tools.base import Question
 
 
-class QuestionPanel(Vertical):
+class QuestionPanel(VerticalScroll):
+    # A share of the terminal's height (`vh`), not of the slot the panel sits in (which is as
+    # tall as the panel: `%` cut its bottom off); what does not fit scrolls, and a focused
+    # field is scrolled into view.
     DEFAULT_CSS = """
-    QuestionPanel { height: auto; max-height: 60%; border: round $warning; padding: 0 1; }
+    QuestionPanel { height: auto; max-height: 60vh; border: round $warning; padding: 0 1; }
     QuestionPanel .q { text-style: bold; margin-top: 1; }
     QuestionPanel .hint { color: $text-muted; }
     QuestionPanel RadioSet, QuestionPanel SelectionList { height: auto; border: none; }
@@ -35,6 +38,7 @@ class QuestionPanel(Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "submit", "Submit answers", priority=True)
     ]
+    can_focus = False  # Tab goes from field to field, not to the panel itself
 
     class Answered(Message):
         def __init__(self, panel: QuestionPanel, answers: dict[str, str]) -> None:

@@ -81,6 +81,8 @@ class Sidebar(ListView):
         """Show these workspaces (newest first) and highlight `selected` (None: the new row)."""
         await self.clear()
         self._items = {}
+        if not self.is_attached:  # the app began to exit meanwhile: nothing can be mounted
+            return
         items = [WorkspaceItem(None)]
         for ws in workspaces:
             item = WorkspaceItem(ws)

@@ -401,6 +401,9 @@ class Transcript:
         text = f"retrying in {event.delay_s:.1f} s (attempt {event.attempt}): {event.reason}"
         return self.note(text, "warn")
 
+    def _stalled(self, event: E.ReplyStalled) -> list[Change]:
+        return self.note(event.message, "warn")
+
     def _advisory(self, event: E.Advisory) -> list[Change]:
         return self.note(event.message, "warn")
 
@@ -496,6 +499,7 @@ _HANDLERS: dict[type[E.Event], Callable[[Transcript, Any], list[Change]]] = {
     E.UsageUpdate: Transcript._usage,
     E.Retrying: Transcript._retrying,
     E.Advisory: Transcript._advisory,
+    E.ReplyStalled: Transcript._stalled,
     E.AgentChanged: Transcript._agent,
     E.Compaction: Transcript._compaction,
     E.ContextReset: Transcript._reset,

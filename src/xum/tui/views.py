@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -60,14 +61,22 @@ class UserView(Static):
 
 
 class ReplyView(Vertical):
-    """An assistant reply: its reasoning collapsed, its text as streamed Markdown."""
+    """An assistant reply: its reasoning collapsed, its text as streamed Markdown.
+
+    The text reaches the Markdown widget one operation at a time (`_catch_up`): Textual's
+    `Markdown.append` works out where the last block starts when it is called, so a second
+    append issued before the first one is drawn re-parses from a stale line and draws blocks
+    twice (a table, typically). The first text is appended to an empty widget too, not passed
+    to its constructor: `Markdown.update` guesses the last block starts on the last line, which
+    is wrong for a table or a code block still streaming."""
 
     def __init__(self, entry: AssistantEntry) -> None:
         super().__init__(classes="reply")
-        self._shown = ""
+        self._shown = ""  # what the Markdown widget has drawn (or is drawing)
         self._entry = entry
         self._reasoning: Static | None = None
         self._markdown: Markdown | None = None
+        self._catching_up = False
 
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown
@@ -75,9 +84,11 @@ class ReplyView(Vertical):
         entry = self._entry
         if entry.reasoning:
             yield self._reasoning_box(entry.reasoning)
-        self._shown = strip_controls(entry.text)
-        self._markdown = Markdown(self._shown, open_links=False)
+        self._markdown = Markdown(open_links=False)
         yield self._markdown
+
+    def on_mount(self) -> None:
+        self._catch_up_soon()
 
     def _reasoning_box(self, text: str) -> Collapsible:
         from textual.widgets import Collapsible
@@ -88,22 +99,42 @@ class ReplyView(Vertical):
     def redraw(self, entry: Entry) -> None:
         assert isinstance(entry, AssistantEntry)
         self._entry = entry
-        if not self.is_mounted or self._markdown is None:
+        if not (self.is_mounted and self.is_attached) or self._markdown is None:
             return
         if entry.reasoning:
             if self._reasoning is None:
                 self.mount(self._reasoning_box(entry.reasoning), before=self._markdown)
             else:
                 self._reasoning.update(cards.plain(entry.reasoning))
-        text = strip_controls(entry.text)
-        if text == self._shown:
-            pass
-        elif text.startswith(self._shown):
-            self._markdown.append(text[len(self._shown) :])
-        else:  # the committed text differs from what streamed: draw it again
-            self._markdown.update(text)
-        self._shown = text
+        self._catch_up_soon()
         self.set_class(entry.interrupted, "interrupted")
+
+    def _catch_up_soon(self) -> None:
+        if not self._catching_up and strip_controls(self._entry.text) != self._shown:
+            self._catching_up = True
+            self.run_worker(self._catch_up(), group="markdown")
+
+    async def _catch_up(self) -> None:
+        """Bring the Markdown widget to the entry's text, one awaited operation at a time."""
+        from textual.widget import MountError
+
+        try:
+            while self._markdown is not None and self.is_attached:
+                text = strip_controls(self._entry.text)
+                if text == self._shown:
+                    break
+                if text.startswith(self._shown):
+                    await self._markdown.append(text[len(self._shown) :])
+                else:  # the committed text differs from what streamed: draw it again
+                    await self._markdown.update("")
+                    await self._markdown.append(text)
+                self._shown = text
+        except MountError:
+            if self.is_attached:
+                raise
+            # The app began to exit while the blocks were being mounted: nothing to draw.
+        finally:
+            self._catching_up = False
 
 
 class CardView(Static):
@@ -183,7 +214,12 @@ def make_view(entry: Entry) -> EntryWidget:
 
 
 class TranscriptView(VerticalScroll):
-    """The selected workspace's transcript, drawn incrementally."""
+    """The selected workspace's transcript, drawn incrementally.
+
+    It follows the end (Textual's scroll anchoring: new content, a reply's Markdown growing
+    included, keeps the bottom in view) until the user scrolls up; scrolling back to the
+    bottom follows again. `more_below` says whether there is content under the visible part
+    (the app shows a hint)."""
 
     DEFAULT_CSS = """
     TranscriptView { height: 1fr; padding: 0 1; }
@@ -202,6 +238,7 @@ class TranscriptView(VerticalScroll):
     """
 
     can_focus = True
+    more_below: reactive[bool] = reactive(False)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -210,11 +247,16 @@ class TranscriptView(VerticalScroll):
         self._order: list[Change] = []
         self._scheduled = False
 
+    def on_mount(self) -> None:
+        self.anchor()
+
     def show(self, transcript: Transcript | None) -> None:
         """Draw `transcript` from scratch (another workspace was selected)."""
         self.transcript = transcript
         self._order.clear()
         self._views.clear()
+        if not self.is_attached:  # the app is exiting: nothing can be mounted any more
+            return
         self.remove_children()
         if transcript is None:
             return
@@ -228,7 +270,7 @@ class TranscriptView(VerticalScroll):
             self._views[entry.id] = view
             widgets.append(view)
         self.mount_all(widgets)
-        self.call_after_refresh(self.scroll_end, animate=False)
+        self.anchor()  # a workspace opens on its end, following it
 
     def apply(self, changes: Iterable[Change]) -> None:
         """Note changes of the transcript on screen; they are drawn with the next frame."""
@@ -240,9 +282,11 @@ class TranscriptView(VerticalScroll):
 
     def _flush(self) -> None:
         self._scheduled = False
-        if not self._order:
+        if not self.is_attached:
+            # The app is exiting (a turn's last events come while it stops): nothing more
+            # can be mounted, and nothing needs to be.
+            self._order.clear()
             return
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         order, self._order = self._order, []
         redraw: dict[int, Entry] = {}
         for change in order:
@@ -263,5 +307,21 @@ class TranscriptView(VerticalScroll):
             existing = self._views.get(entry_id)
             if existing is not None:
                 existing.redraw(entry)
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+
+    # Whether there is more below ---------------------------------------------------------
+    # Anchored scrolling is set during layout without calling watchers, so the check runs
+    # after each refresh that may have moved or grown the view.
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.call_after_refresh(self._note_more_below)
+
+    def watch_virtual_size(self) -> None:
+        self.call_after_refresh(self._note_more_below)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._note_more_below)
+
+    def _note_more_below(self) -> None:
+        # An anchored view shorter than its content's end scrolls to a negative offset.
+        self.more_below = self.max_scroll_y - max(self.scroll_y, 0) >= 1

@@ -5,14 +5,23 @@ The permission mode of a call (`xum.workspaces.safety.permission_mode`):
 | mode | asks for | refuses |
 |---|---|---|
 | `auto` | critical commands, sandbox escalations | |
-| `ask` | those, commands outside the allowlist, file edits outside the workspace | |
-| `read-only` | critical commands | file edits and other write-tier tools, escalations |
+| `ask` | those, commands outside the allowlist, file edits outside the workspace, MCP tools not marked read-only | |
+| `read-only` | critical commands | file edits and other write-tier tools, escalations, MCP tools not marked read-only |
+
+An MCP tool is "marked read-only" when its server lists it with the annotation
+`readOnlyHint: true` (read live from the server's last listing, `McpHost.tool`). It is the
+server's claim, not something xum can check, so it only ever lets a call through that the mode
+would otherwise stop; the sandbox does not reach into an MCP server's process either way.
 
 Commands are read by `xum.tools.command_risk`; the allowlist is its read-only commands plus the
 prefixes the user chose to "always allow" in this project, kept in `$XUM_ROOT/config.json`:
 
     "approvals": {"rules": [{"project": "/home/me/app", "tool": "bash", "prefix": "npm test",
                              "addedAt": 1767225600000}]}
+
+"Always allow" on an MCP tool keeps a rule whose `tool` and `prefix` are both the tool's public
+name (`mcp__<server>__<tool>`): that tool then runs without asking in this project, whatever
+its arguments. Settings lists and forgets both kinds alike.
 
 A request goes out as an `approval-request` event and is answered by the front-end's approver
 (the browser's card); without one (`xum run`), the policy answers: `never` and `deny` refuse
@@ -35,6 +44,7 @@ from xum.engine import events as E
 from xum.engine.events import EventSink
 from xum.engine.middleware import ToolCall
 from xum.store.config import read_config, update_config
+from xum.tools.mcp_names import is_mcp_name
 from xum.workspaces.safety import SafetyChoice, permission_mode
 
 if TYPE_CHECKING:
@@ -43,6 +53,7 @@ if TYPE_CHECKING:
 Decision = Literal["once", "always", "deny"]
 DECISIONS: tuple[Decision, ...] = ("once", "always", "deny")
 MAX_RULES = 500
+MAX_SUBJECT_CHARS = 4000  # an MCP call's arguments, as the approval request shows them
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +87,25 @@ def remembered_prefixes(project: str) -> list[str]:
     ]
 
 
+def remembered_tools(project: str) -> set[str]:
+    """The MCP tools the user always allows in `project` (see the module docstring)."""
+    return {
+        str(rule["tool"])
+        for rule in _rules()
+        if rule.get("project") == project
+        and isinstance(rule.get("tool"), str)
+        and is_mcp_name(rule["tool"])
+        and rule.get("prefix") == rule["tool"]
+    }
+
+
 def list_rules() -> list[dict[str, Any]]:
     return [dict(r) for r in _rules()]  # copies: the caller may change them
 
 
-def remember_prefix(project: str, prefix: str) -> None:
-    """Keep "always allow `prefix` in `project`" (once; the oldest go beyond MAX_RULES)."""
+def remember_prefix(project: str, prefix: str, *, tool: str = "bash") -> None:
+    """Keep "always allow `prefix` in `project`" (once; the oldest go beyond MAX_RULES). For an
+    MCP tool, `tool` and `prefix` are both its public name."""
 
     def mutate(config: dict[str, Any]) -> None:
         section = config.get("approvals")
@@ -95,7 +119,7 @@ def remember_prefix(project: str, prefix: str) -> None:
             for r in rules
         ):
             return
-        rules.append({"project": project, "tool": "bash", "prefix": prefix, "addedAt": now_ms()})
+        rules.append({"project": project, "tool": tool, "prefix": prefix, "addedAt": now_ms()})
         del rules[:-MAX_RULES]
 
     update_config(mutate)
@@ -130,7 +154,7 @@ def forget_rule(project: str, prefix: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Need:
-    kind: str  # command | critical | escalation | write
+    kind: str  # command | critical | escalation | write | mcp
     subject: str
     why: str
     reason: str | None = None
@@ -164,11 +188,18 @@ class ApprovalMiddleware:
         from xum.tools import registry
         from xum.tools.base import error
 
+        mode = permission_mode(self.choice, self.workspace_id)
+        if is_mcp_name(call.name):
+            asked, refused = self._mcp_need(call, ctx, mode)
+            if refused is not None:
+                return error(
+                    refused, approval={"decision": "deny", "by": "policy", "kind": "read-only"}
+                )
+            return await self._decide(call, asked, None)
         try:
             tier = registry.risk_tier(call.name)
         except KeyError:
             return None  # the registry answers an unknown tool
-        mode = permission_mode(self.choice, self.workspace_id)
         arguments = _arguments(call)
         if mode == "read-only" and tier == "write":
             return error(
@@ -187,6 +218,14 @@ class ApprovalMiddleware:
                 changed = dataclasses.replace(ctx, sandbox_escalated=True)
         elif mode == "ask" and tier == "write" and arguments is not None:
             need, changed = await self._write_need(call, arguments, ctx)
+        return await self._decide(call, need, changed)
+
+    async def _decide(
+        self, call: ToolCall, need: _Need | None, changed: ToolContext | None
+    ) -> ToolResult | ToolContext | None:
+        """Ask for `need` (nothing to ask: the call runs) and keep the answer."""
+        from xum.tools.base import error
+
         if need is None:
             return None
         answer, by = await self._ask(call, need)
@@ -196,7 +235,8 @@ class ApprovalMiddleware:
         if answer.decision == "deny":
             return error(_denial(call.name, need, answer, by), approval=record)
         if answer.decision == "always" and need.prefix:
-            remember_prefix(self.project_root, need.prefix)
+            tool = call.name if need.kind == "mcp" else "bash"
+            remember_prefix(self.project_root, need.prefix, tool=tool)
             record["prefix"] = need.prefix
         self._decided[call.id] = record
         return changed
@@ -240,10 +280,36 @@ class ApprovalMiddleware:
             why = (
                 "not in the allowlist of read-only commands and remembered prefixes"
                 if risk.understood
-                else "xum cannot read all of it (command substitution, quoting), so it asks"
+                else "xum cannot read all of it (a syntax error, or a command name only known "
+                "when it runs), so it asks"
             )
             return _Need("command", script, why, prefix=risk.prefix), None
         return None, None
+
+    def _mcp_need(
+        self, call: ToolCall, ctx: ToolContext, mode: str
+    ) -> tuple[_Need | None, str | None]:
+        """(what must be approved, or a refusal) for an MCP tool: only the server's
+        `readOnlyHint` lets one run unasked outside `auto` (see the module docstring)."""
+        if mode == "auto":
+            return None, None
+        tool = ctx.mcp.host.tool(call.name) if ctx.mcp is not None else None
+        if tool is not None and tool.read_only:
+            return None, None
+        if mode == "read-only":
+            return None, (
+                f"{call.name} was not run: this workspace is in the read-only permission mode, "
+                "where an MCP tool runs only when its server marks it read-only (readOnlyHint), "
+                "and this one is not marked. Use tools that only read, or ask the user to "
+                "switch the mode."
+            )
+        if call.name in remembered_tools(self.project_root):
+            return None, None
+        subject = call.arguments or "{}"
+        if len(subject) > MAX_SUBJECT_CHARS:
+            subject = subject[:MAX_SUBJECT_CHARS] + " ..."
+        why = "an MCP tool its server does not mark read-only (no readOnlyHint)"
+        return _Need("mcp", subject, why, prefix=call.name), None
 
     async def _write_need(
         self, call: ToolCall, arguments: dict[str, Any], ctx: ToolContext

@@ -320,9 +320,11 @@ def _mcp_manager(
     agent_box: list[AgentSession],
 ) -> SessionMcp:
     """The session's MCP servers: they run in the workspace directory with the environment
-    the session's commands get (xum's own, the project's secrets, the `XUM_*` variables)."""
+    the session's commands get (xum's own less its provider keys and server token, the
+    project's secrets, the `XUM_*` variables)."""
     import os
 
+    from xum.core.ownsecrets import without_own_secrets
     from xum.core.pathtext import checkout_root
     from xum.workspaces.mcp_session import SessionMcp
     from xum.workspaces.middleware import TrustView
@@ -333,7 +335,7 @@ def _mcp_manager(
 
     def env() -> dict[str, str]:
         extra = agent_box[0].tool_env() if agent_box else dict(wiring.base_env)
-        return {**os.environ, **extra}
+        return {**without_own_secrets(os.environ), **extra}
 
     return SessionMcp(
         workspace_id=record.id,

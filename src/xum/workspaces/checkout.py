@@ -86,6 +86,9 @@ class Origin:
     project: Path  # its project: the git toplevel, or the directory itself
     host: str | None = None  # the SSH host (ssh)
     base: str | None = None  # the commit a worktree branches from (default: the project's HEAD)
+    # An existing branch a worktree checks out instead of making its own; the workspace leaves
+    # it in place when it is deleted.
+    branch: str | None = None
 
 
 @dataclass(frozen=True)

@@ -140,12 +140,14 @@ async def create_workspace(
     on_init_line: LineSink | None = None,
     init_timeout_s: float = INIT_TIMEOUT_S,
     project_query: git.WorkTreeQuery | None = None,
+    branch: str | None = None,
     **fields: Any,
 ) -> CreatedWorkspace:
     """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree` or
     `ssh <host>`. The init hook (trusted projects) starts in the background; `on_init_line`
     receives its output lines. `project_query`: the git call for `directory`'s project, started
-    earlier by the caller (`xum run` starts it before its imports)."""
+    earlier by the caller (`xum run` starts it before its imports). `branch`: an existing branch
+    a worktree checks out (kept when the workspace is deleted) instead of a new one."""
     kind, host = parse_runtime(runtime)
     if name is not None:
         check_name(name)
@@ -154,7 +156,7 @@ async def create_workspace(
         paths = service.project_paths(directory, project_query)
         checkout = create_checkout(
             kind,
-            Origin(directory, paths.root, host=host),
+            Origin(directory, paths.root, host=host, branch=branch),
             NewWorkspace(name_hint, title, name, fields),
         )
         opened = checkout.open_runtime()

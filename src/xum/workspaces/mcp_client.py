@@ -7,8 +7,9 @@ the caller's task (the SDK correlates requests and answers across tasks).
 
 stdio servers run as `bash -c <command>` in the workspace directory, in their own process group
 (the SDK ends the whole group when the connection closes), with the workspace's environment:
-xum's own, the project's secrets, the `XUM_*` variables and the entry's `env`. Their stderr goes
-through a pipe xum reads: every line is masked and appended to the workspace's MCP log
+xum's own less its provider keys and server token, the project's secrets, the `XUM_*` variables
+and the entry's `env`. Their stderr goes through a pipe xum reads: every line is masked and
+appended to the workspace's MCP log
 (`$XUM_ROOT/logs/mcp/<workspace id>.log`), the last few KiB are kept for error messages, and the
 pipe's end tells xum the server exited, so a crash is noticed even between calls. HTTP servers
 (streamable HTTP) get the entry's static headers on every request.
@@ -24,7 +25,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -35,11 +36,14 @@ if TYPE_CHECKING:
     import httpx2
     from mcp.client._transport import TransportStreams
     from mcp.client.session import ClientSession, IncomingMessage
+    from mcp.shared.dispatcher import ProgressFnT
     from mcp.shared.exceptions import MCPError
     from mcp_types import CallToolResult, GetPromptResult
 
 STDERR_TAIL_BYTES = 4096
 MAX_LIST_PAGES = 50  # a server whose listing never ends cannot hang a start
+MAX_ANNOTATIONS = 16
+MAX_ANNOTATION_CHARS = 200
 _sdk_ready: asyncio.Future[None] | None = None
 
 
@@ -75,6 +79,7 @@ class ToolDef:
     description: str
     parameters: dict[str, Any]
     read_only: bool
+    annotations: dict[str, Any] = field(default_factory=dict)  # as sent, wire names
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +280,11 @@ class Connection:
                         description=tool.description or "",
                         parameters=dict(tool.input_schema or {"type": "object"}),
                         read_only=bool(hints is not None and hints.read_only_hint),
+                        annotations=_annotations(
+                            hints.model_dump(mode="json", by_alias=True, exclude_none=True)
+                            if hints is not None
+                            else {}
+                        ),
                     )
                 )
             cursor = page.next_cursor
@@ -303,15 +313,26 @@ class Connection:
 
     # Calls ---------------------------------------------------------------------------------------
 
-    async def call_tool(self, tool: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        progress: Callable[[float, float | None, str | None], None] | None = None,
+    ) -> CallToolResult:
         """The SDK's CallToolResult. Raises McpError (timeout, connection lost, protocol error);
-        cancellation goes through (the SDK tells the server the call was cancelled)."""
+        cancellation goes through (the SDK tells the server the call was cancelled). With
+        `progress`, the request carries a progress token (the SDK adds one when given a
+        callback) and the server's progress notifications for it reach `progress`."""
         session = self._session_or_raise()
         from mcp.shared.exceptions import MCPError
 
+        callback = _progress_callback(progress) if progress is not None else None
         try:
             return await session.call_tool(
-                tool, dict(arguments), read_timeout_seconds=self.spec.timeout_s
+                tool,
+                dict(arguments),
+                read_timeout_seconds=self.spec.timeout_s,
+                progress_callback=callback,
             )
         except MCPError as exc:
             raise McpError(self._call_failure(exc)) from None
@@ -402,6 +423,35 @@ class Connection:
         if self._http_status is not None:
             what = f"{what} ({self._http_status})"
         return f"{what}{self._stderr_note()}"
+
+
+def _annotations(sent: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's annotations as xum keeps them: the hints (booleans) and short strings (the
+    `title`), at most MAX_ANNOTATIONS of them. They travel with every result of the tool, so a
+    server cannot make them large."""
+    kept: dict[str, Any] = {}
+    for key, value in sent.items():
+        if len(kept) >= MAX_ANNOTATIONS:
+            break
+        if len(key) > MAX_ANNOTATION_CHARS:
+            continue
+        if isinstance(value, bool):
+            kept[key] = value
+        elif isinstance(value, str):
+            kept[key] = value[:MAX_ANNOTATION_CHARS]
+    return kept
+
+
+def _progress_callback(
+    sink: Callable[[float, float | None, str | None], None],
+) -> ProgressFnT:
+    """The SDK's async progress callback over xum's plain one (the SDK's `ProgressFnT` names its
+    parameters, so the names below are part of the type)."""
+
+    async def callback(progress: float, total: float | None, message: str | None) -> None:
+        sink(progress, total, message)
+
+    return callback
 
 
 @contextlib.asynccontextmanager

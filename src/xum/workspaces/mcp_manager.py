@@ -44,6 +44,7 @@ from xum.tools.mcp_host import (
     McpServerState,
     McpSnapshot,
     McpTool,
+    ProgressSink,
     ServerStatus,
 )
 from xum.tools.mcp_names import public_names
@@ -159,8 +160,16 @@ class McpManager:
             await asyncio.wait(waiting)
         return self._build_snapshot()
 
+    def tool(self, name: str) -> McpTool | None:
+        return self._snapshot.tool(name)
+
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], *, scratch_dir: str
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        scratch_dir: str,
+        progress: ProgressSink | None = None,
     ) -> McpCallOutcome:
         from xum.workspaces.mcp_client import McpError
         from xum.workspaces.mcp_content import result_text
@@ -174,12 +183,14 @@ class McpManager:
                 is_error=True,
             )
         meta: dict[str, Any] = {"mcp_server": tool.server, "mcp_tool": tool.tool}
+        if tool.annotations:
+            meta["mcp_annotations"] = dict(tool.annotations)
         server.calls += 1
         self._touch()
         try:
             try:
                 conn = await self._connected(server)
-                result = await conn.call_tool(tool.tool, arguments)
+                result = await conn.call_tool(tool.tool, arguments, progress)
             except McpError as exc:
                 return McpCallOutcome(
                     f"MCP server {tool.server!r}: {exc}", is_error=True, meta=meta
@@ -416,6 +427,7 @@ class McpManager:
                             t.description,
                             t.parameters,
                             t.read_only,
+                            t.annotations,
                         )
                         for s, t in listed
                     ),

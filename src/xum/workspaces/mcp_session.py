@@ -18,7 +18,14 @@ from xum.runtime.base import RuntimeKind
 from xum.workspaces.mcp_paths import global_path, local_path, repo_path
 
 if TYPE_CHECKING:
-    from xum.tools.mcp_host import McpCallOutcome, McpPromptOutcome, McpServerState, McpSnapshot
+    from xum.tools.mcp_host import (
+        McpCallOutcome,
+        McpPromptOutcome,
+        McpServerState,
+        McpSnapshot,
+        McpTool,
+        ProgressSink,
+    )
     from xum.workspaces.mcp_manager import McpManager
 
 
@@ -84,9 +91,19 @@ class SessionMcp:
         return await self._made().snapshot()
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], *, scratch_dir: str
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        scratch_dir: str,
+        progress: ProgressSink | None = None,
     ) -> McpCallOutcome:
-        return await self._made().call_tool(name, arguments, scratch_dir=scratch_dir)
+        return await self._made().call_tool(
+            name, arguments, scratch_dir=scratch_dir, progress=progress
+        )
+
+    def tool(self, name: str) -> McpTool | None:
+        return self.manager.tool(name) if self.manager is not None else None
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> McpPromptOutcome:
         return await self._made().get_prompt(name, arguments)

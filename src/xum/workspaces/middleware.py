@@ -309,6 +309,9 @@ class LiveOutputMasking:
     async def before_tool(
         self, call: ToolCall, ctx: ToolContext
     ) -> ToolResult | ToolContext | None:
+        # xum's own secrets may have changed since the last call (a server started on this
+        # root and left its token on disk): this call masks what is there now.
+        self.masker.refresh()
         if not self.masker.active:
             return None
         # The live streams, and what a command's output leaves on disk (its spill file).

@@ -27,8 +27,9 @@ class SafetyConfigError(XumError):
 PermissionMode = Literal["auto", "ask", "read-only"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = ("auto", "ask", "read-only")
 # Who answers an approval request: `ask` a person (the front-end's approver); `never`: nobody is
-# asked and the permission mode is `auto` (what needs a person in every mode is refused); `deny`:
-# nobody is asked and every request is refused (the model sees a tool error).
+# asked and the `ask` permission mode runs as `auto` (what needs a person in every mode is
+# refused; `read-only` stays read-only); `deny`: nobody is asked and every request is refused
+# (the model sees a tool error).
 ApprovalPolicy = Literal["ask", "never", "deny"]
 
 
@@ -45,14 +46,16 @@ DEFAULT_CHOICE = SafetyChoice()
 def permission_mode(choice: SafetyChoice, workspace_id: str) -> PermissionMode:
     """The mode a call runs in: the front-end's, else the workspace's (read live from the
     registry: the browser's composer changes it between calls), else `auto`. `--approval never`
-    means `auto`."""
-    if choice.approval == "never":
+    turns `ask` into `auto` (nobody would answer); it never lifts `read-only`, which an approval
+    policy cannot loosen."""
+    mode = choice.permissions
+    if mode is None:
+        # read_config: parsed only when the file changed (this is asked on every tool call).
+        entry = read_config().get("workspaces", {}).get(workspace_id)
+        mode = stored_permissions(entry.get("permissions") if isinstance(entry, dict) else None)
+    if mode == "ask" and choice.approval == "never":
         return "auto"
-    if choice.permissions is not None:
-        return choice.permissions
-    # read_config: parsed only when the file changed (this is asked on every tool call).
-    entry = read_config().get("workspaces", {}).get(workspace_id)
-    return stored_permissions(entry.get("permissions") if isinstance(entry, dict) else None)
+    return mode
 
 
 def stored_permissions(stored: object) -> PermissionMode:

@@ -133,12 +133,19 @@ class SandboxMiddleware:
         layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
         if denylist.active:
             layout = _with_denylist(layout, denylist, ctx.runtime)
+        if ctx.runtime.sees_local_files:
+            layout = _without_key_files(layout)
         return dataclasses.replace(ctx, runtime=SandboxedRuntime(ctx.runtime, layout))
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        from xum.runtime.forwarding import ForwardingRuntime
         from xum.runtime.sandbox import SandboxedRuntime
 
         runtime = ctx.runtime
+        # A later layer may have wrapped the sandboxed runtime (the editor's terminal, which
+        # runs the same sandbox): the note is about the sandbox underneath.
+        while isinstance(runtime, ForwardingRuntime) and not isinstance(runtime, SandboxedRuntime):
+            runtime = runtime.inner
         if not isinstance(runtime, SandboxedRuntime) or not result.is_error:
             return result
         if not any(marker in result.output for marker in _DENIED_MARKERS):
@@ -203,6 +210,9 @@ class SandboxMiddleware:
         # keeps working (connecting to a socket is not a write).
         agent = os.environ.get("SSH_AUTH_SOCK")
         source += (agent,) if agent and os.path.isabs(agent) else ()
+        root = os.path.realpath(xum_root())
+        # The user's global skills, read-only: a skill's scripts are meant to be run.
+        source += (os.path.join(root, "skills"),)
         return Layout(
             workspace=workspace,
             writable_workspace=write,
@@ -211,8 +221,9 @@ class SandboxMiddleware:
             egress=settings.egress,
             writable=(scratch, *settings.writable) if write else (),
             git=read_git_layout(workspace),
-            # xum's own root holds provider keys, secrets and every session: not the model's.
-            hidden=(os.path.realpath(xum_root()),),
+            # xum's own root holds provider keys, the server's token, the config and every
+            # session: not the model's, to read or to change.
+            hidden=(root,),
             shown=(*source, *(() if write else (scratch,))),
             drop_caps=is_root,
         )
@@ -243,6 +254,20 @@ def _with_denylist(layout: Layout, denylist: ReadDenylist, runtime: Runtime) -> 
     if denylist.sensitive:
         files.append(os.path.join(layout.workspace, ".env"))
     return dataclasses.replace(layout, denied=tuple(directories), denied_files=tuple(files))
+
+
+def _without_key_files(layout: Layout) -> Layout:
+    """The provider key files `providers.jsonc` points at (xum's credentials, wherever they
+    are) shown as empty files. Those in `$XUM_ROOT` are hidden with it already."""
+    from xum.core.errors import ConfigError
+    from xum.store.providers import key_file_paths, load_providers
+
+    try:
+        paths = key_file_paths(load_providers())
+    except ConfigError:  # xum cannot use them then either; the request reports it
+        return layout
+    files = tuple(os.path.realpath(p) for p in paths if os.path.isfile(p))
+    return dataclasses.replace(layout, denied_files=(*layout.denied_files, *files))
 
 
 async def _probe_remote(runtime: Runtime) -> tuple[Backend, bool, GitLayout | None]:

@@ -80,6 +80,7 @@ def push_checkout(project: Path, host: str, remote_dir: str, branch: str) -> boo
     archive = subprocess.Popen(
         ["git", "archive", "--format=tar", head],
         cwd=project,
+        env=git.git_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

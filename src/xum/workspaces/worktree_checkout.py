@@ -42,6 +42,8 @@ from xum.workspaces.state import scratch_dir
 # `git worktree add` for siblings (a sub-agent's best of n) runs in threads; one at a time keeps
 # git's own lock files (the shared config, the worktrees admin directory) out of each other's way.
 _ADD_LOCK = threading.Lock()
+# A record flag: the worktree checked out a branch that existed before the workspace.
+BRANCH_EXISTED = "branch_existed"
 
 
 class WorktreeCheckout:
@@ -79,13 +81,22 @@ class WorktreeCheckout:
         try:
             with _ADD_LOCK:
                 create_worktree(
-                    project, record.name, temp_dir=tempfile.gettempdir(), base=origin.base
+                    project,
+                    record.name,
+                    temp_dir=tempfile.gettempdir(),
+                    base=origin.base,
+                    branch=origin.branch,
                 )
         except BaseException:
             registry.remove_workspace(record.id)
             raise
         copy_ignored_files(project, Path(record.path))
-        record = registry.update_workspace(record.id, branch=record.name)
+        if origin.branch is not None:
+            # The user's own branch: renaming or deleting the workspace leaves it alone.
+            extra = {**record.extra, BRANCH_EXISTED: True}
+            record = registry.update_workspace(record.id, branch=origin.branch, extra=extra)
+        else:
+            record = registry.update_workspace(record.id, branch=record.name)
         ensure_private_dir(scratch_dir(record.id))
         return cls(record)
 
@@ -140,7 +151,8 @@ class WorktreeCheckout:
         if not target.exists():
             return renamed
         branch = git.current_branch(target)
-        if branch == record.name and not git.branch_exists(target, new_name):
+        own = not record.extra.get(BRANCH_EXISTED)
+        if own and branch == record.name and not git.branch_exists(target, new_name):
             git.run_git(["branch", "-m", record.name, new_name], target)
             branch = new_name
         return registry.update_workspace(record.id, branch=branch)
@@ -202,6 +214,9 @@ class WorktreeCheckout:
         if policy == "never":
             plan.keeps.append(f"branch {name}")
             return None
+        if self.record.extra.get(BRANCH_EXISTED):
+            plan.keeps.append(f"branch {name} (it existed before the workspace)")
+            return None
         if not git.branch_exists(self.record.project_path, name):
             return None
         detail = (
@@ -222,6 +237,6 @@ class WorktreeCheckout:
             shutil.rmtree(path, ignore_errors=True)
         with contextlib.suppress(git.GitError):
             git.run_git(["worktree", "prune"], project, check=False)
-        if record.branch:
+        if record.branch and not record.extra.get(BRANCH_EXISTED):
             with contextlib.suppress(git.GitError):
                 git.run_git(["branch", "-D", "--", record.branch], project, check=False)

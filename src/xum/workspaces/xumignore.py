@@ -20,6 +20,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xum.runtime import git
+
 log = logging.getLogger(__name__)
 
 FILE_NAME = ".xumignore"
@@ -79,6 +81,7 @@ def _ignored(root: Path, relatives: list[str]) -> set[str]:
         capture_output=True,
         timeout=60,
         check=False,
+        env=git.git_env(),
     )
     return {p.decode() for p in done.stdout.split(b"\0") if p}
 

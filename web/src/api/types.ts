@@ -225,6 +225,32 @@ export interface SlashCommand {
   kind?: string | null;
 }
 
+/** `GET /api/fs/dirs?path=`: one folder's subdirectories, for the Add project folder browser. */
+export interface DirListing {
+  /** Absolute, `~` expanded, symlinks resolved. */
+  path: string;
+  /** Null at the root. */
+  parent: string | null;
+  home: string;
+  dirs: string[];
+  truncated: boolean;
+}
+
+/** `GET /api/workspaces/{id}/files?q=&limit=`: checkout paths matching `q`, best first. */
+export interface FileMatches {
+  paths: string[];
+}
+
+/** `GET`/`PUT /api/workspaces/{id}/plan`: the workspace's plan file. */
+export interface PlanFile {
+  path: string;
+  exists: boolean;
+  /** "" when the file does not exist. */
+  content: string;
+  /** Of the content as read ("" when absent); a PUT passes it back as `expectedSha256`. */
+  sha256: string;
+}
+
 /** What `POST .../messages` answers. */
 export interface SentMessage {
   disposition: "started" | "queued" | "command";
@@ -304,6 +330,7 @@ export interface UserMessageEvent extends Durable {
   slash?: Record<string, unknown>;
   /** A row xum added (a context update, a goal continuation). */
   synthetic?: boolean;
+  /** "context_update" or "goal_continuation" on a synthetic row. */
   kind?: string;
   /** A context update: the sections that changed. */
   changed?: string[];
@@ -431,6 +458,16 @@ export interface RetryingEvent {
   attempt: number;
   delay_s: number;
   reason: string;
+}
+/** The model's reply has sent nothing that counts for `silent_s` seconds (a quarter of the
+ * idle timeout `idle_s`, where the attempt ends and is retried). */
+export interface ReplyStalledEvent {
+  type: "reply-stalled";
+  silent_s: number;
+  idle_s: number;
+  /** Part of the reply had arrived (else the silence follows the response headers). */
+  began: boolean;
+  message: string;
 }
 export interface DiscardPartialEvent {
   type: "discard-partial";
@@ -575,6 +612,7 @@ export type LiveEvent =
   | ToolCallEvent
   | UsageEvent
   | RetryingEvent
+  | ReplyStalledEvent
   | DiscardPartialEvent
   | AdvisoryEvent
   | ErrorEvent

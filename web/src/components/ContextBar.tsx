@@ -7,6 +7,7 @@ import { api, errorMessage } from "../api/http";
 import type { ContextUsage } from "../api/types";
 import { formatTokens } from "../lib/format";
 import { useStore } from "../lib/store";
+import { activity, activityOf } from "../state/activity";
 import { app } from "../state/app";
 
 /** The hint shows this many points before the threshold. */
@@ -21,10 +22,12 @@ export function snapThreshold(percent: number): number {
   return Math.max(1, Math.min(MAX_ENABLED, value));
 }
 
-/** The context of a workspace, fetched again whenever a turn ends anywhere. */
+/** The context of a workspace, fetched again whenever a turn ends anywhere and each time the
+ * workspace commits a row that changes its context (so it follows a running turn step by step). */
 export function useContextUsage(workspaceId: string, refresh = 0): ContextUsage | null {
   const allowed = useStore(app, (s) => s.caps.context);
   const epoch = useStore(app, (s) => s.turnEpoch);
+  const rows = useStore(activity, (all) => activityOf(all, workspaceId).contextRows);
   const [usage, setUsage] = useState<ContextUsage | null>(null);
   useEffect(() => {
     if (!allowed) return;
@@ -35,7 +38,7 @@ export function useContextUsage(workspaceId: string, refresh = 0): ContextUsage 
     return () => {
       live = false;
     };
-  }, [workspaceId, epoch, refresh, allowed]);
+  }, [workspaceId, epoch, rows, refresh, allowed]);
   return usage;
 }
 

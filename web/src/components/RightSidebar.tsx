@@ -40,7 +40,12 @@ function CostsPanel(props: { ws: Workspace }) {
   const load = useFetched<Costs>(`/api/workspaces/${encodeURIComponent(props.ws.id)}/costs`, refresh, replyCount);
   const models = useStore(app, (s) => s.models);
   const fromTranscript = useStore(transcriptStore(props.ws.id), (t) => contextTokens(t.rows));
-  const streaming = useStore(app, (s) => s.statuses[props.ws.id]?.state === "streaming");
+  const state = useStore(app, (s) => s.statuses[props.ws.id]?.state);
+  const streaming = state === "streaming";
+  const approvals = useStore(transcriptStore(props.ws.id), (t) => t.approvals.length);
+  // The newest turn, still open: what it is doing (a turn waiting on a person is not running).
+  const openTurn =
+    state === "waiting" ? (approvals > 0 ? "waiting for approval" : "waiting for input") : streaming ? "running" : "–";
   const hasContextRoute = useStore(app, (s) => s.caps.context);
   if (load.state === "loading") return <div className="muted">Loading…</div>;
   if (load.state === "error") return <div className="form-error">{load.message}</div>;
@@ -99,7 +104,7 @@ function CostsPanel(props: { ws: Workspace }) {
         {c.turns.slice(0, 50).map((t, i) => (
           <li key={t.turnId}>
             <span className="path">
-              {t.reason ?? (i === 0 && streaming ? "running" : "–")} · {t.steps} step{t.steps === 1 ? "" : "s"}
+              {t.reason ?? (i === 0 ? openTurn : "–")} · {t.steps} step{t.steps === 1 ? "" : "s"}
             </span>
             <span className="counter-nums">{formatCost(t.costUsd)}</span>
           </li>

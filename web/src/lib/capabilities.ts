@@ -18,6 +18,12 @@ export interface Capabilities {
   threshold: boolean;
   /** A workspace's MCP overrides (`GET`/`PUT /api/workspaces/{id}/mcp`). */
   mcp: boolean;
+  /** A workspace's checkout paths for `@` mentions (`GET /api/workspaces/{id}/files`). */
+  files: boolean;
+  /** A folder's subdirectories for the Add project folder browser (`GET /api/fs/dirs`). */
+  dirs: boolean;
+  /** The plan card's Edit: read and write the plan file (`GET`/`PUT .../plan`). */
+  plan: boolean;
 }
 
 export const NO_CAPABILITIES: Capabilities = {
@@ -32,6 +38,9 @@ export const NO_CAPABILITIES: Capabilities = {
   context: false,
   threshold: false,
   mcp: false,
+  files: false,
+  dirs: false,
+  plan: false,
 };
 
 export interface OpenApiDoc {
@@ -66,6 +75,9 @@ export function capabilitiesOf(routes: Set<string>): Capabilities {
     context: routes.has(`GET ${ws}/context`),
     threshold: routes.has("PUT /api/settings/auto-compaction"),
     mcp: routes.has(`GET ${ws}/mcp`) && routes.has(`PUT ${ws}/mcp`),
+    files: routes.has(`GET ${ws}/files`),
+    dirs: routes.has("GET /api/fs/dirs"),
+    plan: routes.has(`GET ${ws}/plan`) && routes.has(`PUT ${ws}/plan`),
   };
 }
 

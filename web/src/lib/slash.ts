@@ -35,3 +35,20 @@ export function matchSlash(commands: readonly SlashCommand[], query: string): Sl
 export function slashInsertion(cmd: SlashCommand): string {
   return cmd.name.endsWith("+") ? `/${cmd.name}` : `/${cmd.name} `;
 }
+
+/** Whether a command does something without arguments: every part of its usage is optional
+ * (`[...]`). An override (`/alias message`, `/+level`) always needs what follows it. */
+export function runsBare(cmd: SlashCommand): boolean {
+  if (cmd.name.endsWith("+") || cmd.kind === "override") return false;
+  const required = (cmd.usage ?? "").replace(/\[[^\]]*\]/g, "").trim();
+  return required === "";
+}
+
+/** What Enter does with the highlighted suggestion: send the command as it stands (the text is
+ * already the whole command, or the command needs nothing more), or complete it so the user can
+ * type its arguments. */
+export function slashEnter(text: string, cmd: SlashCommand): { send: string } | { complete: string } {
+  const needsMore = cmd.name.endsWith("+") || cmd.kind === "override";
+  if (!needsMore && (text.trim() === `/${cmd.name}` || runsBare(cmd))) return { send: `/${cmd.name}` };
+  return { complete: slashInsertion(cmd) };
+}

@@ -8,8 +8,8 @@ import type {
   ApprovalRequestEvent,
   AssistantMessageEvent,
   EngineEvent,
-  ErrorInfo,
   PartialMessage,
+  ReplyStalledEvent,
   RetryingEvent,
   ToolCallRef,
   ToolOutputEvent,
@@ -17,59 +17,16 @@ import type {
 } from "../api/types";
 import { goalText } from "./boundaries";
 
-export interface UserRow {
-  kind: "user";
-  key: string;
-  seq: number;
-  text: string;
-  queued: boolean;
-}
-
-export interface AssistantRow {
-  kind: "assistant";
-  key: string;
-  seq: number;
-  text: string;
-  reasoning: string;
-  toolCalls: ToolCallRef[];
-  finishReason: string;
-  results: Readonly<Record<string, ToolResultEvent>>;
-  /** Prompt size of the request that produced this reply (cached tokens included). */
-  inputTokens: number | null;
-}
-
-export interface TurnEndRow {
-  kind: "turn-end";
-  key: string;
-  seq: number;
-  turnId: string;
-  reason: string;
-  error: ErrorInfo | null;
-  /** The user text that started the turn, for "retry" (null when it is not loaded). */
-  prompt: string | null;
-}
-
-export interface NoticeRow {
-  kind: "notice";
-  key: string;
-  seq: number | null;
-  tone: "advisory" | "damaged" | "boundary" | "goal";
-  text: string;
-}
-
-/** A compaction boundary: the model sees `summary` from here on (Start Here included). */
-export interface CompactionRow {
-  kind: "compaction";
-  key: string;
-  seq: number;
-  summary: string;
-  trigger: string;
-  model: string | null;
-  /** Start Here: the reply or plan it restarted from. */
-  sourceSeq: number | null;
-}
-
-export type Row = UserRow | AssistantRow | TurnEndRow | NoticeRow | CompactionRow;
+export type {
+  AssistantRow,
+  CompactionRow,
+  ContextNoteRow,
+  NoticeRow,
+  Row,
+  TurnEndRow,
+  UserRow,
+} from "./rows";
+import type { AssistantRow, NoticeRow, Row } from "./rows";
 
 /** One live stream of a running tool call, as far as it arrived. */
 export interface LiveStream {
@@ -104,6 +61,8 @@ export interface TranscriptState {
   live: ReadonlyMap<string, LiveCall>;
   turnOpen: boolean;
   retrying: RetryingEvent | null;
+  /** The reply in flight is stalling (`reply-stalled`), until it moves, retries or ends. */
+  stalled: ReplyStalledEvent | null;
   /** Results whose assistant message is not loaded (older page) yet. */
   orphans: ReadonlyMap<string, ToolResultEvent>;
   /** turn_id -> the user text that opened it (for retry). */
@@ -131,6 +90,7 @@ export function emptyTranscript(): TranscriptState {
     live: new Map(),
     turnOpen: false,
     retrying: null,
+    stalled: null,
     orphans: new Map(),
     prompts: new Map(),
     promptFor: null,
@@ -194,6 +154,12 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       b.turnOpen = true;
       return;
     case "user-message":
+      if (ev.synthetic && ev.kind !== "goal_continuation") {
+        // A context update (or any other note of xum's for the model): not the user's words,
+        // and not the prompt of the turn it landed in.
+        b.rows.push({ kind: "context-note", key: `s${ev.seq}`, seq: ev.seq, text: ev.text, changed: ev.changed ?? [] });
+        return;
+      }
       if (b.promptFor !== null) {
         b.prompts.set(b.promptFor, ev.text);
         b.promptFor = null;
@@ -320,7 +286,7 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
         lastSeq: ev.seq,
         firstSeq: next.firstSeq ?? ev.seq,
       };
-      if (ev.type === "assistant-message") next = { ...next, partial: null, retrying: null };
+      if (ev.type === "assistant-message") next = { ...next, partial: null, retrying: null, stalled: null };
       if (ev.type === "compaction-start") next = { ...next, compacting: ev.trigger ?? "manual" };
       if (ev.type === "compaction") next = { ...next, compacting: null };
       if (ev.type === "tool-result" && next.running.has(ev.call_id)) {
@@ -335,6 +301,7 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
           partial: null,
           running: new Set(),
           retrying: null,
+          stalled: null,
           live: endLive(next.live, null),
           compacting: null,
           approvals: [],
@@ -359,17 +326,17 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
       return { ...state, turnOpen: true };
     case "text-delta": {
       const p = state.partial ?? emptyInFlight();
-      return { ...state, partial: { ...p, text: p.text + ev.text }, retrying: null };
+      return { ...state, partial: { ...p, text: p.text + ev.text }, retrying: null, stalled: null };
     }
     case "reasoning-delta": {
       const p = state.partial ?? emptyInFlight();
-      return { ...state, partial: { ...p, reasoning: p.reasoning + ev.text }, retrying: null };
+      return { ...state, partial: { ...p, reasoning: p.reasoning + ev.text }, retrying: null, stalled: null };
     }
     case "tool-call-start": {
       const p = state.partial ?? emptyInFlight();
       const toolCalls = [...p.toolCalls];
       toolCalls[ev.index] = { id: ev.call_id, name: ev.name, arguments: "" };
-      return { ...state, partial: { ...p, toolCalls: toolCalls.map(fillHole) } };
+      return { ...state, partial: { ...p, toolCalls: toolCalls.map(fillHole) }, stalled: null };
     }
     case "tool-call-delta": {
       const p = state.partial;
@@ -377,7 +344,7 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
       if (!p || !call) return state;
       const toolCalls = [...p.toolCalls];
       toolCalls[ev.index] = { ...call, arguments: call.arguments + ev.arguments };
-      return { ...state, partial: { ...p, toolCalls } };
+      return { ...state, partial: { ...p, toolCalls }, stalled: null };
     }
     case "tool-call": {
       const running = new Set(state.running);
@@ -387,7 +354,9 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
     case "discard-partial":
       return { ...state, partial: null };
     case "retrying":
-      return { ...state, retrying: ev };
+      return { ...state, retrying: ev, stalled: null };
+    case "reply-stalled":
+      return { ...state, stalled: ev };
     case "tool-output":
       return { ...state, live: appendLive(state.live, ev) };
     case "approval-request":
@@ -503,9 +472,9 @@ export function applyPartial(state: TranscriptState, message: PartialMessage): T
  * Live tool output is kept, with a note where the events missed while away would have been.
  * Waiting approvals are dropped: the server sends the ones still waiting again. */
 export function resetInFlight(state: TranscriptState): TranscriptState {
-  const idle = state.partial === null && state.retrying === null && state.live.size === 0;
+  const idle = state.partial === null && state.retrying === null && state.stalled === null && state.live.size === 0;
   if (idle && state.approvals.length === 0) return state;
-  return { ...state, partial: null, retrying: null, live: markGaps(state.live), approvals: [] };
+  return { ...state, partial: null, retrying: null, stalled: null, live: markGaps(state.live), approvals: [] };
 }
 
 /** Apply the newest page of history (the first load). */

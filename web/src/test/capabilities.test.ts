@@ -16,6 +16,9 @@ describe("capabilities from the OpenAPI document", () => {
       context: false,
       threshold: false,
       mcp: false,
+      files: false,
+      dirs: false,
+      plan: false,
     });
     const all = capabilitiesOf(
       routesOf({
@@ -32,6 +35,9 @@ describe("capabilities from the OpenAPI document", () => {
           "/api/workspaces/{id}/context": { get: {} },
           "/api/settings/auto-compaction": { put: {} },
           "/api/workspaces/{id}/mcp": { get: {}, put: {} },
+          "/api/workspaces/{id}/files": { get: {} },
+          "/api/fs/dirs": { get: {} },
+          "/api/workspaces/{id}/plan": { get: {}, put: {} },
         },
       }),
     );
@@ -47,6 +53,9 @@ describe("capabilities from the OpenAPI document", () => {
       context: true,
       threshold: true,
       mcp: true,
+      files: true,
+      dirs: true,
+      plan: true,
     });
   });
 

@@ -26,7 +26,7 @@ describe("the branch a workspace is on", () => {
 });
 
 describe("activity counted per workspace", () => {
-  it("counts committed replies and turn ends only", () => {
+  it("counts committed replies, turn ends and context rows only", () => {
     const events = [
       { type: "text-delta", text: "a" },
       { type: "assistant-message", seq: 3 },
@@ -36,7 +36,7 @@ describe("activity counted per workspace", () => {
     ] as unknown as EngineEvent[];
     noteActivity("w1", events);
     noteActivity("w1", events.slice(0, 1));
-    expect(activityOf(activity.get(), "w1")).toEqual({ replies: 2, turnEnds: 1 });
-    expect(activityOf(activity.get(), "w2")).toEqual({ replies: 0, turnEnds: 0 });
+    expect(activityOf(activity.get(), "w1")).toEqual({ replies: 2, turnEnds: 1, contextRows: 3 });
+    expect(activityOf(activity.get(), "w2")).toEqual({ replies: 0, turnEnds: 0, contextRows: 0 });
   });
 });

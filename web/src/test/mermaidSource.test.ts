@@ -30,3 +30,25 @@ describe("mermaidSafeSource", () => {
     expect(/<[A-Za-z!?/]/.test(mermaidSafeSource(hostile).replace(/<br\s*\/?>/gi, ""))).toBe(false);
   });
 });
+
+describe("mermaidSafeSource interaction statements", () => {
+  it("drops click, callback and link statements and keeps the rest", () => {
+    const src = [
+      "graph TD",
+      "  A[Start] --> B[Next]",
+      '  click A "javascript:alert(1)"',
+      '  click B href "https://example.com" "tip"',
+      "  CLICK A call doIt()",
+      '\tcallback B "fn"',
+      '  link A "https://example.com"',
+      "  links Alice: {\"Dash\": \"https://x\"}",
+      "  click --> C",
+    ].join("\n");
+    const out = mermaidSafeSource(src);
+    expect(out.split("\n").filter((l) => l.trim() !== "")).toEqual([
+      "graph TD",
+      "  A[Start] --> B[Next]",
+      "  click --> C",
+    ]);
+  });
+});

@@ -225,8 +225,14 @@ def _entry(body: McpServerBody, current: mc.ServerSpec | None) -> Any:
         if env:
             value["env"] = env
     if body.timeoutSecs is not None:
-        value["timeoutSecs"] = body.timeoutSecs
+        value["timeoutSecs"] = _seconds(body.timeoutSecs)
     return value
+
+
+def _seconds(value: float) -> int | float:
+    """A whole number of seconds as an integer: the request's `30` arrives as 30.0 (the body's
+    type is float) and must be written back as the user wrote it."""
+    return int(value) if value.is_integer() else value
 
 
 def _checker(scope: Scope, path: Path) -> Callable[[str], None]:
@@ -310,6 +316,7 @@ async def put_tool_search(body: ToolSearchBody) -> McpSettings:
 @router.post("/api/settings/mcp/test", response_model=TestResult)
 async def test_server(body: TestBody) -> TestResult:
     """Start the saved server, list what it offers and stop it; the error is the answer's."""
+    from xum.core.ownsecrets import without_own_secrets
     from xum.workspaces.masking import SecretMasker
     from xum.workspaces.mcp_manager import probe_server
     from xum.workspaces.wiring import project_secrets
@@ -335,9 +342,10 @@ async def test_server(body: TestBody) -> TestResult:
         return spec, cwd, secrets
 
     spec, cwd, secrets = await asyncio.to_thread(find)
-    result = await probe_server(
-        spec, cwd=cwd, env={**os.environ, **secrets}, mask=SecretMasker(secrets).mask
-    )
+    # As in a session: xum's environment less its own keys and token, then the project's
+    # secrets (the entry's own `env` is laid over both by the probe).
+    env = {**without_own_secrets(os.environ), **secrets}
+    result = await probe_server(spec, cwd=cwd, env=env, mask=SecretMasker(secrets).mask)
     return TestResult(**result)
 
 

@@ -39,8 +39,13 @@ class SecretNames(BaseModel):
 
 
 def existing_dir(path: str) -> Path:
+    """The directory `path` names: absolute, or `~/...` in the server user's home."""
+    if "\0" not in path and (path == "~" or path.startswith("~/")):
+        path = os.path.expanduser(path)
     if "\0" in path or not os.path.isabs(path):
-        raise ApiError(422, "invalid_request", "path: must be an absolute directory path")
+        raise ApiError(
+            422, "invalid_request", "path: must be an absolute directory path (or start with ~/)"
+        )
     directory = Path(path)
     if not directory.is_dir():
         raise ApiError(422, "invalid_request", f"path: {path} is not an existing directory")

@@ -5,6 +5,7 @@ shares."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -168,18 +169,33 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
             exact = check_name(name)
         except Exception:
             hint = name  # not usable as given: a name is made from it instead
+    # A worktree named after one of the project's branches checks that branch out (and leaves
+    # it in place when the workspace is deleted) instead of making a new one.
+    branch = None
+    if name is not None and spec == "worktree":
+        branch = await asyncio.to_thread(_existing_branch, directory, name)
     record = await state.sessions.create(
         directory,
         spec,
         name_hint=hint,
         title=title,
         name=exact,
+        branch=branch,
         model=model,
         thinking=thinking,
         agent=body.agent or "exec",
     )
     state.hub.workspaces_changed()
     return as_json(state, record)
+
+
+def _existing_branch(directory: Path, name: str) -> str | None:
+    from xum.runtime import git
+
+    top = git.toplevel(directory)
+    if top is None or not git.is_valid_branch_name(top, name):
+        return None
+    return name if git.branch_exists(top, name) else None
 
 
 @router.get("/{workspace_id}", response_model=Workspace)

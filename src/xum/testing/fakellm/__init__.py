@@ -47,6 +47,7 @@ JSON script (`python -m xum.testing.fakellm --script FILE`)::
         {"text": "bad", "malformed": {"after_event": 2, "frame": "data: {not json\\n\\n"}},
         {"text": "x", "stream_error": {"after_event": 3, "message": "boom",
                                        "code": "overloaded_error", "responses_event": "failed"}},
+        {"text": "trickle", "byte_delay": 2},                 // one byte every 2 s
         {"text": "slow", "stall": {"after_event": 2, "keepalive_s": 5,
                                    "keepalive": "comment", "seconds": null}},
         {"replay": "recorded/basic_response.txt"}         // or {"path": ..., "status": 200,

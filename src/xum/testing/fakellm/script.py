@@ -165,6 +165,7 @@ class Reply:
     stop_reason: str | None = None
     chunk_size: int = DEFAULT_CHUNK_SIZE  # characters per text/argument delta; 0: one delta
     delay: float = 0.0  # seconds before each streamed event
+    byte_delay: float = 0.0  # seconds between two bytes of a stream (a trickle); 0: off
     first_byte_delay: float = 0.0  # seconds before the status line
     error: HttpError | None = None
     replay: Replay | None = None
@@ -191,6 +192,8 @@ class Reply:
             raise ScriptError(f"unknown wire {self.wire!r}; expected one of {', '.join(WIRES)}")
         if self.chunk_size < 0 or self.delay < 0 or self.first_byte_delay < 0:
             raise ScriptError("chunk_size, delay and first_byte_delay must not be negative")
+        if self.byte_delay < 0:
+            raise ScriptError("byte_delay must not be negative")
         if self.stall is not None and self.error is not None:
             raise ScriptError("an error reply sends no stream to stall")
         if self.stall is not None and (
@@ -219,6 +222,7 @@ class ReplyOptions(TypedDict, total=False):
     stop_reason: str | None
     chunk_size: int
     delay: float
+    byte_delay: float
     first_byte_delay: float
     disconnect: Disconnect | None
     malformed: Malformed | None
@@ -311,6 +315,7 @@ _REPLY_KEYS = {
     "stop_reason",
     "chunk_size",
     "delay",
+    "byte_delay",
     "first_byte_delay",
     "error",
     "replay",
@@ -390,7 +395,7 @@ def reply_from_json(data: Any, *, base_dir: Path | None = None, where: str = "re
         kw[key] = _opt_str(d, key, where)
     if "chunk_size" in d:
         kw["chunk_size"] = _typed(d["chunk_size"], int, f"{where}.chunk_size")
-    for key in ("delay", "first_byte_delay"):
+    for key in ("delay", "byte_delay", "first_byte_delay"):
         if key in d:
             kw[key] = float(_typed(d[key], (int, float), f"{where}.{key}"))
     if "headers" in d:
@@ -542,7 +547,7 @@ def reply_to_json(r: Reply) -> dict[str, Any]:
             out[key] = getattr(r, key)
     if r.chunk_size != DEFAULT_CHUNK_SIZE:
         out["chunk_size"] = r.chunk_size
-    for key in ("delay", "first_byte_delay"):
+    for key in ("delay", "byte_delay", "first_byte_delay"):
         if getattr(r, key):
             out[key] = getattr(r, key)
     if r.headers:

@@ -502,7 +502,7 @@ class FakeLLM:
             at = max(0, min(reply.malformed.after_event, len(frames)))
             frames.insert(at, reply.malformed.frame.encode())
         stream_headers = [("content-type", content_type), ("cache-control", "no-cache"), *headers]
-        if not reply.delay and reply.stall is None:
+        if not reply.delay and not reply.byte_delay and reply.stall is None:
             await resp.send_stream(status, stream_headers, frames)
             return
         await resp.start(status, stream_headers)
@@ -512,12 +512,25 @@ class FakeLLM:
                 await _stall(resp, reply.stall, keepalives=True)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
+            if reply.byte_delay:
+                await _trickle(resp, frame, reply.byte_delay)
+                continue
             await resp.chunk(frame)
             await resp.flush()
         if reply.stall is not None and reply.stall.after_event >= len(frames):
             await resp.flush()
             await _stall(resp, reply.stall, keepalives=True)
         await resp.end()
+
+
+async def _trickle(resp: Response, frame: bytes, every: float) -> None:
+    """Send `frame` one byte at a time, `every` seconds apart (a stream that never stops but
+    hardly moves); raises Cut when the client hangs up meanwhile."""
+    for i in range(len(frame)):
+        await resp.chunk(frame[i : i + 1])
+        await resp.flush()
+        if await resp.peer_closed(every):
+            await resp.abort()
 
 
 async def _stall(resp: Response, stall: Stall, *, keepalives: bool) -> None:

@@ -15,6 +15,7 @@ const KIND_LABEL: Record<string, string> = {
   escalation: "Run outside the sandbox",
   command: "Command",
   write: "Edit outside the workspace",
+  mcp: "MCP tool not marked read-only",
 };
 
 export function ApprovalCards(props: { workspaceId: string }) {

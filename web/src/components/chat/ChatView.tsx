@@ -3,7 +3,7 @@ import type { Workspace } from "../../api/types";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { useStore } from "../../lib/store";
 import { useEffect } from "react";
-import { app } from "../../state/app";
+import { app, transcriptStore } from "../../state/app";
 import { activity } from "../../state/activity";
 import { branches, refreshBranch, shownBranch } from "../../state/branches";
 import { ConnectionBanner, useOffline } from "../ConnectionBanner";
@@ -29,6 +29,7 @@ export function ChatView(props: { workspace: Workspace }) {
   const kind = offline ? "offline" : statusKind(status);
   const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
   const turnEnds = useStore(activity, (all) => all[ws.id]?.turnEnds ?? 0);
+  const approvals = useStore(transcriptStore(ws.id), (t) => t.approvals.length);
   // Ask git on opening the workspace, after a rename (xum renames the branch) and each time a
   // turn of it ends: the agent may have switched branches.
   useEffect(() => {
@@ -50,7 +51,7 @@ export function ChatView(props: { workspace: Workspace }) {
             <span style={{ display: "inline-flex", alignItems: "center", gap: 4 }}>
               <StatusDot status={status} offline={offline} />{" "}
               <span data-testid="workspace-state" data-state={kind}>
-                {offline ? "offline" : statusLabel(kind)}
+                {offline ? "offline" : kind === "waiting" && approvals > 0 ? "waiting for approval" : statusLabel(kind)}
                 {!offline && status.state === "streaming" && status.phase
                   ? ` (${PHASES[status.phase]})`
                   : ""}

@@ -8,6 +8,7 @@ import { useStore } from "../../lib/store";
 import { app } from "../../state/app";
 import type { CompactionRow } from "../../state/transcript";
 import { Markdown } from "../markdown/Markdown";
+import { jumpToBottom } from "./scrollBus";
 
 const TRIGGERS: Record<string, string> = {
   manual: "Compacted",
@@ -58,7 +59,12 @@ export function StartHere(props: { workspaceId: string; seq: number; disabled?: 
   const go = () => {
     setBusy(true);
     api("POST", `/api/workspaces/${encodeURIComponent(props.workspaceId)}/start-here`, { seq: props.seq })
-      .then(() => setError(null))
+      .then(() => {
+        setError(null);
+        // The new boundary is appended at the end: follow it there, wherever the user had
+        // scrolled to find the reply.
+        jumpToBottom();
+      })
       .catch((exc: unknown) => setError(errorMessage(exc)))
       .finally(() => setBusy(false));
   };

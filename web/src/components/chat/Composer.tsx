@@ -2,7 +2,8 @@
 // sends after the turn, Shift+Enter is a newline, Esc interrupts a running turn. A leading `/`
 // suggests the slash commands the server's registry has. Every command is carried out by the
 // server (`/model x`, `/fork`, skills, overrides); the one exception is a bare `/model`, which
-// opens the model picker here.
+// opens the model picker here. Enter on a suggestion runs it when it is complete (typed out, or
+// needing no arguments) and completes it otherwise. `@` suggests the workspace's file paths.
 
 import { ArrowUp, Square } from "lucide-react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
@@ -10,7 +11,7 @@ import { ApiError, errorMessage } from "../../api/http";
 import type { QueuedMessage, SlashCommand, Workspace } from "../../api/types";
 import { drafts } from "../../lib/drafts";
 import { isMacPlatform } from "../../lib/keybinds";
-import { matchSlash, parseSlash, slashInsertion, slashQuery } from "../../lib/slash";
+import { matchSlash, parseSlash, slashEnter, slashInsertion, slashQuery } from "../../lib/slash";
 import { useStore } from "../../lib/store";
 import { app, openDialog, openPicker } from "../../state/app";
 import { clearQueue, interrupt, sendMessage } from "../../state/actions";
@@ -18,6 +19,7 @@ import { IconButton } from "../Tooltip";
 import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
 import { AutoCompactHint } from "../ContextBar";
+import { useMentions } from "./useMentions";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
@@ -115,6 +117,24 @@ export function Composer(props: { workspace: Workspace }) {
     el.style.height = `${Math.min(el.scrollHeight + 2, window.innerHeight * 0.4)}px`;
   }, [text]);
 
+  // Where the caret is, for `@` mentions (read again on each input, click and key).
+  const [caret, setCaret] = useState(0);
+  const noteCaret = () => setCaret(ref.current?.selectionStart ?? 0);
+  const mentions = useMentions(ws.id, text, caret);
+
+  const acceptMention = (path?: string) => {
+    const next = mentions.accept(path);
+    if (!next) return;
+    setText(next.text);
+    setCaret(next.caret);
+    requestAnimationFrame(() => {
+      const el = ref.current;
+      if (!el) return;
+      el.focus();
+      el.setSelectionRange(next.caret, next.caret);
+    });
+  };
+
   const query = text === dismissedAt ? null : slashQuery(text);
   const suggestions = query === null ? [] : matchSlash(commands, query).slice(0, 12);
   const slashOpen = suggestions.length > 0;
@@ -127,13 +147,14 @@ export function Composer(props: { workspace: Workspace }) {
     ref.current?.focus();
   };
 
-  const send = async (when: "step" | "turn") => {
-    const value = text.trim();
+  /** Send the box's text (or `override`: a slash command picked from the suggestions). */
+  const send = async (when: "step" | "turn", override?: string) => {
+    const typed = override ?? text;
+    const value = typed.trim();
     if (!value || sending) return;
     setSending(true);
     setError(null);
     const source = ws.id;
-    const typed = text;
     // The box empties as the message leaves, not when the server's answer comes back: its
     // bubble can reach the transcript first, and the same words must not show in both places.
     setText("");
@@ -163,6 +184,24 @@ export function Composer(props: { workspace: Workspace }) {
 
   const onKeyDown = (e: React.KeyboardEvent<HTMLTextAreaElement>) => {
     if (e.nativeEvent.isComposing) return;
+    if (mentions.open && !slashOpen) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        mentions.move(e.key === "ArrowDown" ? 1 : -1);
+        return;
+      }
+      if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey)) {
+        e.preventDefault();
+        acceptMention();
+        return;
+      }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        mentions.dismiss();
+        return;
+      }
+    }
     if (slashOpen) {
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();
@@ -170,13 +209,20 @@ export function Composer(props: { workspace: Workspace }) {
         setSlashIndex((slashActive + d + suggestions.length) % suggestions.length);
         return;
       }
-      if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey)) {
-        const cmd = suggestions[slashActive];
-        if (cmd) {
-          e.preventDefault();
-          acceptSlash(cmd);
-          return;
-        }
+      const cmd = suggestions[slashActive];
+      if (e.key === "Tab" && cmd) {
+        e.preventDefault();
+        acceptSlash(cmd);
+        return;
+      }
+      // One Enter runs a command that is complete (typed out, or needing no arguments); one
+      // that takes arguments is completed instead, to type them.
+      if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.altKey && cmd) {
+        e.preventDefault();
+        const action = slashEnter(text, cmd);
+        if ("send" in action) void send("step", action.send);
+        else acceptSlash(cmd);
+        return;
       }
       if (e.key === "Escape") {
         e.preventDefault();
@@ -224,6 +270,25 @@ export function Composer(props: { workspace: Workspace }) {
             ))}
           </div>
         ) : null}
+        {mentions.open && !slashOpen ? (
+          <div className="popover" role="listbox" aria-label="File mentions" style={{ left: 12 }}>
+            {mentions.paths.map((p, i) => (
+              <button
+                type="button"
+                key={p}
+                role="option"
+                aria-selected={i === mentions.active}
+                className={`menu-item ${i === mentions.active ? "active" : ""}`}
+                onMouseDown={(e) => {
+                  e.preventDefault();
+                  acceptMention(p);
+                }}
+              >
+                <span className="grow mention-path">@{p}</span>
+              </button>
+            ))}
+          </div>
+        ) : null}
         {queued > 0 ? (
           <div className="queue" aria-label="Queued messages">
             <div className="queue-bar">
@@ -252,8 +317,10 @@ export function Composer(props: { workspace: Workspace }) {
           value={text}
           onChange={(e) => {
             setText(e.target.value);
+            setCaret(e.target.selectionStart ?? e.target.value.length);
             setSlashIndex(0);
           }}
+          onSelect={noteCaret}
           onKeyDown={onKeyDown}
         />
         {error ? (

@@ -1,7 +1,7 @@
 import { Loader2 } from "lucide-react";
 import { memo } from "react";
-import type { RetryingEvent } from "../../api/types";
-import { startsHere, type AssistantRow, type InFlight, type LiveCall, type NoticeRow, type TurnEndRow, type UserRow } from "../../state/transcript";
+import type { ReplyStalledEvent, RetryingEvent } from "../../api/types";
+import { startsHere, type AssistantRow, type ContextNoteRow, type InFlight, type LiveCall, type NoticeRow, type TurnEndRow, type UserRow } from "../../state/transcript";
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
 import { ErrorCard } from "./ErrorCard";
@@ -77,6 +77,8 @@ export const AssistantMessage = memo(function AssistantMessage(props: AssistantP
 interface InFlightProps {
   partial: InFlight | null;
   retrying: RetryingEvent | null;
+  /** The reply is stalling: a notice until it moves again. */
+  stalled?: ReplyStalledEvent | null;
   workspaceId: string;
   /** A question waits for the user's answer. */
   waiting: boolean;
@@ -103,6 +105,13 @@ export function InFlightMessage(props: InFlightProps) {
           workspaceId={props.workspaceId}
         />
       ))}
+      {props.stalled ? (
+        <div className="notice advisory" role="status" data-role="reply-stalled">
+          The model has sent nothing for {Math.round(props.stalled.silent_s)}s
+          {props.stalled.began ? " in the middle of its reply" : " since it answered"}; the attempt ends
+          and is retried after {props.stalled.idle_s}s of silence.
+        </div>
+      ) : null}
       {props.retrying ? (
         <div className="notice advisory">
           Retrying (attempt {props.retrying.attempt}) in {props.retrying.delay_s}s: {props.retrying.reason}
@@ -138,4 +147,33 @@ export const TurnEnd = memo(function TurnEnd(props: { row: TurnEndRow; workspace
 
 export const Notice = memo(function Notice(props: { row: NoticeRow }) {
   return <div className={`notice ${props.row.tone}`}>{props.row.text}</div>;
+});
+
+/** Names for the parts of the context a context update reports as changed. */
+const CONTEXT_PARTS: Record<string, string> = {
+  agent: "agent",
+  instructions: "instruction files",
+  model: "model instructions",
+  mode: "mode instructions",
+  skills: "skills",
+  mcp: "MCP servers",
+  mcp_tools: "MCP tool catalog",
+  plan: "plan mode",
+  plan_file: "plan file",
+};
+
+export function contextPartsLabel(changed: readonly string[]): string {
+  const names = changed.map((c) => (c.startsWith("tool:") ? `${c.slice(5)} tool notes` : CONTEXT_PARTS[c] ?? c));
+  return names.length > 0 ? names.join(", ") : "the workspace's context";
+}
+
+/** xum's own note to the model that part of the context changed: a small collapsed line that
+ * opens on the full text the model was sent (never a user bubble). */
+export const ContextNote = memo(function ContextNote(props: { row: ContextNoteRow }) {
+  return (
+    <details className="context-note" data-role="context-note">
+      <summary>Context updated: {contextPartsLabel(props.row.changed)}</summary>
+      <pre className="context-note-body">{props.row.text}</pre>
+    </details>
+  );
 });

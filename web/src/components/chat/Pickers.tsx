@@ -53,7 +53,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
   }, [open]);
 
   return (
-    <span style={{ position: "relative", display: "inline-flex", gap: 6, flexWrap: "wrap", minWidth: 0 }}>
+    <span className="composer-pickers">
       <Tooltip
         content={
           <>

@@ -8,7 +8,7 @@ import { errorMessage } from "../../api/http";
 import { app, loadOlder, markRead, transcriptStore } from "../../state/app";
 import { lastUserText, type Row } from "../../state/transcript";
 import { useStore } from "../../lib/store";
-import { AssistantMessage, InFlightMessage, Notice, TurnEnd, UserMessage } from "./Messages";
+import { AssistantMessage, ContextNote, InFlightMessage, Notice, TurnEnd, UserMessage } from "./Messages";
 import { CompactionCard } from "./Compaction";
 import { onJumpToBottom } from "./scrollBus";
 import { ErrorCard } from "./ErrorCard";
@@ -152,11 +152,20 @@ export function Transcript(props: { workspaceId: string }) {
     if (nearTop && !stick.current) loadEarlier();
   });
 
-  // Mark what the user has seen as read (only while the page is visible and at the bottom).
+  // The workspace on screen is read: whatever arrives while it is viewed (a turn's end, a Start
+  // Here) is marked read at once, wherever the user has scrolled, as long as the page is
+  // visible; a page in a background tab marks it when it comes back to the front.
+  const unread = status?.unread === true;
+  const readUpTo = Math.max(status?.lastSeq ?? 0, t.lastSeq);
   useEffect(() => {
-    if (!status?.unread || !stick.current || document.visibilityState !== "visible") return;
-    markRead(props.workspaceId, Math.max(status.lastSeq, t.lastSeq));
-  }, [status?.unread, status?.lastSeq, t.lastSeq, props.workspaceId]);
+    if (!unread) return;
+    const mark = () => {
+      if (document.visibilityState === "visible") markRead(props.workspaceId, readUpTo);
+    };
+    mark();
+    document.addEventListener("visibilitychange", mark);
+    return () => document.removeEventListener("visibilitychange", mark);
+  }, [unread, readUpTo, props.workspaceId]);
 
   // A marker for the first paint of a loaded transcript (read by the UI benchmark).
   const ready = t.loaded;
@@ -195,6 +204,7 @@ export function Transcript(props: { workspaceId: string }) {
         <InFlightMessage
           partial={t.partial}
           retrying={t.retrying}
+          stalled={t.stalled}
           workspaceId={props.workspaceId}
           waiting={status?.state === "waiting"}
           compacting={t.compacting}
@@ -221,6 +231,8 @@ export function Transcript(props: { workspaceId: string }) {
         return <Notice row={row} />;
       case "compaction":
         return <CompactionCard row={row} />;
+      case "context-note":
+        return <ContextNote row={row} />;
     }
   };
 

@@ -43,7 +43,7 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
       <label className="field">
         <span>Runtime</span>
         <select className="input" value={runtime} onChange={(e) => setRuntime(e.target.value as RuntimeType)} aria-label="Runtime">
-          <option value="worktree">Worktree: a new branch in its own git worktree</option>
+          <option value="worktree">Worktree: a branch in its own git worktree</option>
           <option value="local">Local: work in the project directory itself</option>
           <option value="ssh">SSH: a checkout on a remote host</option>
         </select>
@@ -57,6 +57,11 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
       <label className="field">
         <span>Branch or name (optional)</span>
         <input className="input" value={name} onChange={(e) => setName(e.target.value)} placeholder="fix-login-bug" aria-label="Branch or name" data-autofocus />
+        {runtime === "worktree" ? (
+          <span className="faint" style={{ fontSize: 12 }}>
+            An existing branch is checked out (and kept when the workspace is deleted); any other name makes a new branch.
+          </span>
+        ) : null}
       </label>
       <label className="field">
         <span>Title (optional)</span>

@@ -3,7 +3,7 @@
 // Environment and header values are write-only: the form lists saved names, and a line with
 // only a NAME keeps the saved value.
 
-import { useEffect, useState } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { errorMessage } from "../../api/http";
 import {
   deleteMcpServer,
@@ -62,15 +62,18 @@ function ServerForm(props: {
       setBusy(false);
     }
   };
+  const where = props.editing.scope === "global" ? "global" : "repository";
+  const label = row ? `Edit ${where} MCP server ${row.name}` : `Add a ${where} MCP server`;
   return (
     <form
       className="mcp-form"
-      aria-label={row ? `Edit MCP server ${row.name}` : "Add MCP server"}
+      aria-label={label}
       onSubmit={(e) => {
         e.preventDefault();
         void save();
       }}
     >
+      <div className="mcp-form-title">{label}</div>
       <label className="field">
         <span>Name</span>
         <input className="input" value={name} onChange={(e) => setName(e.target.value)} aria-label="Server name" disabled={Boolean(row)} />
@@ -186,6 +189,8 @@ function FileBlock(props: {
   onEdit: (e: Editing) => void;
   onChanged: (s: McpSettings) => void;
   onError: (message: string) => void;
+  /** The add or edit form of a server of this file, shown in this file's block. */
+  form?: ReactNode;
 }) {
   return (
     <div className="mcp-file" data-testid={`mcp-${props.scope}`}>
@@ -210,9 +215,11 @@ function FileBlock(props: {
         />
       ))}
       {props.file.servers.length === 0 ? <div className="muted">No servers.</div> : null}
-      <button type="button" className="btn" onClick={() => props.onEdit({ scope: props.scope, row: null })}>
-        Add {props.scope === "global" ? "a global" : "a repository"} server
-      </button>
+      {props.form ?? (
+        <button type="button" className="btn" onClick={() => props.onEdit({ scope: props.scope, row: null })}>
+          Add {props.scope === "global" ? "a global" : "a repository"} server
+        </button>
+      )}
     </div>
   );
 }
@@ -245,6 +252,17 @@ export function McpSettingsSection(props: { projects: Project[] }) {
     }
   };
   const repo = settings?.repo ?? null;
+  // The form opens in the block of the file it writes (global or the repository's).
+  const formFor = (scope: McpScope): ReactNode =>
+    editing?.scope === scope ? (
+      <ServerForm
+        key={`${editing.scope}:${editing.row?.name ?? ""}`}
+        editing={editing}
+        project={repo?.project ?? null}
+        onSaved={changed}
+        onCancel={() => setEditing(null)}
+      />
+    ) : null;
   return (
     <section className="settings-section" aria-label="MCP" data-testid="mcp-settings">
       <h3>MCP servers</h3>
@@ -273,6 +291,7 @@ export function McpSettingsSection(props: { projects: Project[] }) {
           onEdit={setEditing}
           onChanged={changed}
           onError={setError}
+          form={formFor("global")}
         />
       ) : null}
       {props.projects.length > 0 ? (
@@ -289,15 +308,7 @@ export function McpSettingsSection(props: { projects: Project[] }) {
           onEdit={setEditing}
           onChanged={changed}
           onError={setError}
-        />
-      ) : null}
-      {editing ? (
-        <ServerForm
-          key={`${editing.scope}:${editing.row?.name ?? ""}`}
-          editing={editing}
-          project={repo?.project ?? null}
-          onSaved={changed}
-          onCancel={() => setEditing(null)}
+          form={formFor("repo")}
         />
       ) : null}
       <FormError message={error} />

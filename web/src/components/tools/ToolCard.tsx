@@ -18,7 +18,8 @@ import type { ToolCallRef, ToolResultEvent } from "../../api/types";
 import { firstLine, num, parseArgs, pretty, str, type Args } from "../../lib/args";
 import { formatDuration } from "../../lib/format";
 import { useStore } from "../../lib/store";
-import { app } from "../../state/app";
+import { app, transcriptStore } from "../../state/app";
+import { latestPlanCall } from "../../state/rows";
 import { isBackgroundStream, type LiveCall, type LiveStream } from "../../state/transcript";
 import { CodeBlock } from "../markdown/CodeBlock";
 import { DiffView } from "./DiffView";
@@ -26,7 +27,7 @@ import { PlanCard } from "./PlanCard";
 import { QuestionForm, questionsFrom } from "./QuestionForm";
 import { Progress, TodoList, todoProgress, todosFrom } from "./TodoList";
 
-type Phase = "streaming" | "running" | "done" | "error" | "no-result";
+type Phase = "streaming" | "running" | "approval" | "input" | "done" | "error" | "no-result";
 
 interface Props {
   call: ToolCallRef;
@@ -40,14 +41,20 @@ interface Props {
   workspaceId: string;
 }
 
+/** What a call without a result waits on: a person's approval or answer, or nothing. */
+type Waiting = "approval" | "input" | null;
+
 const EDIT_TOOLS = new Set(["file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"]);
 
-function phaseOf(props: Props): Phase {
+function phaseOf(props: Props, waiting: Waiting): Phase {
   if (props.result) return props.result.is_error ? "error" : "done";
   if (props.streaming) return "streaming";
+  if (waiting !== null && (props.running || props.turnOpen)) return waiting;
   if (props.running || props.turnOpen) return "running";
   return "no-result";
 }
+
+const WAITING_LABEL = { approval: "waiting for approval", input: "waiting for input" } as const;
 
 function iconFor(name: string): ReactNode {
   if (name === "bash") return <SquareTerminal size={15} aria-hidden />;
@@ -76,6 +83,9 @@ function summaryFor(name: string, args: Args | null, result: ToolResultEvent | u
 
 function Outcome(props: { name: string; phase: Phase; result: ToolResultEvent | undefined }) {
   const meta = props.result?.meta ?? null;
+  if (props.phase === "approval" || props.phase === "input") {
+    return <span className="badge warn">{WAITING_LABEL[props.phase]}</span>;
+  }
   if (props.phase === "streaming" || props.phase === "running") {
     return (
       <span className="badge">
@@ -132,6 +142,7 @@ function liveLabel(stream: string): string {
   if (stream === "output") return "Output (live)";
   if (isBackgroundStream(stream)) return `Background output (live, ${stream})`;
   if (stream.startsWith("hook:")) return `${stream.slice(5)} hook (live)`;
+  if (stream === "progress") return "Progress (live)";
   return `${stream} (live)`;
 }
 
@@ -234,10 +245,13 @@ function answersOf(result: ToolResultEvent | undefined): Readonly<Record<string,
 export function ToolCard(props: Props) {
   const args = parseArgs(props.call.arguments);
   const name = props.call.name;
-  const phase = phaseOf(props);
-  const [open, setOpen] = useState<boolean | null>(null);
   const canAnswer = useStore(app, (s) => s.caps.answers);
   const pending = useStore(app, (s) => s.questions[props.workspaceId]);
+  const approval = useStore(transcriptStore(props.workspaceId), (t) => t.approvals.some((a) => a.call_id === props.call.id));
+  const latest = useStore(transcriptStore(props.workspaceId), (t) => name === "propose_plan" && latestPlanCall(t.rows) === props.call.id);
+  const waiting: Waiting = approval ? "approval" : name === "ask_user_question" && pending ? "input" : null;
+  const phase = phaseOf(props, waiting);
+  const [open, setOpen] = useState<boolean | null>(null);
 
   if (name === "propose_plan" && props.result && !props.result.is_error) {
     const meta = props.result.meta?.plan;
@@ -245,13 +259,14 @@ export function ToolCard(props: Props) {
     const content = str(plan, "content");
     const path = str(plan, "path");
     const here = props.turnOpen ? null : { workspaceId: props.workspaceId, seq: props.result.seq };
-    if (content !== null) return <PlanCard plan={content} path={path} startHere={here} />;
+    const actions = latest ? { workspaceId: props.workspaceId, busy: props.turnOpen } : null;
+    if (content !== null) return <PlanCard plan={content} path={path} startHere={here} actions={actions} />;
     if (path !== null) return <PlanCard plan={`The plan is too large to show here; it is in ${path}.`} path={path} />;
   }
 
   const interactive = name === "ask_user_question" || name.startsWith("todo_") || EDIT_TOOLS.has(name);
   const background = props.live?.some((s) => isBackgroundStream(s.stream)) ?? false;
-  const expanded = open ?? (phase === "running" || phase === "error" || interactive || background);
+  const expanded = open ?? (phase === "running" || phase === "approval" || phase === "error" || interactive || background);
   const todos = name.startsWith("todo_") ? todosFrom(props.result?.meta?.todos ?? args?.todos) : null;
 
   return (

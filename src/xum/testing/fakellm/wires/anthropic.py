@@ -124,7 +124,7 @@ class AnthropicCodec(WireCodec):
                 f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
                 f"Found {n}."
             )
-        return _check_tool_pairs(messages)
+        return _check_tool_pairs(messages) or _check_tools_declared(body, messages)
 
     def visible(
         self, content: tuple[Item, ...], body: dict[str, Any], notes: list[str]
@@ -289,6 +289,20 @@ def _parse_or_raw(raw: str) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return raw
+
+
+def _check_tools_declared(body: dict[str, Any], messages: list[Any]) -> str | None:
+    """The provider's rule: a request whose history holds tool_use or tool_result blocks must
+    declare tools (`tool_choice: none` is how a request keeps them from being called)."""
+    if body.get("tools"):
+        return None
+    for msg in messages:
+        for block in _blocks(msg.get("content") if isinstance(msg, dict) else None):
+            if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result"):
+                return (
+                    "Requests which include `tool_use` or `tool_result` blocks must define tools."
+                )
+    return None
 
 
 def _check_tool_pairs(messages: list[Any]) -> str | None:
