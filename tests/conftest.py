@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import APP_FILES, make_repo
+
 pytest_plugins = ["xum.testing.pytest_plugin"]
+
+TESTS = Path(__file__).resolve().parent
+# The tier of a test is its folder (markers registered in pyproject.toml); the top-level checks
+# (layers, parity, suite shape) read files only, so they count as unit tests.
+TIERS = frozenset({"unit", "integration", "e2e", "tui", "reliability"})
+
+
+def tiers_of(path: Path) -> list[str]:
+    """The markers a test file gets from where it lives: `make test-fast` selects on them."""
+    try:
+        parts = path.resolve().relative_to(TESTS).parts
+    except ValueError:
+        return []
+    if len(parts) == 1:
+        return ["unit"]
+    tier = parts[0]
+    if tier not in TIERS:
+        return []
+    if tier == "e2e" and parts[-1].startswith("test_browser_"):
+        return ["e2e", "browser"]
+    return [tier]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in tiers_of(item.path):
+            item.add_marker(name)
 
 
 @pytest.fixture(autouse=True)
@@ -39,3 +69,30 @@ def xum_root(
     ):
         monkeypatch.delenv(var, raising=False)
     yield root
+
+
+@pytest.fixture
+def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A real git repository with one commit on `main` (`tests.gitrepo.make_repo`), at
+    `tmp_path/<name>`. A test or a module (`pytestmark`) shapes it with
+    `@pytest.mark.repo(files={...}, name="repo", message="init", untracked={...},
+    identity=False)`: `files` are committed (default: one app.py), `untracked` are written after
+    the commit, and `identity` sets a committer in the repository's own config (for agents that
+    commit, HOME being private)."""
+    marker = request.node.get_closest_marker("repo")
+    options = dict(marker.kwargs) if marker is not None else {}
+    files: Mapping[str, str | bytes] = options.pop("files", APP_FILES)
+    untracked: Mapping[str, str] = options.pop("untracked", {})
+    identity = options.pop("identity", False)
+    path = make_repo(
+        tmp_path / options.pop("name", "repo"), files, message=options.pop("message", "init")
+    )
+    if options:
+        raise TypeError(f"unknown options of @pytest.mark.repo: {sorted(options)}")
+    for name, text in untracked.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    if identity:
+        for key, value in (("user.name", "Test"), ("user.email", "test@example.com")):
+            subprocess.run(["git", "config", key, value], cwd=path, check=True)
+    return path

@@ -12,6 +12,7 @@ writes and proposes a plan (plan mode); anything else is echoed (its last line).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -231,7 +232,13 @@ def ensure_ui_built() -> None:
         return
     if shutil.which("npm") is None:
         pytest.fail("the web UI is not built and npm is missing: run `make build-web`")
-    subprocess.run(["make", "build-web"], cwd=REPO_ROOT, check=True, timeout=600)
+    # Under pytest-xdist several workers get here at once: one builds, the others wait on the
+    # lock and then find the build there.
+    REPO_ROOT.joinpath("test-artifacts").mkdir(exist_ok=True)
+    with open(REPO_ROOT / "test-artifacts" / ".build-web.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ui_built():
+            subprocess.run(["make", "build-web"], cwd=REPO_ROOT, check=True, timeout=600)
 
 
 def fake_env(fake: FakeLLM) -> dict[str, str]:

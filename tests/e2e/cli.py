@@ -35,9 +35,25 @@ def run_xum(
     )
 
 
-def env_for(server: FakeLLM) -> dict[str, str]:
-    """The environment that makes the fake LLM server the Anthropic provider."""
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
+# The wires `xum run` is tested on: (model, key variable, base-URL variable).
+WIRES = {
+    "anthropic": ("anthropic:claude-sonnet-5-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "openai-responses": ("openai:gpt-6.1-sol", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+}
+
+
+def env_for(server: FakeLLM, wire: str = "anthropic") -> dict[str, str]:
+    """The environment that makes the fake LLM server the provider of `wire`."""
+    _, key_var, url_var = WIRES[wire]
+    return {key_var: "test-key", url_var: server.url}
+
+
+def write_providers(root: Path, text: str) -> None:
+    """Write `$XUM_ROOT/providers.jsonc` (private, as xum writes it)."""
+    root.mkdir(mode=0o700, exist_ok=True)
+    path = root / "providers.jsonc"
+    path.write_text(text)
+    os.chmod(path, 0o600)
 
 
 def events(stdout: str) -> list[dict[str, Any]]:

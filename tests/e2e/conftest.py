@@ -5,7 +5,6 @@ Nothing here is autouse."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,15 +19,8 @@ from tests.e2e.browser_support import (
     serving,
     skip_without_chromium,
 )
-from tests.gitrepo import make_repo
 from xum.testing.fakellm import FakeLLM
 from xum.testing.webui import XumServer, chromium_launch_args
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A git repository of one commit (`make_repo`); modules that need another override it."""
-    return make_repo(tmp_path / "repo")
 
 
 @pytest.fixture(scope="session")

@@ -18,39 +18,13 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.e2e.cli import XUM
-from tests.gitrepo import APP_FILES, make_repo
 from tests.processes import alive
+from tests.support.acp import bridge, env_for, tool_results
 from xum.testing import fakellm
-from xum.testing.acpeditor import EditorCapabilities, Received, TestEditor, connect
+from xum.testing.acpeditor import EditorCapabilities, Received, TestEditor
 from xum.testing.fakellm import FakeLLM
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_FILES)
-
-
-def env_for(fake: FakeLLM) -> dict[str, str]:
-    return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
-
-
-def bridge(
-    editor: TestEditor,
-    repo: Path,
-    env: dict[str, str],
-    *args: str,
-    capabilities: EditorCapabilities | None = None,
-) -> Any:
-    return connect(
-        editor,
-        [XUM, "acp", *args],
-        env=env,
-        cwd=repo,
-        capabilities=capabilities,
-        stderr=repo.parent / "acp-stderr.log",
-    )
 
 
 def is_call_update(call_name: str, status: str) -> Callable[[Received], bool]:
@@ -63,16 +37,6 @@ def is_call_update(call_name: str, status: str) -> Callable[[Received], bool]:
         )
 
     return match
-
-
-def tool_results(request: fakellm.RecordedRequest) -> list[str]:
-    """The tool_result texts of an Anthropic request's last message."""
-    out = []
-    for block in request.json["messages"][-1]["content"]:
-        if block.get("type") == "tool_result":
-            content = block["content"]
-            out.append(content if isinstance(content, str) else content[0]["text"])
-    return out
 
 
 async def test_initialize_advertises_what_is_implemented(fake_llm: FakeLLM, repo: Path) -> None:

@@ -8,19 +8,13 @@ from typing import Any
 import pytest
 from acp import text_block
 
-from tests.e2e.test_acp import bridge, env_for, tool_results
-from tests.gitrepo import APP_FILES, make_repo
+from tests.support.acp import bridge, env_for, tool_results
 from xum.store.config import update_config
 from xum.testing import fakellm
 from xum.testing.acpeditor import TestEditor
 from xum.testing.fakellm import FakeLLM
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_FILES)
 
 
 def force_push(marker: Path) -> Any:

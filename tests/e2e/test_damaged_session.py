@@ -8,10 +8,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events
+from tests.e2e.cli import env_for, events, run_xum
 from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
-from tests.integration.test_engine import Harness, valid_history
+from tests.support.engine import Harness, valid_history
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm

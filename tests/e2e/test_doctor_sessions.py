@@ -12,8 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.e2e.cli import XUM, run_xum
-from tests.e2e.test_run import env_for, events
+from tests.e2e.cli import XUM, env_for, events, run_xum
 from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.store import sessions as session_files
 from xum.store.registry import list_workspaces

@@ -13,26 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cli import XUM, events, run_xum
-from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
-from tests.unit.test_tool_support import running_with
+from tests.e2e.cli import WIRES, XUM, env_for, events, run_xum
+from tests.gitrepo import APP_AND_BINARY_FILES
+from tests.support.tools import running_with
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
-WIRES = {
-    "anthropic": ("anthropic:claude-sonnet-5-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "openai-responses": ("openai:gpt-6.1-sol", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
-
-
-def env_for(server: FakeLLM, wire: str = "anthropic") -> dict[str, str]:
-    _, key_var, url_var = WIRES[wire]
-    return {key_var: "test-key", url_var: server.url}
+pytestmark = pytest.mark.repo(files=APP_AND_BINARY_FILES)
 
 
 def committed(evts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,17 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import events
-from tests.e2e.test_run_providers import write_providers
-from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
+from tests.e2e.cli import events, run_xum, write_providers
+from tests.gitrepo import APP_AND_BINARY_FILES
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
+pytestmark = pytest.mark.repo(files=APP_AND_BINARY_FILES)
 
 
 def write_config(root: Path, data: dict[str, object]) -> None:
@@ -83,7 +78,7 @@ def test_a_wildcard_top_k_is_not_sent_to_openai_and_the_user_is_told(
 def test_an_unmeasured_reply_stops_a_budgeted_run_with_exit_2(
     fake_llm: FakeLLM, repo: Path
 ) -> None:
-    from tests.integration.test_engine_costs import unmeasured
+    from tests.support.engine import unmeasured
 
     fake_llm.script(unmeasured({"type": "text", "text": "no usage from me"}))
     env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}

@@ -6,29 +6,17 @@ provider; each run does one tool call and then answers."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import events
-from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
+from tests.e2e.cli import events, run_xum, write_providers
+from tests.gitrepo import APP_AND_BINARY_FILES
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
-
-
-def write_providers(root: Path, text: str) -> None:
-    root.mkdir(mode=0o700, exist_ok=True)
-    path = root / "providers.jsonc"
-    path.write_text(text)
-    os.chmod(path, 0o600)
+pytestmark = pytest.mark.repo(files=APP_AND_BINARY_FILES)
 
 
 def read_then_answer(

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events
+from tests.e2e.cli import env_for, events, run_xum
 from xum.runtime.sandbox import local_backend
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events
+from tests.e2e.cli import env_for, events, run_xum
 from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

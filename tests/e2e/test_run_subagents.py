@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests.e2e.cli import run_xum
-from tests.unit.test_tool_support import running_with
+from tests.support.tools import running_with
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 

@@ -9,18 +9,15 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.cli import run_xum
-from tests.e2e.test_run import env_for, events
-from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
+from tests.e2e.cli import env_for, events, run_xum
+from tests.gitrepo import APP_AND_BINARY_FILES
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
+pytestmark = pytest.mark.repo(files=APP_AND_BINARY_FILES)
+
+
 UNAUTHORIZED = {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def the_terminal_event(stdout: str) -> dict[str, Any]:

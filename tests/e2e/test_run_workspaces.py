@@ -12,21 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import XUM, run_xum
-from tests.e2e.test_run import env_for, events
-from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
+from tests.e2e.cli import XUM, env_for, events, run_xum
+from tests.gitrepo import APP_AND_BINARY_FILES
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
+pytestmark = pytest.mark.repo(files=APP_AND_BINARY_FILES)
+
+
 SECRET = "ghp_e2eSecretValue0123456789"
 DIGEST = hashlib.sha256(SECRET.encode()).hexdigest()[:16]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", APP_AND_BINARY_FILES)
 
 
 def commit_all(repo: Path, message: str) -> None:

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.contextkit import workspace_context
+from tests.support.engine import engine_session
 from xum.context.workspace import AgentSelection, WorkspaceContext
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.session import AgentSession, SessionSettings
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
-from xum.store.sessionlog import SessionLog
 from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest
 from xum.tools.base import AskUser
@@ -52,15 +52,16 @@ class ContextHarness:
         self.clients.append(client)
         context = workspace_context(self.repo, name=self.name)
         self.contexts.append(context)
-        return AgentSession(
-            workspace=WorkspaceInfo(self.ws_id, self.name, str(self.repo), str(self.repo), "local"),
-            log=SessionLog.open(self.ws_id),
+        return engine_session(
+            self.repo,
+            self.route,
+            client,
+            ws_id=self.ws_id,
+            name=self.name,
             runtime=context.facts.runtime,
-            route=self.route,
-            client=client,
             settings=SessionSettings(thinking=thinking, **settings),  # type: ignore[arg-type]
             scratch_dir=self.repo.parent / "scratch",
-            emit=lambda event: self.events.append(event.to_dict()),
+            events=self.events,
             context=context,
             agent=AgentSelection(agent_id=agent),
             ask_user=ask_user,

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.engine import engine_session
 from xum.context import compaction as texts
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.session import AgentSession, SessionSettings
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
-from xum.runtime.local import LocalRuntime
 from xum.store import compaction_config as cc
 from xum.store import events as ev
 from xum.store.config import update_config
@@ -62,17 +62,14 @@ class Auto:
         self.client = open_client(self.route.endpoint, retry=RetryPolicy(max_retries=0))
 
     def session(self) -> AgentSession:
-        return AgentSession(
-            workspace=WorkspaceInfo(
-                "ws-auto", "auto", str(self.workdir), str(self.workdir), "local"
-            ),
-            log=SessionLog.open("ws-auto"),
-            runtime=LocalRuntime(str(self.workdir), str(self.workdir)),
-            route=self.route,
-            client=self.client,
+        return engine_session(
+            self.workdir,
+            self.route,
+            self.client,
+            ws_id="ws-auto",
+            name="auto",
             settings=SessionSettings(system_prompt="You are a test.", tools=["bash"]),
-            scratch_dir=self.workdir / ".scratch",
-            emit=lambda event: self.events.append(event.to_dict()),
+            events=self.events,
         )
 
     def frames(self) -> list[Any]:

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from tests.contextkit import bump, write
-from tests.gitrepo import make_repo
 from tests.integration.context_harness import (
     ContextHarness,
     assert_prefix_chain,
@@ -62,15 +61,14 @@ GLOBAL_MODES = (
 )
 
 
-@pytest.fixture
-def repo(tmp_path: Path, xum_root: Path) -> Path:
-    repo = make_repo(tmp_path / "repo")
+@pytest.fixture(autouse=True)
+def context_files(repo: Path, xum_root: Path) -> None:
+    """The instructions, agent and skill every test here starts from (not committed)."""
     write(xum_root / "AGENTS.md", GLOBAL_MODES)
     write(repo / "AGENTS.md", "Run `make test` before finishing.\n")
     write(repo / ".xum/AGENTS.md", "## Tool: bash\nPrefer rg over grep.\n")
     write(repo / ".xum/agents/reviewer.md", REVIEWER)
     skill(repo, "alpha", "First skill")
-    return repo
 
 
 @pytest.fixture

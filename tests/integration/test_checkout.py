@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import make_repo
-from tests.integration.test_workspace_lifecycle import PROJECT_FILES, sh_git
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
+from tests.support.workspaces import PROJECT_FILES, sh_git
 from xum.runtime import git
 from xum.runtime.worktree import worktree_path
 from xum.store import registry
@@ -34,10 +33,7 @@ from xum.workspaces.state import local_state
 from xum.workspaces.subagent_records import Child, ChildRecord
 from xum.workspaces.worktree_checkout import WorktreeCheckout
 
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "proj", PROJECT_FILES)
+pytestmark = pytest.mark.repo(name="proj", files=PROJECT_FILES)
 
 
 def leave_local_state(record: WorkspaceRecord) -> None:

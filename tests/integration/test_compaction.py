@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from tests.contextkit import bump, write
-from tests.gitrepo import make_repo
 from tests.integration.context_harness import (
     ContextHarness,
     assert_prefix_chain,
@@ -26,6 +25,8 @@ from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.fakellm.record import RecordedRequest
+
+pytestmark = pytest.mark.repo(untracked={"AGENTS.md": "Run the tests first.\n"})
 
 
 def is_compaction(request: RecordedRequest) -> bool:
@@ -47,13 +48,6 @@ def frames(ws_id: str) -> list[Any]:
 
 def kinds(ws_id: str) -> list[str]:
     return [f.type for f in frames(ws_id)]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path / "repo")
-    write(repo / "AGENTS.md", "Run the tests first.\n")
-    return repo
 
 
 @pytest.fixture

@@ -12,93 +12,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.processes import alive
-from xum.engine.events import EventSink
-from xum.engine.middleware import ToolMiddleware
-from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
-from xum.llm.client import open_client
-from xum.llm.retry import RetryPolicy
-from xum.runtime.local import LocalRuntime
+from tests.support.engine import Harness, valid_history
 from xum.store import events as ev
 from xum.store.config import update_config
-from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-TOOLS = ["bash", "file_read", "file_edit_replace_string", "todo_write", "todo_read", "web_fetch"]
-
-
-def as_dicts(sink: Callable[[dict[str, Any]], None]) -> EventSink:
-    """An engine event sink that hands `sink` each event as the JSON object clients get."""
-    return lambda event: sink(event.to_dict())
-
-
-class Harness:
-    def __init__(self, server: FakeLLM, workdir: Path, ws_id: str = "ws-test") -> None:
-        env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url}
-        self.route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
-        self.workdir = workdir
-        self.ws_id = ws_id
-        self.events: list[dict[str, Any]] = []
-        self.clients: list[Any] = []
-
-    def session(
-        self,
-        *,
-        middleware: Sequence[ToolMiddleware] = (),
-        emit: Callable[[dict[str, Any]], None] | None = None,
-        **settings: Any,
-    ) -> AgentSession:
-        """A new engine object over the harness's log (a second call is a reopen)."""
-        client = open_client(self.route.endpoint, retry=RetryPolicy(max_retries=0))
-        self.clients.append(client)
-        return AgentSession(
-            workspace=WorkspaceInfo(
-                self.ws_id, "test-ws", str(self.workdir), str(self.workdir), "local"
-            ),
-            log=SessionLog.open(self.ws_id),
-            runtime=LocalRuntime(str(self.workdir), str(self.workdir)),
-            route=self.route,
-            client=client,
-            settings=SessionSettings(system_prompt="You are a test.", tools=TOOLS, **settings),
-            scratch_dir=self.workdir / ".scratch",
-            emit=as_dicts(emit or self.events.append),
-            middleware=middleware,
-        )
-
-    async def close(self) -> None:
-        for client in self.clients:
-            await client.aclose()
-
-
-@pytest.fixture
-async def harness(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[Harness]:
-    h = Harness(fake_llm, tmp_path)
-    yield h
-    await h.close()
-
-
-def valid_history(ws_id: str) -> list[Any]:
-    """The provider history from a fresh read of the log; asserts every call has its result."""
-    messages = rebuild_history(SessionLog.open(ws_id).frames)
-    pending: set[str] = set()
-    for message in messages:
-        for part in message["content"]:
-            if part["type"] == "tool_call":
-                pending.add(part["id"])
-            elif part["type"] == "tool_result":
-                pending.discard(part["call_id"])
-    assert not pending
-    return messages
 
 
 async def test_interrupt_mid_stream_keeps_the_text_and_the_next_turn_works(
@@ -180,7 +104,7 @@ async def gone(pid: int) -> bool:
 CHILD = """
 import asyncio, sys
 sys.path.insert(0, {repo!r})
-from tests.integration.test_engine import Harness
+from tests.support.engine import Harness
 from xum.testing.fakellm import FakeLLM
 
 class Remote:

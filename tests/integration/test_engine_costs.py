@@ -4,44 +4,13 @@ the session. The fake server replays an Anthropic stream with every usage field 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import orjson
-import pytest
-
-from tests.integration.test_engine import Harness
+from tests.support.engine import Harness, unmeasured
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-
-
-def unmeasured(*blocks: dict[str, object], stop: str = "end_turn") -> fakellm.Reply:
-    """An Anthropic stream with no `usage` anywhere (some compatible servers send none)."""
-    events: list[dict[str, object]] = [
-        {
-            "type": "message_start",
-            "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []},
-        }
-    ]
-    for index, block in enumerate(blocks):
-        events.append({"type": "content_block_start", "index": index, "content_block": block})
-        events.append({"type": "content_block_stop", "index": index})
-    events.append({"type": "message_delta", "delta": {"stop_reason": stop}})
-    events.append({"type": "message_stop"})
-    data = b"".join(
-        b"event: " + str(e["type"]).encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n"
-        for e in events
-    )
-    return fakellm.Reply(replay=fakellm.Replay(data))
-
-
-@pytest.fixture
-async def harness(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[Harness]:
-    h = Harness(fake_llm, tmp_path)
-    yield h
-    await h.close()
 
 
 async def test_a_reply_without_usage_has_an_unknown_cost(

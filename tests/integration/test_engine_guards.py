@@ -5,13 +5,12 @@ Also: the task list survives a reopen. Real logs in a temp $XUM_ROOT, the fake L
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.test_engine import Harness, valid_history
+from tests.support.engine import Harness, valid_history
 from xum.engine.middleware import ToolCall
 from xum.engine.session import INTERRUPTED_TOOL_OUTPUT, AgentSession
 from xum.store import events as ev
@@ -19,13 +18,6 @@ from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tools.base import TodoItem, ToolContext, ToolResult
-
-
-@pytest.fixture
-async def harness(fake_llm: FakeLLM, tmp_path: Path) -> AsyncIterator[Harness]:
-    h = Harness(fake_llm, tmp_path)
-    yield h
-    await h.close()
 
 
 def results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_hooks import Harness, bash, harness, hook, make_project, sh_git
-from tests.integration.test_web_fetch import BIG_ITEMS, allow, server  # noqa: F401 - fixture
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
+from tests.support.hooks import Harness, bash, harness, hook, sh_git
+from tests.support.web_fetch import BIG_ITEMS, allow
 from xum.store.secrets import set_project_secret
 from xum.tools.background import BackgroundProcesses
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES
@@ -22,10 +22,7 @@ from xum.workspaces import lifecycle
 from xum.workspaces.state import scratch_dir
 from xum.workspaces.trust import set_trusted
 
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_project(tmp_path)
+pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
 
 
 def commit_hooks(repo: Path) -> None:
@@ -211,11 +208,11 @@ async def test_when_the_host_cannot_take_the_spill_file_the_marker_says_where_it
 async def test_a_long_web_page_spills_to_the_host_too(
     repo: Path,
     ssh_host: Sshd,  # noqa: F811
-    server: tuple[int, list[dict[str, str]]],  # noqa: F811
+    web_server: tuple[int, list[dict[str, str]]],
 ) -> None:
     # web_fetch runs on xum's machine, but the model reads its spill file with file_read, which
     # resolves paths on the host: the file must end up there, as bash's does.
-    port, _seen = server
+    port, _seen = web_server
     allow(f"127.0.0.1:{port}")
     h = await remote_harness(repo, ssh_host)
     result = await WebFetchTool().run(WebFetchInput(url=f"http://127.0.0.1:{port}/json-big"), h.ctx)

@@ -17,15 +17,18 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_hooks import hook, make_project
-from tests.integration.workspace_support import fake_llm_session
+from tests.support.hooks import hook
 from xum.engine.session import AgentSession, TurnResult
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
+from xum.testing.sessions import open_session
 from xum.tools.live import LIVE_CUT_MARKER, MAX_LIVE_CHARS
 from xum.workspaces.assembly import WorkspaceSession
 from xum.workspaces.trust import set_trusted
+
+pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
+
 
 SECRET = "sk-live-0123456789abcdef"
 Event = dict[str, Any]  # an event as front-ends receive it
@@ -69,16 +72,14 @@ class Live:
             await asyncio.sleep(0.01)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = make_project(tmp_path)
-    set_project_secret(str(path), "API_TOKEN", SECRET)
-    return path
+@pytest.fixture(autouse=True)
+def project_secret(repo: Path) -> None:
+    set_project_secret(str(repo), "API_TOKEN", SECRET)
 
 
 @pytest.fixture
 async def live(repo: Path, fake_llm: FakeLLM) -> AsyncIterator[Live]:
-    async with fake_llm_session(repo, fake_llm, "live") as (opened, events):
+    async with open_session(repo, fake_llm, name_hint="live") as (opened, events):
         yield Live(opened.agent, events, opened=opened)
 
 

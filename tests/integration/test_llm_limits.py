@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_llm_wires import KEY, Sleeps, collect, make_request, texts
+from tests.support.llm_wires import KEY, Sleeps, collect, make_request, texts
 from xum.llm.client import LLMClient, open_client
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError

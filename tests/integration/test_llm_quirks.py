@@ -9,7 +9,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.integration.test_llm_wires import Sleeps, collect, make_client, make_request
+from tests.support.llm_wires import Sleeps, collect, make_client, make_request
 from xum.llm.errors import LLMError
 from xum.llm.types import Finish, StreamEvent, ToolCallDelta, ToolCallStart, Wire
 from xum.testing import fakellm

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import orjson
 import pytest
 
 from tests.fixtures import ANTHROPIC_SSE
+from tests.support.llm_wires import KEY, TOOLS, Sleeps, collect, make_client, make_request, texts
 from xum.llm.client import LLMClient, open_client
-from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
-from xum.llm.retry import RetryPolicy
 from xum.llm.types import (
     Finish,
     LLMRequest,
@@ -27,11 +25,9 @@ from xum.llm.types import (
     Retrying,
     StreamEvent,
     TextDelta,
-    ThinkingLevel,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    ToolSpec,
     Wire,
     text_message,
 )
@@ -39,81 +35,14 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
 FIXTURES = ANTHROPIC_SSE
-KEY = "sk-test-SECRETKEY123"
 WIRES: list[Wire] = ["anthropic", "openai-responses", "openai-chat"]
-MODEL = {
-    "anthropic": "claude-opus-5-5",
-    "openai-responses": "gpt-6.1-sol",
-    "openai-chat": "gpt-6.1-sol",
-}
 PATH = {
     "anthropic": "/v1/messages",
     "openai-responses": "/v1/responses",
     "openai-chat": "/v1/chat/completions",
 }
-TOOLS = [
-    ToolSpec(
-        "bash", "Run a script", {"type": "object", "properties": {"script": {"type": "string"}}}
-    )
-]
 
 pytestmark = pytest.mark.timeout(60)
-
-
-class Sleeps:
-    """An injected sleep: records each delay and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-
-
-def make_client(
-    server: FakeLLM,
-    wire: Wire,
-    sleeps: Sleeps | None = None,
-    *,
-    base_url: str | None = None,
-    **retry: Any,
-) -> LLMClient:
-    endpoint = Endpoint(
-        provider="anthropic" if wire == "anthropic" else "openai",
-        wire=wire,
-        base_url=base_url or server.base_url(),
-        api_key=KEY,
-        key_source="env:TEST_KEY",
-        auth_style="x-api-key" if wire == "anthropic" else "bearer",
-    )
-    policy = RetryPolicy(
-        base_delay_s=retry.pop("base_delay_s", 0.5), jitter=0.0, sleep=sleeps or Sleeps(), **retry
-    )
-    return open_client(endpoint, retry=policy)
-
-
-def make_request(
-    wire: Wire, messages: list[Message] | None = None, thinking: ThinkingLevel = "high", **kw: Any
-) -> LLMRequest:
-    return LLMRequest(
-        model=MODEL[wire],
-        system="You are a test.",
-        messages=messages or [text_message("user", "hello")],
-        tools=TOOLS,
-        thinking=thinking,
-        cache_key="ws-test",
-        **kw,
-    )
-
-
-async def collect(
-    client: LLMClient, request: LLMRequest, *, stream: bool = True
-) -> list[StreamEvent]:
-    return [event async for event in client.stream(request, stream=stream)]
-
-
-def texts(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
 
 
 def after_last_retry(events: list[StreamEvent]) -> list[StreamEvent]:

@@ -22,7 +22,7 @@ from tests.integration.context_harness import (
     system_of,
     texts_of,
 )
-from tests.unit.test_projection import assert_valid
+from tests.support.history import assert_valid
 from xum.context import compaction as texts
 from xum.store import compaction_config as cc
 from xum.store import events as ev

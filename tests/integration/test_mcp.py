@@ -17,19 +17,19 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_hooks import make_project
-from tests.integration.workspace_support import fake_llm_session
 from tests.mcp.support import SERVER, server_entry, write_config
 from tests.processes import alive
 from xum.context.frozen import prefix_breaks
-from xum.engine.route import resolve_route
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.workspaces import lifecycle
-from xum.workspaces.assembly import WorkspaceSession, open_workspace_session
+from xum.testing.sessions import open_session
+from xum.workspaces.assembly import WorkspaceSession
 from xum.workspaces.mcp_paths import local_path
+
+pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
+
 
 Event = dict[str, Any]
 
@@ -58,11 +58,6 @@ class Opened:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_project(tmp_path)
-
-
-@pytest.fixture
 def barriers(tmp_path: Path) -> Path:
     path = tmp_path / "barriers"
     path.mkdir()
@@ -71,7 +66,7 @@ def barriers(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def opened(repo: Path, fake_llm: FakeLLM) -> AsyncIterator[Opened]:
-    async with fake_llm_session(repo, fake_llm, "mcp") as (session, events):
+    async with open_session(repo, fake_llm, name_hint="mcp") as (session, events):
         yield Opened(session, events)
 
 
@@ -163,18 +158,7 @@ async def test_idle_servers_stop_and_start_again_on_the_next_call(
 ) -> None:
     monkeypatch.setenv("XUM_MCP_IDLE_TIMEOUT_S", "0.3")  # the test-only idle timeout
     write_config(xum_root / "mcp.jsonc", {"t": server_entry(barriers)}, toolSearch=False)
-    created = await lifecycle.create_workspace(repo, "local", name_hint="idle", run_init=False)
-    env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
-    route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
-    events: list[Event] = []
-    session = await open_workspace_session(
-        created.record,
-        route=route,
-        thinking="off",
-        emit=lambda e: events.append(e.to_dict()),
-        created=created,
-    )
-    try:
+    async with open_session(repo, fake_llm, name_hint="idle") as (session, events):
         fake_llm.script(fakellm.tool_call("mcp__t__echo", {"text": "a"}), fakellm.text("one"))
         await session.agent.run_turn("first")
         first_pid = pid(barriers)
@@ -188,10 +172,8 @@ async def test_idle_servers_stop_and_start_again_on_the_next_call(
         assert outputs == ["a", "b"]
         # Stopping for idleness changed nothing the model sees.
         assert not [
-            f for f in SessionLog.open(created.record.id).frames if f.type == ev.SYNTHETIC_MESSAGE
+            f for f in SessionLog.open(session.record.id).frames if f.type == ev.SYNTHETIC_MESSAGE
         ]
-    finally:
-        await session.aclose()
 
 
 async def test_an_interrupt_cancels_the_running_call_on_the_server(

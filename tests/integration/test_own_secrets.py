@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_hooks import bash, harness, hook, make_project, sh_git
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
+from tests.support.hooks import bash, harness, hook, sh_git
 from xum.core import ownsecrets
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
@@ -18,6 +18,9 @@ from xum.testing.fakellm import FakeLLM
 from xum.workspaces import lifecycle
 from xum.workspaces.masking import SecretMasker
 from xum.workspaces.trust import set_trusted
+
+pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
+
 
 PROVIDER_KEY = "sk-ant-own-0123456789abcdef"
 SERVER_TOKEN = "server-token-0123456789abcdef"
@@ -30,11 +33,6 @@ PROBE = (
     'echo "anthropic=[$ANTHROPIC_API_KEY] token=[$XUM_SERVER_AUTH_TOKEN] other=[$OTHER_API_KEY]";'
     " cat leak.txt"
 )
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_project(tmp_path)
 
 
 @pytest.fixture

@@ -11,9 +11,10 @@ import pytest
 from tests.contextkit import bump, workspace_context
 from tests.gitrepo import make_repo
 from tests.integration.context_harness import ContextHarness, description_of, texts_of
+from tests.support.engine import engine_session
 from xum.context.frozen import prefix_breaks
 from xum.context.workspace import AgentSelection
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.session import SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
 from xum.store import events as ev
 from xum.store import registry
@@ -283,15 +284,16 @@ async def test_the_plan_agent_may_start_only_explore_sub_agents(
     host = manager.host_for(
         info, runtime=context.facts.runtime, route=harness.route, client=client, thinking="off"
     )
-    session = AgentSession(
-        workspace=info,
-        log=SessionLog.open(harness.ws_id),
+    session = engine_session(
+        repo,
+        harness.route,
+        client,
+        ws_id=harness.ws_id,
+        name=harness.name,
         runtime=context.facts.runtime,
-        route=harness.route,
-        client=client,
         settings=SessionSettings(thinking="off"),
         scratch_dir=repo.parent / "scratch",
-        emit=lambda event: harness.events.append(event.to_dict()),
+        events=harness.events,
         subagents=host,
         context=context,
         agent=AgentSelection(agent_id="plan"),

@@ -23,7 +23,7 @@ import pytest
 
 from tests.gitrepo import GIT, make_repo
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
-from tests.unit.test_tool_support import wait_none_running
+from tests.support.tools import wait_none_running
 from xum.core.paths import xum_root
 from xum.engine import events as E
 from xum.engine.middleware import ToolCall

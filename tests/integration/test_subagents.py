@@ -4,20 +4,20 @@ routes each request by the text of its user messages."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.unit.test_tool_support import process_gone, running_with, wait_none_running
+from tests.support.engine import engine_session
+from tests.support.subagents import Agents, Step, bash, call, tool_results, until, user_texts
+from tests.support.tools import process_gone, running_with, wait_none_running
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.session import SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.runtime.local import LocalRuntime
@@ -30,7 +30,11 @@ from xum.workspaces.state import local_state
 from xum.workspaces.subagent_host import DeferredHost
 from xum.workspaces.subagents import ScopedHost, SubAgentManager, TaskSettings
 
-Step = fakellm.Reply | Callable[[RecordedRequest], fakellm.Reply]
+pytestmark = pytest.mark.repo(
+    name="project", files={"README.md": "hello\n"}, message="initial", identity=True
+)
+
+
 PARENT_TOOLS = ["bash", "file_read", *TASK_TOOL_NAMES]
 
 
@@ -40,68 +44,8 @@ def git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def _user_texts(req: RecordedRequest) -> str:
-    out = []
-    for message in req.json["messages"]:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            out.append(content)
-            continue
-        out.extend(b.get("text", "") for b in content if b.get("type") == "text")
-    return "\n".join(out)
-
-
-def tool_results(req: RecordedRequest) -> str:
-    out = []
-    for message in req.json["messages"]:
-        if message["role"] != "user" or isinstance(message["content"], str):
-            continue
-        for block in message["content"]:
-            if block.get("type") != "tool_result":
-                continue
-            content = block.get("content")
-            if isinstance(content, str):
-                out.append(content)
-            else:
-                out.extend(b.get("text", "") for b in content or [])
-    return "\n".join(out)
-
-
 def started_ids(req: RecordedRequest) -> list[str]:
     return re.findall(r"in the background: ([0-9a-f]{10})", tool_results(req))
-
-
-class Agents:
-    """Routes each request to the script whose key appears in its user messages; the step is
-    the number of assistant messages already in the history."""
-
-    def __init__(self) -> None:
-        self.scripts: dict[str, list[Step]] = {}
-
-    def add(self, key: str, *steps: Step) -> None:
-        self.scripts[key] = list(steps)
-
-    def __call__(self, req: RecordedRequest) -> fakellm.Reply:
-        texts = _user_texts(req)
-        for key, steps in self.scripts.items():
-            if key in texts:
-                step = sum(1 for m in req.json["messages"] if m["role"] == "assistant")
-                item = steps[min(step, len(steps) - 1)]
-                return item(req) if callable(item) else item
-        return fakellm.text(f"no script for {texts[:80]!r}")
-
-    def requests_of(self, server: FakeLLM, key: str) -> list[RecordedRequest]:
-        return [r for r in server.requests if r.json and key in _user_texts(r)]
-
-
-def call(name: str, **arguments: Any) -> fakellm.ToolCall:
-    return fakellm.ToolCall(name, arguments)
-
-
-def bash(script: str) -> fakellm.ToolCall:
-    return call("bash", script=script, display_name="step")
 
 
 class Tree:
@@ -122,17 +66,16 @@ class Tree:
         self.host: ScopedHost = self.manager.host_for(
             info, runtime=self.runtime, route=self.route, client=self.client, thinking="medium"
         )
-        from xum.store.sessionlog import SessionLog
-
-        self.session = AgentSession(
-            workspace=info,
-            log=SessionLog.open(info.id),
+        self.session = engine_session(
+            repo,
+            self.route,
+            self.client,
+            ws_id=info.id,
+            name=info.name,
             runtime=self.runtime,
-            route=self.route,
-            client=self.client,
             settings=SessionSettings(system_prompt="You are the parent.", tools=PARENT_TOOLS),
             scratch_dir=repo.parent / "scratch",
-            emit=lambda event: self.parent_events.append(event.to_dict()),
+            events=self.parent_events,
             subagents=self.host,
         )
 
@@ -143,19 +86,6 @@ class Tree:
         await self.session.aclose()
         await self.manager.aclose()
         await self.client.aclose()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "project"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "Test")
-    git(repo, "config", "user.email", "test@example.com")
-    (repo / "README.md").write_text("hello\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "initial")
-    return repo
 
 
 @pytest.fixture
@@ -174,13 +104,6 @@ async def tree(fake_llm: FakeLLM, repo: Path) -> AsyncIterator[Tree]:
     t = await make_tree(fake_llm, repo)
     yield t
     await t.close()
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition never became true"
-        await asyncio.sleep(0.01)
 
 
 def held_until(release: Path) -> str:
@@ -371,7 +294,7 @@ async def test_message_to_a_running_child_arrives_after_its_current_step(
     agents.add(
         "ROLE:steered",
         fakellm.reply(bash(f"touch {marker}; {held_until(release)}")),
-        lambda req: fakellm.text("heard: " + _user_texts(req).splitlines()[-1]),
+        lambda req: fakellm.text("heard: " + user_texts(req).splitlines()[-1]),
     )
     (task_id,) = await tree.host.spawn(TaskSpec("exec", "Steered", "ROLE:steered"))
     await until(marker.exists)  # the step runs, and goes on until released
@@ -1004,7 +927,7 @@ async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checko
 async def test_a_fork_child_whose_delete_is_refused_is_still_discarded_whole(
     fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
 ) -> None:
-    from tests.integration.test_workspace_lifecycle import turn_in_other_process
+    from tests.support.workspaces import turn_in_other_process
 
     task_id, record = await finished_fork(agents, tree)
     assert record.branch

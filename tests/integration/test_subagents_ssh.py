@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_subagents import Agents, bash, tool_results, until
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
+from tests.support.subagents import Agents, bash, tool_results, until
 from xum.engine.route import resolve_route
 from xum.engine.session import WorkspaceInfo
 from xum.llm.client import open_client

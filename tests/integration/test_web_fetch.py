@@ -10,85 +10,19 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.certs import make_certs
-from tests.unit.test_tool_support import make_ctx
-from xum.store.config import update_config
+from tests.support.tools import make_ctx
+from tests.support.web_fetch import (
+    Handler,
+    allow,
+)
 from xum.tools.web_fetch import MAX_BODY_BYTES, WebFetchInput, WebFetchTool
-
-PAGE = b"""<!doctype html><html><head><title>Test  Page</title>
-<script>var secret = 1;</script><style>body { color: red }</style></head>
-<body><nav><a href="/">Home</a> | <a href="/about">About</a></nav>
-<h1>Welcome</h1><p>Read <a href="/docs/intro">the intro</a> first.</p>
-<ul><li>alpha</li><li>beta</li></ul>
-<pre>code  block
-  indented</pre></body></html>"""
-
-
-BIG_ITEMS = 5000
-# A text body much longer than what web_fetch shows the model, so it spills to a file.
-BIG_JSON = b"[" + b",".join(b'{"n": %d}' % i for i in range(BIG_ITEMS)) + b"]"
-
-
-class Handler(BaseHTTPRequestHandler):
-    seen: list[dict[str, str]]
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        type(self).seen.append({"path": self.path, "host": self.headers.get("Host", "")})
-        port = self.server.server_address[1]
-        routes = {
-            "/page": (200, "text/html; charset=utf-8", PAGE),
-            "/json": (200, "application/json", b'{"ok": true}'),
-            "/png": (200, "image/png", b"\x89PNG\r\n\x1a\n" + bytes(100)),
-            "/missing": (404, "text/plain", b"no such page"),
-            "/big": (200, "text/plain", b"x" * (MAX_BODY_BYTES + 1024 * 1024)),
-            "/host": (200, "text/plain", self.headers.get("Host", "").encode()),
-            "/json-big": (200, "application/json", BIG_JSON),
-        }
-        redirects = {
-            "/to-page": "/page",
-            "/to-loopback-name": f"http://localhost:{port}/page",
-            "/to-metadata": "http://169.254.169.254/latest/meta-data/",
-            "/loop": "/loop",
-        }
-        if self.path in redirects:
-            self.send_response(302)
-            self.send_header("Location", redirects[self.path])
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        status, content_type, body = routes.get(self.path, (404, "text/plain", b"?"))
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@pytest.fixture
-def server() -> Iterator[tuple[int, list[dict[str, str]]]]:
-    seen: list[dict[str, str]] = []
-    handler = type("RecordingHandler", (Handler,), {"seen": seen})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield httpd.server_address[1], seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def allow(*hosts: str) -> None:
-    update_config(lambda config: config.__setitem__("webFetch", {"allowHosts": list(hosts)}))
 
 
 def resolver(table: dict[str, list[str]]):  # type: ignore[no-untyped-def]
@@ -109,8 +43,8 @@ async def fetch(tmp_path: Path, url: str, table: dict[str, list[str]] | None = N
     return await tool.run(WebFetchInput(url=url), make_ctx(tmp_path))
 
 
-async def test_loopback_is_refused_without_an_allow_entry(tmp_path: Path, server: Any) -> None:
-    port, seen = server
+async def test_loopback_is_refused_without_an_allow_entry(tmp_path: Path, web_server: Any) -> None:
+    port, seen = web_server
     result = await fetch(tmp_path, f"http://127.0.0.1:{port}/page")
     assert result.is_error and result.meta["refused"] is True
     assert "loopback" in result.output
@@ -118,9 +52,9 @@ async def test_loopback_is_refused_without_an_allow_entry(tmp_path: Path, server
 
 
 async def test_allow_listed_loopback_works_and_html_is_converted(
-    tmp_path: Path, server: Any
+    tmp_path: Path, web_server: Any
 ) -> None:
-    port, seen = server
+    port, seen = web_server
     allow(f"127.0.0.1:{port}")
     result = await fetch(tmp_path, f"http://127.0.0.1:{port}/page")
     assert not result.is_error, result.output
@@ -137,9 +71,9 @@ async def test_allow_listed_loopback_works_and_html_is_converted(
 
 
 async def test_connects_to_the_checked_address_with_the_name_in_host(
-    tmp_path: Path, server: Any
+    tmp_path: Path, web_server: Any
 ) -> None:
-    port, _ = server
+    port, _ = web_server
     allow(f"site.test:{port}")
     tool = WebFetchTool(resolver=resolver({"site.test": ["127.0.0.1"]}))
     result = await tool.run(WebFetchInput(url=f"http://site.test:{port}/host"), make_ctx(tmp_path))
@@ -147,8 +81,10 @@ async def test_connects_to_the_checked_address_with_the_name_in_host(
     assert tool.resolver.calls == ["site.test"]  # type: ignore[attr-defined]  # one lookup only
 
 
-async def test_redirects_are_followed_and_each_hop_is_checked(tmp_path: Path, server: Any) -> None:
-    port, seen = server
+async def test_redirects_are_followed_and_each_hop_is_checked(
+    tmp_path: Path, web_server: Any
+) -> None:
+    port, seen = web_server
     allow(f"site.test:{port}")
     table = {"site.test": ["127.0.0.1"], "localhost": ["127.0.0.1"]}
     ok = await fetch(tmp_path, f"http://site.test:{port}/to-page", table)
@@ -185,8 +121,8 @@ async def test_non_http_schemes_and_credentials_are_refused(tmp_path: Path) -> N
     assert creds.is_error and "user name or password" in creds.output
 
 
-async def test_text_json_binary_404_and_size_cap(tmp_path: Path, server: Any) -> None:
-    port, _ = server
+async def test_text_json_binary_404_and_size_cap(tmp_path: Path, web_server: Any) -> None:
+    port, _ = web_server
     allow(f"127.0.0.1:{port}")
     base = f"http://127.0.0.1:{port}"
     json = await fetch(tmp_path, f"{base}/json")

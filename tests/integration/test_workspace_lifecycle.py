@@ -11,13 +11,11 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import make_repo
+from tests.support.workspaces import PROJECT_FILES, sh_git, turn_in_other_process
 from xum.core.errors import XumError
 from xum.llm.types import text_message
 from xum.runtime import git
@@ -29,53 +27,11 @@ from xum.workspaces.busy import WorkspaceBusyError
 from xum.workspaces.state import plan_path
 from xum.workspaces.trust import set_trusted
 
-GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
-
-
-def sh_git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *GIT_ID, *args], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout
-
-
-# A README and a .gitignore that ignores what the tests of copying ignored files create.
-PROJECT_FILES = {
-    "README.md": "hello\n",
-    ".gitignore": ".env\n.env.local\nconfig/*.secret\nbuild/\n",
-}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "proj", PROJECT_FILES, message="first")
+pytestmark = pytest.mark.repo(name="proj", files=PROJECT_FILES, message="first")
 
 
 async def new_worktree(repo: Path, **kw: object) -> lifecycle.CreatedWorkspace:
     return await lifecycle.create_workspace(repo, "worktree", name_hint="task", **kw)  # type: ignore[arg-type]
-
-
-@contextmanager
-def turn_in_other_process(workspace_id: str) -> Iterator[None]:
-    """Another xum process holding the workspace's session writer lock (a running turn)."""
-    code = textwrap.dedent(
-        f"""
-        import sys, time
-        from xum.store.sessionlog import SessionLog
-        log = SessionLog.open({workspace_id!r}, purpose="turn in another process")
-        log.begin_write()
-        print("ready", flush=True)
-        sys.stdin.read()
-        """
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 # Create ----------------------------------------------------------------------------------------

@@ -17,14 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.test_provider_faults import assert_valid_log
+from tests.support.engine import assert_valid_log, engine_session
 from xum.core.errors import StoreError
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import text_message
-from xum.runtime.local import LocalRuntime
 from xum.store import events as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
@@ -106,15 +104,7 @@ async def test_a_turn_that_cannot_be_committed_ends_in_a_clear_error(
     env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
     route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
     client = open_client(route.endpoint, retry=RetryPolicy(max_retries=0))
-    session = AgentSession(
-        workspace=WorkspaceInfo("ws-turn", "full", str(tmp_path), str(tmp_path), "local"),
-        log=SessionLog.open("ws-turn"),
-        runtime=LocalRuntime(str(tmp_path), str(tmp_path)),
-        route=route,
-        client=client,
-        settings=SessionSettings(system_prompt="You are a test.", tools=[]),
-        scratch_dir=tmp_path / ".scratch",
-    )
+    session = engine_session(tmp_path, route, client, ws_id="ws-turn", name="full")
     try:
         fake_llm.script(fakellm.text("short"), fakellm.text("y" * 200_000), fakellm.text("fine"))
         assert (await session.run_turn("first")).reason == "completed"

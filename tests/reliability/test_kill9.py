@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_projection import assert_valid
+from tests.support.history import assert_valid
 from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog
 from xum.store.sessions import inspect

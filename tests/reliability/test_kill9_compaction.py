@@ -27,12 +27,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_projection import assert_valid
+from tests.support.engine import engine_session
+from tests.support.history import assert_valid
 from xum.context import compaction as texts
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.session import SessionSettings
 from xum.llm.client import open_client
-from xum.runtime.local import LocalRuntime
 from xum.store import events as ev
 from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog
@@ -131,12 +131,13 @@ async def opens_and_builds_a_request(ws: str, workdir: Path, server: FakeLLM) ->
     try:
         log = SessionLog.open(ws)
         log.recover()  # what the next writer does: closes the turn the kill left open
-        session = AgentSession(
-            workspace=WorkspaceInfo(ws, "kill9", str(workdir), str(workdir), "local"),
+        session = engine_session(
+            workdir,
+            route,
+            client,
+            ws_id=ws,
+            name="kill9",
             log=log,
-            runtime=LocalRuntime(str(workdir), str(workdir)),
-            route=route,
-            client=client,
             settings=SessionSettings(system_prompt=SYSTEM, tools=["bash"]),
             scratch_dir=workdir,
         )

@@ -28,16 +28,13 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_engine import valid_history
-from xum.engine.derive import replay_events
+from tests.support.engine import assert_valid_log, engine_session
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.session import AgentSession
 from xum.llm.client import open_client
 from xum.llm.limits import ReplyLimits
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import Wire
-from xum.runtime.local import LocalRuntime
-from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -136,26 +133,7 @@ def session_for(server: FakeLLM, wire: Wire, workdir: Path, ws_id: str) -> Agent
         retry=RetryPolicy(max_retries=2, base_delay_s=0.0, max_delay_s=0.0, jitter=0.0),
         limits=ReplyLimits(connect_s=5.0, idle_s=IDLE_S, write_s=5.0),
     )
-    return AgentSession(
-        workspace=WorkspaceInfo(ws_id, "faults", str(workdir), str(workdir), "local"),
-        log=SessionLog.open(ws_id),
-        runtime=LocalRuntime(str(workdir), str(workdir)),
-        route=route,
-        client=client,
-        settings=SessionSettings(system_prompt="You are a test.", tools=[]),
-        scratch_dir=workdir / ".scratch",
-    )
-
-
-def assert_valid_log(ws_id: str) -> None:
-    """The log reopens, its seqs are contiguous, its events derive, and the history it makes has
-    every call answered (a provider would accept it)."""
-    log = SessionLog.open(ws_id)
-    seqs = [f.seq for f in log.frames]
-    assert seqs == list(range(1, len(seqs) + 1)), seqs
-    assert not [f for f in log.frames if f.damaged]
-    list(replay_events(log.frames))
-    valid_history(ws_id)  # every call answered
+    return engine_session(workdir, route, client, ws_id=ws_id, name="faults")
 
 
 @pytest.mark.parametrize(("wire", "case"), MATRIX, ids=[f"{w}:{c.name}" for w, c in MATRIX])

@@ -37,7 +37,7 @@ import pytest
 from websockets.sync.client import ClientConnection, connect
 
 from tests.gitrepo import make_repo
-from tests.reliability.test_provider_faults import assert_valid_log
+from tests.support.engine import assert_valid_log
 from xum.engine.derive import frame_event
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm

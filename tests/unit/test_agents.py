@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.contextkit import live, workspace_context, write
-from tests.gitrepo import make_repo
 from xum.context.agents import AgentError
 from xum.context.builtin import main as builtin_main
 from xum.context.workspace import builtin_agents
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
 
 
 def agent_file(root: Path, agent_id: str, front: str, body: str = "") -> Path:

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from tests.unit.test_tool_support import make_ctx, process_gone
+from tests.support.tools import make_ctx, process_gone
 from xum.tools.background import BackgroundProcesses, OutputRing
 from xum.tools.bash import BashInput, BashTool
 from xum.tools.task_await import TaskAwaitInput, TaskAwaitTool

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_projection import assert_valid
+from tests.support.history import assert_valid
 from xum.context import compaction as texts
 from xum.context.slash import (
     ClearCommand,

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.context.frontmatter import FrontmatterError, parse_document
 from xum.core.errors import ConfigError
 from xum.core.jsonc import parse_jsonc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.test_tool_support import Streams
+from tests.support.tools import Streams
 from xum.workspaces.flatten import MAX_ARRAY_ITEMS, MAX_VALUE_BYTES, MAX_VARS, env_name, flatten
 from xum.workspaces.masking import SecretMasker
 

@@ -5,17 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from tests.contextkit import bump, live, workspace_context, write
-from tests.gitrepo import make_repo
 from xum.context.instructions import MAX_FILE_BYTES, MAX_TOTAL_BYTES, model_matches
 from xum.context.markup import split_scoped, strip_html_comments
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
 
 
 async def block(repo: Path, cwd: Path | None = None, **kwargs: object) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.history import assert_valid
 from xum.llm.types import Message
 from xum.store import events as ev
 from xum.store.frames import Frame
@@ -61,36 +62,6 @@ def texts(history: list[Message]) -> list[str]:
             elif part["type"] == "tool_result":
                 out.append(f"result:{part['call_id']}:{part['output']}")
     return out
-
-
-def assert_valid(history: list[Message]) -> None:
-    """What every provider accepts: each tool call answered exactly once by the tool messages
-    right after it, no tool message anywhere else, no empty assistant message or text part."""
-    index = 0
-    while index < len(history):
-        message = history[index]
-        index += 1
-        if message["role"] == "tool":
-            raise AssertionError(f"tool message without a preceding tool call: {message}")
-        if message["role"] != "assistant":
-            continue
-        assert message["content"], "empty assistant message"
-        calls = []
-        for part in message["content"]:
-            if part["type"] in ("text", "reasoning"):
-                assert part["text"] or part.get("state"), "empty text part"
-            elif part["type"] == "tool_call":
-                calls.append(part["id"])
-            else:
-                raise AssertionError(f"unexpected part in an assistant message: {part}")
-        assert len(set(calls)) == len(calls)
-        answered = []
-        while index < len(history) and history[index]["role"] == "tool":
-            for part in history[index]["content"]:
-                assert part["type"] == "tool_result"
-                answered.append(part["call_id"])
-            index += 1
-        assert sorted(answered) == sorted(calls), (answered, calls)
 
 
 # Boundaries ----------------------------------------------------------------------------------------

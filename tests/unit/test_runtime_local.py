@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import kill_quietly, process_gone, wait_gone
+from tests.support.tools import kill_quietly, process_gone, wait_gone
 from xum.runtime.base import NotRegularFileError
 from xum.runtime.local import LocalRuntime
 

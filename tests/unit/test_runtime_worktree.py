@@ -17,6 +17,9 @@ from xum.runtime.worktree import (
     worktree_path,
 )
 
+pytestmark = pytest.mark.repo(name="my-project", files={"README.md": "hello\n"}, message="first")
+
+
 GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
 
 
@@ -25,17 +28,6 @@ def sh_git(repo: Path, *args: str) -> str:
         ["git", *GIT_ID, *args], cwd=repo, capture_output=True, text=True, check=True
     )
     return done.stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "my-project"
-    path.mkdir()
-    sh_git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("hello\n")
-    sh_git(path, "add", "README.md")
-    sh_git(path, "commit", "-q", "-m", "first")
-    return path
 
 
 def test_creates_branch_and_checkout_and_leaves_main_untouched(

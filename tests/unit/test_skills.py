@@ -10,7 +10,7 @@ import pytest
 
 from tests.contextkit import live, workspace_context, write
 from tests.gitrepo import make_repo
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.context.skills import substitute_arguments
 from xum.context.slash import (
     OneShotOverride,
@@ -23,11 +23,6 @@ from xum.context.slash import (
 from xum.tools.registry import validate_and_run
 
 ALIASES = {"sonnet", "opus", "haiku"}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
 
 
 def skill(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import Streams, make_ctx, wait_gone
+from tests.support.tools import Streams, make_ctx, wait_gone
 from xum.tools.bash import BashInput, BashTool
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES
 

@@ -6,7 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.tools.file_read import MAX_LINE_CHARS, MAX_LINES, FileReadInput, FileReadTool
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.tools.base import ToolContext
 from xum.tools.file_edit_insert import FileEditInsertTool, InsertInput
 from xum.tools.file_edit_replace_string import FileEditReplaceStringTool, ReplaceStringInput

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from xum.tools.registry import (
     SCHEMAS_PATH,

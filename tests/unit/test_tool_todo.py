@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.tools.base import TodoItem
 from xum.tools.registry import validate_and_run
 from xum.tools.set_exit_code import SetExitCodeInput, SetExitCodeTool

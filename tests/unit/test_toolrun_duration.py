@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.unit.test_tool_support import make_ctx
+from tests.support.tools import make_ctx
 from xum.engine.middleware import ToolCall
 from xum.engine.toolrun import run_calls
 from xum.tools.base import ToolContext, ToolResult, error

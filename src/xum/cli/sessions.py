@@ -68,9 +68,9 @@ def _row(record: WorkspaceRecord) -> SessionRow:
     for frame in log.frames:
         if frame.type == ev.TURN_END:
             turns += 1
-            last_reason = frame.data.get("reason")
+            last_reason = ev.payload(frame, ev.TURN_END).get("reason")
         elif frame.type == ev.ASSISTANT_MESSAGE:
-            value = frame.data.get("cost_usd")
+            value = ev.payload(frame, ev.ASSISTANT_MESSAGE).get("cost_usd")
             if value is None:
                 known = False
             else:

@@ -226,7 +226,7 @@ def _frozen_from(frame: Frame) -> Frozen | None:
     )
 
 
-def frozen_frame_data(live: LiveContext, reason: str, model: str) -> dict[str, Any]:
+def frozen_frame_data(live: LiveContext, reason: str, model: str) -> ev.ContextFrozenData:
     """The `context_frozen` frame for a new segment built from `live`."""
     return {
         "reason": reason,
@@ -323,14 +323,14 @@ def update_frame_data(
     plan: PlanSnapshot | None,
     plan_note: str | None,
     offered: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> ev.SyntheticMessageData:
     digests = {name: live.digests.get(name, EMPTY) for name in delta.sections}
     for tool in delta.tools:
         digests[f"tool:{tool}"] = live.digests.get(f"tool:{tool}", EMPTY)
     if delta.mcp_tools:
         digests[MCP_CATALOG] = live.digests.get(MCP_CATALOG, EMPTY)
     text = update_row_text(live, delta, plan_note, plan.path if plan else None, offered)
-    data: dict[str, Any] = {
+    data: ev.SyntheticMessageData = {
         "message": text_message("user", text),
         "kind": UPDATE_KIND,
         "digests": digests,

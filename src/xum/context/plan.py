@@ -15,6 +15,7 @@ from typing import Any
 
 from xum.context.files import FileView, decode
 from xum.core.paths import plans_dir
+from xum.store.events import PlanSnapshotData
 from xum.store.registry import project_name
 
 MAX_PLAN_BYTES = 1024 * 1024  # propose_plan refuses a larger plan file
@@ -37,7 +38,7 @@ class PlanSnapshot:
     sha256: str = ""
     content: str | None = None  # None when absent or over SNAPSHOT_CONTENT_LIMIT
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PlanSnapshotData:
         return {
             "path": self.path,
             "exists": self.exists,

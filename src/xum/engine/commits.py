@@ -54,7 +54,7 @@ class Commits:
         """Commit a finished reply; its tool calls are what the step runs next."""
         # A reply whose provider counted no tokens has an unknown cost, not a zero one.
         cost = route.cost(finish.usage) if finish.usage_reported else None
-        data = {
+        data: ev.AssistantMessageData = {
             "message": finish.message,
             "usage": finish.usage.to_dict(),
             "finish_reason": finish.reason,
@@ -63,7 +63,7 @@ class Commits:
             "cost_usd": cost,
             "step": step,
         }
-        await self.recorder.append([*self.steps.take(), (ev.ASSISTANT_MESSAGE, data)])
+        await self.recorder.append([*self.steps.take(), ev.spec(ev.ASSISTANT_MESSAGE, data)])
         self.steps.recorded()
         self.recorder.log.delete_partial()
         self.ledger.account(result, finish.usage, cost)
@@ -93,7 +93,7 @@ class Commits:
             text_message("assistant", text) if text else {"role": "assistant", "content": []}
         )
         cost = route.cost(usage) if state.last_usage is not None else None
-        reply = {
+        reply: ev.AssistantMessageData = {
             "message": message,
             "usage": usage.to_dict(),
             "finish_reason": reason,
@@ -101,7 +101,7 @@ class Commits:
             "cost_usd": cost,
             "step": step,
         }
-        self.recorder.append_now([*self.steps.take(), (ev.ASSISTANT_MESSAGE, reply)])
+        self.recorder.append_now([*self.steps.take(), ev.spec(ev.ASSISTANT_MESSAGE, reply)])
         self.steps.recorded()
         self.ledger.account(result, usage, cost)
         if text:

@@ -169,15 +169,19 @@ class Compactor:
                     hint="send a message first; /compact summarizes the conversation so far",
                 )
             through = s.log.last_seq
-            start = {"turn_id": result.turn_id, "model": route.model_string, "kind": "compaction"}
+            start: ev.TurnStartData = {
+                "turn_id": result.turn_id,
+                "model": route.model_string,
+                "kind": "compaction",
+            }
             await s.recorder.append(
-                [(ev.TURN_START, start), self._start_frame(result, trigger, route)]
+                [ev.spec(ev.TURN_START, start), self._start_frame(result, trigger, route)]
             )
             client = self._client(route)
             frames: list[FrameSpec] = []
             try:
                 data = await self._summarize(result, route, client, trigger, through, max_tokens)
-                frames.append((ev.COMPACTION, data))
+                frames.append(ev.spec(ev.COMPACTION, data))
                 result.steps = 1
                 result.text = data["summary"].removeprefix(texts.COMPACTION_LEAD)
             except Interrupted:
@@ -224,17 +228,17 @@ class Compactor:
         finally:
             if client is not s.client:
                 await client.aclose()
-        await s.recorder.append([(ev.COMPACTION, data)])
+        await s.recorder.append([ev.spec(ev.COMPACTION, data)])
 
     def _start_frame(
         self, result: TurnResult, trigger: ev.CompactionTrigger, route: ModelRoute
     ) -> FrameSpec:
-        data: dict[str, Any] = {
+        data: ev.CompactionStartData = {
             "turn_id": result.turn_id,
             "trigger": trigger,
             "model": route.model_string,
         }
-        return ev.COMPACTION_START, data
+        return ev.spec(ev.COMPACTION_START, data)
 
     def _route(self, model: str | None) -> ModelRoute:
         """The model that summarizes: `-m` (remembered for next time), else the one `-m` chose
@@ -275,7 +279,7 @@ class Compactor:
         trigger: ev.CompactionTrigger,
         through: int,
         max_tokens: int | None,
-    ) -> dict[str, Any]:
+    ) -> ev.CompactionData:
         """One summarization request; returns the `compaction` frame's data."""
         s = self.s
         live = await s.context.provider.live(
@@ -360,10 +364,10 @@ class Compactor:
                 bool(s.projection.update(s.log)) if soft else _shown_since_hard_clear(s.log.frames)
             )
             if needed:
-                data: dict[str, Any] = {"reason": "clear"}
+                data: ev.ContextResetData = {"reason": "clear"}
                 if not soft:
                     data["hard"] = True
-                await s.recorder.append([(ev.CONTEXT_RESET, data)])
+                await s.recorder.append([ev.spec(ev.CONTEXT_RESET, data)])
                 s.todos.clear()  # carry-over state goes with the context
         finally:
             s.recorder.end_turn()
@@ -386,13 +390,13 @@ class Compactor:
             )
         await s.recorder.begin_turn(f"start-here-{seq}")
         try:
-            data = {
+            data: ev.CompactionData = {
                 "summary": summary,
                 "through_seq": s.log.last_seq,
                 "trigger": "start_here",
                 "source_seq": seq,
             }
-            frames = await s.recorder.append([(ev.COMPACTION, data)])
+            frames = await s.recorder.append([ev.spec(ev.COMPACTION, data)])
         finally:
             s.recorder.end_turn()
         return frames[0].seq or 0
@@ -441,7 +445,10 @@ def _shown_since_hard_clear(frames: Any) -> bool:
     for frame in reversed(frames):
         if frame.damaged:
             continue
-        if frame.type == ev.CONTEXT_RESET and frame.data.get("hard") is True:
+        if (
+            frame.type == ev.CONTEXT_RESET
+            and ev.payload(frame, ev.CONTEXT_RESET).get("hard") is True
+        ):
             return False
         if frame.type in ev.MESSAGE_ROLES or frame.type in ev.BOUNDARY_TYPES:
             return True

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from xum.context.files import FileView
 from xum.context.frozen import (
@@ -37,7 +36,7 @@ from xum.context.workspace import AgentSelection, ContextProvider, LiveContext
 from xum.store import events as ev
 from xum.store.follower import FrameSource
 
-FrameSpec = tuple[str, dict[str, Any]]
+FrameSpec = ev.FrameSpec
 
 
 class ContextSync:
@@ -72,15 +71,19 @@ class ContextSync:
         plan, note = await self._plan_change(plan_view)
         frames: list[FrameSpec] = []
         if delta.new_segment is not None:
-            frames.append((ev.CONTEXT_FROZEN, frozen_frame_data(live, delta.new_segment, model)))
+            frames.append(
+                ev.spec(ev.CONTEXT_FROZEN, frozen_frame_data(live, delta.new_segment, model))
+            )
             if note is not None:
                 frames.append(
-                    (ev.SYNTHETIC_MESSAGE, update_frame_data(live, ContextDelta(), plan, note))
+                    ev.spec(
+                        ev.SYNTHETIC_MESSAGE, update_frame_data(live, ContextDelta(), plan, note)
+                    )
                 )
         elif not delta.empty or note is not None:
             offered = [t.name for t in tracker.frozen.tools] if tracker.frozen else []
             frames.append(
-                (ev.SYNTHETIC_MESSAGE, update_frame_data(live, delta, plan, note, offered))
+                ev.spec(ev.SYNTHETIC_MESSAGE, update_frame_data(live, delta, plan, note, offered))
             )
         elif plan is not None:
             tracker.plan = plan  # same content, new mtime: remember it, tell nobody

@@ -55,43 +55,46 @@ def frame_event(frame: Frame) -> E.Committed | None:
     if frame.damaged:
         raw = (frame.raw or b"")[:2000].decode("utf-8", "replace")
         return E.DamagedFrame(seq=seq, ts=ts, raw=raw)
-    data = frame.data
     kind = frame.type
     if kind == ev.TURN_START:
+        turn = ev.payload(frame, ev.TURN_START)
         return E.TurnStart(
             seq=seq,
             ts=ts,
-            turn_id=str(data.get("turn_id", "")),
-            model=_opt_str(data.get("model")),
-            kind=_opt_str(data.get("kind")),
+            turn_id=str(turn.get("turn_id", "")),
+            model=_opt_str(turn.get("model")),
+            kind=_opt_str(turn.get("kind")),
         )
     if kind == ev.USER_MESSAGE:
+        user = ev.payload(frame, ev.USER_MESSAGE)
         return E.UserMessage(
             seq=seq,
             ts=ts,
-            text=_text(data.get("message")),
-            queued=True if data.get("queued") else None,
-            typed=_opt_str(data.get("typed")),
-            slash=_opt_dict(data.get("slash")) if "typed" in data else None,
+            text=_text(user.get("message")),
+            queued=True if user.get("queued") else None,
+            typed=_opt_str(user.get("typed")),
+            slash=_opt_dict(user.get("slash")) if "typed" in user else None,
         )
     if kind == ev.SYNTHETIC_MESSAGE:
-        changed = data.get("changed")
+        note = ev.payload(frame, ev.SYNTHETIC_MESSAGE)
+        changed = note.get("changed")
         return E.UserMessage(
             seq=seq,
             ts=ts,
-            text=_text(data.get("message")),
+            text=_text(note.get("message")),
             synthetic=True,
-            kind=_opt_str(data.get("kind")),
+            kind=_opt_str(note.get("kind")),
             changed=[str(c) for c in changed] if isinstance(changed, list) else None,
         )
     if kind == ev.CONTEXT_FROZEN:
-        tools = data.get("tools")
+        frozen = ev.payload(frame, ev.CONTEXT_FROZEN)
+        tools = frozen.get("tools")
         return E.ContextFrozen(
             seq=seq,
             ts=ts,
-            reason=_opt_str(data.get("reason")),
-            agent=_opt_str(data.get("agent")),
-            mode=_opt_str(data.get("mode")),
+            reason=_opt_str(frozen.get("reason")),
+            agent=_opt_str(frozen.get("agent")),
+            mode=_opt_str(frozen.get("mode")),
             tools=[
                 str(t.get("name"))
                 for t in (tools if isinstance(tools, list) else [])
@@ -99,22 +102,24 @@ def frame_event(frame: Frame) -> E.Committed | None:
             ],
         )
     if kind == ev.ASSISTANT_MESSAGE:
-        message = data.get("message")
-        cost = data.get("cost_usd")
+        reply = ev.payload(frame, ev.ASSISTANT_MESSAGE)
+        message = reply.get("message")
+        cost = reply.get("cost_usd")
         return E.AssistantMessage(
             seq=seq,
             ts=ts,
             text=_text(message),
             reasoning=_text(message, "reasoning"),
             tool_calls=_calls(message),
-            finish_reason=_opt_str(data.get("finish_reason")),
-            usage=_opt_dict(data.get("usage")),
+            finish_reason=_opt_str(reply.get("finish_reason")),
+            usage=_opt_dict(reply.get("usage")),
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
-            model=_opt_str(data.get("model")),
-            step=_opt_int(data.get("step")),
+            model=_opt_str(reply.get("model")),
+            step=_opt_int(reply.get("step")),
         )
     if kind == ev.TOOL_RESULT:
-        message = data.get("message")
+        result = ev.payload(frame, ev.TOOL_RESULT)
+        message = result.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         part = next(
             (
@@ -126,7 +131,7 @@ def frame_event(frame: Frame) -> E.Committed | None:
         )
         if part is None:
             return None
-        duration = data.get("duration_s")
+        duration = result.get("duration_s")
         return E.ToolResult(
             seq=seq,
             ts=ts,
@@ -134,52 +139,57 @@ def frame_event(frame: Frame) -> E.Committed | None:
             name=str(part.get("name", "")),
             is_error=bool(part.get("is_error")),
             output=str(part.get("output", "")),
-            meta=_opt_dict(data.get("meta")) or {},
+            meta=_opt_dict(result.get("meta")) or {},
             duration_s=float(duration) if isinstance(duration, int | float) else None,
         )
     if kind == ev.TURN_END:
-        cost = data.get("cost_usd")
+        end = ev.payload(frame, ev.TURN_END)
+        cost = end.get("cost_usd")
         return E.TurnEnd(
             seq=seq,
             ts=ts,
-            turn_id=_opt_str(data.get("turn_id")),
-            reason=_opt_str(data.get("reason")),
-            usage=_opt_dict(data.get("usage")),
+            turn_id=_opt_str(end.get("turn_id")),
+            reason=_opt_str(end.get("reason")),
+            usage=_opt_dict(end.get("usage")),
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
-            steps=_opt_int(data.get("steps")),
-            error=_opt_dict(data.get("error")),
-            cause=_opt_str(data.get("cause")),
+            steps=_opt_int(end.get("steps")),
+            error=_opt_dict(end.get("error")),
+            cause=_opt_str(end.get("cause")),
         )
     if kind == ev.COMPACTION:
-        cost = data.get("cost_usd")
+        summary = ev.payload(frame, ev.COMPACTION)
+        cost = summary.get("cost_usd")
         return E.Compaction(
             seq=seq,
             ts=ts,
-            summary=str(data.get("summary", "")),
-            trigger=_opt_str(data.get("trigger")),
-            model=_opt_str(data.get("model")),
-            through_seq=_opt_int(data.get("through_seq")),
-            source_seq=_opt_int(data.get("source_seq")),
-            usage=_opt_dict(data.get("usage")),
+            summary=str(summary.get("summary", "")),
+            trigger=_opt_str(summary.get("trigger")),
+            model=_opt_str(summary.get("model")),
+            through_seq=_opt_int(summary.get("through_seq")),
+            source_seq=_opt_int(summary.get("source_seq")),
+            usage=_opt_dict(summary.get("usage")),
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
         )
     if kind == ev.COMPACTION_START:
+        start = ev.payload(frame, ev.COMPACTION_START)
         return E.CompactionStart(
             seq=seq,
             ts=ts,
-            turn_id=_opt_str(data.get("turn_id")),
-            trigger=_opt_str(data.get("trigger")),
-            model=_opt_str(data.get("model")),
+            turn_id=_opt_str(start.get("turn_id")),
+            trigger=_opt_str(start.get("trigger")),
+            model=_opt_str(start.get("model")),
         )
     if kind == ev.GOAL:
-        goal = _opt_dict(data.get("goal"))
+        goal_data = ev.payload(frame, ev.GOAL)
+        goal = _opt_dict(goal_data.get("goal"))
         return E.GoalUpdate(seq=seq, ts=ts, goal=goal or {}) if goal is not None else None
     if kind == ev.CONTEXT_RESET:
+        reset = ev.payload(frame, ev.CONTEXT_RESET)
         return E.ContextReset(
             seq=seq,
             ts=ts,
-            reason=_opt_str(data.get("reason")),
-            hard=True if data.get("hard") is True else None,
+            reason=_opt_str(reset.get("reason")),
+            hard=True if reset.get("hard") is True else None,
         )
     return None
 

@@ -230,7 +230,7 @@ class Goals:
 
     async def _record(self, goal: Goal) -> None:
         recorder = self.s.recorder
-        spec = (ev.GOAL, {"goal": goal.to_json()})
+        spec = ev.spec(ev.GOAL, {"goal": goal.to_json()})
         if self.s.running or self.s.log.writing_now:
             await recorder.append([spec])
             return

@@ -34,7 +34,7 @@ PLAN_EDIT_TOOLS = frozenset(
     {"file_edit_replace_string", "file_edit_replace_lines", "file_edit_insert"}
 )
 
-AppendFrames = Callable[[Sequence[tuple[str, dict[str, object]]]], Awaitable[object]]
+AppendFrames = Callable[[Sequence[ev.FrameSpec]], Awaitable[object]]
 
 
 class TurnRules:
@@ -131,7 +131,7 @@ class TurnRules:
             return
         snapshot = await read_snapshot(self.plan_view, target)
         if self.context.snapshot_due(snapshot):
-            await append([(ev.PLAN_SNAPSHOT, snapshot.to_dict())])
+            await append([ev.spec(ev.PLAN_SNAPSHOT, snapshot.to_dict())])
 
 
 def _plan_view(runtime: Runtime) -> FileView:

@@ -26,7 +26,7 @@ from xum.store.frames import Frame
 from xum.store.sessionlog import SessionLog
 from xum.store.turns import open_turn
 
-FrameSpec = tuple[str, dict[str, Any]]
+FrameSpec = ev.FrameSpec
 
 _LOG_EXECUTOR: ThreadPoolExecutor | None = None
 
@@ -125,7 +125,9 @@ def result_frame(
     call: ToolCall, output: str, *, is_error: bool, meta: dict[str, Any], seconds: float
 ) -> FrameSpec:
     message: Message = ev.tool_result_message(call.id, call.name, output, is_error=is_error)
-    return ev.TOOL_RESULT, {"message": message, "meta": meta, "duration_s": round(seconds, 4)}
+    return ev.spec(
+        ev.TOOL_RESULT, {"message": message, "meta": meta, "duration_s": round(seconds, 4)}
+    )
 
 
 def closing_frames(calls: Sequence[ToolCall], output: str) -> list[FrameSpec]:
@@ -134,7 +136,7 @@ def closing_frames(calls: Sequence[ToolCall], output: str) -> list[FrameSpec]:
 
 
 def turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
-    data: dict[str, Any] = {
+    data: ev.TurnEndData = {
         "turn_id": result.turn_id,
         "reason": reason,
         "usage": result.usage.to_dict(),
@@ -143,4 +145,4 @@ def turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
     }
     if result.error:
         data["error"] = result.error
-    return ev.TURN_END, data
+    return ev.spec(ev.TURN_END, data)

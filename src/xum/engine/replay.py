@@ -11,7 +11,7 @@ step, that is the whole request: `rebuild_requests` puts it back together.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,9 @@ SHAPE_FIELDS = (
 )
 
 
-def request_shape(request: LLMRequest, model_string: str, tools_sha256: str) -> dict[str, Any]:
+def request_shape(
+    request: LLMRequest, model_string: str, tools_sha256: str
+) -> ev.RequestHeaderData:
     """The header fields of `request`; `tools_sha256` is passed in because the engine keeps it."""
     return {
         "system_sha256": hashlib.sha256(request.system.encode()).hexdigest(),
@@ -52,7 +54,7 @@ def request_shape(request: LLMRequest, model_string: str, tools_sha256: str) -> 
     }
 
 
-def header_key(data: dict[str, Any]) -> bytes:
+def header_key(data: Mapping[str, Any]) -> bytes:
     """What two headers must share to describe the same request shape."""
     return orjson.dumps([data.get(name) for name in SHAPE_FIELDS])
 
@@ -113,6 +115,7 @@ def _step_request(
             f"step_start frame {frame.seq} has no request_header before it: the log predates "
             "request headers, so this step's request cannot be rebuilt"
         )
+    start = ev.payload(frame, ev.STEP_START)
     texts = header
     if "frozen_seq" in header:
         texts = frozen.get(header["frozen_seq"], {})
@@ -128,15 +131,15 @@ def _step_request(
         tools=[ToolSpec(t["name"], t["description"], t["parameters"]) for t in texts["tools"]],
         thinking=header.get("thinking", "off"),
         max_output_tokens=header.get("max_output_tokens"),
-        tool_choice=frame.data.get("tool_choice"),
+        tool_choice=start.get("tool_choice"),
         cache_key=header.get("cache_key"),
         params=header.get("params") or {},
         cache=header.get("cache", True),
     )
     return StepRequest(
         frame.seq,
-        str(frame.data.get("turn_id", "")),
-        int(frame.data.get("step", 0)),
+        str(start.get("turn_id", "")),
+        int(start.get("step", 0)),
         str(header.get("model", "")),
         request,
     )

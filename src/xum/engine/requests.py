@@ -22,7 +22,7 @@ from xum.engine.replay import header_key, request_shape
 from xum.llm.types import LLMRequest
 from xum.store import events as ev
 
-FrameSpec = tuple[str, dict[str, Any]]
+FrameSpec = ev.FrameSpec
 
 
 class StepRecords:
@@ -45,30 +45,29 @@ class StepRecords:
         frozen: Frozen,
     ) -> None:
         """Prepare this step's `step_start` (and `request_header` when the shape changed)."""
-        start: dict[str, Any] = {"turn_id": turn_id, "step": step}
+        start: ev.StepStartData = {"turn_id": turn_id, "step": step}
         if request.tool_choice is not None:
             start["tool_choice"] = request.tool_choice
-        self.pending = [(ev.STEP_START, start)]
+        self.pending = [ev.spec(ev.STEP_START, start)]
         self._pending_key = None
         shape = request_shape(request, model_string, tools_sha256)
         key = header_key(shape)
         if key == self._header_key:
             return
+        header = shape.copy()
         if (frozen.system_sha256, frozen.tools_sha256) == (
             shape["system_sha256"],
             shape["tools_sha256"],
         ):
             # The texts are in the segment's context_frozen frame already; point at it.
-            body: dict[str, Any] = {"frozen_seq": frozen.seq}
+            header["frozen_seq"] = frozen.seq
         else:
-            body = {
-                "system": request.system,
-                "tools": [
-                    {"name": t.name, "description": t.description, "parameters": t.parameters}
-                    for t in request.tools
-                ],
-            }
-        self.pending.append((ev.REQUEST_HEADER, {**shape, **body}))
+            header["system"] = request.system
+            header["tools"] = [
+                {"name": t.name, "description": t.description, "parameters": t.parameters}
+                for t in request.tools
+            ]
+        self.pending.append(ev.spec(ev.REQUEST_HEADER, header))
         self._pending_key = key
 
     def take(self) -> list[FrameSpec]:

@@ -35,8 +35,15 @@ def resume(frames: Sequence[Frame]) -> Resumed:
         if frame.damaged:
             continue
         kind = frame.type
-        if kind == ev.ASSISTANT_MESSAGE or (kind == ev.COMPACTION and "usage" in frame.data):
-            cost = frame.data.get("cost_usd")
+        priced: ev.AssistantMessageData | ev.CompactionData | None = None
+        if kind == ev.ASSISTANT_MESSAGE:
+            priced = ev.payload(frame, ev.ASSISTANT_MESSAGE)
+        elif kind == ev.COMPACTION:
+            summary = ev.payload(frame, ev.COMPACTION)
+            # Only a summarization request costs something (Start Here sends none).
+            priced = summary if "usage" in summary else None
+        if priced is not None:
+            cost = priced.get("cost_usd")
             if cost is None:
                 known = False
             else:

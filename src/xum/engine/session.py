@@ -298,17 +298,24 @@ class AgentSession:
         self,
         text: str,
         prepared: PreparedMessage | None = None,
-        synthetic: dict[str, Any] | None = None,
+        synthetic: ev.SyntheticNote | None = None,
     ) -> TurnResult:
         """`text` is what the model receives; `prepared`, what a slash command made of the
         message (None for plain text); `synthetic`: the message is xum's, not the user's (a
         goal continuation), recorded as a synthetic row with these fields."""
-        user: dict[str, Any] = {"message": text_message("user", text)}
+        message = text_message("user", text)
+        user: ev.UserMessageData = {"message": message}
         if prepared is not None and prepared.slash is not None:
             # A slash command's message keeps what was typed and what the command was.
-            user.update(typed=prepared.typed, slash=prepared.slash)
+            user["typed"], user["slash"] = prepared.typed, prepared.slash
+        said = ev.spec(ev.USER_MESSAGE, user)
         if synthetic is not None:
-            user.update(synthetic)
+            note: ev.SyntheticMessageData = {"message": message}
+            if "kind" in synthetic:
+                note["kind"] = synthetic["kind"]
+            if "goal_id" in synthetic:
+                note["goal_id"] = synthetic["goal_id"]
+            said = ev.spec(ev.SYNTHETIC_MESSAGE, note)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         self._running = True
         self._interrupt_requested = False
@@ -320,9 +327,8 @@ class AgentSession:
         try:
             # Context changes noticed now go before the user's message.
             context_frames = await self._context_frames()
-            start = {"turn_id": result.turn_id, "model": self.route.model_string}
-            kind = ev.SYNTHETIC_MESSAGE if synthetic is not None else ev.USER_MESSAGE
-            await self.recorder.append([(ev.TURN_START, start), *context_frames, (kind, user)])
+            start: ev.TurnStartData = {"turn_id": result.turn_id, "model": self.route.model_string}
+            await self.recorder.append([ev.spec(ev.TURN_START, start), *context_frames, said])
             try:
                 await self._steps(result)
             except Interrupted:
@@ -552,7 +558,7 @@ class AgentSession:
             return False
         await self.recorder.append(
             [
-                (ev.USER_MESSAGE, {"message": text_message("user", text), "queued": True})
+                ev.spec(ev.USER_MESSAGE, {"message": text_message("user", text), "queued": True})
                 for text in queued
             ]
         )

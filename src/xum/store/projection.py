@@ -78,7 +78,7 @@ class HistoryProjection(LogFollower):
         elif kind == ev.CONTEXT_RESET:
             self._restart()
         elif kind == ev.COMPACTION:
-            summary = frame.data.get("summary")
+            summary = ev.payload(frame, ev.COMPACTION).get("summary")
             if isinstance(summary, str):
                 self._restart()
                 self._done.append(ev.summary_message(summary))
@@ -136,10 +136,12 @@ def rebuild_history(frames: Sequence[Frame]) -> list[Message]:
         if frame.type == ev.CONTEXT_RESET:
             start = index + 1
             break
-        if frame.type == ev.COMPACTION and isinstance(frame.data.get("summary"), str):
-            out.append(ev.summary_message(frame.data["summary"]))
-            start = index + 1
-            break
+        if frame.type == ev.COMPACTION:
+            summary = ev.payload(frame, ev.COMPACTION).get("summary")
+            if isinstance(summary, str):
+                out.append(ev.summary_message(summary))
+                start = index + 1
+                break
 
     entries: list[tuple[str, Message]] = []
     for frame in intact[start:]:

@@ -59,7 +59,7 @@ DEFAULT_LOCK_TIMEOUT = 2.0
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
-Event = tuple[str, Mapping[str, Any]]
+Event = ev.FrameSpec
 SyncResult = Literal["unchanged", "appended", "reloaded"]
 
 
@@ -255,7 +255,9 @@ class SessionLog:
             pass
 
     def append(self, event_type: str, data: Mapping[str, Any]) -> Frame:
-        return self.append_many([(event_type, data)])[0]
+        """Append one frame as given, unchecked (tests and tools; the engine's writers build
+        typed frames with `events.spec` and use `append_many`)."""
+        return self.append_many([ev.unchecked(event_type, data)])[0]
 
     def append_many(self, events: Sequence[Event]) -> list[Frame]:
         """Append frames and publish them together: after a crash either all are in the log or
@@ -532,7 +534,7 @@ class SessionLog:
             return
         turn_id, calls = dangling.turn_id, dangling.calls
         batch: list[Event] = [
-            (
+            ev.spec(
                 ev.TOOL_RESULT,
                 {
                     "message": ev.tool_result_message(
@@ -544,7 +546,9 @@ class SessionLog:
             for call_id, name in calls.items()
         ]
         batch.append(
-            (ev.TURN_END, {"turn_id": turn_id, "reason": "interrupted", "cause": ev.CRASH_CAUSE})
+            ev.spec(
+                ev.TURN_END, {"turn_id": turn_id, "reason": "interrupted", "cause": ev.CRASH_CAUSE}
+            )
         )
         self._append_locked(batch)
         self.delete_partial()  # the message that was streaming died with the turn

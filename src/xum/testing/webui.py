@@ -263,14 +263,14 @@ def _append_turns(workspace_id: str, messages: int) -> None:
     log = SessionLog.open(workspace_id, purpose="bench")
     log.begin_write(purpose="bench fill")
     try:
-        batch: list[tuple[str, dict[str, Any]]] = []
+        batch: list[ev.FrameSpec] = []
         for i in range(messages // 2):
             turn = f"bench-turn-{i:05d}"
             batch += [
-                (ev.TURN_START, {"turn_id": turn}),
-                (ev.USER_MESSAGE, {"message": text_message("user", f"Please do step {i}.")}),
-                (ev.STEP_START, {"turn_id": turn, "step": 1}),
-                (
+                ev.spec(ev.TURN_START, {"turn_id": turn}),
+                ev.spec(ev.USER_MESSAGE, {"message": text_message("user", f"Please do step {i}.")}),
+                ev.spec(ev.STEP_START, {"turn_id": turn, "step": 1}),
+                ev.spec(
                     ev.ASSISTANT_MESSAGE,
                     {
                         "message": text_message("assistant", _reply(i)),
@@ -278,9 +278,10 @@ def _append_turns(workspace_id: str, messages: int) -> None:
                         "finish_reason": "stop",
                         "model": "anthropic:claude-sonnet-5-5",
                         "cost_usd": 0.001,
+                        "step": 1,
                     },
                 ),
-                (ev.TURN_END, {"turn_id": turn, "reason": "completed"}),
+                ev.spec(ev.TURN_END, {"turn_id": turn, "reason": "completed"}),
             ]
             if len(batch) >= 1000:
                 log.append_many(batch)

@@ -26,6 +26,7 @@ from xum.core.errors import XumError
 from xum.core.paths import ensure_private_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
+from xum.store import events as ev
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
@@ -271,7 +272,7 @@ def copy_conversation(source_id: str, target_id: str) -> int:
         data = dict(frame.data)
         if isinstance(data.get("through_seq"), int):
             data["through_seq"] = renumber(data["through_seq"])
-        batch.append((frame.type, data))
+        batch.append(ev.unchecked(frame.type, data))  # a copy: typed when it was written
     target = SessionLog.open(target_id, purpose="fork")
     try:
         if target.frames:

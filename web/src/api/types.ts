@@ -1,5 +1,7 @@
 // Shapes of the server API (docs/api.md) and the engine event vocabulary (docs/events.md).
 // The server is the source of truth; these types mirror it and nothing here is synthesized.
+// The event interfaces are checked against events.schema.json (generated from the engine's
+// classes by `make event-schema`) by tests/unit/test_event_schema.py.
 
 export type RuntimeSpec =
   | { type: "local"; host?: null }
@@ -323,12 +325,23 @@ export interface UserMessageEvent extends Durable {
   type: "user-message";
   text: string;
   queued?: boolean;
+  /** A slash command: what the user typed, and what the command was. */
+  typed?: string;
+  slash?: Record<string, unknown>;
   /** A row xum added (a context update, a goal continuation). */
   synthetic?: boolean;
   /** "context_update" or "goal_continuation" on a synthetic row. */
   kind?: string;
-  /** On a context update: the parts of the context that changed. */
+  /** A context update: the sections that changed. */
   changed?: string[];
+}
+/** A context segment starts: its system prompt and tools were frozen (names only here). */
+export interface ContextFrozenEvent extends Durable {
+  type: "context-frozen";
+  reason?: string;
+  agent?: string;
+  mode?: string;
+  tools: string[];
 }
 export interface AssistantMessageEvent extends Durable {
   type: "assistant-message";
@@ -338,6 +351,7 @@ export interface AssistantMessageEvent extends Durable {
   finish_reason: string;
   usage?: Usage;
   cost_usd?: number | null;
+  model?: string;
   step?: number;
 }
 export interface ToolResultEvent extends Durable {
@@ -357,6 +371,8 @@ export interface TurnEndEvent extends Durable {
   cost_usd?: number | null;
   steps?: number;
   error?: ErrorInfo | null;
+  /** "crash": crash recovery closed the turn. */
+  cause?: string;
 }
 export interface DamagedFrameEvent extends Durable {
   type: "damaged-frame";
@@ -374,7 +390,10 @@ export interface CompactionEvent extends Durable {
   summary: string;
   trigger?: string;
   model?: string;
+  /** The last frame the summary covers. */
+  through_seq?: number;
   source_seq?: number;
+  usage?: Usage;
   cost_usd?: number | null;
 }
 export interface ContextResetEvent extends Durable {
@@ -457,26 +476,87 @@ export interface AdvisoryEvent {
   type: "advisory";
   kind: string;
   message: string;
+  call_id?: string;
+  workspace_id?: string;
+}
+export interface AgentChangedEvent {
+  type: "agent-changed";
+  agent: string;
+}
+/** The agent proposed its plan (plan mode); `content` is null for a plan too large to keep. */
+export interface PlanProposedEvent {
+  type: "plan-proposed";
+  call_id: string;
+  path: string | null;
+  content: string | null;
+  mtime_ns: number | null;
+}
+/** One line of the workspace's `.xum/init` output, secrets masked. */
+export interface InitOutputEvent {
+  type: "init-output";
+  line: string;
+}
+export interface InitEndEvent {
+  type: "init-end";
+  status: string;
+  exit_code: number | null;
+}
+export interface SubagentStatusEvent {
+  type: "subagent-status";
+  task_id: string;
+  title: string;
+  status: string;
+  header: Record<string, unknown> | null;
+}
+export interface SubagentReportEvent {
+  type: "subagent-report";
+  task_id: string;
+  title: string | null;
+  text: string;
+}
+export interface SubagentRemovedEvent {
+  type: "subagent-removed";
+  task_id: string;
 }
 export interface ErrorEvent extends ErrorInfo {
   type: "error";
+}
+/** A plain run adopts the goal its agent set and continues like a goal run. */
+export interface GoalAdoptedEvent {
+  type: "goal-adopted";
+  goalId: string;
+  objective: string;
+  status: string;
+  budgetCents: number | null;
+  turnCap: number | null;
 }
 export interface GoalContinuingEvent {
   type: "goal-continuing";
   goalId: string;
   turn: number;
   turnCap: number | null;
+  spentCents: number | null;
+  budgetCents: number | null;
   wrapUp: boolean;
 }
 export interface GoalCompletedEvent {
   type: "goal-completed";
   goalId: string;
+  objective: string;
   summary: string | null;
+  turns: number;
+  spentCents: number | null;
 }
 export interface GoalIncompleteEvent {
   type: "goal-incomplete";
   goalId: string;
+  objective: string;
+  /** goal_budget, goal_turns, session_budget, error, interrupted */
   reason: string;
+  turns: number;
+  spentCents: number | null;
+  budgetCents: number | null;
+  turnCap: number | null;
 }
 /** A tool call waits for a person (docs/security.md#approvals). All text is model- or
  * repository-controlled: it is shown as text, never as HTML. */
@@ -520,6 +600,7 @@ export type DurableEvent =
   | CompactionStartEvent
   | CompactionEvent
   | ContextResetEvent
+  | ContextFrozenEvent
   | GoalEvent;
 
 export type LiveEvent =
@@ -536,6 +617,14 @@ export type LiveEvent =
   | AdvisoryEvent
   | ErrorEvent
   | ToolOutputEvent
+  | AgentChangedEvent
+  | PlanProposedEvent
+  | InitOutputEvent
+  | InitEndEvent
+  | SubagentStatusEvent
+  | SubagentReportEvent
+  | SubagentRemovedEvent
+  | GoalAdoptedEvent
   | GoalContinuingEvent
   | GoalCompletedEvent
   | GoalIncompleteEvent

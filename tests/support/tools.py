@@ -74,7 +74,7 @@ def process_gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             state = stat.read().rsplit(")", 1)[1].split()[0]
-    except OSError:  # gone before open (ENOENT) or between open and read (ESRCH)
+    except OSError:  # gone before the open, or between the open and the read (ESRCH)
         return True
     return state in ("Z", "X")
 
