@@ -286,6 +286,9 @@ def _kill_group(pid: int) -> None:
 _connection: _Connection | None = None
 _unavailable: str | None = None if sys.platform.startswith("linux") else "not Linux"
 _start_lock = threading.Lock()
+# The start in progress, per event loop: commands that arrive together wait for one start instead
+# of each taking a thread of the loop's executor to queue on `_start_lock`.
+_starting: dict[asyncio.AbstractEventLoop, asyncio.Future[_Connection | None]] = {}
 
 
 def unavailable_reason() -> str | None:
@@ -331,7 +334,7 @@ async def spawn(
         return None
     conn = _connection
     if conn is None or not conn.alive:
-        conn = await asyncio.to_thread(_connect)  # the first start takes tens of milliseconds
+        conn = await _started_connection()
         if conn is None:
             return None
     # What a direct start refuses, refused alike (the helper would answer only EINVAL).
@@ -358,6 +361,18 @@ async def spawn(
             raise asyncio.CancelledError from None  # it never started: nothing to stop
         raise StartCancelled(child) from None
     return child
+
+
+async def _started_connection() -> _Connection | None:
+    """The helper, started off the loop (the first start takes tens of milliseconds), once for
+    all the commands of this loop that wait for it."""
+    loop = asyncio.get_running_loop()
+    start = _starting.get(loop)
+    if start is None:
+        start = loop.create_task(asyncio.to_thread(_connect))
+        _starting[loop] = start
+        start.add_done_callback(lambda _done: _starting.pop(loop, None))
+    return await asyncio.shield(start)
 
 
 def _swallow(future: asyncio.Future[None]) -> None:
