@@ -345,6 +345,17 @@ class SessionLog:
         ):
             self._disk_manifest, self._manifest_sig, self._log_sig = on_disk, mread.sig, log_sig
             return "unchanged"
+        if (
+            not writer
+            and on_disk is None
+            and mread.sig is None
+            and self._disk_manifest is None
+            and self._region_intact()
+        ):
+            # A first writer between its first append and its first manifest: what it appended
+            # is not published yet. Wait for the manifest (the next refresh looks again) instead
+            # of reading the log as rewritten, which would start every subscriber over.
+            return "unchanged"
         if on_disk is not None and self._extend_to(on_disk):
             self._disk_manifest, self._manifest_sig = on_disk, mread.sig
             self._log_sig = stat_signature(self._log_path)

@@ -7,6 +7,7 @@ without colour too (`NO_COLOR`): ○ idle, ● working, ◆ needs input, • unr
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from rich.text import Text
@@ -76,20 +77,24 @@ class Sidebar(ListView):
     def __init__(self) -> None:
         super().__init__(id="sidebar")
         self._items: dict[str, WorkspaceItem] = {}
+        # Two refills at once (a fork's reload beside a turn's) would interleave their clears
+        # and mounts: every row twice, and the highlight on the wrong one. One at a time.
+        self._filling = asyncio.Lock()
 
     async def fill(self, workspaces: list[Workspace], selected: str | None) -> None:
         """Show these workspaces (newest first) and highlight `selected` (None: the new row)."""
-        await self.clear()
-        self._items = {}
-        if not self.is_attached:  # the app began to exit meanwhile: nothing can be mounted
-            return
-        items = [WorkspaceItem(None)]
-        for ws in workspaces:
-            item = WorkspaceItem(ws)
-            self._items[ws.id] = item
-            items.append(item)
-        await self.extend(items)
-        self.highlight(selected)
+        async with self._filling:
+            await self.clear()
+            self._items = {}
+            if not self.is_attached:  # the app began to exit meanwhile: nothing can be mounted
+                return
+            items = [WorkspaceItem(None)]
+            for ws in workspaces:
+                item = WorkspaceItem(ws)
+                self._items[ws.id] = item
+                items.append(item)
+            await self.extend(items)
+            self.highlight(selected)
 
     def highlight(self, workspace_id: str | None) -> None:
         ids = [None, *self._items]
