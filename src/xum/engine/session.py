@@ -1,4 +1,4 @@
-"""AgentSession: the turn loop of one workspace, and its interrupts and queues.
+"""AgentSession: the turn loop of one workspace, its model, and its message queues.
 
 A turn: record the user message, then repeat steps until the model stops calling tools: build
 the request from the log's projection, stream the reply (deltas become events), commit the
