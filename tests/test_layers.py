@@ -200,3 +200,64 @@ def test_function_level_and_type_checking_imports_are_seen(tmp_path: Path) -> No
     found = [i for i in imports_of(path, "engine/probe.py") if i.target.startswith("xum")]
     assert sorted(i.target for i in found) == ["xum.cli.run", "xum.server", "xum.workspaces"]
     assert all(violation(i) is not None for i in found)
+
+
+# The engine's parts (compaction, goals, dispatch, the tool-call runner, the envelope) serve the
+# session through the protocols of engine/turnhost.py; none of them imports engine/session.py,
+# so the session is built from its parts and not tangled with them (issue 20, problem 4).
+ENGINE_SESSION = "xum.engine.session"
+
+
+def session_imports(path: Path, as_source: str | None = None) -> list[str]:
+    """Every place `path` imports engine/session.py, in any form: `import xum.engine.session`,
+    `from xum.engine.session import X`, `from xum.engine import session`, the relative forms,
+    at module level, inside functions or under `if TYPE_CHECKING:`."""
+    source = as_source or str(path.relative_to(SRC))
+    found = [
+        f"{source}:{imp.line} imports {imp.target}"
+        for imp in imports_of(path, as_source)
+        if imp.target == ENGINE_SESSION or imp.target.startswith(ENGINE_SESSION + ".")
+    ]
+    # `from xum.engine import session` and `from . import session` name the module as an
+    # imported name, which imports_of resolves to the package only.
+    here = module_name(SRC / source)
+    package = here if source.endswith("__init__.py") else here.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+            target = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            target = node.module or ""
+        if any(f"{target}.{alias.name}" == ENGINE_SESSION for alias in node.names):
+            found.append(f"{source}:{node.lineno} imports {ENGINE_SESSION} (from {target})")
+    return found
+
+
+def test_no_engine_module_imports_the_session() -> None:
+    problems = [
+        problem
+        for path in sorted((SRC / "engine").glob("*.py"))
+        if path.name != "session.py"
+        for problem in session_imports(path)
+    ]
+    assert not problems, (
+        "engine modules must reach the session through a protocol (engine/turnhost.py), not "
+        "by importing engine/session.py:\n" + "\n".join(problems)
+    )
+
+
+def test_the_session_rule_sees_every_form(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from xum.engine.session import AgentSession\n"
+        "from . import session\n"
+        "from xum.engine import session as s\n"
+        "def f():\n    import xum.engine.session\n"
+        "from .session import TurnResult\n"
+        "from xum.engine import turn\n"
+    )
+    found = session_imports(path, "engine/probe.py")
+    assert sorted(int(line.split(":")[1].split()[0]) for line in found) == [3, 4, 5, 7, 8]

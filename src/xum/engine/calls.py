@@ -5,7 +5,8 @@ Each call gets a fresh, frozen context (`context_for`): the runtime, the session
 environment (one snapshot per step: the cost it reports is the step's), and the services the
 session has (sub-agents, background processes, the user, skills). Results are recorded in call
 order as they settle; a repeated identical call gets an advisory appended to its result, and a
-doom loop stops the turn before its calls run.
+doom loop stops the turn before its calls run. The session is seen through
+`xum.engine.turnhost.ToolHost`.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from xum.engine import events as E
 from xum.engine.doomloop import DoomLoopGuard
 from xum.engine.middleware import ToolCall
 from xum.engine.recorder import result_frame
+from xum.engine.turnhost import ToolHost
 from xum.tools.mcp_names import FAMILY_TOOLS
 
 if TYPE_CHECKING:
-    from xum.engine.session import AgentSession
     from xum.tools.base import ToolContext, ToolResult
     from xum.tools.mcp_host import McpAccess
 
 
 class CallRunner:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: ToolHost) -> None:
         self.session = session
         self.doom = DoomLoopGuard()
         self._advisories: dict[str, str] = {}  # call id -> doom-loop note for its result
@@ -45,7 +46,7 @@ class CallRunner:
                 "XUM_WORKSPACE_NAME": s.workspace.name,
                 "XUM_WORKSPACE_ID": s.workspace.id,
                 "XUM_MODEL_STRING": s.route.model_string,
-                "XUM_THINKING_LEVEL": s.settings.thinking,
+                "XUM_THINKING_LEVEL": s.thinking,
                 "XUM_COSTS_USD": f"{s.ledger.total():.2f}",
                 "XUM_SCRATCH_DIR": str(s.scratch_dir),
             }

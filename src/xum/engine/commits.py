@@ -17,7 +17,7 @@ from xum.core.messages import Message, Usage, text_message
 from xum.engine import events as E
 from xum.engine.ledger import Ledger
 from xum.engine.middleware import ToolCall
-from xum.engine.recorder import Recorder, closing_frames, turn_end_frame
+from xum.engine.recorder import FrameSpec, Recorder, closing_frames, turn_end_frame
 from xum.engine.requests import StepRecords
 from xum.engine.route import ModelRoute
 from xum.engine.stream import StreamState
@@ -114,13 +114,17 @@ class Commits:
         if open_calls:
             self.recorder.append_now(closing_frames(open_calls, output))
 
-    async def end_turn(self, result: TurnResult, reason: TurnReason) -> None:
+    async def end_turn(
+        self, result: TurnResult, reason: TurnReason, boundary: Sequence[FrameSpec] = ()
+    ) -> None:
+        """The durable end: the step in flight, `boundary` (a compaction's summary) and the
+        turn_end in one batch; a crash leaves all of them or none."""
         # A step that ended without a reply (a provider error, an early interrupt) is recorded
         # here, so that the request it sent is on record too.
         step = self.steps.take()
         if step:
             self.recorder.log.delete_partial()
-        await self.recorder.append([*step, turn_end_frame(result, reason)])
+        await self.recorder.append([*step, *boundary, turn_end_frame(result, reason)])
         self.steps.recorded()
 
     def close_turn_now(self, result: TurnResult, reason: TurnReason, output: str) -> None:

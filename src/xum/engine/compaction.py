@@ -20,9 +20,8 @@ instructions, skills and `Tool:` sections into new frozen sections (`xum.context
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from xum.context import compaction as texts
 from xum.context.workspace import AgentSelection
@@ -30,14 +29,14 @@ from xum.core.errors import UsageError
 from xum.core.ids import sortable_id
 from xum.core.messages import Message, text_message
 from xum.engine import events as E
-from xum.engine.commits import INTERRUPTED_TOOL_OUTPUT, message_text
+from xum.engine.commits import message_text
 from xum.engine.contextmeter import AutoCompactPolicy, ContextMeter, estimate_tokens, policy_for
 from xum.engine.events import Event, EventSink
-from xum.engine.ledger import BudgetExceeded
-from xum.engine.recorder import FrameSpec, turn_end_frame
+from xum.engine.recorder import FrameSpec
 from xum.engine.route import ModelRoute
 from xum.engine.stream import StreamState, stream_step
-from xum.engine.turn import Interrupted, TurnResult
+from xum.engine.turn import TurnResult
+from xum.engine.turnhost import TurnHost
 from xum.llm import catalog
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
@@ -45,9 +44,6 @@ from xum.llm.types import LLMRequest
 from xum.store import compaction_config as cc
 from xum.store import events as ev
 from xum.store.frames import Frame
-
-if TYPE_CHECKING:
-    from xum.engine.session import AgentSession
 
 COMPACT_AGENT = texts.COMPACT_AGENT
 # Room kept for the summary itself when an overlong history is cut to fit one request.
@@ -59,10 +55,11 @@ class ForceCompaction(Exception):
 
 
 class Compactor:
-    """The compaction machinery of one session (it reaches into the session on purpose: a
-    compaction is a kind of turn, with the same writer lock, recorder, ledger and interrupts)."""
+    """The compaction machinery of one session. A compaction turn runs in the session's turn
+    envelope like any turn (the writer lock, interrupts, the error mapping, the durable close);
+    its body is one summarization request, and its boundary frame goes out with its turn_end."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: TurnHost) -> None:
         self.s = session
         self.meter = ContextMeter()
 
@@ -157,10 +154,7 @@ class Compactor:
         route = self._route(model)
         result = TurnResult(turn_id=sortable_id(), reason="completed", agent=COMPACT_AGENT)
         result.kind = "compaction"
-        s._running, s._interrupt_requested = True, False
-        await s.recorder.begin_turn(result.turn_id)
-        client: LLMClient | None = None
-        try:
+        async with s.turn(result, "compaction") as turn:
             if not self.compactable():
                 raise UsageError(
                     "nothing to compact: the model sees no conversation yet"
@@ -177,36 +171,20 @@ class Compactor:
             await s.recorder.append(
                 [ev.spec(ev.TURN_START, start), self._start_frame(result, trigger, route)]
             )
-            client = self._client(route)
-            frames: list[FrameSpec] = []
-            try:
-                data = await self._summarize(result, route, client, trigger, through, max_tokens)
-                frames.append(ev.spec(ev.COMPACTION, data))
+            async with s.envelope.guarded(turn):
+                client = self._client(route)
+                try:
+                    data = await self._summarize(
+                        result, route, client, trigger, through, max_tokens
+                    )
+                finally:
+                    if client is not s.client:
+                        await client.aclose()
+                # The boundary goes out with the turn's end: a crash leaves both or neither.
+                turn.boundary.append(ev.spec(ev.COMPACTION, data))
                 result.steps = 1
                 result.text = data["summary"].removeprefix(texts.COMPACTION_LEAD)
-            except Interrupted:
-                result.reason = "interrupted"
-            except BudgetExceeded:
-                result.reason = "budget"
-            except LLMError as exc:
-                result.reason = "error"
-                result.error = exc.to_dict()
-                s.emit(E.ErrorEvent.from_dict(result.error))
-            except asyncio.CancelledError:
-                s.commits.close_turn_now(result, "interrupted", INTERRUPTED_TOOL_OUTPUT)
-                raise
-            except Exception as exc:
-                s.commits.fail_turn(result, exc)
-                return result
-            # The boundary and the turn's end in one batch: a crash leaves both or neither.
-            await s.recorder.append([*frames, turn_end_frame(result, result.reason)])
-            return result
-        finally:
-            if client is not None and client is not s.client:
-                await client.aclose()
-            s._running = False
-            s._task = None
-            s.recorder.end_turn()
+        return result
 
     async def compact_in_turn(self, result: TurnResult, trigger: ev.CompactionTrigger) -> None:
         """Compact inside a running turn (whose writer lock is held); the turn goes on from the
@@ -319,7 +297,7 @@ class Compactor:
             params=route.params,
         )
         state = StreamState()
-        finish = await s._cancellable(
+        finish = await s.envelope.cancellable(
             stream_step(
                 client,
                 request,
@@ -358,8 +336,7 @@ class Compactor:
             raise UsageError("a turn is running in this workspace", hint="clear once it ends")
         result = TurnResult(turn_id=sortable_id(), reason="completed", steps=0)
         result.kind = "command"
-        await s.recorder.begin_turn(result.turn_id)
-        try:
+        async with s.envelope.write_lock(result.turn_id):
             needed = (
                 bool(s.projection.update(s.log)) if soft else _shown_since_hard_clear(s.log.frames)
             )
@@ -369,8 +346,6 @@ class Compactor:
                     data["hard"] = True
                 await s.recorder.append([ev.spec(ev.CONTEXT_RESET, data)])
                 s.todos.clear()  # carry-over state goes with the context
-        finally:
-            s.recorder.end_turn()
         return result
 
     async def start_here(self, seq: int) -> int:
@@ -388,8 +363,7 @@ class Compactor:
                 f"Start Here works on a final reply or a proposed plan; frame {seq} is neither",
                 hint="pick a reply that has no tool calls, or a plan card",
             )
-        await s.recorder.begin_turn(f"start-here-{seq}")
-        try:
+        async with s.envelope.write_lock(f"start-here-{seq}"):
             data: ev.CompactionData = {
                 "summary": summary,
                 "through_seq": s.log.last_seq,
@@ -397,8 +371,6 @@ class Compactor:
                 "source_seq": seq,
             }
             frames = await s.recorder.append([ev.spec(ev.COMPACTION, data)])
-        finally:
-            s.recorder.end_turn()
         return frames[0].seq or 0
 
 

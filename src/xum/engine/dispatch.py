@@ -2,36 +2,46 @@
 
 Plain text is a turn. A slash command is read first (`xum.engine.userinput`): `/compact` and
 `/clear` are carried out by the session's compactor, a one-shot `/<alias>+<level>` override runs
-one turn with another model or thinking level, a skill invocation becomes the skill's body. A
-message that would start at or above the model's auto-compaction threshold gets a compaction turn
-before it (the docs' "compact first, then send").
+one turn with another model or thinking level (a `TurnOverride` the turn carries; the session's
+own model is untouched), a skill invocation becomes the skill's body. A message that would start
+at or above the model's auto-compaction threshold gets a compaction turn before it (the docs'
+"compact first, then send").
 """
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
+from xum.engine.compaction import Compactor
+from xum.engine.goals import Goals
 from xum.engine.turn import TurnResult
-from xum.llm.client import open_client
+from xum.engine.turnhost import TurnHost
 
 if TYPE_CHECKING:
     from xum.context.slash import GoalCommand
-    from xum.engine.session import AgentSession
-    from xum.engine.userinput import PreparedMessage, TurnOverride
+    from xum.engine.userinput import PreparedMessage
 
 
-async def run_message(session: AgentSession, text: str) -> TurnResult:
+class MessageHost(TurnHost, Protocol):
+    """A session as its message dispatch sees it: turns, plus its compactor and goals."""
+
+    @property
+    def compactor(self) -> Compactor: ...
+    @property
+    def goals(self) -> Goals: ...
+
+
+async def run_message(session: MessageHost, text: str) -> TurnResult:
     if not text.lstrip().startswith("/"):
         stopped = await compact_before(session, text)
-        return stopped or await session._run_turn(text)
+        return stopped or await session.agent_turn(text)
     from xum.engine.userinput import prepare_message  # slash commands only: off start-up
 
     prepared = prepare_message(
         text,
         skills=await session.context.provider.skill_catalog(),
         route=session.route,
-        thinking=session.settings.thinking,
+        thinking=session.thinking,
         resolve_model=session.resolve_model,
     )
     if prepared.command is not None:
@@ -39,13 +49,10 @@ async def run_message(session: AgentSession, text: str) -> TurnResult:
     stopped = await compact_before(session, prepared.text)
     if stopped is not None:
         return stopped
-    if prepared.override is None:
-        return await session._run_turn(prepared.text, prepared)
-    turn = session._run_turn(prepared.text, prepared)
-    return await _with_override(session, prepared.override, turn)
+    return await session.agent_turn(prepared.text, prepared=prepared, override=prepared.override)
 
 
-async def compact_before(session: AgentSession, text: str) -> TurnResult | None:
+async def compact_before(session: MessageHost, text: str) -> TurnResult | None:
     """Compact first when `text` would start at or above the threshold. A compaction that failed
     is reported (its turn ends with the error) and the message is sent anyway; one the budget
     stopped is returned instead, and the message is not sent."""
@@ -55,7 +62,7 @@ async def compact_before(session: AgentSession, text: str) -> TurnResult | None:
     return result if result.reason == "budget" else None
 
 
-async def _session_command(session: AgentSession, prepared: PreparedMessage) -> TurnResult:
+async def _session_command(session: MessageHost, prepared: PreparedMessage) -> TurnResult:
     from xum.context.slash import ClearCommand, CompactCommand, GoalCommand
 
     command = prepared.command
@@ -74,7 +81,7 @@ async def _session_command(session: AgentSession, prepared: PreparedMessage) -> 
     return follow.after(result)
 
 
-async def _goal_command(session: AgentSession, command: GoalCommand) -> TurnResult:
+async def _goal_command(session: MessageHost, command: GoalCommand) -> TurnResult:
     """`/goal <objective>`: set the goal and start on it (the front-end's goal loop continues
     it); `/goal clear`: drop the running goal. UsageError where goals are not offered."""
     from xum.core.errors import UsageError
@@ -102,22 +109,3 @@ async def _goal_command(session: AgentSession, command: GoalCommand) -> TurnResu
         source="user",
     )
     return await run_message(session, command.objective)
-
-
-async def _with_override(
-    session: AgentSession, override: TurnOverride, turn: Coroutine[Any, Any, TurnResult]
-) -> TurnResult:
-    saved = (session.route, session.client, session.settings.thinking)
-    own_client = override.route.endpoint != session.route.endpoint
-    client = open_client(override.route.endpoint) if own_client else session.client
-    session.route, session.client, session.settings.thinking = (
-        override.route,
-        client,
-        override.thinking,
-    )
-    try:
-        return await turn
-    finally:
-        session.route, session.client, session.settings.thinking = saved
-        if own_client:
-            await client.aclose()

@@ -9,25 +9,25 @@ restart and `xum session` replays it. `GoalTracker` follows both.
 
 After each turn, `decide` says what comes next: the goal is complete; continue (a synthetic
 continuation message, counted against the turn cap); wrap up (the goal budget is spent: one
-last turn to leave things tidy and say what remains); or stop, naming the limit. `drive` is the
-loop `xum run` and the server share; the interactive cooldown of the docs' `/goal` is not
-applied anywhere (the process, or the user watching, is the boundary).
+last turn to leave things tidy and say what remains); or stop, naming the limit. A
+continuation is a turn of its own (`continue_turn`, kind "continuation"), in the same envelope
+as the user's. `drive` runs that loop after a turn until the goal ends; `xum run` uses it, the
+server runs `after_turn` and `continue_turn` from its own drive loop. The interactive cooldown of
+the docs' `/goal` is not applied anywhere (the process, or the user watching, is the boundary).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from xum.core.ids import random_suffix
 from xum.engine import events as E
 from xum.engine.turn import TurnResult
+from xum.engine.turnhost import TurnHost
 from xum.store import events as ev
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
-
-if TYPE_CHECKING:
-    from xum.engine.session import AgentSession
 
 GOAL_TOOLS = frozenset({"set_goal", "get_goal", "complete_goal"})
 CONTINUATION_KIND = "goal_continuation"
@@ -161,7 +161,7 @@ class Goals:
     """A session's goal service: the goal tools' access (`xum.tools.base.GoalAccess`), setting
     goals from front-ends, accounting, and the continuation decision."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: TurnHost) -> None:
         self.s = session
         self.tracker = GoalTracker()
         self._wrapped_up: str | None = None  # the goal whose wrap-up turn already ran
@@ -229,16 +229,13 @@ class Goals:
         return ended
 
     async def _record(self, goal: Goal) -> None:
-        recorder = self.s.recorder
+        s = self.s
         spec = ev.spec(ev.GOAL, {"goal": goal.to_json()})
-        if self.s.running or self.s.log.writing_now:
-            await recorder.append([spec])
+        if s.running or s.log.writing_now:
+            await s.recorder.append([spec])
             return
-        await recorder.begin_turn(f"goal-{goal.id}")
-        try:
-            await recorder.append([spec])
-        finally:
-            recorder.end_turn()
+        async with s.envelope.write_lock(f"goal-{goal.id}"):
+            await s.recorder.append([spec])
 
     # Continuations ------------------------------------------------------------------------
 
@@ -322,12 +319,19 @@ class Goals:
             self._wrapped_up = goal.id
             if goal.status == "active":
                 await self._record(replace(goal, status="budget_limited"))
-        return await self.s._run_turn(
+        return await self.s.agent_turn(
             decision.text, synthetic={"kind": CONTINUATION_KIND, "goal_id": goal.id}
         )
 
 
-async def drive(session: AgentSession, result: TurnResult) -> tuple[TurnResult, Decision]:
+class GoalRunner(Protocol):
+    """A session with a goal service (what `drive` needs)."""
+
+    @property
+    def goals(self) -> Goals: ...
+
+
+async def drive(session: GoalRunner, result: TurnResult) -> tuple[TurnResult, Decision]:
     """Keep a goal run going after `result` until the goal is complete or a limit stops it;
     returns the last turn's result (with the usage of all of them) and the final decision
     ("none": there is no goal)."""

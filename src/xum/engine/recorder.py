@@ -2,8 +2,8 @@
 
 Each append is durable (write, fdatasync, manifest) and is followed by the events derived from
 the frames just written (`xum.engine.derive.frame_event`), so what a live client sees is exactly
-what a replay of the log shows. The recorder also owns the log's writer lock: a turn takes it
-(`begin_turn`) and lets it go (`end_turn`); a front-end that runs one session for the whole life
+what a replay of the log shows. The recorder also owns the log's writer lock: the turn envelope
+(`xum.engine.envelope`) takes it (`begin_turn`) and lets it go (`end_turn`); a front-end that runs one session for the whole life
 of a process (`xum run`) may keep it from the first turn to `close` (`hold_for_session`).
 Nobody else takes or releases that lock on the engine's log.
 """
@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from xum.core.messages import Message
+from xum.core.messages import Message, text_message
 from xum.engine.derive import frame_event
 from xum.engine.events import EventSink
 from xum.engine.middleware import ToolCall
@@ -25,6 +25,9 @@ from xum.store import events as ev
 from xum.store.frames import Frame
 from xum.store.sessionlog import SessionLog
 from xum.store.turns import open_turn
+
+if TYPE_CHECKING:
+    from xum.engine.userinput import PreparedMessage
 
 FrameSpec = ev.FrameSpec
 
@@ -146,3 +149,22 @@ def turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
     if result.error:
         data["error"] = result.error
     return ev.spec(ev.TURN_END, data)
+
+
+def user_frame(
+    text: str, prepared: PreparedMessage | None, synthetic: ev.SyntheticNote | None
+) -> FrameSpec:
+    """The frame that opens a turn: the user's message, or xum's own (`synthetic`)."""
+    message = text_message("user", text)
+    if synthetic is not None:
+        note: ev.SyntheticMessageData = {"message": message}
+        if "kind" in synthetic:
+            note["kind"] = synthetic["kind"]
+        if "goal_id" in synthetic:
+            note["goal_id"] = synthetic["goal_id"]
+        return ev.spec(ev.SYNTHETIC_MESSAGE, note)
+    user: ev.UserMessageData = {"message": message}
+    if prepared is not None and prepared.slash is not None:
+        # A slash command's message keeps what was typed and what the command was.
+        user["typed"], user["slash"] = prepared.typed, prepared.slash
+    return ev.spec(ev.USER_MESSAGE, user)

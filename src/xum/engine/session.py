@@ -1,4 +1,4 @@
-"""AgentSession: the turn loop of one workspace, and its interrupts and queues.
+"""AgentSession: the turn loop of one workspace, its model, and its message queues.
 
 A turn: record the user message, then repeat steps until the model stops calling tools: build
 the request from the log's projection, stream the reply (deltas become events), commit the
@@ -11,6 +11,15 @@ derived from them (`recorder`), the ledger keeps cost and budget (`ledger`), pla
 required tools keep their per-turn state (`planmode`), requests are built and put on record
 (`requests`), and what a session takes over from its log is read once (`resume`).
 
+Every turn (a user's, a goal continuation, a compaction) runs in the turn envelope
+(`envelope`: the running flag, interrupts, the writer lock, the error mapping, the durable
+close). The parts that serve the session (`compaction`, `goals`, `dispatch`, `calls`) see it
+through the protocols of `turnhost` and never import this module.
+
+The model, client and thinking level are the session's (`configure` changes them for the turns
+to come, without reopening) or, for one turn, a `TurnOverride` the turn carries: while a turn
+runs, `route`, `client` and `thinking` are that turn's.
+
 Messages sent while a turn runs are queued here, for "after the step" (delivered when the
 running tool calls finish) or "after the turn" (each runs as a turn of its own). A front-end
 asks `next_queued()` for the next message to run once a turn ends.
@@ -18,11 +27,11 @@ asks `next_queued()` for the next message to run once a turn ends.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from xum.context.workspace import (
     AgentSelection,
@@ -42,16 +51,14 @@ from xum.engine.commits import (
 from xum.engine.compaction import Compactor, ForceCompaction
 from xum.engine.contextsync import ContextSync
 from xum.engine.dispatch import run_message
+from xum.engine.envelope import ModelChange, ModelChoice, Turn, TurnEnvelope, TurnKind
 from xum.engine.events import EventSink, null_sink
 from xum.engine.goals import GOAL_TOOLS, Goals
 from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.engine.planmode import TurnRules
 from xum.engine.queue import MessageQueue
-from xum.engine.recorder import (
-    FrameSpec,
-    Recorder,
-)
+from xum.engine.recorder import FrameSpec, Recorder, user_frame
 from xum.engine.requests import (
     StepRecords,
     debug_record,
@@ -68,9 +75,8 @@ from xum.engine.turn import (
     TurnResult,
     WorkspaceInfo,
 )
-from xum.llm.client import LLMClient
-from xum.llm.errors import LLMError
-from xum.llm.types import LLMRequest, ToolChoice, ToolSpec
+from xum.llm.client import LLMClient, open_client
+from xum.llm.types import LLMRequest, ThinkingLevel, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
 from xum.store import events as ev
 from xum.store.projection import HistoryProjection
@@ -82,7 +88,7 @@ if TYPE_CHECKING:
     # Imported where they are used, off the start-up path: the tool machinery with the first
     # tool call (the tool prewarm thread loads it while the first reply streams), the user-input
     # helpers with the first slash command.
-    from xum.engine.userinput import PreparedMessage
+    from xum.engine.userinput import PreparedMessage, TurnOverride
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext
     from xum.tools.live import LiveOutputs
@@ -90,8 +96,6 @@ if TYPE_CHECKING:
 
 # Re-exported: these records were defined here before `xum.engine.turn` held them.
 __all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
-
-T = TypeVar("T")
 
 
 class AgentSession:
@@ -120,8 +124,11 @@ class AgentSession:
         self.workspace = workspace
         self.log = log
         self.runtime = runtime
-        self.route = route
-        self.client = client
+        # The session's model; a running turn's is `envelope.current.model` (see `route`).
+        self._route = route
+        self._client = client
+        self._owned_clients: list[LLMClient] = []  # opened by `configure`, closed by aclose
+        self._pending: list[ModelChange] = []  # `configure` calls made while a turn ran
         self.settings = settings
         self.scratch_dir = scratch_dir
         self.emit = emit
@@ -148,10 +155,8 @@ class AgentSession:
         self.commits = Commits(self.recorder, self.steps, self.ledger)
         self.projection = HistoryProjection()
         self.queue = MessageQueue()
-        self._task: asyncio.Task[Any] | None = None
+        self.envelope = TurnEnvelope(self.recorder, self.commits, emit)
         self._noted_params: set[str] = set()  # withheld modelParameters already reported
-        self._interrupt_requested = False
-        self._running = False
         # The tools of the current segment, as offered (set from the frozen context).
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
@@ -179,7 +184,59 @@ class AgentSession:
 
     @property
     def running(self) -> bool:
-        return self._running
+        return self.envelope.running
+
+    @property
+    def route(self) -> ModelRoute:
+        """The model the running turn uses (a one-shot override's), else the session's."""
+        turn = self.envelope.current
+        return turn.model.route if turn is not None else self._route
+
+    @property
+    def client(self) -> LLMClient:
+        turn = self.envelope.current
+        return turn.model.client if turn is not None else self._client
+
+    @property
+    def thinking(self) -> ThinkingLevel:
+        turn = self.envelope.current
+        return turn.model.thinking if turn is not None else self.settings.thinking
+
+    def configure(
+        self,
+        *,
+        route: ModelRoute | None = None,
+        client: LLMClient | None = None,
+        thinking: ThinkingLevel | None = None,
+        agent: str | None = None,
+    ) -> None:
+        """Change the model, the thinking level or the agent for the turns to come, without
+        reopening the session. While a turn runs the change waits until it ends (the running
+        turn keeps what it started with); otherwise it applies at once. `client`: one for
+        `route`'s endpoint, which stays the caller's; without it the session keeps its client
+        when the endpoint is the same, else opens its own (closed by `aclose`)."""
+        if client is not None and route is None:
+            raise ValueError("configure: a client comes with the route it speaks to")
+        change = ModelChange(route, client, thinking, agent)
+        if self.running:
+            self._pending.append(change)
+        else:
+            self._apply(change)
+
+    def _apply(self, change: ModelChange) -> None:
+        if change.route is not None:
+            client = change.client
+            if client is None:
+                client = self._client
+                if change.route.endpoint != client.endpoint:
+                    client = open_client(change.route.endpoint)
+                    # Kept open until aclose: a child session may still share the old one.
+                    self._owned_clients.append(client)
+            self._route, self._client = change.route, client
+        if change.thinking is not None:
+            self.settings.thinking = change.thinking
+        if change.agent is not None:
+            self.set_agent(change.agent)
 
     @property
     def session_cost(self) -> float:
@@ -192,11 +249,7 @@ class AgentSession:
     def interrupt(self) -> None:
         """Stop the current turn: the stream is closed, running tool processes are killed, and
         the turn is recorded as interrupted. Safe to call at any time, from the loop's thread."""
-        if not self._running:
-            return
-        self._interrupt_requested = True
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        self.envelope.interrupt()
 
     def queue_message(self, text: str, when: QueueMode = "step") -> None:
         """Deliver `text` after the running tool calls finish ("step") or after the turn."""
@@ -244,6 +297,9 @@ class AgentSession:
                 await self._background.close()
             if self._live is not None:
                 self._live.close()
+            for client in self._owned_clients:
+                await client.aclose()
+            self._owned_clients.clear()
         finally:
             self.recorder.close()
 
@@ -294,76 +350,62 @@ class AgentSession:
         above the model's auto-compaction threshold is preceded by a compaction turn."""
         return await run_message(self, text)
 
-    async def _run_turn(
+    @asynccontextmanager
+    async def turn(
+        self, result: TurnResult, kind: TurnKind, override: TurnOverride | None = None
+    ) -> AsyncIterator[Turn]:
+        """Open a turn in the envelope with the session's model, or `override`'s for this turn
+        only. `configure` calls made meanwhile apply once it closes."""
+        model = ModelChoice(self._route, self._client, self.settings.thinking)
+        try:
+            async with self.envelope.open(result, kind, model, override) as turn:
+                yield turn
+        finally:
+            pending, self._pending = self._pending, []
+            for change in pending:
+                self._apply(change)
+
+    async def agent_turn(
         self,
         text: str,
+        *,
         prepared: PreparedMessage | None = None,
         synthetic: ev.SyntheticNote | None = None,
+        override: TurnOverride | None = None,
     ) -> TurnResult:
-        """`text` is what the model receives; `prepared`, what a slash command made of the
-        message (None for plain text); `synthetic`: the message is xum's, not the user's (a
-        goal continuation), recorded as a synthetic row with these fields."""
-        message = text_message("user", text)
-        user: ev.UserMessageData = {"message": message}
-        if prepared is not None and prepared.slash is not None:
-            # A slash command's message keeps what was typed and what the command was.
-            user["typed"], user["slash"] = prepared.typed, prepared.slash
-        said = ev.spec(ev.USER_MESSAGE, user)
-        if synthetic is not None:
-            note: ev.SyntheticMessageData = {"message": message}
-            if "kind" in synthetic:
-                note["kind"] = synthetic["kind"]
-            if "goal_id" in synthetic:
-                note["goal_id"] = synthetic["goal_id"]
-            said = ev.spec(ev.SYNTHETIC_MESSAGE, note)
+        """One turn of steps. `text` is what the model receives; `prepared`, what a slash
+        command made of the message (None for plain text); `synthetic`: the message is xum's,
+        not the user's (a goal continuation), recorded as a synthetic row with these fields;
+        `override`: another model and thinking level for this turn only."""
+        said = user_frame(text, prepared, synthetic)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
-        self._running = True
-        self._interrupt_requested = False
-        self.steps.clear()
-        self.rules.reset()
-        self.calls.doom.reset()
-        # Off the loop: other sessions (the server's, a parent's) share it.
-        await self.recorder.begin_turn(result.turn_id)
-        try:
-            # Context changes noticed now go before the user's message.
-            context_frames = await self._context_frames()
-            start: ev.TurnStartData = {"turn_id": result.turn_id, "model": self.route.model_string}
-            await self.recorder.append([ev.spec(ev.TURN_START, start), *context_frames, said])
+        kind: TurnKind = "continuation" if synthetic is not None else "agent"
+        async with self.turn(result, kind, override) as turn:
+            self.rules.reset()
+            self.calls.doom.reset()
             try:
-                await self._steps(result)
-            except Interrupted:
-                result.reason = "interrupted"
-            except LLMError as exc:
-                result.reason = "error"
-                result.error = exc.to_dict()
-                self.emit(E.ErrorEvent.from_dict(result.error))
-            except asyncio.CancelledError:
-                # Cancelled from outside (not by interrupt()): still close the turn durably.
-                self.commits.close_turn_now(result, "interrupted", INTERRUPTED_TOOL_OUTPUT)
-                raise
-            except Exception as exc:
-                # A bug (in xum, a middleware, an event sink): the turn ends as an error, and the
-                # log stays valid for the next turn. If even that cannot be written, the original
-                # error goes up.
-                self.commits.fail_turn(result, exc)
-                return result
-            await self.commits.end_turn(result, result.reason)
-            return result
-        finally:
-            live = self.context.live
-            result.agent = live.agent.id if live else self.agent_id
-            result.plan_file = live.plan_file if live else None
-            result.plan_proposed = self.rules.plan_proposed
-            self._running = False
-            self._task = None
-            self.recorder.end_turn()
+                # Context changes noticed now go before the user's message.
+                context_frames = await self._context_frames()
+                start: ev.TurnStartData = {
+                    "turn_id": result.turn_id,
+                    "model": turn.model.route.model_string,
+                }
+                await self.recorder.append([ev.spec(ev.TURN_START, start), *context_frames, said])
+                async with self.envelope.guarded(turn):
+                    await self._steps(result)
+            finally:
+                live = self.context.live
+                result.agent = live.agent.id if live else self.agent_id
+                result.plan_file = live.plan_file if live else None
+                result.plan_proposed = self.rules.plan_proposed
+        return result
 
     # The loop --------------------------------------------------------------------------------
 
     async def _steps(self, result: TurnResult) -> None:
         for step in range(1, self.settings.max_steps + 1):
             result.steps = step
-            self._check_interrupt()
+            self.envelope.check_interrupt()
             if step > 1:
                 if self.compactor.due_mid_turn() and not await self._force_compact(result):
                     return
@@ -384,7 +426,7 @@ class AgentSession:
             )
             state = StreamState()
             try:
-                finish = await self._cancellable(
+                finish = await self.envelope.cancellable(
                     stream_step(
                         self.client,
                         request,
@@ -448,28 +490,6 @@ class AgentSession:
             return False
         return True
 
-    def _check_interrupt(self) -> None:
-        if self._interrupt_requested:
-            raise Interrupted()
-
-    async def _cancellable(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run `coro` so that interrupt() can cancel it. An interrupt that arrived while nothing
-        was cancellable (a reply being committed, a result being written) is honoured here,
-        before the stream or the tools start."""
-        if self._interrupt_requested:
-            coro.close()
-            raise Interrupted()
-        task: asyncio.Task[T] = asyncio.ensure_future(coro)
-        self._task = task
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if self._interrupt_requested:
-                raise Interrupted() from None
-            raise
-        finally:
-            self._task = None
-
     # Requests --------------------------------------------------------------------------------
 
     def _can_offer(self, name: str) -> bool:
@@ -515,7 +535,7 @@ class AgentSession:
             system=system,
             messages=messages,
             tools=tools,
-            thinking=self.settings.thinking,
+            thinking=self.thinking,
             max_output_tokens=self.settings.max_output_tokens,
             tool_choice=tool_choice,
             cache_key=f"xum-{self.workspace.id}",
@@ -547,7 +567,7 @@ class AgentSession:
 
     async def _run_tools(self, calls: list[ToolCall]) -> None:
         try:
-            await self._cancellable(self.calls.run(calls))
+            await self.envelope.cancellable(self.calls.run(calls))
         except Interrupted:
             self.commits.close_calls(calls, INTERRUPTED_TOOL_OUTPUT)
             raise
