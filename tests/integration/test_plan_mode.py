@@ -23,7 +23,7 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.ask_user_question import NO_USER
 from xum.tools.base import Question
-from xum.workspaces.subagents import SubAgentManager, TaskSettings
+from xum.workspaces.subagents.manager import SubAgentManager, TaskSettings
 
 
 @pytest.fixture

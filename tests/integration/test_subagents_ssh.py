@@ -21,7 +21,7 @@ from xum.testing.fakellm import FakeLLM
 from xum.tools.tasking import SubAgentError, TaskSpec
 from xum.workspaces import lifecycle
 from xum.workspaces.service import open_runtime
-from xum.workspaces.subagents import SubAgentManager, TaskSettings
+from xum.workspaces.subagents.manager import SubAgentManager, TaskSettings
 
 
 def make_project(path: Path) -> Path:

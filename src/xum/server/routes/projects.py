@@ -87,7 +87,7 @@ async def add_project(body: AddProject, request: Request, response: Response) ->
 
 @router.post("/trust", response_model=Project)
 async def set_trust(body: TrustBody, request: Request) -> Project:
-    from xum.workspaces.trust import set_trusted
+    from xum.workspaces.safety.trust import set_trusted
 
     existing_dir(body.path)
     record, _new = await asyncio.to_thread(set_trusted, body.path, body.trusted)

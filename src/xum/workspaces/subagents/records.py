@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from xum.tools.taskrecords import Report, TaskView
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.init_hook import InitHookRun
-    from xum.workspaces.subagent_host import ScopedHost
+    from xum.workspaces.subagents.host import ScopedHost
 
 MAX_RESULT_KEPT = 65536  # characters of a child's final message kept in its record
 

@@ -49,13 +49,13 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.tools.tasking import ACTIVE_STATUSES, SubAgentError, TaskStatus
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.service import open_runtime
-from xum.workspaces.subagent_host import ParentInfo, ScopedHost
-from xum.workspaces.subagent_host import TaskSettings as TaskSettings
-from xum.workspaces.subagent_records import Child, ChildRecord, recorded_view, records_with_parent
-from xum.workspaces.subagent_spawn import plan_spawn
-from xum.workspaces.subagent_workspaces import (
+from xum.workspaces.subagents.host import ParentInfo, ScopedHost
+from xum.workspaces.subagents.host import TaskSettings as TaskSettings
+from xum.workspaces.subagents.records import Child, ChildRecord, recorded_view, records_with_parent
+from xum.workspaces.subagents.spawn import plan_spawn
+from xum.workspaces.subagents.workspaces import (
     create_child_workspace,
     delete_child_workspace,
     discard_child_workspace,
@@ -311,7 +311,7 @@ class SubAgentManager:
         from xum.context.workspace import WorkspaceContext
         from xum.workspaces.assembly import open_workspace_session
         from xum.workspaces.init_hook import start_init_hook
-        from xum.workspaces.subagent_agents import child_selection, runnable_agent
+        from xum.workspaces.subagents.agents import child_selection, runnable_agent
         from xum.workspaces.wiring import SessionWiring, project_secrets
 
         parent = host.parent

@@ -16,7 +16,7 @@ from xum.runtime.base import Runtime
 from xum.runtime.local import LocalRuntime
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.checkout import (
+from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
     HookRoots,

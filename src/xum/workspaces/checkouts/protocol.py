@@ -227,7 +227,7 @@ def checkout_for(record: WorkspaceRecord) -> Checkout:
     """The checkout of a workspace."""
     checkout = _kind(record.runtime)(record)
     if record.parent_id is not None:
-        from xum.workspaces.subagent_records import shares_parent_checkout
+        from xum.workspaces.subagents.records import shares_parent_checkout
 
         if shares_parent_checkout(record):
             return SharedCheckout(checkout)
@@ -266,16 +266,16 @@ class _CheckoutKind(Protocol):
 def _kind(kind: str) -> _CheckoutKind:
     # Imported here, so that only the kinds in use are ever imported.
     if kind == "worktree":
-        from xum.workspaces.worktree_checkout import WorktreeCheckout
+        from xum.workspaces.checkouts.worktree import WorktreeCheckout
 
         return WorktreeCheckout
     if kind == "ssh":
-        from xum.workspaces.ssh_checkout import SshCheckout
+        from xum.workspaces.checkouts.ssh import SshCheckout
 
         return SshCheckout
     # A kind this version does not know (a newer xum wrote the record) is opened the way it
     # always was: as a directory on this machine that xum neither moves nor removes.
-    from xum.workspaces.local_checkout import LocalCheckout
+    from xum.workspaces.checkouts.local import LocalCheckout
 
     return LocalCheckout
 

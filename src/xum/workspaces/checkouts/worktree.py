@@ -23,7 +23,7 @@ from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.checkout import (
+from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
     DirtyWorkspaceError,
@@ -65,7 +65,7 @@ class WorktreeCheckout:
         import tempfile
 
         from xum.runtime.worktree import create_worktree, worktree_path
-        from xum.workspaces.xumignore import copy_ignored_files
+        from xum.workspaces.checkouts.xumignore import copy_ignored_files
 
         project = origin.project
         record = registry.create_workspace(

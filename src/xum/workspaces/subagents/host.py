@@ -7,7 +7,7 @@ for each child's session.
 
 Most sessions never start a sub-agent. Until one does, a top-level session only asks its host
 which task tools to offer and what the rest of its tree costs (nothing: it has no children
-yet). `DeferredHost` answers those itself and makes the real host (`xum.workspaces.subagents`,
+yet). `DeferredHost` answers those itself and makes the real host (`xum.workspaces.subagents.manager`,
 imported then) the first time anything else is asked, which keeps the sub-agent machinery off
 `xum run`'s start-up path. Also here: the caps (`TaskSettings`) and which task tools a session
 is offered (`offered_at`).
@@ -33,7 +33,7 @@ from xum.tools.tasking import (
     SubAgentError,
     SubAgentHost,
 )
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.engine.route import ModelRoute
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from xum.llm.types import ThinkingLevel
     from xum.runtime.base import Runtime
     from xum.tools.tasking import PatchOutcome, TaskSpec, TaskView
-    from xum.workspaces.subagent_records import Child
-    from xum.workspaces.subagents import SubAgentManager
+    from xum.workspaces.subagents.manager import SubAgentManager
+    from xum.workspaces.subagents.records import Child
 
 DEFAULT_MAX_DEPTH = 3
 DEFAULT_MAX_RUNNING = 4
@@ -336,7 +336,7 @@ class ScopedHost:
         three_way: bool,
         force: bool,
     ) -> PatchOutcome:
-        from xum.workspaces.patches import apply_child_commits
+        from xum.workspaces.subagents.patches import apply_child_commits
 
         child = self._get(task_id)
         if child.active:
