@@ -906,7 +906,7 @@ async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checko
     fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
 ) -> None:
     from xum.runtime.worktree import worktree_path
-    from xum.workspaces.checkouts.protocol import checkout_for
+    from xum.workspaces.checkouts.factory import checkout_for
     from xum.workspaces.checkouts.worktree import WorktreeCheckout
     from xum.workspaces.subagents.records import ChildRecord
 

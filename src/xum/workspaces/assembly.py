@@ -85,7 +85,7 @@ def project_facts(
     """Git calls and a file read: run it on a worker thread. `known`, `secrets`, `is_git`: what
     the caller found already (creating the workspace), which is not asked again."""
     from xum.store.secrets import load_project_secrets
-    from xum.workspaces.checkouts.protocol import checkout_for
+    from xum.workspaces.checkouts.factory import checkout_for
     from xum.workspaces.service import project_paths
 
     paths = known or project_paths(Path(record.project_path))

@@ -21,7 +21,7 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
-from xum.workspaces.checkouts.protocol import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.safety.masking import SecretMasker
 from xum.workspaces.safety.trust import project_automation_allowed

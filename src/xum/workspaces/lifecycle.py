@@ -33,6 +33,7 @@ from xum.store.secrets import load_project_secrets
 from xum.store.sessionlog import SessionLog
 from xum.workspaces import hooks, service
 from xum.workspaces.busy import hold_workspace
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
 from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     DirtyWorkspaceError,
@@ -41,8 +42,6 @@ from xum.workspaces.checkouts.protocol import (
     Origin,
     Removal,
     RemovalItem,
-    checkout_for,
-    create_checkout,
 )
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook

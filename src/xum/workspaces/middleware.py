@@ -30,7 +30,7 @@ from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
 from xum.workspaces.busy import streaming_local_siblings
-from xum.workspaces.checkouts.protocol import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.safety.approvals import ApprovalMiddleware, Approver
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice

@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.checkouts.protocol import NewWorkspace, Origin, checkout_for, create_checkout
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
+from xum.workspaces.checkouts.protocol import NewWorkspace, Origin
+from xum.workspaces.checkouts.shared import project_root
 from xum.workspaces.safety.trust import trust_root_of
 
 
@@ -34,12 +36,6 @@ def project_paths(directory: Path, query: git.WorkTreeQuery | None = None) -> Pr
     if tree is None:
         return ProjectPaths(directory, directory, False)
     return ProjectPaths(tree[0], trust_root_of(*tree), True)
-
-
-def project_root(directory: Path) -> Path:
-    """The project a directory belongs to: its git toplevel, or the directory itself."""
-    directory = directory.resolve()
-    return git.toplevel(directory) or directory
 
 
 def create_workspace(

@@ -19,7 +19,7 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.workspaces import hooks
-from xum.workspaces.checkouts.protocol import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.middleware import (
     PROJECT_HOOKS_SHOWN,

@@ -62,7 +62,7 @@ def known_project(path: str) -> registry.ProjectRecord:
 
 
 def add_project_now(path: str) -> tuple[registry.ProjectRecord, bool]:
-    from xum.workspaces.service import project_root
+    from xum.workspaces.checkouts.shared import project_root
 
     root = str(project_root(existing_dir(path)))
     existed = registry.get_project(root) is not None

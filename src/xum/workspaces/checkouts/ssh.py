@@ -31,8 +31,8 @@ from xum.workspaces.checkouts.protocol import (
     Origin,
     Removal,
     RemovalItem,
-    share_record,
 )
+from xum.workspaces.checkouts.shared import share_record
 from xum.workspaces.state import scratch_dir
 
 # The record's `extra` fields a workspace on the host needs to be opened again (a sub-agent
@@ -98,7 +98,7 @@ class SshCheckout:
         )
 
     def fork(self, new: NewWorkspace) -> Checkout:
-        from xum.workspaces.service import project_root
+        from xum.workspaces.checkouts.shared import project_root
 
         project = project_root(Path(self.record.project_path))
         return SshCheckout._make(project, self._host, new, fork_of=self.record.path)
@@ -107,12 +107,14 @@ class SshCheckout:
         record = self.record
         if record.host:
             kept = {k: record.extra[k] for k in _REMOTE_FIELDS if k in record.extra}
-            return share_record(self, new, host=record.host, extra=kept)
+            return share_record(self, new, SshCheckout, host=record.host, extra=kept)
         # A session on a workspace the registry does not know: its runtime knows the host.
         from xum.runtime.ssh import SshRuntime
 
         assert isinstance(runtime, SshRuntime)
-        return share_record(self, new, host=runtime.host, extra={"remote_home": runtime.home})
+        return share_record(
+            self, new, SshCheckout, host=runtime.host, extra={"remote_home": runtime.home}
+        )
 
     def rename(self, new_name: str) -> WorkspaceRecord:
         from xum.workspaces.checkouts import ssh_remote

@@ -18,7 +18,8 @@ from xum.engine.route import ModelRoute, resolve_route
 from xum.llm.thinking import parse_thinking
 from xum.llm.types import ThinkingLevel
 from xum.tools.tasking import SubAgentError
-from xum.workspaces.checkouts.protocol import Checkout, session_checkout
+from xum.workspaces.checkouts.factory import session_checkout
+from xum.workspaces.checkouts.protocol import Checkout
 
 if TYPE_CHECKING:
     from xum.context.agents import ResolvedAgent

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
-from xum.workspaces.checkouts.protocol import NewWorkspace, Origin, checkout_for, create_checkout
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
+from xum.workspaces.checkouts.protocol import NewWorkspace, Origin
 from xum.workspaces.state import remove_local_state
 from xum.workspaces.subagents.host import ParentInfo
 from xum.workspaces.subagents.records import ChildRecord, records_with_parent
