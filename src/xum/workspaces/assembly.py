@@ -366,9 +366,7 @@ def _deferred_host(
     """A top-level session's host; the manager (and its imports) is made on first real use."""
 
     def make() -> SubAgentHost:
-        from xum.workspaces.subagents.manager import SubAgentManager
-
-        manager = SubAgentManager(settings=settings, listener=listener)
+        manager = subagent_manager(settings=settings, listener=listener)
         box.append(manager)
         return manager.host_for(
             info,
@@ -382,3 +380,15 @@ def _deferred_host(
         )
 
     return DeferredHost(info.id, make, settings=settings)
+
+
+def subagent_manager(
+    *, settings: TaskSettings | None = None, listener: ChildListener | None = None
+) -> SubAgentManager:
+    """A manager of sub-agents whose sessions this assembly opens (the manager is handed the
+    opener instead of importing this module, which makes it)."""
+    from xum.workspaces.subagents.manager import SubAgentManager
+
+    return SubAgentManager(
+        open_session=open_workspace_session, settings=settings, listener=listener
+    )
