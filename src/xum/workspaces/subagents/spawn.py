@@ -4,7 +4,7 @@
 non-runnable agent, an unknown model or thinking level, `isolation: "fork"` where there is no
 local git HEAD to branch from) before a workspace exists, and settles the children's agent,
 model route and thinking level: the task call's, else the agent's own `ai` defaults, else the
-parent's. The manager (`subagents.py`) then makes the children from the plan.
+parent's. The manager (`subagents.manager`) then makes the children from the plan.
 """
 
 from __future__ import annotations
