@@ -37,8 +37,8 @@ async def _round_trips(scratch: str) -> tuple[list[float], list[float], list[flo
     from xum.tools.base import ToolContext
     from xum.tools.mcp_host import McpAccess
     from xum.tools.registry import validate_and_run
-    from xum.workspaces.mcp_manager import McpManager
-    from xum.workspaces.mcp_paths import global_path
+    from xum.workspaces.mcp.manager import McpManager
+    from xum.workspaces.mcp.paths import global_path
 
     global_path().parent.mkdir(parents=True, exist_ok=True)
     global_path().write_text(f'{{"servers": {{"b": "{sys.executable} {SERVER}"}}}}')
@@ -53,7 +53,7 @@ async def _round_trips(scratch: str) -> tuple[list[float], list[float], list[flo
     )
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
     # The SDK call inside xum's path is timed too: total minus it is xum's own work.
-    from xum.workspaces.mcp_client import Connection
+    from xum.workspaces.mcp.client import Connection
 
     inner: list[float] = []
     sdk_call = Connection.call_tool
@@ -111,8 +111,8 @@ async def _round_trips(scratch: str) -> tuple[list[float], list[float], list[flo
 
 async def _empty_snapshot(scratch: str) -> list[float]:
     """What a request pays for MCP support in a workspace with no MCP config file."""
-    from xum.workspaces.mcp_paths import global_path
-    from xum.workspaces.mcp_session import SessionMcp
+    from xum.workspaces.mcp.paths import global_path
+    from xum.workspaces.mcp.session import SessionMcp
 
     global_path().unlink(missing_ok=True)
     manager = SessionMcp(
@@ -136,7 +136,7 @@ def _startup_import_ms() -> float:
     """Import time of the MCP modules every session loads (over the engine, loaded anyway)."""
     code = (
         "import time, xum.engine.session, xum.context.workspace;"
-        "t=time.perf_counter(); import xum.workspaces.mcp_session;"
+        "t=time.perf_counter(); import xum.workspaces.mcp.session;"
         "print(time.perf_counter()-t)"
     )
     samples = []

@@ -53,12 +53,12 @@ main()
 # Each of these is imported where it is used: after the first request, on another runtime, or
 # with a feature the run has not used yet.
 NOT_BEFORE_THE_FIRST_REQUEST = [
-    "xum.workspaces.subagents",  # the first task tool call (DeferredHost)
-    "xum.workspaces.subagent_agents",
-    "xum.workspaces.subagent_records",
-    "xum.workspaces.subagent_spawn",
-    "xum.workspaces.subagent_workspaces",
-    "xum.workspaces.patches",
+    "xum.workspaces.subagents.manager",  # the first task tool call (DeferredHost)
+    "xum.workspaces.subagents.agents",
+    "xum.workspaces.subagents.records",
+    "xum.workspaces.subagents.spawn",
+    "xum.workspaces.subagents.workspaces",
+    "xum.workspaces.subagents.patches",
     "xum.tools.taskrecords",
     "xum.tools.base",  # the tool machinery: the first tool call
     "xum.tools.background",
@@ -68,11 +68,11 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.engine.userinput",  # slash commands
     "xum.store.partial",  # while a reply streams
     "xum.runtime.ssh",  # other runtimes
-    "xum.workspaces.ssh_checkout",
-    "xum.workspaces.ssh_remote",
+    "xum.workspaces.checkouts.ssh",
+    "xum.workspaces.checkouts.ssh_remote",
     "xum.runtime.worktree",
-    "xum.workspaces.worktree_checkout",
-    "xum.workspaces.xumignore",
+    "xum.workspaces.checkouts.worktree",
+    "xum.workspaces.checkouts.xumignore",
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
     "bs4",  # web_fetch's HTML reader
     "markdownify",
@@ -81,10 +81,10 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "mcp",  # the MCP SDK: only once a workspace has MCP servers to start
     "mcp_types",
     "xum.tools.mcp_host",  # MCP's records and the manager: only once an MCP config file exists
-    "xum.workspaces.mcp_manager",
-    "xum.workspaces.mcp_config",
-    "xum.workspaces.mcp_client",
-    "xum.workspaces.mcp_content",
+    "xum.workspaces.mcp.manager",
+    "xum.workspaces.mcp.config",
+    "xum.workspaces.mcp.client",
+    "xum.workspaces.mcp.content",
     "xum.context.mcp_context",  # MCP tool specs and the <mcp> section: with servers only
     "xum.tools.mcp_call",
     "xum.tools.tool_catalog_search",

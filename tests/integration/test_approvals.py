@@ -28,9 +28,14 @@ from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import local_backend
 from xum.store import registry
 from xum.tools.base import ToolContext, ToolResult
-from xum.workspaces.approvals import ApprovalAnswer, ApprovalMiddleware, Decision, forget_rule
-from xum.workspaces.safety import SafetyChoice
-from xum.workspaces.sandboxing import SandboxMiddleware
+from xum.workspaces.safety.approvals import (
+    ApprovalAnswer,
+    ApprovalMiddleware,
+    Decision,
+    forget_rule,
+)
+from xum.workspaces.safety.choice import SafetyChoice
+from xum.workspaces.safety.sandboxing import SandboxMiddleware
 
 SANDBOX = local_backend().ok
 needs_sandbox = pytest.mark.skipif(not SANDBOX, reason=f"no bubblewrap: {local_backend().detail}")

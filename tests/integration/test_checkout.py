@@ -18,20 +18,15 @@ from xum.runtime.worktree import worktree_path
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import lifecycle
-from xum.workspaces.checkout import (
-    NewWorkspace,
-    Origin,
-    Removal,
-    SharedCheckout,
-    checkout_for,
-    create_checkout,
-)
-from xum.workspaces.local_checkout import LocalCheckout
-from xum.workspaces.ssh_checkout import SshCheckout
-from xum.workspaces.ssh_remote import remote_scratch_path
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
+from xum.workspaces.checkouts.local import LocalCheckout
+from xum.workspaces.checkouts.protocol import NewWorkspace, Origin, Removal
+from xum.workspaces.checkouts.shared import SharedCheckout
+from xum.workspaces.checkouts.ssh import SshCheckout
+from xum.workspaces.checkouts.ssh_remote import remote_scratch_path
+from xum.workspaces.checkouts.worktree import WorktreeCheckout
 from xum.workspaces.state import local_state
-from xum.workspaces.subagent_records import Child, ChildRecord
-from xum.workspaces.worktree_checkout import WorktreeCheckout
+from xum.workspaces.subagents.records import Child, ChildRecord
 
 pytestmark = pytest.mark.repo(name="proj", files=PROJECT_FILES)
 

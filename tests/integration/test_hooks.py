@@ -24,8 +24,8 @@ from xum.engine.events import Event
 from xum.engine.middleware import ToolCall
 from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces import lifecycle
+from xum.workspaces.safety.trust import is_trusted, set_trusted, trust_root
 from xum.workspaces.service import open_runtime
-from xum.workspaces.trust import is_trusted, set_trusted, trust_root
 
 pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
 

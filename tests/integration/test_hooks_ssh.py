@@ -19,8 +19,8 @@ from xum.tools.background import BackgroundProcesses
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES
 from xum.tools.web_fetch import WebFetchInput, WebFetchTool
 from xum.workspaces import lifecycle
+from xum.workspaces.safety.trust import set_trusted
 from xum.workspaces.state import scratch_dir
-from xum.workspaces.trust import set_trusted
 
 pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
 

@@ -25,7 +25,7 @@ from xum.testing.fakellm import FakeLLM
 from xum.testing.sessions import open_session
 from xum.tools.live import LIVE_CUT_MARKER, MAX_LIVE_CHARS
 from xum.workspaces.assembly import WorkspaceSession
-from xum.workspaces.trust import set_trusted
+from xum.workspaces.safety.trust import set_trusted
 
 pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
 

@@ -26,7 +26,7 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.sessions import open_session
 from xum.workspaces.assembly import WorkspaceSession
-from xum.workspaces.mcp_paths import local_path
+from xum.workspaces.mcp.paths import local_path
 
 pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
 

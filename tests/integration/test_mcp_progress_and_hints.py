@@ -20,8 +20,8 @@ from xum.engine import events as E
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.workspaces import lifecycle
-from xum.workspaces.approvals import ApprovalAnswer, Decision, list_rules
-from xum.workspaces.safety import SafetyChoice
+from xum.workspaces.safety.approvals import ApprovalAnswer, Decision, list_rules
+from xum.workspaces.safety.choice import SafetyChoice
 
 HINTED = Path(__file__).parents[1] / "mcp" / "hinted_server.py"
 Event = dict[str, Any]

@@ -16,8 +16,8 @@ from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.workspaces import lifecycle
-from xum.workspaces.masking import SecretMasker
-from xum.workspaces.trust import set_trusted
+from xum.workspaces.safety.masking import SecretMasker
+from xum.workspaces.safety.trust import set_trusted
 
 pytestmark = pytest.mark.repo(name="proj", files={"app.py": "x = 1\n"}, message="first")
 

@@ -23,7 +23,8 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.ask_user_question import NO_USER
 from xum.tools.base import Question
-from xum.workspaces.subagents import SubAgentManager, TaskSettings
+from xum.workspaces.assembly import subagent_manager
+from xum.workspaces.subagents.manager import TaskSettings
 
 
 @pytest.fixture
@@ -278,7 +279,7 @@ async def test_the_plan_agent_may_start_only_explore_sub_agents(
 
     fake_llm.set_responder(respond)
     client = open_client(harness.route.endpoint)
-    manager = SubAgentManager(settings=TaskSettings())
+    manager = subagent_manager(settings=TaskSettings())
     info = WorkspaceInfo(harness.ws_id, harness.name, str(repo), str(repo), "local")
     context = workspace_context(repo, name=harness.name)
     host = manager.host_for(

@@ -221,7 +221,7 @@ async def test_ssh_workspace_lifecycle(
 ) -> None:
     from xum.runtime import git
     from xum.workspaces import lifecycle
-    from xum.workspaces.trust import set_trusted
+    from xum.workspaces.safety.trust import set_trusted
 
     repo = tmp_path / "proj"
     repo.mkdir()

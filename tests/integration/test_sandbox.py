@@ -32,8 +32,8 @@ from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import local_backend
 from xum.tools.background import BackgroundProcesses
 from xum.tools.base import ToolContext, ToolResult
-from xum.workspaces.safety import SafetyChoice
-from xum.workspaces.sandboxing import SandboxMiddleware
+from xum.workspaces.safety.choice import SafetyChoice
+from xum.workspaces.safety.sandboxing import SandboxMiddleware
 
 pytestmark = pytest.mark.skipif(
     not local_backend().ok, reason=f"no working bubblewrap here: {local_backend().detail}"

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.integration.server_support import AUTH, create_workspace, server_client
 from tests.mcp.support import server_command
 from tests.support.hooks import make_project
-from xum.workspaces.mcp_paths import global_path, local_path
+from xum.workspaces.mcp.paths import global_path, local_path
 
 USER_FILE = """// my MCP servers
 {

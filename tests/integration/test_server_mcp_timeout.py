@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.integration.server_support import AUTH, server_client
 from xum.core.jsonc import parse_jsonc
-from xum.workspaces.mcp_paths import global_path
+from xum.workspaces.mcp.paths import global_path
 
 
 def test_a_whole_number_timeout_is_written_as_an_integer() -> None:

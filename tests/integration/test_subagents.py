@@ -26,9 +26,10 @@ from xum.store.registry import WorkspaceRecord
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM, RecordedRequest
 from xum.tools.tasking import TASK_TOOL_NAMES, SubAgentError, TaskSpec
+from xum.workspaces.assembly import subagent_manager
 from xum.workspaces.state import local_state
-from xum.workspaces.subagent_host import DeferredHost
-from xum.workspaces.subagents import ScopedHost, SubAgentManager, TaskSettings
+from xum.workspaces.subagents.host import DeferredHost
+from xum.workspaces.subagents.manager import ScopedHost, TaskSettings
 
 pytestmark = pytest.mark.repo(
     name="project", files={"README.md": "hello\n"}, message="initial", identity=True
@@ -58,7 +59,7 @@ class Tree:
         self.repo = repo
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.parent_events: list[dict[str, Any]] = []
-        self.manager = SubAgentManager(
+        self.manager = subagent_manager(
             settings=settings, listener=lambda ws, e: self.events.append((ws, e.to_dict()))
         )
         info = WorkspaceInfo("parentws01", "parent", str(repo), str(repo), "local")
@@ -906,9 +907,9 @@ async def test_a_fork_childs_worktree_is_made_and_removed_by_the_worktree_checko
     fake_llm: FakeLLM, agents: Agents, tree: Tree, repo: Path
 ) -> None:
     from xum.runtime.worktree import worktree_path
-    from xum.workspaces.checkout import checkout_for
-    from xum.workspaces.subagent_records import ChildRecord
-    from xum.workspaces.worktree_checkout import WorktreeCheckout
+    from xum.workspaces.checkouts.factory import checkout_for
+    from xum.workspaces.checkouts.worktree import WorktreeCheckout
+    from xum.workspaces.subagents.records import ChildRecord
 
     task_id, record = await finished_fork(agents, tree)
     # Made as a user's worktree workspace is: where, on which branch, from the parent's HEAD.

@@ -20,8 +20,9 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.tools.tasking import SubAgentError, TaskSpec
 from xum.workspaces import lifecycle
+from xum.workspaces.assembly import subagent_manager
 from xum.workspaces.service import open_runtime
-from xum.workspaces.subagents import SubAgentManager, TaskSettings
+from xum.workspaces.subagents.manager import TaskSettings
 
 
 def make_project(path: Path) -> Path:
@@ -49,7 +50,7 @@ async def test_a_shared_checkout_child_of_an_ssh_workspace_keeps_the_host(
     env = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake_llm.url}
     route = resolve_route("anthropic:claude-sonnet-5-5", env=env, config={})
     client = open_client(route.endpoint, retry=RetryPolicy(max_retries=0))
-    manager = SubAgentManager(settings=TaskSettings())
+    manager = subagent_manager(settings=TaskSettings())
     info = WorkspaceInfo(parent.id, parent.name, parent.project_path, parent.path, "ssh")
     host = manager.host_for(
         info, runtime=created.runtime, route=route, client=client, thinking="off"

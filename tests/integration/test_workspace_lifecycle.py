@@ -24,8 +24,8 @@ from xum.store import registry
 from xum.store.sessionlog import SessionLog
 from xum.workspaces import lifecycle
 from xum.workspaces.busy import WorkspaceBusyError
+from xum.workspaces.safety.trust import set_trusted
 from xum.workspaces.state import plan_path
-from xum.workspaces.trust import set_trusted
 
 pytestmark = pytest.mark.repo(name="proj", files=PROJECT_FILES, message="first")
 

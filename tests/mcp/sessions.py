@@ -12,10 +12,10 @@ from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.store.registry import WorkspaceRecord
 from xum.testing.fakellm import FakeLLM
-from xum.workspaces.approvals import Approver
 from xum.workspaces.assembly import WorkspaceSession, open_workspace_session
 from xum.workspaces.lifecycle import CreatedWorkspace
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.approvals import Approver
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 
 MODEL = "anthropic:claude-sonnet-5-5"
 

@@ -455,7 +455,7 @@ def _single_quoted(text: str) -> str:
 
 def test_the_grammar_is_loaded_only_when_a_script_is_read() -> None:
     probe = (
-        "import sys, xum.tools.command_risk as r, xum.workspaces.approvals;"
+        "import sys, xum.tools.command_risk as r, xum.workspaces.safety.approvals;"
         "before = 'tree_sitter' in sys.modules;"
         "r.assess('ls', workspace='/w');"
         "print(before, 'tree_sitter' in sys.modules)"

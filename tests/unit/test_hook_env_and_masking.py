@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from tests.support.tools import Streams
 from xum.workspaces.flatten import MAX_ARRAY_ITEMS, MAX_VALUE_BYTES, MAX_VARS, env_name, flatten
-from xum.workspaces.masking import SecretMasker
+from xum.workspaces.safety.masking import SecretMasker
 
 P = "XUM_TOOL_INPUT"
 

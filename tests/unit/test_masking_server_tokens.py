@@ -12,8 +12,8 @@ from xum.core.paths import xum_root
 from xum.engine.middleware import ToolCall
 from xum.runtime.local import LocalRuntime
 from xum.tools.base import ToolContext
-from xum.workspaces.masking import SecretMasker
 from xum.workspaces.middleware import LiveOutputMasking
+from xum.workspaces.safety.masking import SecretMasker
 
 STORED = "stored-token-0123456789abcdefghijklmnopq"
 LOCKED = "locked-token-0123456789abcdefghijklmnopq"

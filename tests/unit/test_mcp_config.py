@@ -11,9 +11,9 @@ from xum.engine.events import Event
 from xum.llm.types import ToolSpec
 from xum.tools.mcp_names import MAX_NAME, public_names
 from xum.tools.tool_catalog_search import rank
-from xum.workspaces.mcp_config import ConfigLoader
-from xum.workspaces.mcp_manager import McpManager
-from xum.workspaces.mcp_paths import global_path, local_path, repo_path
+from xum.workspaces.mcp.config import ConfigLoader
+from xum.workspaces.mcp.manager import McpManager
+from xum.workspaces.mcp.paths import global_path, local_path, repo_path
 
 
 def loader(tmp_path: Path, trusted: bool = True) -> ConfigLoader:

@@ -8,7 +8,12 @@ import json
 import pytest
 
 from xum.core.paths import config_path
-from xum.workspaces.safety import ApprovalPolicy, PermissionMode, SafetyChoice, permission_mode
+from xum.workspaces.safety.choice import (
+    ApprovalPolicy,
+    PermissionMode,
+    SafetyChoice,
+    permission_mode,
+)
 
 
 def store_mode(mode: str) -> None:

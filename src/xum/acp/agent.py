@@ -240,7 +240,7 @@ class XumAgent:
 
         project = None
         if cwd is not None:
-            from xum.workspaces.service import project_root
+            from xum.workspaces.checkouts.shared import project_root
 
             project = str(await asyncio.to_thread(project_root, _directory(cwd)))
         records = await asyncio.to_thread(registry.list_workspaces, project)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from xum.acp.toolviews import text_content
-from xum.workspaces.approvals import ApprovalAnswer
+from xum.workspaces.safety.approvals import ApprovalAnswer
 
 if TYPE_CHECKING:
     from acp.interfaces import Client

@@ -213,7 +213,7 @@ def check_sandbox() -> tuple[list[Check], dict[str, Any]]:
     """The command sandbox: the mode config.json asks for and whether its backend works here
     (one `bwrap ... true`, which writes nothing)."""
     from xum.runtime.sandbox import local_backend
-    from xum.workspaces.safety import SafetyChoice, SafetyConfigError, sandbox_settings
+    from xum.workspaces.safety.choice import SafetyChoice, SafetyConfigError, sandbox_settings
 
     try:
         settings = sandbox_settings(SafetyChoice())
@@ -374,8 +374,8 @@ def check_mcp(directory: Path) -> list[Check]:
     """The global MCP config and, for the project around `directory`, its repo and workspace
     files: parse errors fail, skipped entries warn. Commands and header values are never shown
     (they may carry secrets); only server names and counts."""
-    from xum.workspaces import mcp_config as mc
-    from xum.workspaces import mcp_paths as mp
+    from xum.workspaces.mcp import config as mc
+    from xum.workspaces.mcp import paths as mp
 
     top = next((d for d in (directory, *directory.parents) if (d / ".git").exists()), directory)
     checks: list[Check] = []
@@ -414,7 +414,7 @@ def check_mcp(directory: Path) -> list[Check]:
 def _repo_mcp_trust(top: Path) -> Check:
     """Whether the repository's MCP servers run here: only in a trusted project, and not with
     project automation switched off."""
-    from xum.workspaces.trust import DISABLE_ENV, automation_disabled, is_trusted, trust_root
+    from xum.workspaces.safety.trust import DISABLE_ENV, automation_disabled, is_trusted, trust_root
 
     name = "repo mcp trust"
     rule = "a repository's MCP servers run only in a trusted project"

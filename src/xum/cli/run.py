@@ -33,12 +33,12 @@ from xum.cli.run_outcome import (
 )
 from xum.core.errors import XumError
 from xum.runtime.sandbox import SANDBOX_MODES
-from xum.workspaces.safety import PERMISSION_MODES, SafetyChoice
+from xum.workspaces.safety.choice import PERMISSION_MODES, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
     from xum.runtime.sandbox import SandboxMode
-    from xum.workspaces.safety import ApprovalPolicy, PermissionMode
+    from xum.workspaces.safety.choice import ApprovalPolicy, PermissionMode
 
 
 class RunCommand(click.Command):

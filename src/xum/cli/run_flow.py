@@ -26,7 +26,7 @@ from xum.cli.run_outcome import (
 )
 from xum.core.errors import UsageError, XumError
 from xum.core.paths import config_path
-from xum.workspaces.safety import SafetyChoice
+from xum.workspaces.safety.choice import SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
@@ -227,7 +227,7 @@ async def _open(
         await asyncio.sleep(0)  # let it start its thread
     from xum.context.workspace import AgentSelection
     from xum.workspaces.assembly import open_workspace_session
-    from xum.workspaces.subagent_host import TaskSettings
+    from xum.workspaces.subagents.host import TaskSettings
 
     if record is None:
         created = await creating

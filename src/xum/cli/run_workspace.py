@@ -22,7 +22,7 @@ class WorkspaceBusy(XumError):
 
 
 def resolve_workspace(ident: str, directory: Path) -> WorkspaceRecord:
-    from xum.workspaces.service import project_root
+    from xum.workspaces.checkouts.shared import project_root
 
     project = str(project_root(directory.resolve()))
     record = _find(ident, project)

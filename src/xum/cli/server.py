@@ -145,7 +145,7 @@ def _serve_claimed(
     from xum.server.state import ServerConfig
     from xum.server.wsbatch import BatchingWebSocketProtocol
     from xum.store import registry
-    from xum.workspaces.service import project_root
+    from xum.workspaces.checkouts.shared import project_root
 
     for path in add_projects:
         registry.ensure_project(str(project_root(path)))

@@ -92,7 +92,7 @@ def _row(record: WorkspaceRecord) -> SessionRow:
 
 
 def current_project() -> str:
-    from xum.workspaces.service import project_root
+    from xum.workspaces.checkouts.shared import project_root
 
     return str(project_root(Path.cwd()))
 

@@ -23,7 +23,7 @@ def trust(directory: Path, revoke: bool, as_json: bool) -> None:
     from a linked worktree such as a xum workspace), or the directory itself. Review a repository
     before trusting it: trusted projects run repo-controlled code as you.
     """
-    from xum.workspaces.trust import set_trusted
+    from xum.workspaces.safety.trust import set_trusted
 
     try:
         record, registered = set_trusted(directory, not revoke)

@@ -51,7 +51,7 @@ class ToolMiddleware(Protocol):
 
 # The sub-agent host is defined where the task tools can see it (tools, L2) and re-exported
 # here: the engine hands it to tools through ToolContext.subagents, and the workspaces layer
-# implements it (xum.workspaces.subagents), one host per session, scoped to its nesting depth.
+# implements it (xum.workspaces.subagents.manager), one host per session, scoped to its nesting depth.
 # Its records (PatchOutcome, TaskSpec, TaskView) are in xum.tools.tasking, imported on first
 # use.
 __all__ = [

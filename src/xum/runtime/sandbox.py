@@ -26,7 +26,7 @@ loopback.
 
 This module is pure: it turns a `Layout` into arguments, probes whether bubblewrap works, and
 wraps a runtime so its `exec` runs inside. Which mode applies, and what goes in the layout, is
-decided by the workspace layer (`xum.workspaces.sandboxing`).
+decided by the workspace layer (`xum.workspaces.safety.sandboxing`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from xum.engine import events as E
 from xum.server.hub import Hub
-from xum.workspaces.approvals import ApprovalAnswer, Approver, Decision
+from xum.workspaces.safety.approvals import ApprovalAnswer, Approver, Decision
 
 
 @dataclass(eq=False)

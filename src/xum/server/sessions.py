@@ -49,7 +49,7 @@ from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import check_workspace_id
-from xum.workspaces.safety import SafetyChoice
+from xum.workspaces.safety.choice import SafetyChoice
 
 if TYPE_CHECKING:
     from xum.engine.goals import Decision

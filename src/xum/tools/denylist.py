@@ -7,7 +7,7 @@
 and `~/.gnupg`. `paths` are files or directory trees (absolute or `~/...`).
 
 The file tools check it after resolving a path (symlinks followed), so a link to a denied file
-is denied too. Shell commands meet it through the sandbox (`xum.workspaces.sandboxing`), which
+is denied too. Shell commands meet it through the sandbox (`xum.workspaces.safety.sandboxing`), which
 shows denied directories and files empty; name patterns (`*.pem`) cannot be mounted over and
 hold only in the file tools, except a `.env` at the top of the checkout.
 

@@ -18,7 +18,7 @@ events. Per stream it:
   before the call's result.
 
 Secret masking is not done here: it works on bytes and wraps the opener above this layer
-(`xum.workspaces.masking`), so every stream a tool or hook opens is masked before it reaches
+(`xum.workspaces.safety.masking`), so every stream a tool or hook opens is masked before it reaches
 this module. Live output is best-effort: a failing `emit` is logged and never fails the tool.
 """
 

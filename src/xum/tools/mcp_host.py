@@ -1,6 +1,6 @@
 """What the MCP tools, the context and the engine need from a session's MCP servers.
 
-The servers themselves are run by the workspaces layer (`xum.workspaces.mcp_manager`, one
+The servers themselves are run by the workspaces layer (`xum.workspaces.mcp.manager`, one
 manager per session); everything below it sees them through the `McpHost` protocol and the
 plain records here, which hold no SDK types (the `mcp` SDK is imported only by the manager,
 once a workspace really has servers to start). A session without MCP servers never imports this
@@ -110,7 +110,7 @@ ProgressSink = Callable[[float, float | None, str | None], None]
 
 
 class McpHost(Protocol):
-    """A session's MCP servers (implemented by `xum.workspaces.mcp_manager.McpManager`).
+    """A session's MCP servers (implemented by `xum.workspaces.mcp.manager.McpManager`).
 
     None of these raise for the server's failures (not running, crashed, timed out, answered
     with an error): the outcome says what happened, so a tool call gets an error result and

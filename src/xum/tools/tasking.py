@@ -117,7 +117,7 @@ async def wait_any(futures: Sequence[asyncio.Future[None]], timeout_s: float) ->
 
 
 class SubAgentHost(Protocol):
-    """A session's view of its children. Implemented by `xum.workspaces.subagents`."""
+    """A session's view of its children. Implemented by `xum.workspaces.subagents.manager`."""
 
     workspace_id: str
     depth: int  # 0 for a top-level workspace, 1 for its children, ...

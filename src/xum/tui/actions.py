@@ -19,7 +19,7 @@ from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
-from xum.workspaces.safety import PERMISSION_MODES, PermissionMode, stored_permissions
+from xum.workspaces.safety.choice import PERMISSION_MODES, PermissionMode, stored_permissions
 
 if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
-    from xum.workspaces.approvals import ApprovalAnswer
+    from xum.workspaces.safety.approvals import ApprovalAnswer
 
 DEFAULT_AGENT = "exec"
 DEFAULT_THINKING = "medium"

@@ -152,7 +152,7 @@ class XumApp(App[None]):
 
     async def _start(self) -> None:
         """After the first frame: find the project and its workspaces, open the one asked for."""
-        from xum.workspaces.service import project_root
+        from xum.workspaces.checkouts.shared import project_root
 
         self.project_root = await asyncio.to_thread(project_root, self.project_dir)
         kept = await asyncio.to_thread(history.load, str(self.project_root))

@@ -23,7 +23,7 @@ from textual.widgets import Button, Input, Static, TextArea
 
 from xum.engine import events as E
 from xum.engine.display import strip_controls
-from xum.workspaces.approvals import ApprovalAnswer
+from xum.workspaces.safety.approvals import ApprovalAnswer
 
 SUBJECT_MAX_CHARS = 2_000  # a long script is cut on screen; the whole of it is in the log
 

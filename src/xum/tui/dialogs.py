@@ -21,7 +21,7 @@ from textual.widgets import Button, Input, Label, OptionList, RadioButton, Radio
 from textual.widgets.option_list import Option
 
 from xum.engine.display import strip_controls
-from xum.workspaces.checkout import Removal
+from xum.workspaces.checkouts.protocol import Removal
 
 DIALOG_CSS = """
 ModalScreen { align: center middle; }

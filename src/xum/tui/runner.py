@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
     from xum.tools.base import Question
-    from xum.workspaces.approvals import ApprovalAnswer
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
+    from xum.workspaces.safety.approvals import ApprovalAnswer
 
 log = logging.getLogger("xum.tui")
 

@@ -13,7 +13,7 @@ Sub-agents: a top-level session gets a host that makes the sub-agent machinery o
 use (most sessions never start a child); a child session gets the host its parent's manager made
 for it.
 
-MCP: every session gets its own `SessionMcp` (xum.workspaces.mcp_session), which starts the
+MCP: every session gets its own `SessionMcp` (xum.workspaces.mcp.session), which starts the
 workspace's servers with its first message and stops them when the session closes.
 """
 
@@ -38,19 +38,19 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.writerlog import WriterLog
 from xum.tools.tasking import SubAgentHost
-from xum.workspaces.approvals import Approver
 from xum.workspaces.init_hook import InitHookRun
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.approvals import Approver
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
-from xum.workspaces.subagent_host import DeferredHost, TaskSettings
+from xum.workspaces.subagents.host import DeferredHost, TaskSettings
 from xum.workspaces.wiring import SessionWiring, wire_session
 
 if TYPE_CHECKING:
     from xum.tools.base import AskUser
     from xum.workspaces.lifecycle import CreatedWorkspace
-    from xum.workspaces.mcp_session import SessionMcp
+    from xum.workspaces.mcp.session import SessionMcp
     from xum.workspaces.service import ProjectPaths
-    from xum.workspaces.subagents import SubAgentManager
+    from xum.workspaces.subagents.manager import SubAgentManager
 
 ChildListener = Callable[[str, Event], None]  # (child workspace id, event)
 # Makes a child session's host once its wiring is known (the host hands the child's environment
@@ -85,7 +85,7 @@ def project_facts(
     """Git calls and a file read: run it on a worker thread. `known`, `secrets`, `is_git`: what
     the caller found already (creating the workspace), which is not asked again."""
     from xum.store.secrets import load_project_secrets
-    from xum.workspaces.checkout import checkout_for
+    from xum.workspaces.checkouts.factory import checkout_for
     from xum.workspaces.service import project_paths
 
     paths = known or project_paths(Path(record.project_path))
@@ -326,7 +326,7 @@ def _mcp_manager(
 
     from xum.core.ownsecrets import without_own_secrets
     from xum.core.pathtext import checkout_root
-    from xum.workspaces.mcp_session import SessionMcp
+    from xum.workspaces.mcp.session import SessionMcp
     from xum.workspaces.middleware import TrustView
 
     workspace_path = runtime.workspace_path
@@ -366,9 +366,7 @@ def _deferred_host(
     """A top-level session's host; the manager (and its imports) is made on first real use."""
 
     def make() -> SubAgentHost:
-        from xum.workspaces.subagents import SubAgentManager
-
-        manager = SubAgentManager(settings=settings, listener=listener)
+        manager = subagent_manager(settings=settings, listener=listener)
         box.append(manager)
         return manager.host_for(
             info,
@@ -382,3 +380,15 @@ def _deferred_host(
         )
 
     return DeferredHost(info.id, make, settings=settings)
+
+
+def subagent_manager(
+    *, settings: TaskSettings | None = None, listener: ChildListener | None = None
+) -> SubAgentManager:
+    """A manager of sub-agents whose sessions this assembly opens (the manager is handed the
+    opener instead of importing this module, which makes it)."""
+    from xum.workspaces.subagents.manager import SubAgentManager
+
+    return SubAgentManager(
+        open_session=open_workspace_session, settings=settings, listener=listener
+    )

@@ -17,7 +17,7 @@ from xum.core.lock import LockTimeout, describe_holder
 from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
-from xum.workspaces.checkout import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 
 
 class WorkspaceBusyError(XumError):

@@ -5,7 +5,7 @@ Hooks are looked up by name:
 * project hooks: `.xum/<name>` in the workspace checkout (the project directory for a local
   workspace, the worktree for a worktree workspace, the remote checkout for SSH: see
   `Checkout.hook_roots`). They are repo-controlled, so they run only in trusted projects (see
-  `trust.py`). A worktree workspace whose checkout lacks the file (an uncommitted hook, say)
+  `safety/trust.py`). A worktree workspace whose checkout lacks the file (an uncommitted hook, say)
   falls back to the project root's copy.
 * user hooks (`tool_pre`, `tool_post`, `tool_env` only): `$XUM_ROOT/<name>`, the user's own,
   used when the project has none (or is not trusted). On an SSH workspace the script is copied

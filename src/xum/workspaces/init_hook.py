@@ -21,10 +21,10 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
-from xum.workspaces.checkout import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 from xum.workspaces.env import lifecycle_env
-from xum.workspaces.masking import SecretMasker
-from xum.workspaces.trust import project_automation_allowed
+from xum.workspaces.safety.masking import SecretMasker
+from xum.workspaces.safety.trust import project_automation_allowed
 
 INIT_TIMEOUT_S = 30 * 60.0  # dependency installs can be slow; a hung hook still ends
 MAX_LINES_KEPT = 2000  # lines replayed to a late subscriber
@@ -195,7 +195,7 @@ async def start_init_hook(
 ) -> InitHookRun | None:
     """Start the workspace's `.xum/init` in the background, if the project is trusted and has
     one. Returns the run (subscribe to it, or `await run.wait()`), or None. `trust_root`: the
-    project's (`xum.workspaces.trust.trust_root`), when the caller knows it."""
+    project's (`xum.workspaces.safety.trust.trust_root`), when the caller knows it."""
     if not project_automation_allowed(record.project_path, root=trust_root):
         return None
     roots = checkout_for(record).hook_roots()

@@ -33,7 +33,8 @@ from xum.store.secrets import load_project_secrets
 from xum.store.sessionlog import SessionLog
 from xum.workspaces import hooks, service
 from xum.workspaces.busy import hold_workspace
-from xum.workspaces.checkout import (
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
+from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     DirtyWorkspaceError,
     InvalidNameError,
@@ -41,17 +42,15 @@ from xum.workspaces.checkout import (
     Origin,
     Removal,
     RemovalItem,
-    checkout_for,
-    create_checkout,
 )
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
 from xum.workspaces.runtime_spec import parse_runtime
+from xum.workspaces.safety.trust import project_automation_allowed
 from xum.workspaces.state import local_state, plan_path, remove_local_state
-from xum.workspaces.trust import project_automation_allowed
 from xum.workspaces.wiring import project_secrets
 
-# What differs between local, worktree and SSH workspaces is their Checkout's (`checkout.py`); a
+# What differs between local, worktree and SSH workspaces is their Checkout's (`checkouts/`); a
 # worktree's or an SSH host's machinery is imported by the checkout that needs it.
 
 LIFECYCLE_HOOK_TIMEOUT_S = 60.0
@@ -417,7 +416,7 @@ async def run_lifecycle_hook(
         finally:
             await runtime.close()
         if not result.ok:
-            from xum.workspaces.masking import SecretMasker
+            from xum.workspaces.safety.masking import SecretMasker
 
             hooks.log_hook(record.id, result, mask=SecretMasker.for_project(secrets).mask)
         return result
@@ -432,7 +431,7 @@ def _log_exception(
 ) -> None:
     """Record why a lifecycle hook could not run. An error message can quote anything (a remote
     host's stderr, a path), so the project's secret values are masked in it too."""
-    from xum.workspaces.masking import SecretMasker
+    from xum.workspaces.safety.masking import SecretMasker
 
     if secrets is None:
         try:

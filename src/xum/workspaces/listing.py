@@ -23,7 +23,7 @@ async def workspace_context(record: WorkspaceRecord) -> AsyncIterator[WorkspaceC
     from xum.runtime import git
     from xum.runtime.base import Runtime
     from xum.runtime.local import LocalRuntime
-    from xum.workspaces.checkout import checkout_for
+    from xum.workspaces.checkouts.factory import checkout_for
 
     checkout = checkout_for(record)
     runtime: Runtime = (

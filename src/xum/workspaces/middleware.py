@@ -29,14 +29,14 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
-from xum.workspaces.approvals import ApprovalMiddleware, Approver
 from xum.workspaces.busy import streaming_local_siblings
-from xum.workspaces.checkout import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 from xum.workspaces.init_hook import InitHookRun
-from xum.workspaces.masking import SecretMasker
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
-from xum.workspaces.sandboxing import SandboxMiddleware
-from xum.workspaces.trust import automation_disabled, trust_root
+from xum.workspaces.safety.approvals import ApprovalMiddleware, Approver
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.masking import SecretMasker
+from xum.workspaces.safety.sandboxing import SandboxMiddleware
+from xum.workspaces.safety.trust import automation_disabled, trust_root
 
 if TYPE_CHECKING:  # the tool machinery loads with the first tool call, not at start-up
     from xum.tools.base import OutputStream, ToolContext, ToolResult

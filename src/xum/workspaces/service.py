@@ -1,7 +1,7 @@
 """Where a directory's project is; creating a workspace and opening its runtime.
 
 Every front-end (the CLI, the server) goes through here or through `lifecycle`, so a workspace
-is made the same way wherever it is asked for: by its kind's Checkout (`checkout.py`), a
+is made the same way wherever it is asked for: by its kind's Checkout (`checkouts/`), a
 registry record first (which mints the id and name), then its checkout; if the checkout cannot
 be made, the record is removed again.
 """
@@ -14,15 +14,17 @@ from typing import Any, NamedTuple
 from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.checkout import NewWorkspace, Origin, checkout_for, create_checkout
-from xum.workspaces.trust import trust_root_of
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
+from xum.workspaces.checkouts.protocol import NewWorkspace, Origin
+from xum.workspaces.checkouts.shared import project_root
+from xum.workspaces.safety.trust import trust_root_of
 
 
 class ProjectPaths(NamedTuple):
     """Where a directory's project is, from one git call."""
 
     root: Path  # the project: its git toplevel, or the directory itself
-    trust_root: Path  # where its trust and secrets are recorded (see `xum.workspaces.trust`)
+    trust_root: Path  # where its trust and secrets are recorded (see `xum.workspaces.safety.trust`)
     is_git: bool
 
 
@@ -34,12 +36,6 @@ def project_paths(directory: Path, query: git.WorkTreeQuery | None = None) -> Pr
     if tree is None:
         return ProjectPaths(directory, directory, False)
     return ProjectPaths(tree[0], trust_root_of(*tree), True)
-
-
-def project_root(directory: Path) -> Path:
-    """The project a directory belongs to: its git toplevel, or the directory itself."""
-    directory = directory.resolve()
-    return git.toplevel(directory) or directory
 
 
 def create_workspace(

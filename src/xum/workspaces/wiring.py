@@ -19,10 +19,8 @@ from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.workspaces import hooks
-from xum.workspaces.approvals import Approver
-from xum.workspaces.checkout import checkout_for
+from xum.workspaces.checkouts.factory import checkout_for
 from xum.workspaces.init_hook import InitHookRun
-from xum.workspaces.masking import SecretMasker
 from xum.workspaces.middleware import (
     PROJECT_HOOKS_SHOWN,
     TOOL_HOOK_TIMEOUT_S,
@@ -31,9 +29,16 @@ from xum.workspaces.middleware import (
     build_middleware,
     untrusted_message,
 )
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice, SafetyConfigError, sandbox_settings
-from xum.workspaces.sandboxing import missing_backend_notice
-from xum.workspaces.trust import trust_root
+from xum.workspaces.safety.approvals import Approver
+from xum.workspaces.safety.choice import (
+    DEFAULT_CHOICE,
+    SafetyChoice,
+    SafetyConfigError,
+    sandbox_settings,
+)
+from xum.workspaces.safety.masking import SecretMasker
+from xum.workspaces.safety.sandboxing import missing_backend_notice
+from xum.workspaces.safety.trust import trust_root
 
 
 def project_secrets(project_path: str) -> dict[str, str]:
@@ -82,7 +87,7 @@ async def wire_session(
     safety: SafetyChoice = DEFAULT_CHOICE,
     approver: Approver | None = None,
 ) -> SessionWiring:
-    """`secrets` and `trust_root` (see `xum.workspaces.trust`): the project's, when the caller
+    """`secrets` and `trust_root` (see `xum.workspaces.safety.trust`): the project's, when the caller
     has them already (`CreatedWorkspace` carries both); otherwise they are looked up here.
     `safety`: the front-end's choices over the user's config (`xum run --sandbox`); `approver`:
     who answers approval requests (the browser), None where nobody can."""

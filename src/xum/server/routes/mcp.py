@@ -24,8 +24,8 @@ from xum.server.errors import ApiError, not_found
 from xum.server.routes.projects import known_project
 from xum.server.sessions import workspace_or_404
 from xum.server.state import get_state
-from xum.workspaces import mcp_config as mc
-from xum.workspaces import mcp_paths as mp
+from xum.workspaces.mcp import config as mc
+from xum.workspaces.mcp import paths as mp
 
 router = APIRouter(tags=["mcp"])
 Scope = Literal["global", "repo"]
@@ -149,7 +149,7 @@ def _read_global() -> tuple[McpFile, bool, dict[str, mc.ServerSpec]]:
 
 
 def _read_repo(project: str) -> tuple[RepoMcpFile, dict[str, mc.ServerSpec]]:
-    from xum.workspaces.trust import project_automation_allowed
+    from xum.workspaces.safety.trust import project_automation_allowed
 
     path = mp.repo_path(project)
     problems: list[str] = []
@@ -317,8 +317,8 @@ async def put_tool_search(body: ToolSearchBody) -> McpSettings:
 async def test_server(body: TestBody) -> TestResult:
     """Start the saved server, list what it offers and stop it; the error is the answer's."""
     from xum.core.ownsecrets import without_own_secrets
-    from xum.workspaces.masking import SecretMasker
-    from xum.workspaces.mcp_manager import probe_server
+    from xum.workspaces.mcp.manager import probe_server
+    from xum.workspaces.safety.masking import SecretMasker
     from xum.workspaces.wiring import project_secrets
 
     def find() -> tuple[mc.ServerSpec, str, dict[str, str]]:
@@ -354,7 +354,7 @@ async def test_server(body: TestBody) -> TestResult:
 
 def _workspace_mcp(workspace_id: str, request: Request) -> WorkspaceMcp:
     from xum.core.pathtext import checkout_root
-    from xum.workspaces.trust import project_automation_allowed
+    from xum.workspaces.safety.trust import project_automation_allowed
 
     record = workspace_or_404(workspace_id)
     workspace = record.path
@@ -410,7 +410,7 @@ async def put_workspace_mcp(
     session picks the change up with the next message (hot reload)."""
     import orjson
 
-    from xum.workspaces.mcp_overrides import write_overrides
+    from xum.workspaces.mcp.overrides import write_overrides
 
     record = workspace_or_404(workspace_id)
     servers: dict[str, Any] = {}

@@ -62,7 +62,7 @@ def known_project(path: str) -> registry.ProjectRecord:
 
 
 def add_project_now(path: str) -> tuple[registry.ProjectRecord, bool]:
-    from xum.workspaces.service import project_root
+    from xum.workspaces.checkouts.shared import project_root
 
     root = str(project_root(existing_dir(path)))
     existed = registry.get_project(root) is not None
@@ -87,7 +87,7 @@ async def add_project(body: AddProject, request: Request, response: Response) ->
 
 @router.post("/trust", response_model=Project)
 async def set_trust(body: TrustBody, request: Request) -> Project:
-    from xum.workspaces.trust import set_trusted
+    from xum.workspaces.safety.trust import set_trusted
 
     existing_dir(body.path)
     record, _new = await asyncio.to_thread(set_trusted, body.path, body.trusted)

@@ -63,7 +63,7 @@ class ForgetRule(BaseModel):
 def _read() -> SafetySettings:
     from xum.runtime.sandbox import local_backend
     from xum.store.config import load_config
-    from xum.workspaces.approvals import list_rules
+    from xum.workspaces.safety.approvals import list_rules
 
     config = load_config()
     sandbox = config.get("sandbox")
@@ -141,7 +141,7 @@ async def put_safety(body: SafetyEdit) -> SafetySettings:
 
 @router.post("/rules/forget", response_model=SafetySettings)
 async def forget(body: ForgetRule) -> SafetySettings:
-    from xum.workspaces.approvals import forget_rule
+    from xum.workspaces.safety.approvals import forget_rule
 
     if not await asyncio.to_thread(forget_rule, body.project, body.prefix):
         raise ApiError(404, "not_found", "no such remembered rule")

@@ -18,11 +18,11 @@ from xum.server.sessions import require_idle, workspace_or_404
 from xum.server.state import ServerState, get_state
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
-from xum.workspaces.checkout import RemovalKind
+from xum.workspaces.checkouts.protocol import RemovalKind
 from xum.workspaces.listing import workspace_context as context_for
 
 if TYPE_CHECKING:
-    from xum.workspaces.checkout import RemovalItem as PlannedRemoval
+    from xum.workspaces.checkouts.protocol import RemovalItem as PlannedRemoval
 
 router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
 

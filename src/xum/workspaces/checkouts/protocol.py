@@ -2,21 +2,22 @@
 
 A workspace runs in one of three kinds of checkout:
 
-* local (`local_checkout`): the project directory itself, shared with every other local
+* local (`checkouts.local`): the project directory itself, shared with every other local
   workspace of the project. xum never makes, moves or removes it.
-* worktree (`worktree_checkout`): a git worktree of its own under
+* worktree (`checkouts.worktree`): a git worktree of its own under
   `$XUM_ROOT/src/<project>/<name>`, on a branch named after the workspace.
-* ssh (`ssh_checkout`): a snapshot of the project's committed HEAD on a remote host (a git
+* ssh (`checkouts.ssh`): a snapshot of the project's committed HEAD on a remote host (a git
   repository there when the host has git).
 
 A sub-agent that works in its parent's checkout (`isolation: "none"`) has a record of the
-parent's kind pointing at the parent's directory; `checkout_for` wraps it in a `SharedCheckout`,
+parent's kind pointing at the parent's directory; `checkout_for` wraps it in a `SharedCheckout` (`checkouts.shared`),
 which opens that checkout but never renames or removes it (it is the parent's).
 
 Each implementation is the only code that knows its kind: the lifecycle, sub-agents, session
 wiring and the server ask the `Checkout` (its facts, or one of its operations) instead of
-comparing `record.runtime`. Get one with `checkout_for(record)`, make a new workspace with
-`create_checkout(kind, origin, new)`. The implementations import what only their kind needs
+comparing `record.runtime`. Get one with `checkouts.factory.checkout_for(record)`, make a new
+workspace with `create_checkout(kind, origin, new)` (the factory is the one module that knows
+every kind; this one knows none). The implementations import what only their kind needs
 (git worktrees, ssh) when an operation needs it: looking a checkout up stays cheap, and `xum run`
 on a local workspace never imports the other kinds' machinery.
 
@@ -28,17 +29,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from xum.core.errors import XumError
-from xum.core.paths import ensure_private_dir
-from xum.runtime import git
-from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.state import scratch_dir
 
 if TYPE_CHECKING:
-    from xum.engine.session import WorkspaceInfo
     from xum.runtime.base import Runtime
 
 # What deleting a workspace does to its workspace branch (worktrees): `merged` deletes it only
@@ -221,161 +217,3 @@ class Checkout(Protocol):
         """Remove a checkout nobody needs any more (a sub-agent's that never started, or whose
         removal failed halfway), as far as it goes: never raises, keeps no branch."""
         ...
-
-
-def checkout_for(record: WorkspaceRecord) -> Checkout:
-    """The checkout of a workspace."""
-    checkout = _kind(record.runtime)(record)
-    if record.parent_id is not None:
-        from xum.workspaces.subagent_records import shares_parent_checkout
-
-        if shares_parent_checkout(record):
-            return SharedCheckout(checkout)
-    return checkout
-
-
-def create_checkout(kind: RuntimeName, origin: Origin, new: NewWorkspace) -> Checkout:
-    """Make a new workspace: its registry record first (which mints the id and the name), then
-    its checkout; when the checkout cannot be made, the record is removed again."""
-    if kind not in get_args(RuntimeName):
-        raise ValueError(f"runtime {kind!r} is not available")
-    return _kind(kind).create(origin, new)
-
-
-def session_checkout(workspace: WorkspaceInfo) -> Checkout:
-    """The checkout a session runs in. A session on a workspace the registry does not know (an
-    embedded use, a test) gets one made from what the session knows about it."""
-    record = registry.get_workspace(workspace.id) or WorkspaceRecord(
-        id=workspace.id,
-        name=workspace.name,
-        project_path=workspace.project_path,
-        runtime=workspace.runtime,
-        path=workspace.path,
-    )
-    return checkout_for(record)
-
-
-class _CheckoutKind(Protocol):
-    """A Checkout implementation class: looks a checkout up, or makes a new one."""
-
-    def __call__(self, record: WorkspaceRecord) -> Checkout: ...
-
-    def create(self, origin: Origin, new: NewWorkspace) -> Checkout: ...
-
-
-def _kind(kind: str) -> _CheckoutKind:
-    # Imported here, so that only the kinds in use are ever imported.
-    if kind == "worktree":
-        from xum.workspaces.worktree_checkout import WorktreeCheckout
-
-        return WorktreeCheckout
-    if kind == "ssh":
-        from xum.workspaces.ssh_checkout import SshCheckout
-
-        return SshCheckout
-    # A kind this version does not know (a newer xum wrote the record) is opened the way it
-    # always was: as a directory on this machine that xum neither moves nor removes.
-    from xum.workspaces.local_checkout import LocalCheckout
-
-    return LocalCheckout
-
-
-# Shared by the checkouts on this machine -------------------------------------------------------
-
-
-def local_is_git(path: str, known: bool | None) -> bool:
-    return known if known is not None else git.toplevel(Path(path)) is not None
-
-
-def local_fork_point(path: str) -> str | None:
-    return git.head_commit(path)
-
-
-def share_record(
-    checkout: Checkout,
-    new: NewWorkspace,
-    *,
-    host: str | None = None,
-    extra: Mapping[str, Any] | None = None,
-) -> SharedCheckout:
-    """A record of `checkout`'s kind in its very directory, for a workspace that shares it;
-    `host` and `extra` (merged into the new record's `extra`): what it takes to open it again."""
-    fields = dict(new.fields)
-    if host is not None:
-        fields["host"] = host
-    if extra:
-        fields["extra"] = {**fields.get("extra", {}), **extra}
-    path = checkout.record.path
-    record = registry.create_workspace(
-        project_path=checkout.record.project_path,
-        runtime=checkout.kind,
-        name_hint=new.name_hint,
-        path_for=lambda _name: path,
-        title=new.title,
-        exact_name=new.name,
-        **fields,
-    )
-    ensure_private_dir(scratch_dir(record.id))
-    return SharedCheckout(_kind(record.runtime)(record))
-
-
-class SharedCheckout:
-    """The checkout of a workspace that works in another one's (a sub-agent with `isolation:
-    "none"`): opened, looked in and forked like that one, but never renamed or removed through
-    this workspace: the checkout belongs to the workspace that made it."""
-
-    def __init__(self, inner: Checkout) -> None:
-        self.inner = inner
-
-    @property
-    def record(self) -> WorkspaceRecord:
-        return self.inner.record
-
-    @property
-    def kind(self) -> RuntimeName:
-        return self.inner.kind
-
-    @property
-    def on_this_machine(self) -> bool:
-        return self.inner.on_this_machine
-
-    @property
-    def shares_project_dir(self) -> bool:
-        return self.inner.shares_project_dir
-
-    @property
-    def forks_children(self) -> bool:
-        return self.inner.forks_children
-
-    def hook_roots(self) -> HookRoots:
-        return self.inner.hook_roots()
-
-    def is_git(self, known: bool | None = None) -> bool:
-        return self.inner.is_git(known)
-
-    def fork_point(self) -> str | None:
-        return self.inner.fork_point()
-
-    def open_runtime(self) -> Runtime:
-        return self.inner.open_runtime()
-
-    def fork(self, new: NewWorkspace) -> Checkout:
-        return self.inner.fork(new)
-
-    def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
-        return self.inner.share(new, runtime)
-
-    def rename(self, new_name: str) -> WorkspaceRecord:
-        return registry.rename_workspace(self.record.id, new_name)
-
-    def dirty_files(self) -> list[str] | None:
-        return []  # removing this workspace loses none of the checkout's files
-
-    def removal(self, policy: BranchPolicy) -> Removal:
-        return Removal(keeps=[f"the checkout {self.record.path} (shared with its parent)"])
-
-    def remove(self, *, force: bool, policy: BranchPolicy) -> Removal:
-        return self.removal(policy)
-
-    def discard(self) -> None:
-        return None

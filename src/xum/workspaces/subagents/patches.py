@@ -23,7 +23,7 @@ from xum.runtime.git import GitError
 
 if TYPE_CHECKING:
     from xum.tools.taskrecords import PatchOutcome
-    from xum.workspaces.subagent_records import Child
+    from xum.workspaces.subagents.records import Child
 
 _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
 

@@ -1,6 +1,6 @@
 """Approvals: which tool calls wait for a person, who answers, and what the user chose to keep.
 
-The permission mode of a call (`xum.workspaces.safety.permission_mode`):
+The permission mode of a call (`xum.workspaces.safety.choice.permission_mode`):
 
 | mode | asks for | refuses |
 |---|---|---|
@@ -45,7 +45,7 @@ from xum.engine.events import EventSink
 from xum.engine.middleware import ToolCall
 from xum.store.config import read_config, update_config
 from xum.tools.mcp_names import is_mcp_name
-from xum.workspaces.safety import SafetyChoice, permission_mode
+from xum.workspaces.safety.choice import SafetyChoice, permission_mode
 
 if TYPE_CHECKING:
     from xum.tools.base import ToolContext, ToolResult

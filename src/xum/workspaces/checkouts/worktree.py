@@ -23,7 +23,7 @@ from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.checkout import (
+from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
     DirtyWorkspaceError,
@@ -33,10 +33,8 @@ from xum.workspaces.checkout import (
     Origin,
     Removal,
     RemovalItem,
-    local_fork_point,
-    local_is_git,
-    share_record,
 )
+from xum.workspaces.checkouts.shared import local_fork_point, local_is_git, share_record
 from xum.workspaces.state import scratch_dir
 
 # `git worktree add` for siblings (a sub-agent's best of n) runs in threads; one at a time keeps
@@ -65,7 +63,7 @@ class WorktreeCheckout:
         import tempfile
 
         from xum.runtime.worktree import create_worktree, worktree_path
-        from xum.workspaces.xumignore import copy_ignored_files
+        from xum.workspaces.checkouts.xumignore import copy_ignored_files
 
         project = origin.project
         record = registry.create_workspace(
@@ -123,14 +121,14 @@ class WorktreeCheckout:
         )
 
     def fork(self, new: NewWorkspace) -> Checkout:
-        from xum.workspaces.service import project_root
+        from xum.workspaces.checkouts.shared import project_root
 
         project = Path(self.record.project_path)
         base = git.head_commit(self.record.path)
         return WorktreeCheckout.create(Origin(project, project_root(project), base=base), new)
 
     def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
-        return share_record(self, new)
+        return share_record(self, new, WorktreeCheckout)
 
     def rename(self, new_name: str) -> WorkspaceRecord:
         from xum.runtime.worktree import worktree_path

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from xum.core.fsutil import atomic_write_bytes
 from xum.runtime import git
-from xum.workspaces.mcp_paths import LOCAL_FILE, local_path
+from xum.workspaces.mcp.paths import LOCAL_FILE, local_path
 
 
 def exclude_from_git(workspace_path: str) -> Path | None:

@@ -1,10 +1,10 @@
 """A session's MCP, as cheap as nothing until the workspace has an MCP config file.
 
 The assembly gives every session a `SessionMcp`. Before each request the context asks it for a
-snapshot: while none of the three config files exists (`xum.workspaces.mcp_paths`) that is
+snapshot: while none of the three config files exists (`xum.workspaces.mcp.paths`) that is
 three `stat` calls and None, and nothing else of MCP is imported (`xum run`'s cold start stays
 as it was). Once a file appears, even mid-session (hot reload), the real manager
-(`xum.workspaces.mcp_manager.McpManager`) is made and everything goes to it.
+(`xum.workspaces.mcp.manager.McpManager`) is made and everything goes to it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from xum.engine.events import EventSink, null_sink
 from xum.runtime.base import RuntimeKind
-from xum.workspaces.mcp_paths import global_path, local_path, repo_path
+from xum.workspaces.mcp.paths import global_path, local_path, repo_path
 
 if TYPE_CHECKING:
     from xum.tools.mcp_host import (
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         McpTool,
         ProgressSink,
     )
-    from xum.workspaces.mcp_manager import McpManager
+    from xum.workspaces.mcp.manager import McpManager
 
 
 class SessionMcp:
@@ -74,7 +74,7 @@ class SessionMcp:
 
     def _made(self) -> McpManager:
         if self.manager is None:
-            from xum.workspaces.mcp_manager import (
+            from xum.workspaces.mcp.manager import (
                 ManagerSettings,
                 McpManager,
                 idle_timeout_from_env,

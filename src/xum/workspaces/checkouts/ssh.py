@@ -22,7 +22,7 @@ from xum.runtime import git
 from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord, project_name
-from xum.workspaces.checkout import (
+from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
     DirtyWorkspaceError,
@@ -31,8 +31,8 @@ from xum.workspaces.checkout import (
     Origin,
     Removal,
     RemovalItem,
-    share_record,
 )
+from xum.workspaces.checkouts.shared import share_record
 from xum.workspaces.state import scratch_dir
 
 # The record's `extra` fields a workspace on the host needs to be opened again (a sub-agent
@@ -87,7 +87,7 @@ class SshCheckout:
 
     def open_runtime(self) -> Runtime:
         from xum.runtime.ssh import SshRuntime
-        from xum.workspaces.ssh_remote import remote_scratch_path
+        from xum.workspaces.checkouts.ssh_remote import remote_scratch_path
 
         home = self._home
         return SshRuntime(
@@ -98,7 +98,7 @@ class SshCheckout:
         )
 
     def fork(self, new: NewWorkspace) -> Checkout:
-        from xum.workspaces.service import project_root
+        from xum.workspaces.checkouts.shared import project_root
 
         project = project_root(Path(self.record.project_path))
         return SshCheckout._make(project, self._host, new, fork_of=self.record.path)
@@ -107,15 +107,17 @@ class SshCheckout:
         record = self.record
         if record.host:
             kept = {k: record.extra[k] for k in _REMOTE_FIELDS if k in record.extra}
-            return share_record(self, new, host=record.host, extra=kept)
+            return share_record(self, new, SshCheckout, host=record.host, extra=kept)
         # A session on a workspace the registry does not know: its runtime knows the host.
         from xum.runtime.ssh import SshRuntime
 
         assert isinstance(runtime, SshRuntime)
-        return share_record(self, new, host=runtime.host, extra={"remote_home": runtime.home})
+        return share_record(
+            self, new, SshCheckout, host=runtime.host, extra={"remote_home": runtime.home}
+        )
 
     def rename(self, new_name: str) -> WorkspaceRecord:
-        from xum.workspaces import ssh_remote
+        from xum.workspaces.checkouts import ssh_remote
 
         record = self.record
         parent = record.path.rsplit("/", 1)[0]
@@ -131,7 +133,7 @@ class SshCheckout:
         return registry.update_workspace(renamed.id, branch=branch) if branch else renamed
 
     def dirty_files(self) -> list[str] | None:
-        from xum.workspaces import ssh_remote
+        from xum.workspaces.checkouts import ssh_remote
 
         return ssh_remote.dirty_files(self._host, self.record.path)
 
@@ -160,7 +162,7 @@ class SshCheckout:
         return RemovalItem(kind="remote-checkout", path=f"{self.record.host}:{self.record.path}")
 
     def _remove(self) -> None:
-        from xum.workspaces import ssh_remote
+        from xum.workspaces.checkouts import ssh_remote
 
         # The workspace's remote scratch directory (spill files) goes with its checkout.
         home = self._home
@@ -174,7 +176,7 @@ class SshCheckout:
         """A new SSH workspace on `host`: a snapshot of `project`'s HEAD, or with `fork_of` a
         clone of that remote checkout's HEAD."""
         from xum.runtime.ssh import SshError
-        from xum.workspaces import ssh_remote
+        from xum.workspaces.checkouts import ssh_remote
 
         if git.head_commit(project) is None:
             raise ssh_remote.RemoteCheckoutError(

@@ -24,10 +24,11 @@ Costs: every session reports its own cost to its host; the tree's total is the s
 budget and `XUM_COSTS_USD` count the whole tree (`AgentSession._tree_cost`), and children
 inherit the parent's budget, so one `--budget` caps the tree.
 
-The rest lives beside this module: the hosts (`subagent_host`), the task records and their
-persisted form (`subagent_records`), checking a `task` call (`subagent_spawn`), the children's
-workspaces (`subagent_workspaces`), their agents (`subagent_agents`) and moving their commits
-(`patches`).
+The rest lives beside this module in `workspaces/subagents/`: the hosts (`host`), the task
+records and their persisted form (`records`), checking a `task` call (`spawn`), the children's
+workspaces (`workspaces`), their agents (`agents`) and moving their commits (`patches`). The
+children's sessions are opened by the assembly, through the opener the manager is given
+(`opener`): the assembly makes the manager, so the manager never imports it.
 """
 
 from __future__ import annotations
@@ -49,13 +50,14 @@ from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.tools.tasking import ACTIVE_STATUSES, SubAgentError, TaskStatus
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.service import open_runtime
-from xum.workspaces.subagent_host import ParentInfo, ScopedHost
-from xum.workspaces.subagent_host import TaskSettings as TaskSettings
-from xum.workspaces.subagent_records import Child, ChildRecord, recorded_view, records_with_parent
-from xum.workspaces.subagent_spawn import plan_spawn
-from xum.workspaces.subagent_workspaces import (
+from xum.workspaces.subagents.host import ParentInfo, ScopedHost
+from xum.workspaces.subagents.host import TaskSettings as TaskSettings
+from xum.workspaces.subagents.opener import SessionOpener
+from xum.workspaces.subagents.records import Child, ChildRecord, recorded_view, records_with_parent
+from xum.workspaces.subagents.spawn import plan_spawn
+from xum.workspaces.subagents.workspaces import (
     create_child_workspace,
     delete_child_workspace,
     discard_child_workspace,
@@ -80,9 +82,13 @@ class SubAgentManager:
     def __init__(
         self,
         *,
+        open_session: SessionOpener,
         settings: TaskSettings | None = None,
         listener: EventListener | None = None,
     ) -> None:
+        # How a child's session is opened: the assembly's `open_workspace_session`, handed in by
+        # whoever makes the manager (`assembly.subagent_manager`).
+        self.open_session = open_session
         self.settings = settings or TaskSettings.from_config()
         self.listener = listener
         self._children: dict[str, Child] = {}
@@ -309,9 +315,8 @@ class SubAgentManager:
         The one place a child's session is wired (secrets, hooks, its init hook) and its
         `AgentSession` built."""
         from xum.context.workspace import WorkspaceContext
-        from xum.workspaces.assembly import open_workspace_session
         from xum.workspaces.init_hook import start_init_hook
-        from xum.workspaces.subagent_agents import child_selection, runnable_agent
+        from xum.workspaces.subagents.agents import child_selection, runnable_agent
         from xum.workspaces.wiring import SessionWiring, project_secrets
 
         parent = host.parent
@@ -359,7 +364,7 @@ class SubAgentManager:
             self._hosts[child.id] = made
             return made
 
-        opened = await open_workspace_session(
+        opened = await self.open_session(
             record,
             route=route,
             thinking=thinking,

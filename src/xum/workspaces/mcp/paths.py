@@ -1,4 +1,4 @@
-"""Where a workspace's MCP config files are (`xum.workspaces.mcp_config` reads them).
+"""Where a workspace's MCP config files are (`xum.workspaces.mcp.config` reads them).
 
 Kept apart from the parser so that a session can stat the three paths before each request, to
 learn that there is no MCP config at all, without loading anything else.

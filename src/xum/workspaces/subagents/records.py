@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from xum.llm.types import Usage
 from xum.store import registry
@@ -24,13 +24,14 @@ from xum.store.registry import WorkspaceRecord
 from xum.tools.tasking import ACTIVE_STATUSES, Isolation, TaskStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from xum.engine.session import AgentSession, TurnResult
     from xum.runtime.base import Runtime
     from xum.store.sessionlog import SessionLog
     from xum.tools.taskrecords import Report, TaskView
-    from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.init_hook import InitHookRun
-    from xum.workspaces.subagent_host import ScopedHost
+    from xum.workspaces.subagents.opener import OpenedSession
 
 MAX_RESULT_KEPT = 65536  # characters of a child's final message kept in its record
 
@@ -110,11 +111,6 @@ class ChildRecord:
         )
 
 
-def shares_parent_checkout(record: WorkspaceRecord) -> bool:
-    """Whether a child works in its parent's checkout (`isolation: "none"`)."""
-    return record.parent_id is not None and ChildRecord.from_workspace(record).isolation == "none"
-
-
 def records_with_parent(workspace_id: str) -> list[WorkspaceRecord]:
     """The records of a workspace's children, oldest first."""
     records = [r for r in registry.list_workspaces() if r.parent_id == workspace_id]
@@ -125,6 +121,18 @@ def records_with_parent(workspace_id: str) -> list[WorkspaceRecord]:
 def recorded_view(record: WorkspaceRecord) -> TaskView:
     """A child no process runs, as its record keeps it."""
     return Child.adopt(record, parent_id=record.parent_id or "").view()
+
+
+class ChildHost(Protocol):
+    """What the manager asks of the host a child's session runs with (its `ScopedHost`, which
+    itself looks children up here: a protocol keeps the two modules out of each other)."""
+
+    own_cost: float
+    child_ids: list[str]
+
+    def descendant_cost(self) -> float: ...
+
+    async def stop(self, task_ids: Sequence[str]) -> list[TaskView]: ...
 
 
 @dataclass
@@ -144,10 +152,10 @@ class Child:
     group_total: int = 1
     status: TaskStatus = "queued"
     session: AgentSession | None = None
-    host: ScopedHost | None = None
+    host: ChildHost | None = None
     runtime: Runtime | None = None
     log: SessionLog | None = None
-    opened: WorkspaceSession | None = None  # the session and what it owns (closed together)
+    opened: OpenedSession | None = None  # the session and what it owns (closed together)
     pending: list[str] = field(default_factory=list)  # turns waiting to run
     driver: asyncio.Task[None] | None = None
     stop_requested: bool = False

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from xum.core.paths import FILE_MODE, ensure_private_dir
-from xum.workspaces.mcp_config import ServerSpec
+from xum.workspaces.mcp.config import ServerSpec
 
 if TYPE_CHECKING:
     import httpx2

@@ -16,17 +16,15 @@ from xum.runtime.base import Runtime
 from xum.runtime.local import LocalRuntime
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
-from xum.workspaces.checkout import (
+from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
     HookRoots,
     NewWorkspace,
     Origin,
     Removal,
-    local_fork_point,
-    local_is_git,
-    share_record,
 )
+from xum.workspaces.checkouts.shared import local_fork_point, local_is_git, share_record
 from xum.workspaces.state import scratch_dir
 
 
@@ -75,13 +73,13 @@ class LocalCheckout:
         return LocalRuntime(self.record.path)
 
     def fork(self, new: NewWorkspace) -> Checkout:
-        from xum.workspaces.service import project_root
+        from xum.workspaces.checkouts.shared import project_root
 
         directory = Path(self.record.path)
         return LocalCheckout.create(Origin(directory, project_root(directory)), new)
 
     def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
-        return share_record(self, new)
+        return share_record(self, new, LocalCheckout)
 
     def rename(self, new_name: str) -> WorkspaceRecord:
         return registry.rename_workspace(self.record.id, new_name)

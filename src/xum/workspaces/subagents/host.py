@@ -1,13 +1,13 @@
 """The sub-agent hosts (`xum.tools.tasking.SubAgentHost`): a session's view of its children.
 
 `ScopedHost` is the view from one session, at its nesting depth: it checks that a task id is
-one of its own children, and hands the work to the `SubAgentManager` (`subagents.py`) that owns
+one of its own children, and hands the work to the `SubAgentManager` (`subagents.manager`) that owns
 every child of the process. The manager makes one for a top-level session (`host_for`) and one
 for each child's session.
 
 Most sessions never start a sub-agent. Until one does, a top-level session only asks its host
 which task tools to offer and what the rest of its tree costs (nothing: it has no children
-yet). `DeferredHost` answers those itself and makes the real host (`xum.workspaces.subagents`,
+yet). `DeferredHost` answers those itself and makes the real host (`xum.workspaces.subagents.manager`,
 imported then) the first time anything else is asked, which keeps the sub-agent machinery off
 `xum run`'s start-up path. Also here: the caps (`TaskSettings`) and which task tools a session
 is offered (`offered_at`).
@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from xum.core.clock import now_ms
 from xum.engine import events as E
@@ -33,7 +33,7 @@ from xum.tools.tasking import (
     SubAgentError,
     SubAgentHost,
 )
-from xum.workspaces.safety import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.engine.route import ModelRoute
@@ -42,8 +42,7 @@ if TYPE_CHECKING:
     from xum.llm.types import ThinkingLevel
     from xum.runtime.base import Runtime
     from xum.tools.tasking import PatchOutcome, TaskSpec, TaskView
-    from xum.workspaces.subagent_records import Child
-    from xum.workspaces.subagents import SubAgentManager
+    from xum.workspaces.subagents.records import Child
 
 DEFAULT_MAX_DEPTH = 3
 DEFAULT_MAX_RUNNING = 4
@@ -197,12 +196,39 @@ class ParentInfo:
     safety: SafetyChoice = DEFAULT_CHOICE  # the front-end's choices; children inherit them
 
 
+class TaskTree(Protocol):
+    """What a host asks of the manager that owns every child of the process (`SubAgentManager`,
+    which makes the hosts: this protocol keeps this module from importing it back)."""
+
+    settings: TaskSettings
+
+    def child(self, task_id: str) -> Child | None: ...
+
+    def host_of(self, workspace_id: str) -> ScopedHost | None: ...
+
+    def emit(self, workspace_id: str, event: E.Event) -> None: ...
+
+    def tree_cost(self, root_id: str) -> float: ...
+
+    async def spawn(self, host: ScopedHost, spec: TaskSpec) -> list[str]: ...
+
+    async def reopen(self, child: Child, host: ScopedHost) -> None: ...
+
+    def enqueue(self, child: Child, text: str) -> None: ...
+
+    def request_stop(self, child: Child) -> None: ...
+
+    async def stop_child(self, child: Child) -> None: ...
+
+    async def remove_child(self, child: Child) -> None: ...
+
+
 class ScopedHost:
     """One session's view of its children (implements `xum.tools.tasking.SubAgentHost`)."""
 
     def __init__(
         self,
-        manager: SubAgentManager,
+        manager: TaskTree,
         parent: ParentInfo,
         *,
         depth: int,
@@ -336,7 +362,7 @@ class ScopedHost:
         three_way: bool,
         force: bool,
     ) -> PatchOutcome:
-        from xum.workspaces.patches import apply_child_commits
+        from xum.workspaces.subagents.patches import apply_child_commits
 
         child = self._get(task_id)
         if child.active:

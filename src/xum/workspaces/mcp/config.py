@@ -33,7 +33,7 @@ from typing import Any
 
 from xum.core.errors import ConfigError
 from xum.tools.mcp_host import ServerScope
-from xum.workspaces.mcp_paths import global_path, local_path, repo_path
+from xum.workspaces.mcp.paths import global_path, local_path, repo_path
 
 DEFAULT_CALL_TIMEOUT_S = 300.0
 MAX_CALL_TIMEOUT_S = 24 * 3600.0

@@ -1,6 +1,6 @@
 """A session's MCP servers: config, lazy start, idle stop, restarts, calls (the `McpHost`).
 
-Each session has one (made by its `xum.workspaces.mcp_session.SessionMcp` once the workspace
+Each session has one (made by its `xum.workspaces.mcp.session.SessionMcp` once the workspace
 has an MCP config file) and closes it with the session. Nothing runs until the first
 `snapshot()`, which the context asks for before the first request of the first
 message (lazy start). From then on:
@@ -48,10 +48,10 @@ from xum.tools.mcp_host import (
     ServerStatus,
 )
 from xum.tools.mcp_names import public_names
-from xum.workspaces.mcp_config import EMPTY_CONFIG, ConfigLoader, McpConfig, ServerSpec
+from xum.workspaces.mcp.config import EMPTY_CONFIG, ConfigLoader, McpConfig, ServerSpec
 
 if TYPE_CHECKING:  # the connection code loads with the first server that starts
-    from xum.workspaces.mcp_client import Connection, PromptDef, ToolDef
+    from xum.workspaces.mcp.client import Connection, PromptDef, ToolDef
 
 IDLE_TIMEOUT_S = 600.0
 IDLE_ENV = "XUM_MCP_IDLE_TIMEOUT_S"  # tests only: a short idle timeout
@@ -171,8 +171,8 @@ class McpManager:
         scratch_dir: str,
         progress: ProgressSink | None = None,
     ) -> McpCallOutcome:
-        from xum.workspaces.mcp_client import McpError
-        from xum.workspaces.mcp_content import result_text
+        from xum.workspaces.mcp.client import McpError
+        from xum.workspaces.mcp.content import result_text
 
         tool = self._snapshot.tool(name)
         server = self._servers.get(tool.server) if tool is not None else None
@@ -202,8 +202,8 @@ class McpManager:
             self._touch()
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> McpPromptOutcome:
-        from xum.workspaces.mcp_client import McpError
-        from xum.workspaces.mcp_content import blocks_text
+        from xum.workspaces.mcp.client import McpError
+        from xum.workspaces.mcp.content import blocks_text
 
         prompt = next((p for p in self._snapshot.prompts if p.name == name), None)
         server = self._servers.get(prompt.server) if prompt is not None else None
@@ -278,7 +278,7 @@ class McpManager:
                 current.allowed = allowed
 
     async def _start(self, server: _Server) -> None:
-        from xum.workspaces.mcp_client import Connection, McpError
+        from xum.workspaces.mcp.client import Connection, McpError
 
         spec = server.spec
         conn = Connection(
@@ -317,7 +317,7 @@ class McpManager:
 
     async def _refresh(self, server: _Server) -> None:
         """The server announced new tools or prompts: list them again (bounded)."""
-        from xum.workspaces.mcp_client import McpError
+        from xum.workspaces.mcp.client import McpError
 
         assert server.conn is not None
         try:
@@ -339,7 +339,7 @@ class McpManager:
             server.starting = asyncio.create_task(self._start(server))
         await asyncio.shield(server.starting)
         if server.conn is None or not server.conn.ready:
-            from xum.workspaces.mcp_client import McpError
+            from xum.workspaces.mcp.client import McpError
 
             raise McpError(f"it is not running: {server.error or 'it did not start'}")
         return server.conn
@@ -485,7 +485,7 @@ async def probe_server(
 ) -> dict[str, Any]:
     """Start `spec`, list what it offers and stop it (Settings → MCP's Test button):
     {"ok", "tools", "prompts"} or {"ok": false, "error"}."""
-    from xum.workspaces.mcp_client import Connection, McpError
+    from xum.workspaces.mcp.client import Connection, McpError
 
     conn = Connection(
         spec,

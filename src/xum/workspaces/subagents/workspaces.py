@@ -20,11 +20,12 @@ from pathlib import Path
 
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
-from xum.workspaces.checkout import NewWorkspace, Origin, checkout_for, create_checkout
+from xum.workspaces.checkouts.factory import checkout_for, create_checkout
+from xum.workspaces.checkouts.protocol import NewWorkspace, Origin
 from xum.workspaces.state import remove_local_state
-from xum.workspaces.subagent_host import ParentInfo
-from xum.workspaces.subagent_records import ChildRecord, records_with_parent
-from xum.workspaces.subagent_spawn import SpawnPlan
+from xum.workspaces.subagents.host import ParentInfo
+from xum.workspaces.subagents.records import ChildRecord, records_with_parent
+from xum.workspaces.subagents.spawn import SpawnPlan
 
 
 def create_child_workspace(

@@ -4,7 +4,7 @@
 non-runnable agent, an unknown model or thinking level, `isolation: "fork"` where there is no
 local git HEAD to branch from) before a workspace exists, and settles the children's agent,
 model route and thinking level: the task call's, else the agent's own `ai` defaults, else the
-parent's. The manager (`subagents.py`) then makes the children from the plan.
+parent's. The manager (`subagents.manager`) then makes the children from the plan.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from xum.engine.route import ModelRoute, resolve_route
 from xum.llm.thinking import parse_thinking
 from xum.llm.types import ThinkingLevel
 from xum.tools.tasking import SubAgentError
-from xum.workspaces.checkout import Checkout, session_checkout
+from xum.workspaces.checkouts.factory import session_checkout
+from xum.workspaces.checkouts.protocol import Checkout
 
 if TYPE_CHECKING:
     from xum.context.agents import ResolvedAgent
     from xum.tools.taskrecords import TaskSpec
-    from xum.workspaces.subagent_host import ParentInfo
+    from xum.workspaces.subagents.host import ParentInfo
 
 
 @dataclass
@@ -45,7 +46,7 @@ async def plan_spawn(
 ) -> SpawnPlan:
     """Check the call made from a session at nesting `depth` (see the module docstring)."""
     from xum.context.workspace import WorkspaceContext
-    from xum.workspaces.subagent_agents import runnable_agent
+    from xum.workspaces.subagents.agents import runnable_agent
 
     if depth >= max_depth:
         raise SubAgentError(

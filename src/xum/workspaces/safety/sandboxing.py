@@ -31,7 +31,7 @@ from xum.engine.events import EventSink
 from xum.engine.middleware import ToolCall
 from xum.runtime.base import Runtime
 from xum.tools.denylist import ReadDenylist
-from xum.workspaces.safety import (
+from xum.workspaces.safety.choice import (
     SafetyChoice,
     SafetyConfigError,
     permission_mode,

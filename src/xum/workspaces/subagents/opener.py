@@ -1,0 +1,67 @@
+"""What the sub-agent manager needs from the assembly: a way to open a child's session.
+
+The assembly (`xum.workspaces.assembly`) opens every session, a child's too, and it is also the
+module that makes the manager (on a session's first real use of its host). So the manager does
+not import the assembly: whoever makes a `SubAgentManager` hands it the opener
+(`assembly.subagent_manager` passes `open_workspace_session`). These protocols are the part of
+that function and of what it returns that the manager relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from xum.context.workspace import AgentSelection
+    from xum.engine.events import EventSink
+    from xum.engine.route import ModelRoute
+    from xum.engine.session import AgentSession, WorkspaceInfo
+    from xum.llm.client import LLMClient
+    from xum.llm.types import ThinkingLevel
+    from xum.runtime.base import Runtime
+    from xum.store.registry import WorkspaceRecord
+    from xum.store.sessionlog import SessionLog
+    from xum.tools.tasking import SubAgentHost
+    from xum.workspaces.init_hook import InitHookRun
+    from xum.workspaces.safety.choice import SafetyChoice
+    from xum.workspaces.wiring import SessionWiring
+
+
+class OpenedSession(Protocol):
+    """An open child session and every part it owns (the assembly's `WorkspaceSession`)."""
+
+    @property
+    def agent(self) -> AgentSession: ...
+
+    @property
+    def log(self) -> SessionLog: ...
+
+    @property
+    def host(self) -> SubAgentHost | None: ...
+
+    async def aclose(self) -> None:
+        """Close the session and everything it owns."""
+        ...
+
+
+class SessionOpener(Protocol):
+    """Opens the session of a child's workspace record (`open_workspace_session`)."""
+
+    def __call__(
+        self,
+        record: WorkspaceRecord,
+        *,
+        route: ModelRoute,
+        thinking: ThinkingLevel,
+        emit: EventSink,
+        runtime: Runtime | None,
+        client: LLMClient | None,
+        init: InitHookRun | None,
+        selection: AgentSelection | None,
+        budget_usd: float | None,
+        make_host: Callable[[WorkspaceInfo, SessionWiring], SubAgentHost] | None,
+        is_git: bool | None,
+        purpose: str,
+        safety: SafetyChoice,
+    ) -> Awaitable[OpenedSession]: ...
