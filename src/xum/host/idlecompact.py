@@ -1,11 +1,11 @@
-"""Idle compaction: the server's periodic check for workspaces left alone longer than their
-project's `/idle <hours>` (docs/compaction.md).
+"""Idle compaction: the periodic check for workspaces left alone longer than their project's
+`/idle <hours>` (docs/compaction.md), run by a long-lived host registry (the server's).
 
-About once an hour (`ServerConfig.idle_check_s`) every workspace of a project with idle
+About once an hour (`Hosts.idle_check_s`; the server's `idle_check_s`) every workspace of a project with idle
 compaction on is looked at; one is compacted when its last activity (the newest frame of its
 log) is older than the setting, no turn runs in it (here or in another process), and the model
 sees more than a summary. The compaction is an ordinary compaction turn with trigger `idle`,
-driven by the session manager like any turn, so the browser sees it live. Once it is done the
+driven by the workspace's host like any turn, so the browser sees it live. Once it is done the
 workspace's record notes the log's last seq (`idleCompactedSeq`): while nothing follows, the UI
 shows the idle-compacted badge.
 """
@@ -28,9 +28,9 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
 
 if TYPE_CHECKING:
-    from xum.server.sessions import SessionManager
+    from xum.host.hosts import Hosts
 
-log = logging.getLogger("xum.server")
+log = logging.getLogger("xum.host")
 
 IDLE_SEQ_KEY = "idle_compacted_seq"  # `idleCompactedSeq` in config.json
 
@@ -49,7 +49,7 @@ def eligible(frames: Sequence[Frame], hours: float, now: int) -> bool:
     return newest != ev.COMPACTION
 
 
-def _candidates(manager: SessionManager, now: int) -> list[WorkspaceRecord]:
+def _candidates(manager: Hosts, now: int) -> list[WorkspaceRecord]:
     """Worker thread: the workspaces due for an idle compaction (reads config and logs)."""
     out: list[WorkspaceRecord] = []
     for record in registry.list_workspaces():
@@ -66,7 +66,7 @@ def _candidates(manager: SessionManager, now: int) -> list[WorkspaceRecord]:
     return out
 
 
-async def compact_idle(manager: SessionManager, now: int | None = None) -> list[str]:
+async def compact_idle(manager: Hosts, now: int | None = None) -> list[str]:
     """Start an idle compaction in every workspace due for one; returns their ids."""
     due = await asyncio.to_thread(_candidates, manager, now_ms() if now is None else now)
     started: list[str] = []
