@@ -26,10 +26,11 @@ LAYERS: dict[str, int] = {
     "context": 3,
     "engine": 4,
     "workspaces": 5,
-    "cli": 6,
-    "server": 6,
-    "acp": 6,
-    "tui": 6,
+    "host": 6,  # one live session per workspace, shared by every front-end
+    "cli": 7,
+    "server": 7,
+    "acp": 7,
+    "tui": 7,
 }
 FRONT_ENDS = ("cli", "server", "acp", "tui")
 
@@ -183,6 +184,12 @@ def test_no_import_crosses_a_forbidden_arrow() -> None:
         ("tools/bash.py", "xum.runtime.base", True),
         ("engine/session.py", "xum.core.messages", True),
         ("llm/http.py", "xum", True),
+        ("host/workspace_host.py", "xum.server.hub", False),
+        ("host/workspace_host.py", "xum.tui.app", False),
+        ("workspaces/assembly.py", "xum.host.workspace_host", False),
+        ("host/workspace_host.py", "xum.workspaces.assembly", True),
+        ("server/sessions.py", "xum.host.hosts", True),
+        ("acp/session.py", "xum.host.workspace_host", True),
     ],
 )
 def test_the_rules_themselves(source: str, target: str, allowed: bool) -> None:

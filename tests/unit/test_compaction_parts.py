@@ -118,7 +118,7 @@ def test_the_policy_limits() -> None:
 
 
 def test_idle_eligibility() -> None:
-    from xum.server.idlecompact import eligible
+    from xum.host.idlecompact import eligible
 
     log = SessionLog.open("ws-idle")
     _frames(

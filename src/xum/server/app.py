@@ -27,9 +27,9 @@ async def _maintain(state: ServerState) -> None:
         await asyncio.sleep(interval)
         try:
             state.hub.poll_external()
-            await state.sessions.close_idle()
+            await state.hosts.close_idle()
             state.hub.trim()
-            await state.sessions.maybe_compact_idle()
+            await state.hosts.maybe_compact_idle()
         except Exception:  # keep maintaining; say what broke
             log.exception("server maintenance failed")
 
@@ -66,7 +66,7 @@ def create_app(config: ServerConfig) -> FastAPI:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-            await state.sessions.shutdown()
+            await state.hosts.shutdown()
 
     app = FastAPI(
         title="xum server API",

@@ -54,6 +54,8 @@ _CODE_STATUS = {
     "invalid_name": 422,
     "usage_error": 422,
     "agent_error": 422,
+    "conflict": 409,  # the host: the action needs the workspace idle
+    "invalid_request": 422,
 }
 
 

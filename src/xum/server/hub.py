@@ -2,10 +2,11 @@
 
 Each workspace that someone looks at (or that runs a turn) has a `Channel`: a read-only view of
 its session log (the agent session writes through its own `SessionLog`), the in-flight partial
-message (folded from the live deltas), the sidebar status, and its subscribers. Everything here
+message (folded from the live deltas), the running calls and their live output so far
+(`xum.host.inflight`), the sidebar status, and its subscribers. Everything here
 runs on the server's event loop (where the agent sessions run too: their emit calls `publish`
 directly) and never awaits while it moves events, so a subscribe (backlog snapshot + partial
-snapshot + registration) is one atomic step with respect to the events the agent emits: nothing
+snapshot + live output so far + registration) is one atomic step with respect to the events the agent emits: nothing
 is missed, nothing is sent twice. Each event is encoded to JSON once, whatever the number of
 subscribers.
 
@@ -30,6 +31,7 @@ import orjson
 from xum.engine import events as E
 from xum.engine.derive import frame_event
 from xum.engine.events import Event
+from xum.host.inflight import InFlight
 from xum.server.outbox import WORKSPACES_CHANGED, Backlog, Outbox
 from xum.store import sessions as session_files
 from xum.store.sessionlog import SessionLog, check_workspace_id
@@ -90,6 +92,7 @@ class Channel:
         self.log = log
         self.subscribers: dict[Client, int] = {}  # client -> last seq its backlog covered
         self.partial: PartialState | None = None
+        self.inflight = InFlight()  # running calls and their live output, for a new subscriber
         self.turn_id: str | None = None
         self.last_published_seq = log.last_seq
         self.live_at = 0.0  # when this process last published a live event of it
@@ -103,6 +106,7 @@ class Channel:
         self.last_status: str | None = None
 
     def fold(self, event: Event) -> None:
+        self.inflight.fold(event)
         if isinstance(event, E.TurnStart):
             self.turn_id = event.turn_id
             self.turn_open = True
@@ -226,6 +230,9 @@ class Hub:
         partial = self._partial_message(channel)
         if partial is not None:
             client.outbox.put(workspace_id, dumps(partial))
+        # The running calls and what they printed so far (a reload shows the whole output).
+        for event in channel.inflight.snapshot():
+            client.outbox.put(workspace_id, _event_text(workspace_id, event))
         question = self.pending_question(workspace_id)
         if question is not None:
             client.outbox.put(workspace_id, dumps(question))
@@ -379,6 +386,7 @@ class Hub:
         """The log changed other than by appends: every subscriber starts over."""
         channel.last_published_seq = channel.log.last_seq
         channel.partial = None
+        channel.inflight.clear()
         for client in list(channel.subscribers):
             self._drop(client, channel, "log-reloaded")
 

@@ -12,7 +12,7 @@ from xum.server.auth import BrowserSessions, is_loopback_host
 from xum.server.hub import Hub
 from xum.server.outbox import DEFAULT_CAPACITY
 from xum.server.readmarks import ReadMarks
-from xum.server.sessions import SessionManager
+from xum.server.sessions import server_hosts
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -44,7 +44,7 @@ class ServerState:
         self.hub = Hub(config.outbox_capacity)
         self.read_marks = ReadMarks()
         self.hub.read_seq = self.read_marks.get
-        self.sessions = SessionManager(
+        self.hosts = server_hosts(
             self.hub, idle_close_s=config.idle_close_s, idle_check_s=config.idle_check_s
         )
         self.started_pid = os.getpid()

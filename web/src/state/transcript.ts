@@ -390,7 +390,6 @@ export const MAX_LIVE_CHARS = 300 * 1024;
 /** Calls with live output kept at once; the oldest are forgotten first. */
 export const MAX_LIVE_CALLS = 32;
 export const LIVE_TRIMMED = "[… earlier live output trimmed …]\n";
-export const LIVE_GAP = "\n[… reconnected: output printed while disconnected is not shown …]\n";
 
 /** Streams of background commands outlive the call's result. */
 export function isBackgroundStream(stream: string): boolean {
@@ -438,19 +437,6 @@ function endLive(live: ReadonlyMap<string, LiveCall>, callId: string | null): Re
   return next ?? live;
 }
 
-/** A (re)subscription: what was printed while unsubscribed never arrives, so say so. */
-function markGaps(live: ReadonlyMap<string, LiveCall>): ReadonlyMap<string, LiveCall> {
-  if (live.size === 0) return live;
-  const next = new Map<string, LiveCall>();
-  for (const [id, streams] of live) {
-    next.set(
-      id,
-      streams.map((s) => (s.text.endsWith(LIVE_GAP) ? s : { stream: s.stream, text: bounded(s.text + LIVE_GAP) })),
-    );
-  }
-  return next;
-}
-
 function fillHole(call: ToolCallRef | undefined): ToolCallRef {
   return call ?? { id: "", name: "", arguments: "" };
 }
@@ -469,12 +455,13 @@ export function applyPartial(state: TranscriptState, message: PartialMessage): T
 }
 
 /** Forget the in-flight message: called when (re)subscribing, before the server's snapshot.
- * Live tool output is kept, with a note where the events missed while away would have been.
- * Waiting approvals are dropped: the server sends the ones still waiting again. */
+ * Live tool output is dropped too: the server sends every running call's output so far again
+ * (bounded), then the live deltas, so nothing printed while away is missing. Waiting approvals
+ * are dropped: the server sends the ones still waiting again. */
 export function resetInFlight(state: TranscriptState): TranscriptState {
   const idle = state.partial === null && state.retrying === null && state.stalled === null && state.live.size === 0;
   if (idle && state.approvals.length === 0) return state;
-  return { ...state, partial: null, retrying: null, stalled: null, live: markGaps(state.live), approvals: [] };
+  return { ...state, partial: null, retrying: null, stalled: null, live: new Map(), approvals: [] };
 }
 
 /** Apply the newest page of history (the first load). */

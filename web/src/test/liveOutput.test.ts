@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EngineEvent } from "../api/types";
 import {
-  LIVE_GAP,
   LIVE_TRIMMED,
   MAX_LIVE_CALLS,
   MAX_LIVE_CHARS,
@@ -94,11 +93,11 @@ describe("live tool output", () => {
     expect(t.live.has(`call${MAX_LIVE_CALLS}`)).toBe(true);
   });
 
-  it("marks the gap a resubscription leaves, once", () => {
+  it("starts over on a resubscription: the server sends the output so far again", () => {
     let t = applyEvents(started(), [out("c1", "before")]);
     t = resetInFlight(resetInFlight(t));
-    t = applyEvents(t, [out("c1", "after\n")]);
-    expect(texts(t, "c1").output).toBe("before" + LIVE_GAP + "after\n");
+    t = applyEvents(t, [out("c1", "before"), out("c1", "after\n")]);
+    expect(texts(t, "c1").output).toBe("beforeafter\n");
     expect(resetInFlight(emptyTranscript())).toEqual(emptyTranscript());
   });
 });

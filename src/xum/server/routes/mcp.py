@@ -365,8 +365,8 @@ def _workspace_mcp(workspace_id: str, request: Request) -> WorkspaceMcp:
         mp.local_path(workspace),
         trusted=project_automation_allowed(record.project_path),
     )
-    live = get_state(request).sessions.sessions.get(workspace_id)
-    manager = live.parts.mcp if live is not None else None
+    host = get_state(request).hosts.get(workspace_id)
+    manager = host.parts.mcp if host is not None and host.parts is not None else None
     states = {s.name: s for s in manager.states()} if manager is not None else {}
     rows = []
     for spec, enabled in [

@@ -95,5 +95,5 @@ async def read_plan(workspace_id: str) -> PlanFile:
 async def write_plan(workspace_id: str, body: PlanEdit, request: Request) -> PlanFile:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    require_idle(state.sessions, workspace_id, "edit the plan of")
+    require_idle(state.hosts, workspace_id, "edit the plan of")
     return await asyncio.to_thread(_write, workspace_id, body)

@@ -192,8 +192,7 @@ async def _after_change(request: Request) -> None:
 
     discovery.clear_cache()
     state = get_state(request)
-    for ws in list(state.sessions.sessions):
-        await state.sessions.mark_stale(ws)
+    await state.hosts.mark_all_stale()
 
 
 @router.get("/providers", response_model=ProviderList)

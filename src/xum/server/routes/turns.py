@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
@@ -10,11 +10,13 @@ from pydantic import BaseModel, Field
 from xum.core.errors import XumError
 from xum.engine.derive import frame_event
 from xum.server.errors import ApiError, from_xum_error
+from xum.server.hostlink import question_message
 from xum.server.schemas import Workspace
 from xum.server.sessions import workspace_or_404
 from xum.server.state import ServerState, get_state
-from xum.store import registry
-from xum.store.registry import WorkspaceRecord
+
+if TYPE_CHECKING:
+    from xum.host.commands import CommandResult
 
 router = APIRouter(prefix="/api/workspaces", tags=["turns"])
 
@@ -93,91 +95,40 @@ class HistoryPage(BaseModel):
     response_model_exclude_unset=True,
 )
 async def send_message(workspace_id: str, body: SendMessage, request: Request) -> Sent:
+    from xum.host import commands
+
     state = get_state(request)
     record = workspace_or_404(workspace_id)
     if not body.text.strip():
         raise ApiError(422, "invalid_request", "text: the message is empty")
-    command = _chat_command(body.text)
-    if command is not None and not _is_session_command(command):
-        return await _run_command(state, record, command)
-    if record.archived_at is not None:
-        raise ApiError(
-            409, "conflict", "this workspace is archived", "unarchive it to continue the chat"
-        )
-    disposition, when = await state.sessions.send(record, body.text, body.when)
-    return Sent(disposition=disposition, when=when)
-
-
-def _is_session_command(command: Any) -> bool:
-    """`/compact`, `/clear` and `/goal` run in the session, like a message."""
-    from xum.context.slash import ClearCommand, CompactCommand, GoalCommand
-
-    return isinstance(command, CompactCommand | ClearCommand | GoalCommand)
-
-
-def _chat_command(text: str) -> Any:
-    from xum.context.slash import SlashError, parse_command
-
     try:
-        return parse_command(text)
-    except SlashError as exc:
-        raise ApiError(422, "usage_error", str(exc)) from None
-
-
-async def _run_command(state: ServerState, record: WorkspaceRecord, command: Any) -> Sent:
-    """`/model`, `/fork` and `/idle`, carried out here (the first two exactly as PATCH and POST
-    .../fork do); nothing is sent to a model in this workspace (whether a turn runs in it or
-    not)."""
-    from xum.context.slash import IdleCommand, ModelCommand
-    from xum.server.routes.workspaces import as_json, change_workspace, checked_model, fork
-
-    if isinstance(command, IdleCommand):
-        from xum.store.compaction_config import set_idle_hours
-
-        try:
-            set_idle_hours(record.project_path, command.hours)
-        except XumError as exc:
-            raise from_xum_error(exc) from None
-        state.hub.workspaces_changed()
-        return Sent(
-            disposition="command",
-            when=None,
-            command="idle",
-            idleHours=command.hours,
-            workspace=as_json(state, record),
-        )
-    if isinstance(command, ModelCommand):
-        if command.model is None:
+        command = commands.parse(body.text, "server")
+        if commands.is_workspace_command(command):
+            return _sent(state, await commands.apply(state.hosts, record, command))
+        if record.archived_at is not None:
             raise ApiError(
-                422,
-                "usage_error",
-                "/model needs a model: an alias or provider:model (e.g. /model sonnet)",
-                "GET /api/settings/models lists them",
+                409, "conflict", "this workspace is archived", "unarchive it to continue the chat"
             )
-        changed = await change_workspace(state, record, {"model": checked_model(command.model)})
-        return Sent(
-            disposition="command", when=None, command="model", workspace=as_json(state, changed)
-        )
-    if command.name is not None and len(command.name) > 80:
-        raise ApiError(422, "usage_error", "/fork: a workspace name is at most 80 characters")
-    new = await fork(state, record.id, command.name, None)
-    sent = Sent(
-        disposition="command",
-        when=None,
-        command="fork",
-        forkMessage=None,
-        forkMessageError=None,
-    )
-    if command.message is not None:
-        try:
-            await state.sessions.send(new, command.message, "step")
-            sent.forkMessage = "started"
-        except (ApiError, XumError) as exc:
-            # The fork exists either way (a turn that failed to start shows the error in it).
-            error = exc if isinstance(exc, ApiError) else from_xum_error(exc)
-            sent.forkMessageError = {"code": error.code, "message": error.message}
-    latest = registry.get_workspace(new.id) or new
-    sent.workspace = as_json(state, latest)
+        disposition = await state.hosts.send(record, body.text, body.when)
+    except XumError as exc:
+        raise from_xum_error(exc) from None
+    return Sent(disposition=disposition, when=body.when if disposition == "queued" else None)
+
+
+def _sent(state: ServerState, result: CommandResult) -> Sent:
+    """A workspace command's result (`/model`, `/fork`, `/idle`): nothing went to a model in
+    this workspace."""
+    from xum.server.routes.workspaces import as_json
+
+    sent = Sent(disposition="command", when=None, command=result.command)
+    if result.command == "idle":
+        sent.idleHours = result.idle_hours
+    if result.command == "fork":
+        sent.forkMessage = result.fork_message
+        error = result.fork_message_error
+        api = from_xum_error(error) if error is not None else None
+        sent.forkMessageError = {"code": api.code, "message": api.message} if api else None
+    sent.workspace = as_json(state, result.record)
     return sent
 
 
@@ -196,14 +147,17 @@ async def start_here(workspace_id: str, body: StartHereBody, request: Request) -
     record = workspace_or_404(workspace_id)
     if record.archived_at is not None:
         raise ApiError(409, "conflict", "this workspace is archived", "unarchive it first")
-    return StartedHere(seq=await state.sessions.start_here(record, body.seq))
+    try:
+        return StartedHere(seq=await state.hosts.start_here(record, body.seq))
+    except XumError as exc:
+        raise from_xum_error(exc) from None
 
 
 @router.post("/{workspace_id}/interrupt", response_model=Interrupted)
 async def interrupt(workspace_id: str, request: Request) -> Interrupted:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    stopped, unsent = await state.sessions.interrupt(workspace_id)
+    stopped, unsent = await state.hosts.interrupt(workspace_id)
     return Interrupted(interrupted=stopped, unsent=unsent)
 
 
@@ -211,7 +165,7 @@ async def interrupt(workspace_id: str, request: Request) -> Interrupted:
 async def clear_queue(workspace_id: str, request: Request) -> Cleared:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    unsent = await state.sessions.clear_queue(workspace_id)
+    unsent = await state.hosts.clear_queue(workspace_id)
     return Cleared(cleared=len(unsent), unsent=unsent)
 
 
@@ -223,7 +177,7 @@ async def answer_question(workspace_id: str, body: AnswerBody, request: Request)
         len(body.answers) > 16 or any(len(k) + len(v) > 16_384 for k, v in body.answers.items())
     ):
         raise ApiError(422, "invalid_request", "answers: too many or too long")
-    if not state.sessions.questions.answer(workspace_id, body.questionId, body.answers):
+    if not state.hosts.questions.answer(workspace_id, body.questionId, body.answers):
         raise ApiError(
             404,
             "not_found",
@@ -250,7 +204,7 @@ async def answer_approval(
     it (with a reason the model is told)."""
     state = get_state(request)
     workspace_or_404(workspace_id)
-    approvals = state.sessions.approvals
+    approvals = state.hosts.approvals
     if not approvals.answer(workspace_id, request_id, body.decision, body.reason):
         raise ApiError(
             404,
@@ -265,7 +219,7 @@ async def answer_approval(
 async def pending_approvals(workspace_id: str, request: Request) -> PendingApprovals:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    waiting = state.sessions.approvals.requests_for(workspace_id)
+    waiting = state.hosts.approvals.requests_for(workspace_id)
     return PendingApprovals(approvals=[r.to_dict() for r in waiting])
 
 
@@ -273,7 +227,8 @@ async def pending_approvals(workspace_id: str, request: Request) -> PendingAppro
 async def pending_question(workspace_id: str, request: Request) -> PendingQuestionBody:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    return PendingQuestionBody(question=state.sessions.questions.message_for(workspace_id))
+    waiting = state.hosts.questions.pending(workspace_id)
+    return PendingQuestionBody(question=question_message(waiting) if waiting else None)
 
 
 @router.get("/{workspace_id}/slash", response_model=SlashCommands)
@@ -311,7 +266,7 @@ async def history(
     if afterSeq is not None and beforeSeq is not None:
         raise ApiError(422, "invalid_request", "pass afterSeq or beforeSeq, not both")
     channel = await state.hub.channel(workspace_id)
-    if not state.sessions.is_running(workspace_id):
+    if not state.hosts.is_running(workspace_id):
         state.hub.poll_one(channel)
     log = channel.log
     events: list[dict[str, Any]] = []

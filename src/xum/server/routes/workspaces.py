@@ -174,7 +174,7 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
     branch = None
     if name is not None and spec == "worktree":
         branch = await asyncio.to_thread(_existing_branch, directory, name)
-    record = await state.sessions.create(
+    record = await state.hosts.create(
         directory,
         spec,
         name_hint=hint,
@@ -228,21 +228,14 @@ async def change_workspace(
     state: ServerState, record: WorkspaceRecord, changes: dict[str, object]
 ) -> WorkspaceRecord:
     """Store checked changes; a live session picks up a new model, thinking level or agent
-    from its next turn."""
-    workspace_id = record.id
-    record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
-    if changes.keys() & {"model", "thinking", "agent"}:
-        await state.sessions.mark_stale(workspace_id)
-    state.hub.workspaces_changed()
-    return record
+    from its next turn (the host's `change_settings`)."""
+    return await state.hosts.change_settings(record.id, **changes)
 
 
 async def fork(
     state: ServerState, workspace_id: str, name: str | None, title: str | None
 ) -> WorkspaceRecord:
-    record = await state.sessions.fork(workspace_id, name, title)
-    state.hub.workspaces_changed()
-    return record
+    return await state.hosts.fork(workspace_id, name, title)
 
 
 @router.get("/{workspace_id}/agents", response_model=AgentList)
@@ -295,9 +288,9 @@ async def rename_workspace(workspace_id: str, body: RenameBody, request: Request
 
     state = get_state(request)
     workspace_or_404(workspace_id)
-    require_idle(state.sessions, workspace_id, "rename")
-    async with state.sessions.lock_for(workspace_id):
-        await state.sessions.close_workspace(workspace_id)  # its checkout path may change
+    require_idle(state.hosts, workspace_id, "rename")
+    async with state.hosts.lock_for(workspace_id):
+        await state.hosts.close_workspace(workspace_id)  # its checkout path may change
         record = await rename(workspace_id, body.name)
     state.hub.workspaces_changed()
     return as_json(state, record)
@@ -316,8 +309,8 @@ async def archive_workspace(workspace_id: str, request: Request) -> Workspace:
 
     state = get_state(request)
     workspace_or_404(workspace_id)
-    async with state.sessions.lock_for(workspace_id):
-        await state.sessions.close_workspace(workspace_id)  # a running turn is interrupted
+    async with state.hosts.lock_for(workspace_id):
+        await state.hosts.close_workspace(workspace_id)  # a running turn is interrupted
         record = await archive(workspace_id)
     state.hub.workspaces_changed()
     return as_json(state, record)
@@ -372,7 +365,7 @@ async def delete_workspace(
 
     state = get_state(request)
     record = workspace_or_404(workspace_id)
-    require_idle(state.sessions, workspace_id, "delete")
+    require_idle(state.hosts, workspace_id, "delete")
     preview = await asyncio.to_thread(_preview, record, branch)
     if preview.dirtyFiles and not force:
         raise ApiError(
@@ -382,8 +375,8 @@ async def delete_workspace(
             "commit or discard them, or delete with ?force=true to lose them "
             "(GET .../deletion lists them)",
         )
-    async with state.sessions.lock_for(workspace_id):
-        await state.sessions.close_workspace(workspace_id)
+    async with state.hosts.lock_for(workspace_id):
+        await state.hosts.close_workspace(workspace_id)
         report = await delete(workspace_id, force=force, branch=branch)
         state.hub.forget(workspace_id)
     state.read_marks.forget(workspace_id)

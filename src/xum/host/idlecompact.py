@@ -1,11 +1,11 @@
-"""Idle compaction: the server's periodic check for workspaces left alone longer than their
-project's `/idle <hours>` (docs/compaction.md).
+"""Idle compaction: the periodic check for workspaces left alone longer than their project's
+`/idle <hours>` (docs/compaction.md), run by a long-lived host registry (the server's).
 
-About once an hour (`ServerConfig.idle_check_s`) every workspace of a project with idle
+About once an hour (`Hosts.idle_check_s`; the server's `idle_check_s`) every workspace of a project with idle
 compaction on is looked at; one is compacted when its last activity (the newest frame of its
 log) is older than the setting, no turn runs in it (here or in another process), and the model
 sees more than a summary. The compaction is an ordinary compaction turn with trigger `idle`,
-driven by the session manager like any turn, so the browser sees it live. Once it is done the
+driven by the workspace's host like any turn, so the browser sees it live. Once it is done the
 workspace's record notes the log's last seq (`idleCompactedSeq`): while nothing follows, the UI
 shows the idle-compacted badge.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xum.core.clock import now_ms
 from xum.store import compaction_config as cc
@@ -27,10 +27,17 @@ from xum.store.projection import rebuild_history
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
 
-if TYPE_CHECKING:
-    from xum.server.sessions import SessionManager
 
-log = logging.getLogger("xum.server")
+class IdleCompactor(Protocol):
+    """What the sweep needs of the process's hosts (`xum.host.hosts.Hosts`), named here so that
+    this module does not import the registry that imports it."""
+
+    def is_running(self, workspace_id: str) -> bool: ...
+
+    async def start_idle_compaction(self, record: WorkspaceRecord) -> bool: ...
+
+
+log = logging.getLogger("xum.host")
 
 IDLE_SEQ_KEY = "idle_compacted_seq"  # `idleCompactedSeq` in config.json
 
@@ -49,7 +56,7 @@ def eligible(frames: Sequence[Frame], hours: float, now: int) -> bool:
     return newest != ev.COMPACTION
 
 
-def _candidates(manager: SessionManager, now: int) -> list[WorkspaceRecord]:
+def _candidates(manager: IdleCompactor, now: int) -> list[WorkspaceRecord]:
     """Worker thread: the workspaces due for an idle compaction (reads config and logs)."""
     out: list[WorkspaceRecord] = []
     for record in registry.list_workspaces():
@@ -66,7 +73,7 @@ def _candidates(manager: SessionManager, now: int) -> list[WorkspaceRecord]:
     return out
 
 
-async def compact_idle(manager: SessionManager, now: int | None = None) -> list[str]:
+async def compact_idle(manager: IdleCompactor, now: int | None = None) -> list[str]:
     """Start an idle compaction in every workspace due for one; returns their ids."""
     due = await asyncio.to_thread(_candidates, manager, now_ms() if now is None else now)
     started: list[str] = []

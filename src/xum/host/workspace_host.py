@@ -1,0 +1,340 @@
+"""`WorkspaceHost`: one workspace's live agent session, the same for every front-end.
+
+A host is opened once, through the one assembly (`xum.workspaces.assembly`), and drives the
+session: a message starts a turn, or waits in the engine's queue while one runs ("step": after
+the running tool calls; "turn": as a turn of its own afterwards); when a turn ends the host runs
+what was queued, one turn each, then the goal's continuations (`engine.goals`) once nothing the
+user sent is waiting. An idle compaction runs the same way, as a compaction turn first. Every
+event the session emits goes to the front-end's `HostListener` on the spot.
+
+The session's writer lock is taken per turn (the engine's turn takes it and lets it go), never
+for the host's whole life, so an idle host does not make other workspaces of the project think
+an agent runs here.
+
+When something outside xum edits the log, the writer refuses the next turn (`session_changed`,
+before the turn wrote anything): the host opens the session again from the log as it is and runs
+the turn on that (`_reopen`); messages queued meanwhile move to the new session.
+
+A settings change (model, thinking, agent) marks the host stale: `Hosts` closes it once its turn
+ends, and the next message opens it again with the new settings. (The engine has no public way
+yet to switch the route of an open session for its next turn; when it has, `change_settings`
+should use it instead of the reopen.)
+
+The per-workspace lock and the registry of hosts live in `xum.host.hosts`; the methods here
+that change what runs are called with that lock held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from xum.core.errors import SessionChangedError, XumError
+from xum.engine import events as E
+from xum.host.inflight import InFlight
+from xum.host.listener import HostListener
+from xum.host.pending import Approvals, Questions
+from xum.store import registry
+from xum.store.registry import WorkspaceRecord
+from xum.workspaces.safety.choice import SafetyChoice
+
+if TYPE_CHECKING:
+    from xum.engine.goals import Decision
+    from xum.engine.middleware import ToolMiddleware
+    from xum.engine.turn import TurnResult
+    from xum.workspaces.assembly import WorkspaceSession
+    from xum.workspaces.lifecycle import CreatedWorkspace
+
+log = logging.getLogger("xum.host")
+
+When = Literal["step", "turn"]  # the engine's queue: after the running step, after the turn
+Frontend = Literal["server", "tui", "acp", "run"]
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    """How a front-end wants its sessions opened."""
+
+    frontend: Frontend = "server"
+    purpose: str = "server"  # names the writer in lock files and errors
+    safety: SafetyChoice = field(default_factory=lambda: SafetyChoice(approval="ask"))
+    people: bool = True  # questions and approvals wait for a person (the pending maps)
+    goals: bool = True  # offer the goal tools; the drive loop continues goals
+    tool_middleware: Sequence[ToolMiddleware] = ()
+
+
+@dataclass
+class HostServices:
+    """What every host of a process shares: where events go, what waits for a person, how a
+    background task is kept alive."""
+
+    listener: HostListener
+    questions: Questions
+    approvals: Approvals
+    spawn: Callable[[Coroutine[Any, Any, Any]], None]
+    options: HostOptions
+
+
+class WorkspaceHost:
+    def __init__(self, workspace_id: str, services: HostServices) -> None:
+        self.workspace_id = workspace_id
+        self.services = services
+        self.parts: WorkspaceSession | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.last_active = time.monotonic()
+        self.stale = False  # settings changed: close once the current turn ends
+        self.driving = False  # a drive runs (a turn, or between queued ones)
+        self.started = asyncio.Event()  # the current drive's turn has started
+        self.start_error: XumError | None = None
+        self.inflight = InFlight()
+        self.on_drive_end: Callable[[WorkspaceHost], None] = lambda _h: None
+
+    # Opening ----------------------------------------------------------------------------
+
+    async def open(
+        self,
+        record: WorkspaceRecord,
+        take_created: Callable[[], CreatedWorkspace | None] = lambda: None,
+    ) -> None:
+        """Open the session. Configuration problems (no provider, unknown model) raise before
+        `take_created` is called, so a new workspace's prepared runtime stays for a retry."""
+        self.parts = await self._assemble(record, take_created)
+
+    async def _assemble(
+        self,
+        record: WorkspaceRecord,
+        take_created: Callable[[], CreatedWorkspace | None] = lambda: None,
+    ) -> WorkspaceSession:
+        from xum.workspaces.assembly import open_workspace_session, route_for
+
+        options = self.services.options
+        route, thinking = await asyncio.to_thread(route_for, record)
+        people = options.people
+        return await open_workspace_session(
+            record,
+            route=route,
+            thinking=thinking,
+            emit=self._emit,
+            created=take_created(),
+            ask_user=self.services.questions.asker(record.id) if people else None,
+            approver=self.services.approvals.approver_for(record.id) if people else None,
+            safety=options.safety,
+            children=self._child_event,
+            purpose=options.purpose,
+            goals=options.goals,
+            tool_middleware=options.tool_middleware,
+        )
+
+    @property
+    def session(self) -> WorkspaceSession:
+        assert self.parts is not None, "the host is not open"
+        return self.parts
+
+    # What a front-end reads -------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def queued(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The waiting messages (after the step, after the turn), oldest first."""
+        return self.session.agent.queue.texts
+
+    def in_flight(self) -> list[E.Event]:
+        """The running calls and their live output so far (for a subscriber that joins late)."""
+        return self.inflight.snapshot()
+
+    # Driving ----------------------------------------------------------------------------
+
+    def queue(self, text: str, when: When) -> None:
+        """A message while a turn runs: the engine delivers it after the step or the turn."""
+        self.last_active = time.monotonic()
+        self.services.questions.dismiss(self.workspace_id)  # a chat message, not an answer
+        self.session.agent.queue_message(text, when)
+        self._status()
+
+    def start(self, text: str | None, *, idle: bool = False) -> None:
+        """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued."""
+        self.driving = True
+        self.started.clear()
+        self.start_error = None
+        self.last_active = time.monotonic()
+        name = f"{'idle compaction' if idle else 'turn'} {self.workspace_id}"
+        self.task = asyncio.create_task(self._drive(text, idle), name=name)
+        self._status()
+
+    async def wait_started(self, timeout_s: float) -> None:
+        """Wait until the turn is under way, so a message that cannot start one (an unusable
+        slash command, a session another process grabbed) raises its error here."""
+        task = self.task
+        if task is None:
+            return
+        waiter = asyncio.ensure_future(self.started.wait())
+        await asyncio.wait({waiter, task}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        waiter.cancel()
+        if not self.started.is_set() and self.start_error is not None:
+            raise self.start_error
+
+    def interrupt(self) -> list[str]:
+        """Stop the running turn; the messages still queued are handed back, not run."""
+        unsent = self.take_queue()
+        if self.busy:
+            self.session.agent.interrupt()
+        self._status()
+        return unsent
+
+    def take_queue(self) -> list[str]:
+        unsent: list[str] = self.session.agent.take_queue()
+        return unsent
+
+    async def start_here(self, seq: int) -> int:
+        """Restart the context from the reply or plan at `seq` (a boundary frame)."""
+        self.last_active = time.monotonic()
+        boundary: int = await self.session.agent.compactor.start_here(seq)
+        self._status()
+        return boundary
+
+    async def _drive(self, text: str | None, idle: bool) -> None:
+        next_text = text
+        try:
+            if idle:
+                next_text = await self._idle_compaction()
+            continuation: Decision | None = None
+            while next_text is not None or continuation is not None:
+                result = await self._one_turn(next_text, continuation)
+                reason = result.reason if result is not None else "error"
+                agent = self.session.agent
+                # The engine's queue: "step" messages the turn ended before delivering first,
+                # then the "turn" ones, each a turn of its own (an interrupt handed them back).
+                next_text = None if reason == "interrupted" else agent.next_queued()
+                # A goal goes on once nothing the user sent is waiting (engine.goals).
+                continuation = None
+                if next_text is None and result is not None:
+                    decision = await agent.goals.after_turn(result)
+                    if decision.kind in ("continue", "wrap_up"):
+                        continuation = decision
+                if next_text is not None or continuation is not None:
+                    self.started.clear()
+        finally:
+            self.driving = False
+            self.last_active = time.monotonic()
+            self._status()
+            self.on_drive_end(self)
+
+    async def _one_turn(
+        self, text: str | None, continuation: Decision | None, *, reopened: bool = False
+    ) -> TurnResult | None:
+        """The turn of `text` (or a goal's continuation); None when it failed to start."""
+        agent = self.session.agent
+        try:
+            if continuation is not None:
+                return await agent.goals.continue_turn(continuation)
+            assert text is not None
+            return await agent.run_turn(text)
+        except asyncio.CancelledError:
+            raise
+        except SessionChangedError as exc:
+            # Refused before the turn started (nothing was written): reopen and run it on the
+            # log as it is now. A change in the middle of a turn ends that turn with the error;
+            # the next message lands here and reopens.
+            if not self.started.is_set() and not reopened and await self._reopen():
+                return await self._one_turn(text, continuation, reopened=True)
+            self._failed(exc)
+            return None
+        except XumError as exc:
+            self._failed(exc)
+            return None
+        except Exception as exc:  # a bug: keep the process up and say so
+            log.exception("turn failed in workspace %s", self.workspace_id)
+            failure = exc
+            self._guard(lambda: self.services.listener.turn_failed(self.workspace_id, failure))
+            return None
+
+    async def _idle_compaction(self) -> str | None:
+        """The compaction turn; returns the first message queued meanwhile."""
+        from xum.host.idlecompact import note_compacted
+
+        agent = self.session.agent
+        try:
+            result = await agent.compactor.compaction_turn("idle")
+        except XumError as exc:  # nothing to compact after all, or the model is gone
+            log.info("idle compaction skipped in %s: %s", self.workspace_id, exc.message)
+        else:
+            if result.reason == "completed":
+                await asyncio.to_thread(note_compacted, self.workspace_id, agent.log.last_seq)
+                self._guard(self.services.listener.workspaces_changed)
+        return agent.next_queued()
+
+    async def _reopen(self) -> bool:
+        """The log changed outside xum (an editor, a script, a restored backup): open the
+        session again from what is on disk (the scan quarantines what no longer checks out,
+        docs/sessions.md) in place of this one. False when it cannot be reopened."""
+        record = registry.get_workspace(self.workspace_id)
+        if record is None:
+            return False
+        try:
+            parts = await self._assemble(record)
+        except XumError:
+            log.exception("could not reopen the session of workspace %s", self.workspace_id)
+            return False
+        old, self.parts = self.session, parts
+        for text in old.agent.take_queue():  # a message queued meanwhile is not lost
+            parts.agent.queue_message(text, "turn")
+        self.services.spawn(_close_quietly(old))
+        log.info("reopened the session of workspace %s after an outside edit", self.workspace_id)
+        return True
+
+    def _failed(self, exc: XumError) -> None:
+        if not self.started.is_set():
+            self.start_error = exc
+        self._guard(lambda: self.services.listener.turn_failed(self.workspace_id, exc))
+
+    # Closing ----------------------------------------------------------------------------
+
+    async def stop(self, wait_s: float) -> None:
+        """Hand back the queue, interrupt a running turn and wait (bounded) for it to end."""
+        if self.parts is None:
+            return
+        self.take_queue()
+        if self.busy:
+            self.session.agent.interrupt()
+            assert self.task is not None
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self.task), wait_s)
+
+    async def aclose(self) -> None:
+        if self.parts is not None:
+            await _close_quietly(self.parts)
+
+    # Events -----------------------------------------------------------------------------
+
+    def _emit(self, event: E.Event) -> None:
+        if isinstance(event, E.TurnStart):
+            self.started.set()
+        self.inflight.fold(event)
+        self._guard(lambda: self.services.listener.event(self.workspace_id, event))
+
+    def _child_event(self, workspace_id: str, event: E.Event) -> None:
+        self._guard(lambda: self.services.listener.event(workspace_id, event))
+
+    def _status(self) -> None:
+        self._guard(lambda: self.services.listener.status_changed(self.workspace_id))
+
+    @staticmethod
+    def _guard(call: Callable[[], None]) -> None:
+        """Listener calls run inside the engine's emit: a failure is logged, never raised into
+        the turn."""
+        try:
+            call()
+        except Exception:
+            log.exception("a front-end failed to take a host event")
+
+
+async def _close_quietly(parts: WorkspaceSession) -> None:
+    with contextlib.suppress(Exception):
+        await parts.aclose()
