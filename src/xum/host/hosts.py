@@ -28,7 +28,13 @@ from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
-from xum.host.workspace_host import HostOptions, HostServices, When, WorkspaceHost
+from xum.host.workspace_host import (
+    HostOptions,
+    HostServices,
+    OpenSettings,
+    When,
+    WorkspaceHost,
+)
 from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
@@ -163,6 +169,30 @@ class Hosts:
         await host.wait_started(START_WAIT_S)
         return "started"
 
+    async def open(
+        self,
+        record: WorkspaceRecord,
+        *,
+        created: CreatedWorkspace | None = None,
+        settings: OpenSettings | None = None,
+    ) -> WorkspaceHost:
+        """Open `record`'s host ahead of its first message (or return the open one): with the
+        runtime and init hook of a workspace the caller just created, and with `settings` in
+        place of the record's (`xum run`'s flags). Raises `SessionBusyError` when another
+        process drives the session."""
+        async with self.lock_for(record.id):
+            host = self.hosts.get(record.id)
+            if host is not None:
+                return host
+            if session_files.is_busy(record.id):
+                raise SessionBusyError(
+                    "another process (such as `xum run`) is using this workspace's session",
+                    hint="wait for it to finish, then send again",
+                )
+            if created is not None:
+                self.prepared[record.id] = Prepared(created)
+            return await self._open(record, settings)
+
     async def start_here(self, record: WorkspaceRecord, seq: int) -> int:
         """Restart the workspace's context from the reply or plan at `seq` (a boundary frame,
         instant); returns the boundary's seq. `TurnRunningError` while a turn runs."""
@@ -220,7 +250,9 @@ class Hosts:
 
     # Opening ----------------------------------------------------------------------------
 
-    async def _open(self, record: WorkspaceRecord) -> WorkspaceHost:
+    async def _open(
+        self, record: WorkspaceRecord, settings: OpenSettings | None = None
+    ) -> WorkspaceHost:
         await self.listener.opening(record.id)
         host = WorkspaceHost(record.id, self.services)
         host.on_drive_end = self._drive_ended
@@ -229,7 +261,7 @@ class Hosts:
             prepared = self.prepared.pop(record.id, None)
             return prepared.created if prepared is not None else None
 
-        await host.open(record, take_created)
+        await host.open(record, take_created, settings)
         self.hosts[record.id] = host
         return host
 
