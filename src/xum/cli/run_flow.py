@@ -1,6 +1,8 @@
-"""What `xum run` does once its flags are read: open a workspace's session (a new workspace, or
-`--workspace` an existing one), run the message as a turn, keep a goal going, and say how it
-ended (`RunOutcome`).
+"""What `xum run` does once its flags are read: pick the model, thinking level and agent, make
+the workspace (or take the one `--workspace` names), hand the message to the workspace host
+(`cli/run_host.py`: the host runs the turn and keeps a goal going) and say how it ended
+(`RunOutcome`). `/model` and `/idle` with `--workspace` are carried out by the host's command
+layer (`xum.host.commands`, the `run` row), nothing sent to a model.
 
 Everything that can fail on configuration (the model, a price a budget needs, the workspace to
 continue and whether it is free) is checked before anything is written.

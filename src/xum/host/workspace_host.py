@@ -20,6 +20,10 @@ ends, and the next message opens it again with the new settings. (The engine has
 yet to switch the route of an open session for its next turn; when it has, `change_settings`
 should use it instead of the reopen.)
 
+A one-shot front-end (`xum run`) opens a host with `OpenSettings` (its flags' model, thinking
+level and agent, a budget, the agent's exit code) and reads each turn's result through
+`turn_ended`, which may also keep a goal from continuing.
+
 The per-workspace lock and the registry of hosts live in `xum.host.hosts`; the methods here
 that change what runs are called with that lock held.
 """
