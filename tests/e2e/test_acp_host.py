@@ -22,6 +22,8 @@ from xum.store import sessions as session_files
 from xum.testing import fakellm
 from xum.testing.acpeditor import TestEditor
 from xum.testing.fakellm import FakeLLM, RecordedRequest
+from xum.workspaces.busy import streaming_local_siblings
+from xum.workspaces.lifecycle import create_workspace
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -141,17 +143,26 @@ async def test_an_idle_editor_session_holds_no_writer_lock(
         fakellm.tool_call("bash", {"script": script, "display_name": "wait"}),
         fakellm.text("done"),
     )
-    async with bridge(TestEditor(), repo, env_for(fake_llm)) as (conn, _proc, _init):
-        new = await conn.new_session(cwd=str(repo), mcp_servers=[])
-        sid = new.session_id
-        assert not session_files.is_busy(sid)  # open, never prompted
-        await conn.prompt(session_id=sid, prompt=[text_block("hi")])
-        # Idle after a turn: another process (the server, `xum run`) sees no agent here.
-        assert not session_files.is_busy(sid)
-        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("wait")]))
-        try:
-            await _poll(lambda: session_files.is_busy(sid), "the turn to take the lock")
-        finally:
-            release.touch()
-        assert (await asyncio.wait_for(turn, 60)).stop_reason == "end_turn"
-        assert not session_files.is_busy(sid)
+    # Another local workspace of the project, as the browser's server would have it: its tool
+    # calls warn (`local-workspace-streaming`) about each sibling `streaming_local_siblings` names.
+    sibling = await create_workspace(repo, "local", name_hint="sibling")
+    try:
+        async with bridge(TestEditor(), repo, env_for(fake_llm)) as (conn, _proc, _init):
+            new = await conn.new_session(cwd=str(repo), mcp_servers=[])
+            sid = new.session_id
+            assert not session_files.is_busy(sid)  # open, never prompted
+            await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+            # Idle after a turn: another process (the server, `xum run`) sees no agent here.
+            assert not session_files.is_busy(sid)
+            assert streaming_local_siblings(sibling.record) == []
+            turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("wait")]))
+            try:
+                await _poll(lambda: session_files.is_busy(sid), "the turn to take the lock")
+                assert [w.id for w in streaming_local_siblings(sibling.record)] == [sid]
+            finally:
+                release.touch()
+            assert (await asyncio.wait_for(turn, 60)).stop_reason == "end_turn"
+            assert not session_files.is_busy(sid)
+            assert streaming_local_siblings(sibling.record) == []
+    finally:
+        await sibling.runtime.close()
