@@ -147,6 +147,11 @@ class BridgeSession:
         self.hosts.questions.answer(self.id, pending.id, answers)
 
     async def _approve(self, request: E.ApprovalRequest) -> None:
+        # By now the request waits in the host's map, unless a policy decided it without
+        # asking anyone (the event comes either way): then there is nothing to ask.
+        waiting = self.hosts.approvals.requests_for(self.id)
+        if not any(r.request_id == request.request_id for r in waiting):
+            return
         answer = await self.approver(request)
         self.hosts.approvals.answer(self.id, request.request_id, answer.decision, answer.reason)
 
