@@ -169,30 +169,6 @@ class Hosts:
         await host.wait_started(START_WAIT_S)
         return "started"
 
-    async def open(
-        self,
-        record: WorkspaceRecord,
-        *,
-        created: CreatedWorkspace | None = None,
-        settings: OpenSettings | None = None,
-    ) -> WorkspaceHost:
-        """Open `record`'s host ahead of its first message (or return the open one): with the
-        runtime and init hook of a workspace the caller just created, and with `settings` in
-        place of the record's (`xum run`'s flags). Raises `SessionBusyError` when another
-        process drives the session."""
-        async with self.lock_for(record.id):
-            host = self.hosts.get(record.id)
-            if host is not None:
-                return host
-            if session_files.is_busy(record.id):
-                raise SessionBusyError(
-                    "another process (such as `xum run`) is using this workspace's session",
-                    hint="wait for it to finish, then send again",
-                )
-            if created is not None:
-                self.prepared[record.id] = Prepared(created)
-            return await self._open(record, settings)
-
     async def start_here(self, record: WorkspaceRecord, seq: int) -> int:
         """Restart the workspace's context from the reply or plan at `seq` (a boundary frame,
         instant); returns the boundary's seq. `TurnRunningError` while a turn runs."""
@@ -232,6 +208,29 @@ class Hosts:
         self.listener.workspaces_changed()
         return record
 
+    async def configure(
+        self,
+        workspace_id: str,
+        *,
+        model: str | None = None,
+        thinking: str | None = None,
+        agent: str | None = None,
+    ) -> WorkspaceRecord:
+        """Store a new model, thinking level or agent (checked by the caller) and switch the
+        open session to it for its next turn, without reopening it (`WorkspaceHost.configure`;
+        a running turn keeps what it started with)."""
+        changes = {
+            k: v for k, v in (("model", model), ("thinking", thinking), ("agent", agent)) if v
+        }
+        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+        host = self.hosts.get(workspace_id)
+        if host is not None and host.parts is not None and not host.stale:
+            await host.configure(
+                record, route=model is not None, thinking=bool(model or thinking), agent=agent
+            )
+        self.listener.workspaces_changed()
+        return record
+
     async def mark_stale(self, workspace_id: str) -> None:
         """The workspace's model, thinking, agent or providers changed: reopen the session
         before its next turn."""
@@ -249,6 +248,26 @@ class Hosts:
             await self.mark_stale(ws)
 
     # Opening ----------------------------------------------------------------------------
+
+    async def open(
+        self,
+        record: WorkspaceRecord,
+        *,
+        created: CreatedWorkspace | None = None,
+        settings: OpenSettings | None = None,
+    ) -> WorkspaceHost:
+        """The workspace's host, opened now if it is not (a front-end that shows a session
+        before its first message: an editor's `session/new` and `session/load`; `xum run`,
+        which sets a goal before its message). Opening takes no writer lock: each turn takes
+        it. `created`: the runtime and init hook of a workspace the caller just made;
+        `settings`: the front-end's own in place of the record's (`xum run`'s flags)."""
+        async with self.lock_for(record.id):
+            host = self.hosts.get(record.id)
+            if host is None:
+                if created is not None:
+                    self.prepared[record.id] = Prepared(created)
+                host = await self._open(record, settings)
+            return host
 
     async def _open(
         self, record: WorkspaceRecord, settings: OpenSettings | None = None
