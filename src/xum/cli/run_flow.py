@@ -125,7 +125,10 @@ async def execute(req: RunRequest) -> RunOutcome:
     await asyncio.sleep(0)  # let it start its thread
     from xum.cli.run_host import RunAdapter
     from xum.host.workspace_host import OpenSettings
+    from xum.workspaces import assembly  # the host imports it on open: import it meanwhile
     from xum.workspaces.subagents.host import TaskSettings
+
+    del assembly
 
     created = await creating if creating is not None else None
     settings = OpenSettings(
