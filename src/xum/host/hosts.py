@@ -202,6 +202,38 @@ class Hosts:
         self.listener.workspaces_changed()
         return record
 
+    async def configure(
+        self,
+        workspace_id: str,
+        *,
+        model: str | None = None,
+        thinking: str | None = None,
+        agent: str | None = None,
+    ) -> WorkspaceRecord:
+        """Store a new model, thinking level or agent (None: unchanged) and hand it to the open
+        session (`AgentSession.configure`): it takes effect on the next turn (after the running
+        one), the session is not reopened. A host that cannot take it (the new route cannot be
+        resolved) is marked stale instead: the next turn reopens and says what is wrong."""
+        from xum.workspaces.assembly import route_for
+
+        given = {"model": model, "thinking": thinking, "agent": agent}
+        changes = {k: v for k, v in given.items() if v is not None}
+        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+        host = self.hosts.get(workspace_id)
+        if host is not None and host.parts is not None and changes:
+            session = host.session.agent
+            try:
+                if model is not None or thinking is not None:
+                    route, level = await asyncio.to_thread(route_for, record)
+                    session.configure(route=route, thinking=level)
+                if agent is not None:
+                    session.configure(agent=agent)
+            except XumError:
+                await self.mark_stale(workspace_id)
+            self.listener.status_changed(workspace_id)
+        self.listener.workspaces_changed()
+        return record
+
     async def mark_stale(self, workspace_id: str) -> None:
         """The workspace's model, thinking, agent or providers changed: reopen the session
         before its next turn."""
