@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
-from xum.host.hosts import Hosts
-from xum.host.workspace_host import HostOptions
 from xum.tui.remote import ServerTurns
 from xum.tui.transcript import Change, Transcript
 
 if TYPE_CHECKING:
     from xum.host import pending as host_pending
+    from xum.host.hosts import Hosts
     from xum.host.workspace_host import WorkspaceHost
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
@@ -141,8 +140,19 @@ class Runner:
         self.workspaces: dict[str, Workspace] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._early: dict[str, list[E.Event]] = {}  # init output of a workspace not yet listed
-        self.hosts = Hosts(self, options=HostOptions(frontend="tui", purpose="tui"))
+        self._hosts: Hosts | None = None
         self.server = ServerTurns(self)
+
+    @property
+    def hosts(self) -> Hosts:
+        """The process's workspace hosts, made on first use: the host machinery is not imported
+        before the UI's first frame (docs/tui.md, Speed)."""
+        if self._hosts is None:
+            from xum.host.hosts import Hosts
+            from xum.host.workspace_host import HostOptions
+
+            self._hosts = Hosts(self, options=HostOptions(frontend="tui", purpose="tui"))
+        return self._hosts
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run `coro` in the background, kept until it ends."""
@@ -335,7 +345,8 @@ class Runner:
 
     async def shutdown(self, wait_s: float = 10.0) -> None:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
-        await self.hosts.shutdown(wait_s)
+        if self._hosts is not None:
+            await self._hosts.shutdown(wait_s)
         for ws in self.workspaces.values():
             if ws.followed is not None:
                 ws.followed.close()
