@@ -15,10 +15,10 @@ When something outside xum edits the log, the writer refuses the next turn (`ses
 before the turn wrote anything): the host opens the session again from the log as it is and runs
 the turn on that (`_reopen`); messages queued meanwhile move to the new session.
 
-A settings change (model, thinking, agent) marks the host stale: `Hosts` closes it once its turn
-ends, and the next message opens it again with the new settings. (The engine has no public way
-yet to switch the route of an open session for its next turn; when it has, `change_settings`
-should use it instead of the reopen.)
+A settings change through `Hosts.change_settings` (model, thinking, agent) marks the host stale:
+`Hosts` closes it once its turn ends, and the next message opens it again with the new settings.
+`Hosts.configure` instead hands the change to the open session (`AgentSession.configure`), which
+takes it from its next turn on without reopening.
 
 The per-workspace lock and the registry of hosts live in `xum.host.hosts`; the methods here
 that change what runs are called with that lock held.
