@@ -216,18 +216,26 @@ class Hosts:
         thinking: str | None = None,
         agent: str | None = None,
     ) -> WorkspaceRecord:
-        """Store a new model, thinking level or agent (checked by the caller) and switch the
-        open session to it for its next turn, without reopening it (`WorkspaceHost.configure`;
-        a running turn keeps what it started with)."""
-        changes = {
-            k: v for k, v in (("model", model), ("thinking", thinking), ("agent", agent)) if v
-        }
+        """Store a new model, thinking level or agent (None: unchanged; checked by the caller)
+        and switch the open session to it for its next turn, without reopening it
+        (`WorkspaceHost.configure`; a running turn keeps what it started with). A host that
+        cannot take it (the new route cannot be resolved) is marked stale instead: the next turn
+        reopens and says what is wrong."""
+        given = {"model": model, "thinking": thinking, "agent": agent}
+        changes = {k: v for k, v in given.items() if v is not None}
         record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
         host = self.hosts.get(workspace_id)
-        if host is not None and host.parts is not None and not host.stale:
-            await host.configure(
-                record, route=model is not None, thinking=bool(model or thinking), agent=agent
-            )
+        if host is not None and host.parts is not None and not host.stale and changes:
+            try:
+                await host.configure(
+                    record,
+                    route=model is not None,
+                    thinking=model is not None or thinking is not None,
+                    agent=agent,
+                )
+            except XumError:
+                await self.mark_stale(workspace_id)
+            self.listener.status_changed(workspace_id)
         self.listener.workspaces_changed()
         return record
 

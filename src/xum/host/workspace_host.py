@@ -17,7 +17,7 @@ the turn on that (`_reopen`); messages queued meanwhile move to the new session.
 
 A settings change through `Hosts.change_settings` marks the host stale: `Hosts` closes it once
 its turn ends, and the next message opens it again with the new settings. `Hosts.configure`
-(used by `xum acp`) switches the open session instead (`AgentSession.configure`): the next turn
+(used by `xum acp` and the terminal UI) switches the open session instead (`AgentSession.configure`): the next turn
 uses the new model, thinking level or agent, with no reopen.
 
 A one-shot front-end (`xum run`) opens a host with `OpenSettings` (its flags' model, thinking
