@@ -9,6 +9,7 @@ arrow below carries its reason; the test names every offending file and line.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -375,3 +376,35 @@ def test_no_import_loop_of_more_than_two_modules_inside_a_package() -> None:
 def test_the_loop_finder_itself() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
     assert sorted(sorted(c) for c in loops(graph)) == [["a", "b", "c"], ["d", "e"]]
+
+
+# --- Front-ends are adapters over the host -----------------------------------------------------
+# Opening a session, driving its turns, queueing, continuing goals and parsing slash commands
+# live in xum.host (issue 20). A front-end that calls these again is hosting sessions itself.
+HOSTING_CALLS = re.compile(
+    r"\b(open_workspace_session|run_turn|agent_turn|queue_message|next_queued|hold_writer|"
+    r"parse_slash|goals\.drive)\b"
+)
+FRONT_ENDS = ("cli", "tui", "server", "acp")
+
+
+def hosting_in(text: str) -> list[str]:
+    return sorted(set(HOSTING_CALLS.findall(text)))
+
+
+def test_no_front_end_hosts_sessions_itself() -> None:
+    found = {
+        str(path.relative_to(SRC)): names
+        for front_end in FRONT_ENDS
+        for path in sorted((SRC / front_end).rglob("*.py"))
+        if (names := hosting_in(path.read_text(encoding="utf-8")))
+    }
+    assert not found, f"session hosting outside xum.host: {found}"
+
+
+def test_the_hosting_rule_sees_a_call() -> None:
+    assert hosting_in("await session.agent_turn(text)\nx = goals.drive(s, r)") == [
+        "agent_turn",
+        "goals.drive",
+    ]
+    assert hosting_in("hosts.send(record, text)") == []
