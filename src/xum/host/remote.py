@@ -183,6 +183,11 @@ class RemoteHosts:
     async def server_info(self) -> dict[str, Any]:
         return await self._call("GET", "/api/server/info")
 
+    async def default_model(self) -> str | None:
+        """The model the server gives a workspace that names none (`provider:id`)."""
+        found = (await self._call("GET", "/api/settings/models")).get("defaultModel")
+        return found if isinstance(found, str) and found else None
+
     async def add_project(self, directory: str) -> str:
         """Register a project on the server; its path as the server keeps it."""
         return str((await self._call("POST", "/api/projects", {"path": directory}))["path"])
@@ -277,6 +282,11 @@ class RemoteHosts:
                 return False
             raise
         return True
+
+    async def slash_commands(self, workspace_id: str) -> list[dict[str, Any]]:
+        """What `/` offers in the workspace (`GET .../slash`): name, description, usage, kind."""
+        data = await self._call("GET", _ws(workspace_id, "slash"))
+        return [c for c in data.get("commands") or [] if isinstance(c, dict)]
 
     async def history(self, workspace_id: str, after_seq: int = 0) -> list[E.Event]:
         """The committed events after `after_seq`, every page."""
