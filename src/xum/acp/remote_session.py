@@ -101,8 +101,11 @@ class RemoteBridgeSession:
             self.pump.push([update])
 
     def _updates(self, event: E.Event) -> list[SessionUpdate]:
-        if isinstance(event, E.StepStart | E.AssistantMessage):
+        if isinstance(event, E.AssistantMessage):
             self._streamed, self._resuming = "", False
+        elif isinstance(event, E.StepStart):
+            if not self._resuming:  # a resumed partial names its step again: same reply
+                self._streamed = ""
         elif isinstance(event, E.DiscardPartial):
             self._resuming = True  # a resubscribe or a dropped model reply: decided below
             return []
