@@ -197,3 +197,45 @@ def _partial_after(rec: Recorder, ws: str, start: int) -> bool:
     return any(isinstance(e, E.DiscardPartial) for e in later) and any(
         isinstance(e, E.TextDelta) for e in later
     )
+
+
+QUESTION = {
+    "question": "Which database should the plan target?",
+    "header": "Database",
+    "multiSelect": False,
+    "options": [
+        {"label": "Postgres", "description": "The production database."},
+        {"label": "SQLite", "description": "Simple, local."},
+    ],
+}
+
+
+def test_a_question_reaches_the_client_and_is_answered_from_it(
+    xum_root: Path, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    fake_llm.script(fakellm.tool_call("ask_user_question", {"questions": [QUESTION]}))
+    fake_llm.set_default(fakellm.reply("Planning for Postgres."))
+
+    async def scenario(url: str) -> None:
+        rec = Recorder()
+        async with RemoteHosts(ServerTarget(url, TOKEN), rec) as hosts:
+            record = await hosts.create(str(repo), "local", model=MODEL, agent="plan")
+            await hosts.subscribe(record.id)
+            await hosts.send(record, "plan it")
+            await rec.until(lambda: hosts.pending_question(record.id) is not None)
+            pending = hosts.pending_question(record.id)
+            assert pending is not None and rec.questions == [pending]
+            (question,) = pending.questions
+            assert question.header == "Database" and question.options[0].label == "Postgres"
+            await rec.until(lambda: (hosts.status(record.id) or {}).get("state") == "waiting")
+            assert not await hosts.answer_question(record.id, "nope", {})
+            answers = {question.question: "Postgres"}
+            assert await hosts.answer_question(record.id, pending.id, answers)
+            await rec.until(_ended(rec, record.id))
+            assert hosts.pending_question(record.id) is None and pending.settled
+        result = next(e for e in rec.of(record.id) if isinstance(e, E.ToolResult))
+        assert "Postgres" in result.output
+
+    with xum_server(env=_server_env(fake_llm)) as url:
+        asyncio.run(scenario(url))
