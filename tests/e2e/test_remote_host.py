@@ -5,8 +5,11 @@ mid-reply gets what streamed before the drop."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.gitrepo import make_repo
 from tests.support.xum_server import xum_server
@@ -78,8 +81,9 @@ def _ended(rec: Recorder, ws: str, count: int = 1) -> Callable[[], bool]:
 
 
 def test_a_turn_streams_to_the_client_delta_by_delta(
-    xum_root: Path, tmp_path: Path, fake_llm: FakeLLM
+    xum_root: Path, tmp_path: Path, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)  # the token stays out of every log, debug included
     repo = make_repo(tmp_path / "repo")
     words = "one two three four five six seven eight nine ten"
     fake_llm.script(fakellm.text(words, chunk_size=4, delay=0.01))
@@ -106,6 +110,7 @@ def test_a_turn_streams_to_the_client_delta_by_delta(
         assert isinstance(end, E.TurnEnd) and end.reason == "completed"
         seqs = [e.seq for e in events if isinstance(e, E.Committed)]
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        assert caplog.records and TOKEN not in caplog.text
 
     with xum_server(env=_server_env(fake_llm)) as url:
         asyncio.run(scenario(url))

@@ -47,6 +47,10 @@ if TYPE_CHECKING:
     import httpx
 
 log = logging.getLogger("xum.host.remote")
+# websockets logs the handshake's headers at debug level, the Authorization header included: the
+# socket gets a logger of its own that never logs below INFO, so the token stays out of any log.
+_socket_log = logging.getLogger("xum.host.remote.socket")
+_socket_log.setLevel(logging.INFO)
 
 Disposition = Literal["started", "queued", "command"]
 TIMEOUT_S = 30.0
@@ -385,7 +389,10 @@ class RemoteHosts:
         while not self._closed:
             try:
                 async with websockets.connect(
-                    self.target.ws_url, additional_headers=headers, max_size=None
+                    self.target.ws_url,
+                    additional_headers=headers,
+                    max_size=None,
+                    logger=_socket_log,
                 ) as socket:
                     self.connections += 1
                     delay = self.reconnect_delay_s
