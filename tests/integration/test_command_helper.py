@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tools import running_with
 from xum.runtime import reaper
 from xum.runtime.base import ExecResult
 from xum.runtime.local import LocalRuntime
@@ -24,29 +25,6 @@ from xum.runtime.local import LocalRuntime
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the command helper is Linux only"
 )
-
-
-def running_with(tag: str) -> list[int]:
-    """Live pids (zombies excluded) whose command line contains `tag`."""
-    found: list[int] = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
-                if tag.encode() not in cmdline.read():
-                    continue
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                state = stat.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):  # gone between listing and reading
-            continue
-        if state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
 
 
 async def wait_until(check: object, what: str, timeout: float = 20.0) -> None:

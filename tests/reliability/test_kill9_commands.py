@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import make_repo
+from tests.support.tools import running_with
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -34,29 +35,6 @@ pytestmark = pytest.mark.skipif(
 
 XUM = str(Path(sys.executable).with_name("xum"))
 DEADLINE_S = 20.0
-
-
-def running_with(tag: str) -> list[int]:
-    """Live pids (zombies excluded) whose command line contains `tag`."""
-    found: list[int] = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
-                if tag.encode() not in cmdline.read():
-                    continue
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                state = stat.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):  # gone between listing and reading
-            continue
-        if state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
 
 
 def poll(condition: str, check: object, proc: subprocess.Popen[str] | None = None) -> None:

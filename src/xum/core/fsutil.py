@@ -29,7 +29,7 @@ def atomic_write_bytes(
         try:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
-            mode = 0o666 & ~_current_umask()
+            mode = 0o666 & ~current_umask()
     tmp = temp_path(path, os.getpid())
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
@@ -102,7 +102,8 @@ def atomic_write_text(path: Path, text: str, *, mode: int | None = FILE_MODE) ->
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def _current_umask() -> int:
+def current_umask() -> int:
+    """The process's file mode mask, read without changing it (where /proc allows)."""
     # Read, not set and restored: for the moment between two os.umask calls the process-wide
     # mask would be 0, and a process started then (a command, the command helper, which
     # passes its mask to every command it starts) would keep it.

@@ -10,6 +10,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from xum.core.fsutil import current_umask
 from xum.core.ownsecrets import without_own_secrets
 from xum.runtime.base import (
     SPILL_CAP_BYTES,
@@ -168,7 +169,7 @@ def _write_atomic(path: str, data: bytes) -> None:
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+        mode = 0o666 & ~current_umask()
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.urandom(4).hex()}.xum-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
@@ -194,15 +195,3 @@ def _write_atomic(path: str, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-
-
-def _umask() -> int:
-    # os.umask is process-wide and racy to read; /proc gives it without changing it.
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022

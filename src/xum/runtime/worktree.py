@@ -77,6 +77,13 @@ def create_worktree(
             f"branch {workspace_name!r} already exists in {top}",
             hint="pick another workspace name, or delete the branch",
         )
+    target = _free_target(top, workspace_name)
+    git.run_git(["worktree", "add", "-b", workspace_name, "--", str(target), start], top)
+    return WorktreeRuntime(str(target), temp_dir, project_path=str(top), branch=workspace_name)
+
+
+def _free_target(top: Path, workspace_name: str) -> Path:
+    """Where the workspace's checkout goes, refused when something is there; its parents made."""
     target = worktree_path(top, workspace_name)
     if os.path.lexists(target):
         raise WorktreeError(
@@ -85,8 +92,7 @@ def create_worktree(
     ensure_root()
     ensure_private_dir(src_dir())
     ensure_private_dir(target.parent)
-    git.run_git(["worktree", "add", "-b", workspace_name, "--", str(target), start], top)
-    return WorktreeRuntime(str(target), temp_dir, project_path=str(top), branch=workspace_name)
+    return target
 
 
 def _check_out_existing(
@@ -97,14 +103,7 @@ def _check_out_existing(
             f"there is no branch {branch!r} in {top}",
             hint="`git branch --list` shows the branches; leave the name empty for a new one",
         )
-    target = worktree_path(top, workspace_name)
-    if os.path.lexists(target):
-        raise WorktreeError(
-            f"{target} already exists", hint="pick another workspace name, or remove the directory"
-        )
-    ensure_root()
-    ensure_private_dir(src_dir())
-    ensure_private_dir(target.parent)
+    target = _free_target(top, workspace_name)
     try:
         git.run_git(["worktree", "add", "--", str(target), branch], top)
     except git.GitError as exc:
