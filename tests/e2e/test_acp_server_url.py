@@ -13,7 +13,7 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.support.acp import bridge
-from tests.support.xum_server import xum_server
+from tests.support.xum_server import xum_server, xum_server_process
 from xum.engine import events as E
 from xum.host.listener import NullListener
 from xum.host.remote import RemoteHosts
@@ -119,3 +119,27 @@ async def test_a_wrong_token_is_refused_with_what_to_do(fake_llm: FakeLLM, repo:
             with pytest.raises(RequestError) as refused:
                 await conn.new_session(cwd=str(repo), mcp_servers=[])
     assert refused.value.data["code"] == "unauthorized"
+
+
+async def test_a_prompt_whose_server_went_away_ends_on_cancel(
+    fake_llm: FakeLLM, repo: Path
+) -> None:
+    # The reply streams a little, then the model goes silent: the turn stays open.
+    fake_llm.script(fakellm.text("thinking about it", chunk_size=3, stall=fakellm.Stall(4)))
+    editor = TestEditor()
+    with xum_server_process(env=_server_env(fake_llm)) as (url, server):
+        args = ("--server-url", url, "--auth-token", TOKEN)
+        async with bridge(editor, repo, {}, *args) as (conn, _proc, _init):
+            new = await conn.new_session(cwd=str(repo), mcp_servers=[])
+            async with RemoteHosts(ServerTarget(url, TOKEN)) as browser:
+                await browser.change_settings(new.session_id, model=MODEL)
+            prompt = asyncio.ensure_future(
+                conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
+            )
+            await editor.wait_for(lambda r: r.kind == "agent_message_chunk")
+            server.kill()  # gone without a word: no turn end will ever come
+            server.wait(timeout=10)
+            await conn.cancel(session_id=new.session_id)
+            with pytest.raises(RequestError) as failed:
+                await asyncio.wait_for(prompt, 30)
+    assert "did not answer" in str(failed.value)

@@ -6,7 +6,6 @@ import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from tests.e2e.cli import XUM
 
@@ -15,6 +14,15 @@ from tests.e2e.cli import XUM
 def xum_server(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """Start `xum server --port 0 ARGS` with the test's XUM_ROOT (plus `env`); yields its URL.
     It is stopped (SIGTERM, then SIGKILL) when the block ends."""
+    with xum_server_process(*args, env=env) as (url, _proc):
+        yield url
+
+
+@contextmanager
+def xum_server_process(
+    *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`xum_server`, yielding the process too (a test that kills it)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.Popen(
@@ -31,15 +39,12 @@ def xum_server(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
         _, err = proc.communicate(timeout=10)
         raise AssertionError(f"server did not start: {first!r} {err}")
     try:
-        yield first.split("listening on ", 1)[1].strip()
+        yield first.split("listening on ", 1)[1].strip(), proc
     finally:
-        proc.terminate()
+        if proc.poll() is None:
+            proc.terminate()
         try:
             proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate(timeout=10)
-
-
-def lock_path(root: Path) -> Path:
-    return root / "server.lock"

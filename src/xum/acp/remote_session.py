@@ -73,6 +73,7 @@ class RemoteBridgeSession:
         self.approver = EditorApprover(client, self.id, self.pump.drain)
         self._running = False
         self._cancel_requested = False
+        self._unreachable = False
         self._ends: list[E.TurnEnd] = []  # turns that ended since the prompt was sent
         self._changed = asyncio.Event()
         self._asking: set[asyncio.Task[None]] = set()
@@ -228,7 +229,7 @@ class RemoteBridgeSession:
         if self._running:
             raise _invalid("a prompt is already running in this session; cancel it first")
         self._running = True
-        self._cancel_requested = False
+        self._cancel_requested = self._unreachable = False
         self._finished.clear()
         try:
             try:
@@ -252,6 +253,13 @@ class RemoteBridgeSession:
         """Until a turn ended after the prompt and the server drives nothing more here (a
         queued message or a goal's continuation runs before the prompt answers)."""
         while not (self._ends and not self.hosts.is_running(self.id)):
+            if self._unreachable:
+                raise RequestError(
+                    -32603,
+                    f"the xum server at {self.hosts.target.url} did not answer; the turn may "
+                    "still run there (hint: check the server, then load the session again)",
+                    None,
+                )
             self._changed.clear()
             await self._changed.wait()
 
@@ -314,8 +322,13 @@ class RemoteBridgeSession:
         self._spawn(self._interrupt())
 
     async def _interrupt(self) -> None:
-        with contextlib.suppress(XumError):
+        try:
             await self.hosts.interrupt(self.id)
+        except XumError:
+            # The server cannot be reached: the prompt stops waiting for a turn end it would
+            # never be told of.
+            self._unreachable = True
+            self._changed.set()
 
     # Closing -----------------------------------------------------------------------------
 
