@@ -335,11 +335,10 @@ async def test_load_replays_the_session_and_list_finds_it(fake_llm: FakeLLM, rep
     async with bridge(first, repo, env) as (conn, _proc, _init):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])
         await conn.prompt(session_id=new.session_id, prompt=[text_block("Read app.py")])
-        # While this bridge has the session open, another one cannot take it.
+        # An idle session holds no writer lock (the host takes it per turn): another bridge
+        # may open it too (test_acp_host.py: a turn running in it is refused elsewhere).
         async with bridge(TestEditor(), repo, env) as (other, _p, _i):
-            with pytest.raises(RequestError) as busy:
-                await other.load_session(cwd=str(repo), session_id=new.session_id, mcp_servers=[])
-        assert "xum acp" in str(busy.value), busy.value
+            await other.load_session(cwd=str(repo), session_id=new.session_id, mcp_servers=[])
 
     later = TestEditor()
     async with bridge(later, repo, env) as (conn, _proc, _init):

@@ -42,14 +42,20 @@ from acp.schema import (
 )
 
 from xum.acp import options as opts
-from xum.acp.delegation import EditorAbilities
+from xum.acp.delegation import EditorAbilities, EditorDelegations
+from xum.acp.hostlink import BridgeListener
 from xum.acp.prompt import PromptBlock, prompt_text
-from xum.acp.session import BridgeSession, InitLines, invalid, request_error
+from xum.acp.session import BridgeSession, invalid, request_error
 from xum.acp.updates import note
 from xum.core.errors import XumError
+from xum.host.hosts import Hosts
+from xum.host.workspace_host import HostOptions
+from xum.workspaces.safety.choice import SafetyChoice
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
+
+    from xum.store.registry import WorkspaceRecord
 
 log = logging.getLogger("xum.acp")
 
@@ -71,6 +77,21 @@ class XumAgent:
         self.client: Client | None = None
         self.abilities = EditorAbilities()
         self.sessions: dict[str, BridgeSession] = {}
+        # One host for every session of the bridge: it opens them, drives their turns (and
+        # goals), takes the writer lock per turn and keeps what waits for the user.
+        self.listener = BridgeListener()
+        self.delegations = EditorDelegations()
+        self.hosts = Hosts(
+            self.listener,
+            options=HostOptions(
+                frontend="acp",
+                purpose="acp",
+                safety=SafetyChoice(),
+                people=True,
+                goals=True,
+                tool_middleware=[self.delegations],
+            ),
+        )
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -129,7 +150,6 @@ class XumAgent:
         from xum.context.workspace import agent_ai_defaults
         from xum.engine.route import resolve_route
         from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-        from xum.workspaces.lifecycle import create_workspace
 
         directory = _directory(cwd)
         try:
@@ -141,35 +161,29 @@ class XumAgent:
                 route.provider,
                 route.model_id,
             )
-            init = InitLines()
-            created = await create_workspace(
+            record = await self.hosts.create(
                 directory,
                 self.runtime,
                 name_hint="editor",
-                on_init_line=init,
                 model=route.model_string,
                 thinking=thinking,
                 agent="exec",
             )
         except XumError as exc:
             raise request_error(exc) from None
-        session = BridgeSession(self._client(), created.record, self.abilities)
+        session = self._adopt(record)
         try:
-            await session.open(created, init)
+            await session.open()
         except BaseException as exc:
-            if created.init is not None:
-                created.init.cancel()
-            await created.runtime.close()
-            await session.pump.close()
+            await self._drop(session)
             if isinstance(exc, XumError):
                 raise request_error(exc) from None
             raise
-        self.sessions[session.id] = session
         log.info(
             "new session %s in %s (%s runtime, delegation %s)",
             session.id,
-            created.record.path,
-            created.record.runtime,
+            record.path,
+            record.runtime,
             "on" if session.delegating else "off",
         )
         response = NewSessionResponse(
@@ -179,6 +193,20 @@ class XumAgent:
         )
         await self._after_open(session, mcp_servers)
         return response
+
+    def _adopt(self, record: WorkspaceRecord) -> BridgeSession:
+        session = BridgeSession(
+            self._client(), record, self.abilities, self.hosts, self.delegations
+        )
+        self.sessions[session.id] = session
+        self.listener.register(session)
+        return session
+
+    async def _drop(self, session: BridgeSession) -> None:
+        """A session that could not open: its workspace's runtime and init hook go."""
+        self.sessions.pop(session.id, None)
+        self.listener.forget(session.id)
+        await session.close()
 
     async def _after_open(self, session: BridgeSession, mcp_servers: list[Any] | None) -> None:
         """Queued now, sent once the response is out: the session's slash commands, and a word
@@ -213,13 +241,12 @@ class XumAgent:
                 raise invalid(f"no xum workspace with id {session_id!r}")
             if record.archived_at is not None:
                 raise invalid(f"workspace {record.name} is archived; unarchive it first")
-            session = BridgeSession(self._client(), record, self.abilities)
+            session = self._adopt(record)
             try:
                 await session.open()
             except XumError as exc:
-                await session.pump.close()
+                await self._drop(session)
                 raise request_error(exc) from None
-            self.sessions[session.id] = session
             log.info("loaded session %s (%s)", session.id, record.name)
         await session.replay_history()
         response = LoadSessionResponse(
@@ -319,3 +346,4 @@ class XumAgent:
         """The editor went away: every running turn is stopped and ends durably."""
         sessions, self.sessions = list(self.sessions.values()), {}
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await self.hosts.shutdown()

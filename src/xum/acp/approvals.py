@@ -46,7 +46,8 @@ def _body(request: E.ApprovalRequest) -> str:
 
 
 class EditorApprover:
-    """The `Approver` of one ACP session."""
+    """Asks the editor about one approval request of an ACP session; the session settles the
+    host's pending request (`xum.host.pending.Approvals`) with the answer."""
 
     def __init__(
         self, client: Client, session_id: str, before: Callable[[], Awaitable[None]]

@@ -11,8 +11,9 @@ project's), binary or non-UTF-8 files, very large files, background commands (th
 to stream into xum while they run). A command sent to the editor keeps the call's sandbox and
 leaves xum's own secrets out of the editor's environment (`xum.acp.terminal_command`).
 
-It is wired as tool-call middleware (`EditorDelegation`), added by the bridge through the
-assembly: only tool calls see the editor. Instruction files, skills and hooks are read and run
+It is wired as tool-call middleware: the bridge's one host (`xum.host`) gets `EditorDelegations`,
+which hands each call to the `EditorDelegation` of the session it belongs to (sessions opened
+without one, sub-agents included, run every call locally): only tool calls see the editor. Instruction files, skills and hooks are read and run
 locally, as in every other front-end.
 """
 
@@ -106,6 +107,23 @@ class EditorDelegation:
             return None
         runtime = EditorRuntime(ctx.runtime, self, call.id, abilities)
         return dataclasses.replace(ctx, runtime=runtime)
+
+    async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        return result
+
+
+class EditorDelegations:
+    """Tool-call middleware of the bridge's host: each call goes to the delegation of its
+    workspace's editor session, if it has one."""
+
+    def __init__(self) -> None:
+        self.by_workspace: dict[str, EditorDelegation] = {}
+
+    async def before_tool(self, call: ToolCall, ctx: ToolContext) -> ToolContext | None:
+        delegation = self.by_workspace.get(ctx.workspace_id)
+        if delegation is None:
+            return None
+        return await delegation.before_tool(call, ctx)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
         return result

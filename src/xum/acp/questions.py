@@ -42,7 +42,8 @@ def _body(question: Question) -> str:
 
 
 class EditorQuestions:
-    """The `AskUser` callback of one ACP session."""
+    """Asks the editor the questions of one ACP session; the session settles the host's
+    pending question (`xum.host.pending.Questions`) with the answers."""
 
     def __init__(
         self,

@@ -1,16 +1,18 @@
-"""One ACP session: a xum workspace, its open agent session, and the editor it reports to.
+"""One ACP session: a xum workspace hosted by the bridge's `xum.host.Hosts`, and the editor it
+reports to.
 
 The ACP session id is the workspace id, so `session/load` finds the workspace again (in this
-bridge or a later one) and the browser UI shows the same workspace. The session is opened
-through the one assembly (`open_workspace_session`), holding the workspace's writer lock for as
-long as the editor keeps it, with four things of the bridge's own: the event sink (events
-become `session/update` notifications through the translator and the pump), the `ask_user`
-callback and the approver (both permission requests) and, when the editor can take them, the
-delegation of file reads, writes and commands to the editor.
+bridge or a later one) and the browser UI shows the same workspace. The session is a thin
+adapter over the host: a prompt is `Hosts.send` (the host runs the turn, then a goal's
+continuations, taking the writer lock per turn, so an idle editor session does not make the
+project's other workspaces think an agent runs here); the host's events become `session/update`
+notifications (the translator and the pump); a question or an approval request waits in the
+host's pending maps and is settled from the editor's answer to a `session/request_permission`;
+chat commands go through `xum.host.commands` with the `acp` row of its table.
 
-Changing the model or the thinking level is stored on the workspace and takes effect from the
-next prompt, when the session is reopened with them; the mode (exec or plan) changes in place,
-from the next request of a running turn on.
+Changing the model or the thinking level is stored on the workspace and switches the open
+session for its next turn (`Hosts.configure`, no reopen); the mode (exec or plan) changes in
+place, from the next request of a running turn on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Literal
 
 from acp import RequestError
 from acp.helpers import update_available_commands
@@ -32,20 +35,24 @@ from acp.schema import (
 
 from xum.acp import options as opts
 from xum.acp.approvals import EditorApprover
-from xum.acp.delegation import EditorAbilities, EditorDelegation
+from xum.acp.delegation import EditorAbilities, EditorDelegation, EditorDelegations
 from xum.acp.pump import UpdatePump
 from xum.acp.questions import EditorQuestions
 from xum.acp.updates import SessionUpdate, UpdateTranslator, note
+from xum.context.slash import ModelCommand
 from xum.core.errors import UsageError, XumError
 from xum.engine import events as E
+from xum.host import commands
 from xum.store.registry import WorkspaceRecord
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
-    from xum.engine.turn import TurnResult
-    from xum.workspaces.assembly import WorkspaceSession
-    from xum.workspaces.lifecycle import CreatedWorkspace
+    from xum.context.slash import WorkspaceCommand
+    from xum.engine.session import AgentSession
+    from xum.host.hosts import Hosts
+    from xum.host.pending import PendingQuestion
+    from xum.host.workspace_host import WorkspaceHost
 
 log = logging.getLogger("xum.acp")
 
@@ -65,31 +72,19 @@ def request_error(exc: XumError) -> RequestError:
     return RequestError(code, text, exc.to_dict())
 
 
-class InitLines:
-    """`.xum/init` output from the moment the workspace is made, before its session exists."""
-
-    def __init__(self) -> None:
-        self._held: list[str] = []
-        self._emit: E.EventSink | None = None
-
-    def __call__(self, line: str) -> None:
-        if self._emit is None:
-            self._held.append(line)
-        else:
-            self._emit(E.InitOutput(line=line))
-
-    def attach(self, emit: E.EventSink) -> None:
-        self._emit = emit
-        held, self._held = self._held, []
-        for line in held:
-            emit(E.InitOutput(line=line))
-
-
 class BridgeSession:
-    def __init__(self, client: Client, record: WorkspaceRecord, abilities: EditorAbilities) -> None:
+    def __init__(
+        self,
+        client: Client,
+        record: WorkspaceRecord,
+        abilities: EditorAbilities,
+        hosts: Hosts,
+        delegations: EditorDelegations,
+    ) -> None:
         self.client = client
         self.id = record.id
         self.record = record
+        self.hosts = hosts
         self.translator = UpdateTranslator(record.path)
         self.pump = UpdatePump(self._send)
         # The editor's files and terminals stand in for the local runtime only: on a worktree
@@ -99,15 +94,18 @@ class BridgeSession:
             if abilities.any and record.runtime == "local"
             else None
         )
+        self._delegations = delegations
+        if self.delegation is not None:
+            delegations.by_workspace[self.id] = self.delegation
         self.questions = EditorQuestions(
             client, self.id, self.pump.drain, lambda: self.translator.question_call
         )
         self.approver = EditorApprover(client, self.id, self.pump.drain)
-        self.opened: WorkspaceSession | None = None
-        self._created: CreatedWorkspace | None = None
         self._running = False
         self._cancel_requested = False
-        self._stale = False
+        self._last_end: E.TurnEnd | None = None
+        self._failure: Exception | None = None
+        self._asking: set[asyncio.Task[None]] = set()
         self._finished = asyncio.Event()
         self._finished.set()
 
@@ -119,14 +117,48 @@ class BridgeSession:
     def push(self, *updates: SessionUpdate) -> None:
         self.pump.push(updates)
 
-    def _emit(self, event: E.Event) -> None:
-        """The engine's event sink: called inside the turn, so it never raises into it."""
-        if isinstance(event, E.TurnStart) and self._cancel_requested and self.opened is not None:
-            self.opened.agent.interrupt()  # a cancel that came before the turn was under way
+    @property
+    def host(self) -> WorkspaceHost | None:
+        return self.hosts.get(self.id)
+
+    def on_event(self, event: E.Event) -> None:
+        """A host event of this workspace: called inside the turn, so it never raises into it."""
+        if isinstance(event, E.TurnStart) and self._cancel_requested:
+            host = self.host
+            if host is not None:  # a cancel that came before the turn was under way
+                host.session.agent.interrupt()
+        elif isinstance(event, E.TurnEnd):
+            self._last_end = event
+        elif isinstance(event, E.ApprovalRequest):
+            self._spawn(self._approve(event))
         try:
             self.pump.push(self.translator.live(event))
         except Exception:
             log.exception("could not translate a %s event", event.type)
+
+    def on_failure(self, error: Exception) -> None:
+        self._failure = error
+
+    def on_question(self, pending: PendingQuestion) -> None:
+        self._spawn(self._ask(pending))
+
+    async def _ask(self, pending: PendingQuestion) -> None:
+        answers = await self.questions(pending.questions)
+        self.hosts.questions.answer(self.id, pending.id, answers)
+
+    async def _approve(self, request: E.ApprovalRequest) -> None:
+        # By now the request waits in the host's map, unless a policy decided it without
+        # asking anyone (the event comes either way): then there is nothing to ask.
+        waiting = self.hosts.approvals.requests_for(self.id)
+        if not any(r.request_id == request.request_id for r in waiting):
+            return
+        answer = await self.approver(request)
+        self.hosts.approvals.answer(self.id, request.request_id, answer.decision, answer.reason)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
     def _terminal_started(self, call_id: str, terminal_id: str) -> None:
         self.pump.push(self.translator.terminal_started(call_id, terminal_id))
@@ -137,56 +169,35 @@ class BridgeSession:
 
     # Opening -----------------------------------------------------------------------------
 
-    async def open(
-        self, created: CreatedWorkspace | None = None, init: InitLines | None = None
-    ) -> None:
-        from xum.workspaces.assembly import open_workspace_session, route_for
+    async def open(self) -> None:
+        """Open the workspace's host (no writer lock: each turn takes it)."""
+        await self.hosts.open(self.record)
 
-        self._created = created
-        route, thinking = await asyncio.to_thread(route_for, self.record)
-        self.opened = await open_workspace_session(
-            self.record,
-            route=route,
-            thinking=thinking,
-            emit=self._emit,
-            created=created,
-            ask_user=self.questions,
-            approver=self.approver,
-            tool_middleware=[self.delegation] if self.delegation is not None else (),
-            purpose="acp",
-            hold_writer=True,
-        )
-        if init is not None:
-            init.attach(self._emit)
-
-    async def _reopen(self) -> None:
-        from xum.store import registry
-
-        old, self.opened = self.opened, None
-        if old is not None:
-            await old.aclose()
-        latest = await asyncio.to_thread(registry.get_workspace, self.id)
-        self.record = latest or self.record
-        await self.open()
-        self._stale = False
+    @property
+    def _agent(self) -> AgentSession | None:
+        host = self.host
+        return host.session.agent if host is not None and host.parts is not None else None
 
     @property
     def mode(self) -> str:
         """exec or plan (another agent the workspace runs shows as exec, the closest mode)."""
-        agent = self.opened.agent.agent_id if self.opened is not None else self.record.agent
-        return agent if agent in opts.MODE_IDS else "exec"
+        agent = self._agent
+        mode = agent.agent_id if agent is not None else self.record.agent
+        return mode if mode in opts.MODE_IDS else "exec"
 
     @property
     def model(self) -> str:
-        if self.opened is not None and not self._stale:
-            return self.opened.agent.route.model_string
-        return self.record.model or ""
+        if self.record.model:
+            return self.record.model
+        agent = self._agent
+        return agent.route.model_string if agent is not None else ""
 
     @property
     def thinking(self) -> str:
-        if self.opened is not None and not self._stale:
-            return self.opened.agent.settings.thinking
-        return self.record.thinking or "medium"
+        if self.record.thinking:
+            return self.record.thinking
+        agent = self._agent
+        return agent.settings.thinking if agent is not None else "medium"
 
     async def config_options(self) -> list[opts.ConfigOption]:
         model = self.model
@@ -194,22 +205,25 @@ class BridgeSession:
         return opts.config_options(self.mode, model, self.thinking, models)
 
     async def available_commands(self) -> list[AvailableCommand]:
-        """The slash commands a prompt may start with in this session: `/model`, the
-        workspace's user-invocable skills, and the aliases of the models that can be used now
-        (one message with another model). `/fork` is left out: it is carried out by the browser UI."""
-        from xum.context.slash import FORK_COMMAND, suggestions
+        """The slash commands a prompt may start with in this session: the chat commands the
+        `acp` row of `xum.host.commands.OFFERED` lists (each works here), the workspace's
+        user-invocable skills, and the aliases of the models that can be used now (one message
+        with another model)."""
+        from xum.context.slash import suggestions
         from xum.llm.catalog import aliases
 
-        skills = None
-        if self.opened is not None:
-            skills = await self.opened.agent.context.provider.skill_catalog()
+        offered = {s.name for s in commands.suggestions("acp")}
+        agent = self._agent
+        skills = await agent.context.provider.skill_catalog() if agent is not None else None
         usable = await asyncio.to_thread(opts.usable_aliases)
         out = []
         # Every alias still shadows a skill of its name (typing it picks the alias), but only
         # those of a provider with a key are offered: the others would only fail.
         for entry in suggestions(skills, set(aliases())):
             name = entry.name.removeprefix("/")
-            if name in ("", "+", FORK_COMMAND):
+            if name in ("", "+"):
+                continue
+            if entry.kind == "command" and entry.name not in offered:
                 continue
             if entry.kind == "override" and name not in usable:
                 continue
@@ -236,33 +250,30 @@ class BridgeSession:
         if mode not in opts.MODE_IDS:
             raise invalid(f"unknown mode '{mode}'; the modes are {', '.join(opts.MODE_IDS)}")
         self.record = await asyncio.to_thread(registry.update_workspace, self.id, agent=mode)
-        if self.opened is not None and self.opened.agent.agent_id != mode:
-            self.opened.agent.set_mode("plan" if mode == "plan" else "exec")
+        agent = self._agent
+        if agent is not None and agent.agent_id != mode:
+            agent.set_mode("plan" if mode == "plan" else "exec")
 
     async def set_model(self, model: str) -> str:
         """Check the model (its provider must be usable), store it with the thinking level
-        clamped to its range, and reopen with it before the next prompt."""
+        clamped to its range, and switch the session to it from the next turn on."""
         from xum.engine.route import resolve_route
         from xum.llm.thinking import parse_thinking
-        from xum.store import registry
 
         route = await asyncio.to_thread(resolve_route, model)
         thinking = parse_thinking(self.thinking, route.provider, route.model_id)
-        self.record = await asyncio.to_thread(
-            registry.update_workspace, self.id, model=route.model_string, thinking=thinking
+        self.record = await self.hosts.configure(
+            self.id, model=route.model_string, thinking=thinking
         )
-        self._stale = True
         return route.model_string
 
     async def set_thinking(self, level: str) -> None:
         from xum.llm.catalog import resolve_model_string
         from xum.llm.thinking import parse_thinking
-        from xum.store import registry
 
         provider, model_id = resolve_model_string(self.model)
         parsed = parse_thinking(level, provider, model_id)
-        self.record = await asyncio.to_thread(registry.update_workspace, self.id, thinking=parsed)
-        self._stale = True
+        self.record = await self.hosts.configure(self.id, thinking=parsed)
 
     # Prompts -----------------------------------------------------------------------------
 
@@ -273,34 +284,42 @@ class BridgeSession:
         self._cancel_requested = False
         self._finished.clear()
         try:
-            handled = await self._chat_command(text)
-            if handled is not None:
-                return handled
             try:
-                if self._stale or self.opened is None:
-                    await self._reopen()
-                assert self.opened is not None
+                command = commands.parse(text, "acp")
+                if commands.is_workspace_command(command):
+                    return await self._workspace_command(command)
                 await self._title_from(text)
                 self.translator.last_finish = None
-                result = await self.opened.agent.run_turn(text)
+                self._last_end, self._failure = None, None
+                await self.hosts.send(self.record, text)
             except XumError as exc:
                 raise request_error(exc) from None
+            # The host's drive: the turn, then what a goal continues with (engine.goals).
+            host = self.host
+            if host is not None and host.task is not None:
+                await asyncio.wait({host.task})
             await self.pump.drain()
-            return self._stop_reason(result)
+            return self._stop_reason()
         finally:
             self._running = False
             self._finished.set()
 
-    def _stop_reason(self, result: TurnResult) -> StopReason:
-        if self._cancel_requested or result.reason == "interrupted":
+    def _stop_reason(self) -> StopReason:
+        end = self._last_end
+        if self._cancel_requested or (end is not None and end.reason == "interrupted"):
             return "cancelled"
-        if result.reason == "error":
-            error = result.error or {}
+        if self._failure is not None:
+            failure = self._failure
+            if isinstance(failure, XumError):
+                raise request_error(failure)
+            raise RequestError(-32603, f"the turn failed: {failure}", None)
+        if end is not None and end.reason == "error":
+            error = end.error or {}
             message = str(error.get("message") or "the turn failed")
             if error.get("hint"):
                 message += f" (hint: {error['hint']})"
             raise RequestError(-32603, message, error)
-        if result.reason == "max_steps":
+        if end is not None and end.reason == "max_steps":
             return "max_turn_requests"
         if self.translator.last_finish in ("refusal", "content_filter"):
             return "refusal"
@@ -308,33 +327,30 @@ class BridgeSession:
             return "max_tokens"
         return "end_turn"
 
-    async def _chat_command(self, text: str) -> StopReason | None:
-        """`/model <model>` is carried out here; `/fork` is refused (the browser UI forks)."""
-        from xum.context.slash import ModelCommand, SlashError, parse_command
-
-        try:
-            command = parse_command(text)
-        except SlashError as exc:
-            raise invalid(str(exc)) from None
-        if command is None:
-            return None
-        if not isinstance(command, ModelCommand):
-            raise invalid(
-                "/fork is not available in an editor session; fork the workspace "
-                "in the browser UI (xum server)"
-            )
-        if command.model is None:
-            raise invalid("/model needs a model: an alias or provider:model (e.g. /model sonnet)")
-        try:
+    async def _workspace_command(self, command: WorkspaceCommand) -> StopReason:
+        """`/model` switches the session's model for the next turn; `/idle` sets the project's
+        idle compaction (`xum.host.commands`). Nothing is sent to a model."""
+        if isinstance(command, ModelCommand):
+            if command.model is None:
+                raise invalid(
+                    "/model needs a model: an alias or provider:model (e.g. /model sonnet)"
+                )
             model = await self.set_model(command.model)
-        except XumError as exc:
-            raise request_error(exc) from None
-        self.push(
-            note(f"the model is now {model}, from the next message on"),
-            ConfigOptionUpdate(
-                session_update="config_option_update", config_options=await self.config_options()
-            ),
-        )
+            self.push(
+                note(f"the model is now {model}, from the next message on"),
+                ConfigOptionUpdate(
+                    session_update="config_option_update",
+                    config_options=await self.config_options(),
+                ),
+            )
+        else:
+            result = await commands.apply(self.hosts, self.record, command)
+            hours = result.idle_hours
+            self.push(
+                note("idle compaction is off for this project")
+                if hours is None
+                else note(f"idle compaction after {hours:g} idle hours in this project")
+            )
         await self.pump.drain()
         return "end_turn"
 
@@ -356,8 +372,9 @@ class BridgeSession:
         if not self._running:
             return
         self._cancel_requested = True
-        if self.opened is not None:
-            self.opened.agent.interrupt()
+        host = self.host
+        if host is not None and host.busy:
+            host.interrupt()
 
     # Closing -----------------------------------------------------------------------------
 
@@ -366,20 +383,19 @@ class BridgeSession:
         self.cancel()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._finished.wait(), CLOSE_WAIT_S)
+        for task in list(self._asking):
+            task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.pump.close(), 2.0)
-        opened, self.opened = self.opened, None
-        if opened is not None:
-            await opened.aclose()
-        created = self._created
-        if created is not None and created.init is not None:
-            created.init.cancel()
+        self._delegations.by_workspace.pop(self.id, None)
+        await self.hosts.close_workspace(self.id, wait_s=CLOSE_WAIT_S)
 
     async def replay_history(self) -> None:
         """`session/load`: the session so far, as updates, before the load answers."""
         from xum.engine.derive import replay_events
 
-        assert self.opened is not None
-        for event in replay_events(self.opened.log.frames):
+        host = self.host
+        assert host is not None
+        for event in replay_events(host.session.log.frames):
             self.pump.push(self.translator.replayed(event))
         await self.pump.drain()

@@ -202,6 +202,29 @@ class Hosts:
         self.listener.workspaces_changed()
         return record
 
+    async def configure(
+        self,
+        workspace_id: str,
+        *,
+        model: str | None = None,
+        thinking: str | None = None,
+        agent: str | None = None,
+    ) -> WorkspaceRecord:
+        """Store a new model, thinking level or agent (checked by the caller) and switch the
+        open session to it for its next turn, without reopening it (`WorkspaceHost.configure`;
+        a running turn keeps what it started with)."""
+        changes = {
+            k: v for k, v in (("model", model), ("thinking", thinking), ("agent", agent)) if v
+        }
+        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+        host = self.hosts.get(workspace_id)
+        if host is not None and host.parts is not None and not host.stale:
+            await host.configure(
+                record, route=model is not None, thinking=bool(model or thinking), agent=agent
+            )
+        self.listener.workspaces_changed()
+        return record
+
     async def mark_stale(self, workspace_id: str) -> None:
         """The workspace's model, thinking, agent or providers changed: reopen the session
         before its next turn."""
@@ -219,6 +242,16 @@ class Hosts:
             await self.mark_stale(ws)
 
     # Opening ----------------------------------------------------------------------------
+
+    async def open(self, record: WorkspaceRecord) -> WorkspaceHost:
+        """The workspace's host, opened now if it is not (a front-end that shows a session
+        before its first message: an editor's `session/new` and `session/load`). Opening takes
+        no writer lock: each turn takes it."""
+        async with self.lock_for(record.id):
+            host = self.hosts.get(record.id)
+            if host is None:
+                host = await self._open(record)
+            return host
 
     async def _open(self, record: WorkspaceRecord) -> WorkspaceHost:
         await self.listener.opening(record.id)

@@ -15,10 +15,10 @@ When something outside xum edits the log, the writer refuses the next turn (`ses
 before the turn wrote anything): the host opens the session again from the log as it is and runs
 the turn on that (`_reopen`); messages queued meanwhile move to the new session.
 
-A settings change (model, thinking, agent) marks the host stale: `Hosts` closes it once its turn
-ends, and the next message opens it again with the new settings. (The engine has no public way
-yet to switch the route of an open session for its next turn; when it has, `change_settings`
-should use it instead of the reopen.)
+A settings change through `Hosts.change_settings` marks the host stale: `Hosts` closes it once
+its turn ends, and the next message opens it again with the new settings. `Hosts.configure`
+(used by `xum acp`) switches the open session instead (`AgentSession.configure`): the next turn
+uses the new model, thinking level or agent, with no reopen.
 
 The per-workspace lock and the registry of hosts live in `xum.host.hosts`; the methods here
 that change what runs are called with that lock held.
@@ -128,6 +128,20 @@ class WorkspaceHost:
             purpose=options.purpose,
             goals=options.goals,
             tool_middleware=options.tool_middleware,
+        )
+
+    async def configure(
+        self, record: WorkspaceRecord, *, route: bool, thinking: bool, agent: str | None
+    ) -> None:
+        """Switch the open session to `record`'s model (`route`) and thinking level
+        (`thinking`), and to `agent`, from its next turn on, without reopening it."""
+        from xum.workspaces.assembly import route_for
+
+        new_route, level = await asyncio.to_thread(route_for, record)
+        self.session.agent.configure(
+            route=new_route if route else None,
+            thinking=level if thinking else None,
+            agent=agent,
         )
 
     @property

@@ -189,7 +189,7 @@ async def open_workspace_session(
     `tool_middleware`: layers the front-end adds around every tool call, after the workspace's
     own (hooks, masking): the ACP bridge's delegation of files and commands to the editor.
     `goals`: offer the goal tools (a front-end that drives goal continuations: `xum run`, the
-    server).
+    workspace host of the server and `xum acp`).
     session's whole life (a front-end that owns the workspace until it exits). `safety`: the
     front-end's choices over the user's config (sandbox, permission mode, approval policy); a
     child gets its parent's. `approver`: who answers approval requests (the server's browser
