@@ -77,6 +77,7 @@ class RemoteBridgeSession:
         self._ends: list[E.TurnEnd] = []  # turns that ended since the prompt was sent
         self._changed = asyncio.Event()
         self._asking: set[asyncio.Task[None]] = set()
+        self._approving: set[str] = set()  # approval requests the editor was asked about
         self._finished = asyncio.Event()
         self._finished.set()
         # What this step's reply streamed so far: a reconnect replays it (as `discard-partial`
@@ -137,6 +138,16 @@ class RemoteBridgeSession:
             await self.hosts.answer_question(self.id, pending.id, answers)
 
     async def _approve(self, request: E.ApprovalRequest) -> None:
+        # A waiting request is sent again after every resubscribe: ask the editor once. One a
+        # policy decided (the event comes either way) or the browser answered meanwhile is
+        # no longer among the waiting ones by the time the updates before it are out.
+        if request.request_id in self._approving:
+            return
+        self._approving.add(request.request_id)
+        await self.pump.drain()
+        waiting = self.hosts.approval_requests(self.id)
+        if not any(r.request_id == request.request_id for r in waiting):
+            return
         answer = await self.approver(request)
         with contextlib.suppress(XumError):
             await self.hosts.answer_approval(
