@@ -236,10 +236,10 @@ def pid_script(pids: Path, *, ignore_term: bool = False) -> str:
     return f"{trap}sleep {tag} & echo {tag} > {pids}; wait"
 
 
-def start_run(fake_llm: FakeLLM, repo: Path, script: str) -> subprocess.Popen[str]:
+def start_run(fake_llm: FakeLLM, repo: Path, script: str, *options: str) -> subprocess.Popen[str]:
     fake_llm.script(fakellm.tool_call("bash", {"script": script, "display_name": "sleep"}))
     return subprocess.Popen(
-        [XUM, "run", "--json", "sleep for a while"],
+        [XUM, "run", "--json", *options, "sleep for a while"],
         cwd=repo,
         env=dict(os.environ, **env_for(fake_llm)),
         stdout=subprocess.PIPE,
@@ -334,7 +334,9 @@ def test_a_second_ctrl_c_exits_130_at_once_and_takes_the_commands_along(
 ) -> None:
     pids = tmp_path / "pids"
     # The command ignores SIGTERM, so the first Ctrl-C alone would take its grace period.
-    proc = start_run(fake_llm, repo, pid_script(pids, ignore_term=True))
+    # Outside the sandbox: there the SIGTERM ends bubblewrap, and with it the command at once,
+    # trap or not, so the first Ctrl-C alone could end the turn before the second arrives.
+    proc = start_run(fake_llm, repo, pid_script(pids, ignore_term=True), "--sandbox", "off")
     cleanup.append(proc)
     running = wait_for_pids(pids, proc)
     proc.send_signal(signal.SIGINT)

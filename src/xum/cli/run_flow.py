@@ -1,6 +1,8 @@
-"""What `xum run` does once its flags are read: open a workspace's session (a new workspace, or
-`--workspace` an existing one), run the message as a turn, keep a goal going, and say how it
-ended (`RunOutcome`).
+"""What `xum run` does once its flags are read: pick the model, thinking level and agent, make
+the workspace (or take the one `--workspace` names), hand the message to the workspace host
+(`cli/run_host.py`: the host runs the turn and keeps a goal going) and say how it ended
+(`RunOutcome`). `/model` and `/idle` with `--workspace` are carried out by the host's command
+layer (`xum.host.commands`, the `run` row), nothing sent to a model.
 
 Everything that can fail on configuration (the model, a price a budget needs, the workspace to
 continue and whether it is free) is checked before anything is written.
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,11 +35,10 @@ if TYPE_CHECKING:
     from xum.engine.goals import Decision
     from xum.engine.route import ModelRoute
     from xum.engine.turn import TurnResult
+    from xum.host.workspace_host import WorkspaceHost
     from xum.llm.types import ThinkingLevel
     from xum.runtime.git import WorkTreeQuery
     from xum.store.registry import WorkspaceRecord
-    from xum.workspaces.assembly import WorkspaceSession
-    from xum.workspaces.init_hook import InitHookRun
     from xum.workspaces.lifecycle import CreatedWorkspace
 
 
@@ -78,7 +78,7 @@ async def execute(req: RunRequest) -> RunOutcome:
             from xum.engine.userinput import chat_command_refusal
 
             raise chat_command_refusal(command)
-        return _workspace_command(record, command)
+        return await _workspace_command(record, command)
     if req.goal is not None:
         mode = "exec"  # a goal run works in exec mode (ADR 0004)
     elif record is None or req.mode_given:
@@ -118,16 +118,37 @@ async def execute(req: RunRequest) -> RunOutcome:
     def set_exit_code(code: int, reason: str) -> None:
         exit_choice.update(code=code, reason=reason)
 
-    opened, created = await _open(req, record, text, route, thinking, mode, set_exit_code, config)
-    init = created.init if created is not None else None
+    # A new workspace is made on a worker thread while this one imports the host and engine.
+    creating = (
+        asyncio.ensure_future(_create(req, text, route, thinking, mode)) if record is None else None
+    )
+    await asyncio.sleep(0)  # let it start its thread
+    from xum.cli.run_host import RunAdapter
+    from xum.host.workspace_host import OpenSettings
+    from xum.workspaces import assembly  # the host imports it on open: import it meanwhile
+    from xum.workspaces.subagents.host import TaskSettings
+
+    del assembly
+
+    created = await creating if creating is not None else None
+    settings = OpenSettings(
+        route=route,
+        thinking=thinking,
+        agent=mode,
+        budget_usd=req.budget,
+        set_exit_code=set_exit_code,
+        task_settings=TaskSettings.from_config(config),
+    )
+    if created is not None:
+        record = created.record
+    assert record is not None
+    adapter = RunAdapter(req, record.id, created.init if created is not None else None)
     try:
-        result, decision = await _turns(opened, req, text, init)
+        result, decision, host = await adapter.run(record, text, created, settings)
     finally:
-        if init is not None:
-            init.cancel()  # a no-op unless the run failed or was interrupted
-        # Children and background processes end with the run: nothing outlives it.
-        await opened.aclose()
-    return _outcome(opened, route, result, decision, exit_choice, req)
+        if created is not None and created.init is not None:
+            created.init.cancel()  # a no-op unless the run failed or was interrupted
+    return _outcome(host, route, result, decision, exit_choice, req)
 
 
 def _check_goal_flags(req: RunRequest) -> None:
@@ -160,186 +181,60 @@ def _existing_workspace(req: RunRequest) -> WorkspaceRecord:
     return resolve_workspace(req.workspace, req.directory)
 
 
-def _workspace_command(record: WorkspaceRecord, command: WorkspaceCommand) -> RunOutcome:
-    """`/idle` and `/model` in a `--workspace` run: carried out, nothing sent to a model."""
-    from xum.context.slash import IdleCommand, ModelCommand
-    from xum.store import registry
+async def _workspace_command(record: WorkspaceRecord, command: WorkspaceCommand) -> RunOutcome:
+    """`/idle` and `/model` in a `--workspace` run: carried out by the host's command layer,
+    nothing sent to a model."""
+    from xum.host import commands
+    from xum.host.hosts import Hosts
+    from xum.host.listener import NullListener
+    from xum.host.workspace_host import HostOptions
 
+    hosts = Hosts(NullListener(), options=HostOptions(frontend="run", purpose="run", people=False))
+    done = await commands.apply(hosts, record, command)
     extra: dict[str, Any] = {
         "workspace_id": record.id,
         "workspace_name": record.name,
         "workspace_path": record.path,
         "text": "",
         "steps": 0,
+        "command": done.command,
     }
-    if isinstance(command, IdleCommand):
-        from xum.store.compaction_config import set_idle_hours
+    if done.command == "idle":
+        extra["idle_hours"] = done.idle_hours
+    else:
+        extra["model"] = done.record.model
+    return RunOutcome(EXIT_OK, "completed", extra)
 
-        set_idle_hours(record.project_path, command.hours)
-        return RunOutcome(
-            EXIT_OK, "completed", {**extra, "command": "idle", "idle_hours": command.hours}
-        )
-    if isinstance(command, ModelCommand) and command.model is not None:
-        from xum.llm import catalog
 
-        provider, model_id = catalog.resolve_model_string(command.model)
-        changed = registry.update_workspace(record.id, model=f"{provider}:{model_id}")
-        return RunOutcome(
-            EXIT_OK, "completed", {**extra, "command": "model", "model": changed.model}
-        )
-    if isinstance(command, ModelCommand):
-        raise UsageError("/model needs a model: an alias or provider:model (e.g. /model sonnet)")
-    raise UsageError(
-        "/fork makes a new workspace, which a run continuing this one cannot do",
-        hint="fork from the browser UI (xum server) or with POST /api/workspaces/{id}/fork",
+async def _create(
+    req: RunRequest, text: str, route: ModelRoute, level: ThinkingLevel, mode: str
+) -> CreatedWorkspace:
+    """A new workspace for the run, named after its message (git, the registry write and its
+    fsyncs on a worker thread)."""
+    from xum.workspaces.lifecycle import create_workspace
+
+    return await create_workspace(
+        req.directory,
+        req.runtime,
+        name_hint=" ".join(text.split()[:4]),
+        title=" ".join(text.split())[:80],
+        on_init_line=_init_line_sink(req.renderer),
+        model=route.model_string,
+        thinking=level,
+        agent=mode,
+        project_query=req.project,
     )
 
 
-async def _open(
-    req: RunRequest,
-    record: WorkspaceRecord | None,
-    text: str,
-    route: ModelRoute,
-    level: ThinkingLevel,
-    mode: str,
-    set_exit_code: Callable[[int, str], None],
-    config: dict[str, Any],
-) -> tuple[WorkspaceSession, CreatedWorkspace | None]:
-    from xum.workspaces.lifecycle import create_workspace
-
-    created: CreatedWorkspace | None = None
-    if record is None:
-        # The workspace is made on a worker thread (git, the registry write and its fsyncs)
-        # while this one imports the engine.
-        creating = asyncio.ensure_future(
-            create_workspace(
-                req.directory,
-                req.runtime,
-                name_hint=" ".join(text.split()[:4]),
-                title=" ".join(text.split())[:80],
-                on_init_line=_init_line_sink(req.renderer),
-                model=route.model_string,
-                thinking=level,
-                agent=mode,
-                project_query=req.project,
-            )
-        )
-        await asyncio.sleep(0)  # let it start its thread
-    from xum.context.workspace import AgentSelection
-    from xum.workspaces.assembly import open_workspace_session
-    from xum.workspaces.subagents.host import TaskSettings
-
-    if record is None:
-        created = await creating
-        record = created.record
-    # Secrets, hooks (trusted projects only), masking, a sub-agent host made on first use (its
-    # children's events are not rendered: their logs keep them); notices go to the renderer.
-    # The run owns the workspace until it exits, so the session keeps the writer lock (which
-    # also refuses a workspace another process took meanwhile).
-    try:
-        opened = await open_workspace_session(
-            record,
-            route=route,
-            thinking=level,
-            emit=req.renderer,
-            created=created,
-            selection=AgentSelection(agent_id=mode),
-            budget_usd=req.budget,
-            set_exit_code=set_exit_code,
-            task_settings=TaskSettings.from_config(config),
-            purpose="run",
-            hold_writer=True,
-            goals=True,
-            safety=req.safety,
-        )
-    except BaseException:
-        if created is not None:
-            if created.init is not None:
-                created.init.cancel()
-            await created.runtime.close()
-        raise
-    return opened, created
-
-
-async def _turns(
-    opened: WorkspaceSession, req: RunRequest, text: str, init: InitHookRun | None
-) -> tuple[TurnResult, Decision | None]:
-    """The message as a turn, then the goal's continuations, with Ctrl-C wired to interrupt."""
-    from xum.engine import events as E
-    from xum.engine.goals import drive
-
-    session = opened.agent
-    loop = asyncio.get_running_loop()
-    interrupts = 0
-
-    def on_sigint() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts >= 2:
-            # Leave now: the log is durable as it stands (the next open closes the turn), and
-            # the commands this run started go with it.
-            from xum.runtime.process import kill_child_groups
-
-            kill_child_groups()
-            os._exit(EXIT_INTERRUPTED)
-        session.interrupt()
-
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
-    try:
-        goals = session.goals
-        before = goals.current
-        if req.goal is not None:
-            if req.goal_budget_cents is None and req.goal_turns is None:
-                req.renderer(
-                    E.Advisory(
-                        kind="goal-uncapped",
-                        message="the goal has no --goal-budget and no --goal-turns: it runs "
-                        "until it is complete, --budget is exceeded or you stop it",
-                    )
-                )
-            await goals.set(
-                req.goal,
-                budget_cents=req.goal_budget_cents,
-                turn_cap=req.goal_turns,
-                source="cli",
-            )
-        result = await session.run_turn(text)
-        if init is not None and result.reason != "interrupted":
-            await _finish_init(init, req.renderer)
-        goal = goals.current
-        adopted = (
-            req.goal is None
-            and goal is not None
-            and goal.live
-            and (before is None or goal.id != before.id)
-        )
-        if adopted:
-            assert goal is not None
-            req.renderer(
-                E.GoalAdopted(
-                    goalId=goal.id,
-                    objective=goal.objective,
-                    status=goal.status,
-                    budgetCents=goal.budget_cents,
-                    turnCap=goal.turn_cap,
-                )
-            )
-        if req.goal is None and not adopted:
-            return result, None
-        return await drive(session, result)
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-
-
 def _outcome(
-    opened: WorkspaceSession,
+    host: WorkspaceHost,
     route: ModelRoute,
     result: TurnResult,
     decision: Decision | None,
     exit_choice: dict[str, Any],
     req: RunRequest,
 ) -> RunOutcome:
-    record = opened.record
+    record = host.session.record
     extra: dict[str, Any] = {
         "workspace_id": record.id,
         "workspace_name": record.name,
@@ -368,7 +263,7 @@ def _outcome(
     }.get(reason, EXIT_ERROR)
     if decision is not None and decision.goal is not None:
         goal = decision.goal
-        goals = opened.agent.goals
+        goals = host.session.agent.goals
         extra["goal"] = {
             **{k: v for k, v in goal.to_json().items() if k != "baseUsd"},
             "turns": goal.turns,
@@ -395,22 +290,17 @@ def _one_shot_override(
     commands (`/compact`, `/clear`, `/goal`) stay in the text for the session to carry out."""
     if not text.startswith("/"):
         return text, model, thinking, None
-    from xum.context.slash import (
-        ForkCommand,
-        IdleCommand,
-        ModelCommand,
-        SlashError,
-        parse_command,
-        parse_override,
-    )
+    from xum.context.slash import SlashError, parse_override
+    from xum.host import commands
     from xum.llm.catalog import aliases
 
+    # The host's command layer, with `xum run`'s row of the table: `/fork` is refused there.
+    command = commands.parse(text, "run")
+    if commands.is_workspace_command(command):
+        return text, model, thinking, command
+    if command is not None:
+        return text, model, thinking, None
     try:
-        command = parse_command(text)
-        if isinstance(command, ModelCommand | ForkCommand | IdleCommand):
-            return text, model, thinking, command
-        if command is not None:
-            return text, model, thinking, None
         override = parse_override(text, set(aliases()))
     except SlashError as exc:
         raise UsageError(str(exc)) from None
@@ -428,15 +318,3 @@ def _init_line_sink(renderer: Renderer) -> Callable[[str], None] | None:
     if isinstance(renderer, JsonRenderer | TextRenderer):
         return lambda line: renderer(E.InitOutput(line=line))
     return None
-
-
-async def _finish_init(init: InitHookRun, renderer: Renderer) -> None:
-    """A one-shot run ends with its workspace set up: wait for the init hook if it still runs."""
-    from xum.engine import events as E
-
-    if not init.done:
-        renderer(
-            E.Advisory(kind="init-hook-wait", message=f"waiting for {init.hook.display} to finish")
-        )
-    status = await init.wait()
-    renderer(E.InitEnd(status=status, exit_code=init.exit_code))

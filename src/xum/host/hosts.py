@@ -28,7 +28,13 @@ from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
-from xum.host.workspace_host import HostOptions, HostServices, When, WorkspaceHost
+from xum.host.workspace_host import (
+    HostOptions,
+    HostServices,
+    OpenSettings,
+    When,
+    WorkspaceHost,
+)
 from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.registry import WorkspaceRecord
@@ -243,17 +249,29 @@ class Hosts:
 
     # Opening ----------------------------------------------------------------------------
 
-    async def open(self, record: WorkspaceRecord) -> WorkspaceHost:
+    async def open(
+        self,
+        record: WorkspaceRecord,
+        *,
+        created: CreatedWorkspace | None = None,
+        settings: OpenSettings | None = None,
+    ) -> WorkspaceHost:
         """The workspace's host, opened now if it is not (a front-end that shows a session
-        before its first message: an editor's `session/new` and `session/load`). Opening takes
-        no writer lock: each turn takes it."""
+        before its first message: an editor's `session/new` and `session/load`; `xum run`,
+        which sets a goal before its message). Opening takes no writer lock: each turn takes
+        it. `created`: the runtime and init hook of a workspace the caller just made;
+        `settings`: the front-end's own in place of the record's (`xum run`'s flags)."""
         async with self.lock_for(record.id):
             host = self.hosts.get(record.id)
             if host is None:
-                host = await self._open(record)
+                if created is not None:
+                    self.prepared[record.id] = Prepared(created)
+                host = await self._open(record, settings)
             return host
 
-    async def _open(self, record: WorkspaceRecord) -> WorkspaceHost:
+    async def _open(
+        self, record: WorkspaceRecord, settings: OpenSettings | None = None
+    ) -> WorkspaceHost:
         await self.listener.opening(record.id)
         host = WorkspaceHost(record.id, self.services)
         host.on_drive_end = self._drive_ended
@@ -262,7 +280,7 @@ class Hosts:
             prepared = self.prepared.pop(record.id, None)
             return prepared.created if prepared is not None else None
 
-        await host.open(record, take_created)
+        await host.open(record, take_created, settings)
         self.hosts[record.id] = host
         return host
 

@@ -18,11 +18,16 @@ import asyncio
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xum.engine import events as E
 from xum.host.listener import HostListener
-from xum.tools.base import Question
 from xum.workspaces.safety.approvals import ApprovalAnswer, Approver, Decision
+
+if TYPE_CHECKING:
+    # Types only: `xum run` imports the host before its first request, which must not wait
+    # for the tools package (tests/e2e/test_run_startup.py).
+    from xum.tools.base import Question
 
 Answers = Mapping[str, str] | None
 

@@ -20,6 +20,10 @@ its turn ends, and the next message opens it again with the new settings. `Hosts
 (used by `xum acp`) switches the open session instead (`AgentSession.configure`): the next turn
 uses the new model, thinking level or agent, with no reopen.
 
+A one-shot front-end (`xum run`) opens a host with `OpenSettings` (its flags' model, thinking
+level and agent, a budget, the agent's exit code) and reads each turn's result through
+`turn_ended`, which may also keep a goal from continuing.
+
 The per-workspace lock and the registry of hosts live in `xum.host.hosts`; the methods here
 that change what runs are called with that lock held.
 """
@@ -30,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,9 +50,12 @@ from xum.workspaces.safety.choice import SafetyChoice
 if TYPE_CHECKING:
     from xum.engine.goals import Decision
     from xum.engine.middleware import ToolMiddleware
+    from xum.engine.route import ModelRoute
     from xum.engine.turn import TurnResult
+    from xum.llm.types import ThinkingLevel
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace
+    from xum.workspaces.subagents.host import TaskSettings
 
 log = logging.getLogger("xum.host")
 
@@ -66,6 +73,24 @@ class HostOptions:
     people: bool = True  # questions and approvals wait for a person (the pending maps)
     goals: bool = True  # offer the goal tools; the drive loop continues goals
     tool_middleware: Sequence[ToolMiddleware] = ()
+
+
+@dataclass(frozen=True)
+class OpenSettings:
+    """What one opening of a host takes in place of the record's own settings: a one-shot
+    front-end (`xum run`) that resolved the model, thinking and agent from its flags, bounds the
+    session with a budget and lets the agent choose the process's exit code. Kept by the host
+    for a reopen."""
+
+    route: ModelRoute | None = None  # with `thinking`; None: the record's (`route_for`)
+    thinking: ThinkingLevel | None = None
+    agent: str | None = None  # the agent to run; None: the record's
+    budget_usd: float | None = None
+    set_exit_code: Callable[[int, str], None] | None = None
+    task_settings: TaskSettings | None = None
+
+
+TurnHook = Callable[["TurnResult"], Awaitable[bool]]
 
 
 @dataclass
@@ -93,6 +118,11 @@ class WorkspaceHost:
         self.start_error: XumError | None = None
         self.inflight = InFlight()
         self.on_drive_end: Callable[[WorkspaceHost], None] = lambda _h: None
+        self.settings = OpenSettings()
+        # A front-end's look at each turn's result before the goal decides what follows;
+        # False: continue no goal after it (`xum run` without a goal of its own).
+        self.turn_ended: TurnHook | None = None
+        self.decision: Decision | None = None  # the goal's last decision in this drive
 
     # Opening ----------------------------------------------------------------------------
 
@@ -100,9 +130,12 @@ class WorkspaceHost:
         self,
         record: WorkspaceRecord,
         take_created: Callable[[], CreatedWorkspace | None] = lambda: None,
+        settings: OpenSettings | None = None,
     ) -> None:
         """Open the session. Configuration problems (no provider, unknown model) raise before
         `take_created` is called, so a new workspace's prepared runtime stays for a retry."""
+        if settings is not None:
+            self.settings = settings
         self.parts = await self._assemble(record, take_created)
 
     async def _assemble(
@@ -110,10 +143,15 @@ class WorkspaceHost:
         record: WorkspaceRecord,
         take_created: Callable[[], CreatedWorkspace | None] = lambda: None,
     ) -> WorkspaceSession:
+        from xum.context.workspace import AgentSelection
         from xum.workspaces.assembly import open_workspace_session, route_for
 
         options = self.services.options
-        route, thinking = await asyncio.to_thread(route_for, record)
+        given = self.settings
+        if given.route is not None and given.thinking is not None:
+            route, thinking = given.route, given.thinking
+        else:
+            route, thinking = await asyncio.to_thread(route_for, record)
         people = options.people
         return await open_workspace_session(
             record,
@@ -128,6 +166,10 @@ class WorkspaceHost:
             purpose=options.purpose,
             goals=options.goals,
             tool_middleware=options.tool_middleware,
+            selection=AgentSelection(agent_id=given.agent) if given.agent is not None else None,
+            budget_usd=given.budget_usd,
+            set_exit_code=given.set_exit_code,
+            task_settings=given.task_settings,
         )
 
     async def configure(
@@ -182,6 +224,11 @@ class WorkspaceHost:
         self.task = asyncio.create_task(self._drive(text, idle), name=name)
         self._status()
 
+    async def wait_done(self) -> None:
+        """Wait until the drive (the turn, what was queued, the goal's continuations) ends."""
+        if self.task is not None:
+            await asyncio.shield(self.task)
+
     async def wait_started(self, timeout_s: float) -> None:
         """Wait until the turn is under way, so a message that cannot start one (an unusable
         slash command, a session another process grabbed) raises its error here."""
@@ -215,6 +262,7 @@ class WorkspaceHost:
 
     async def _drive(self, text: str | None, idle: bool) -> None:
         next_text = text
+        self.decision = None
         try:
             if idle:
                 next_text = await self._idle_compaction()
@@ -228,8 +276,12 @@ class WorkspaceHost:
                 next_text = None if reason == "interrupted" else agent.next_queued()
                 # A goal goes on once nothing the user sent is waiting (engine.goals).
                 continuation = None
-                if next_text is None and result is not None:
+                goes_on = True
+                if result is not None and self.turn_ended is not None:
+                    goes_on = await self.turn_ended(result)
+                if next_text is None and result is not None and goes_on:
                     decision = await agent.goals.after_turn(result)
+                    self.decision = decision
                     if decision.kind in ("continue", "wrap_up"):
                         continuation = decision
                 if next_text is not None or continuation is not None:
