@@ -51,3 +51,32 @@ async def test_configure_switches_the_open_session_for_its_next_turn(
         assert hosts.get(record.id) is host and host.session is opened
     finally:
         await hosts.shutdown()
+
+
+async def test_a_settings_change_from_the_server_switches_without_reopening(
+    fake_llm: FakeLLM, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`change_settings` is what `PATCH /api/workspaces/{id}` and the browser's `/model` call."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_llm.url)
+    fake_llm.set_default(fakellm.text("ok"))
+    hosts = Hosts(NullListener())
+    try:
+        record = await hosts.create(
+            repo, "local", name_hint="server", model="anthropic:claude-sonnet-5-5"
+        )
+        await hosts.send(record, "first")
+        host = hosts.get(record.id)
+        assert host is not None and host.task is not None
+        await asyncio.wait_for(asyncio.shield(host.task), 60)
+        opened = host.session
+
+        changed = await hosts.change_settings(record.id, model="anthropic:claude-haiku-5-5")
+        assert not host.stale
+        await hosts.send(changed, "second")
+        assert host.task is not None
+        await asyncio.wait_for(asyncio.shield(host.task), 60)
+        assert fake_llm.requests[-1].json["model"] == "claude-haiku-5-5"
+        assert hosts.get(record.id) is host and host.session is opened
+    finally:
+        await hosts.shutdown()

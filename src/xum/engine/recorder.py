@@ -92,7 +92,9 @@ class Recorder:
     async def begin_turn(self, turn_id: str) -> None:
         """Take the writer lock for a turn, off the loop (taking it reads what other processes
         appended and heals the log)."""
-        await self.log.begin_write_off_loop(f"turn {turn_id}")
+        # The holder is named by what opened the log ("xum run", "xum tui", ...): that is what
+        # another front-end tells its user is using the session.
+        await self.log.begin_write_off_loop(self.log.purpose or f"turn {turn_id}")
 
     def end_turn(self) -> None:
         self.log.end_write()

@@ -201,10 +201,11 @@ class Hosts:
 
     async def change_settings(self, workspace_id: str, **changes: Any) -> WorkspaceRecord:
         """Store checked changes of the workspace's record; a new model, thinking level or
-        agent takes effect from the next turn (the host is reopened before it)."""
+        agent takes effect from the next turn, in the open session where it can take it."""
         record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
-        if changes.keys() & SETTINGS_FIELDS:
-            await self.mark_stale(workspace_id)
+        settings = {k: v for k, v in changes.items() if k in SETTINGS_FIELDS}
+        if settings:
+            await self._switch(workspace_id, record, settings)
         self.listener.workspaces_changed()
         return record
 
@@ -216,20 +217,35 @@ class Hosts:
         thinking: str | None = None,
         agent: str | None = None,
     ) -> WorkspaceRecord:
-        """Store a new model, thinking level or agent (checked by the caller) and switch the
-        open session to it for its next turn, without reopening it (`WorkspaceHost.configure`;
-        a running turn keeps what it started with)."""
-        changes = {
-            k: v for k, v in (("model", model), ("thinking", thinking), ("agent", agent)) if v
-        }
-        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
+        """Store a new model, thinking level or agent (None: unchanged; checked by the caller)
+        and switch the open session to it for its next turn (`_switch`)."""
+        given = {"model": model, "thinking": thinking, "agent": agent}
+        changes = {k: v for k, v in given.items() if v is not None}
+        return await self.change_settings(workspace_id, **changes)
+
+    async def _switch(
+        self, workspace_id: str, record: WorkspaceRecord, settings: dict[str, Any]
+    ) -> None:
+        """Hand the new settings to the open session without reopening it
+        (`WorkspaceHost.configure`; a running turn keeps what it started with). What the session
+        cannot take (a route that cannot be resolved, an agent reset to the default) marks the
+        host stale instead: the next turn reopens with the record and says what is wrong."""
         host = self.hosts.get(workspace_id)
-        if host is not None and host.parts is not None and not host.stale:
+        if host is None or host.parts is None or host.stale:
+            return
+        if "agent" in settings and settings["agent"] is None:
+            await self.mark_stale(workspace_id)
+            return
+        try:
             await host.configure(
-                record, route=model is not None, thinking=bool(model or thinking), agent=agent
+                record,
+                route="model" in settings,
+                thinking="model" in settings or "thinking" in settings,
+                agent=settings.get("agent"),
             )
-        self.listener.workspaces_changed()
-        return record
+        except XumError:
+            await self.mark_stale(workspace_id)
+        self.listener.status_changed(workspace_id)
 
     async def mark_stale(self, workspace_id: str) -> None:
         """The workspace's model, thinking, agent or providers changed: reopen the session

@@ -15,10 +15,11 @@ When something outside xum edits the log, the writer refuses the next turn (`ses
 before the turn wrote anything): the host opens the session again from the log as it is and runs
 the turn on that (`_reopen`); messages queued meanwhile move to the new session.
 
-A settings change through `Hosts.change_settings` marks the host stale: `Hosts` closes it once
-its turn ends, and the next message opens it again with the new settings. `Hosts.configure`
-(used by `xum acp`) switches the open session instead (`AgentSession.configure`): the next turn
-uses the new model, thinking level or agent, with no reopen.
+A settings change (`Hosts.change_settings` from the server, `Hosts.configure` from the other
+front-ends) switches the open session (`AgentSession.configure`): the next turn uses the new
+model, thinking level or agent, with no reopen. Only what a session cannot take (a route that
+does not resolve, a providers change) marks the host stale: `Hosts` closes it once its turn ends
+and the next message opens it again.
 
 A one-shot front-end (`xum run`) opens a host with `OpenSettings` (its flags' model, thinking
 level and agent, a budget, the agent's exit code) and reads each turn's result through

@@ -2,11 +2,12 @@
 create, fork, rename, archive and delete workspaces, review them, change their model, thinking
 level and agent.
 
-Everything goes through the layers every front-end shares: the workspace lifecycle for the
-checkouts, the registry for a workspace's settings, the slash registry for commands
-(`/model` and `/fork` are carried out here, as the server's send route does; every other
-command, skills and one-shot overrides included, is the engine's), `xum.workspaces.review`
-for the diff. Failures are shown, with what to do, in the transcript or as a notification;
+Everything goes through the layers every front-end shares: the workspace host (`xum.host`) for
+sessions and a workspace's model, thinking level and agent, the workspace lifecycle for the
+checkouts, the one command layer (`xum.host.commands`, the terminal UI's row) for chat
+commands (`/model` and `/fork` also select and show what they made here, `/idle` is carried out
+by the command layer; every other command, skills and one-shot overrides included, runs in the
+session), `xum.workspaces.review` for the diff. Failures are shown, with what to do, in the transcript or as a notification;
 nothing here raises into the app.
 """
 
@@ -22,6 +23,7 @@ from xum.tui.runner import Workspace
 from xum.workspaces.safety.choice import PERMISSION_MODES, PermissionMode, stored_permissions
 
 if TYPE_CHECKING:
+    from xum.context.slash import IdleCommand
     from xum.store.registry import WorkspaceRecord
     from xum.tui.app import XumApp
     from xum.tui.approval import ApprovalPanel
@@ -92,12 +94,10 @@ class Actions:
         self.app.redraw_bar()
         return True
 
-    async def _update(self, ws: Workspace, **changes: object) -> None:
-        from xum.store import registry
-
-        workspace_id = ws.id
-        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
-        await self.app.runner.changed(ws, record)
+    async def _update(self, ws: Workspace, **changes: str) -> None:
+        """A new model, thinking level or agent: the open session takes it from its next turn
+        on (through the host, without reopening)."""
+        await self.app.runner.configure(ws, **changes)
         self.app.sidebar.redraw(ws)
 
     async def next_thinking(self) -> None:
@@ -189,13 +189,17 @@ class Actions:
             await self._send(text, when)
 
     async def _send(self, text: str, when: str) -> None:
-        from xum.context.slash import ForkCommand, ModelCommand, SlashError, parse_command
+        from xum.context.slash import ForkCommand, IdleCommand, ModelCommand
+        from xum.host import commands
 
         app = self.app
         try:
-            command = parse_command(text)
-        except SlashError as exc:
-            self._problem(str(exc))
+            command = commands.parse(text, "tui")
+        except XumError as exc:
+            self._problem(exc.message, exc.hint)
+            return
+        if isinstance(command, IdleCommand):
+            await self._idle_command(command)
             return
         if isinstance(command, ModelCommand):
             if command.model is None:
@@ -211,6 +215,22 @@ class Actions:
                 await self._message(command.message, "step")  # to the fork, now selected
             return
         await self._message(text, when)
+
+    async def _idle_command(self, command: IdleCommand) -> None:
+        """`/idle`: the project's idle compaction setting (xum.host.commands carries it out)."""
+        from xum.host import commands
+
+        app = self.app
+        ws = app.selected
+        record = ws.record if ws is not None else self._project_record()
+        try:
+            result = await commands.apply(app.runner.hosts, record, command)
+        except XumError as exc:
+            self._problem(exc.message, exc.hint)
+            return
+        hours = result.idle_hours
+        said = "off" if hours is None else f"after {hours:g} idle hour(s)"
+        app.notify(f"idle compaction: {said}", markup=False)
 
     async def _message(self, text: str, when: str) -> None:
         app = self.app

@@ -5,10 +5,11 @@ the agent's questions, when it asks, above the composer; the composer with the a
 thinking level under it; a status line with the context used and the cost. It opens on a new
 workspace with the composer focused, so a message and Enter start work at once.
 
-Sessions run in this process, through the one assembly (`runner.py`), several at a time; the
-app renders the one event vocabulary (`transcript.py` folds it, `views.py` draws it). What the
-user does to workspaces (create, fork, rename, archive, delete, change the model) is carried
-out by `actions.py` through the workspace lifecycle, as the server's routes do.
+Sessions run in this process, hosted by `xum.host` as in the server (`runner.py` is the view
+over it), several at a time; the app renders the one event vocabulary (`transcript.py` folds
+it, `views.py` draws it). What the user does to workspaces (create, fork, rename, archive,
+delete, change the model) is carried out by `actions.py` through the host and the workspace
+lifecycle, as the server's routes do.
 """
 
 from __future__ import annotations

@@ -95,7 +95,10 @@ class ApprovalPanel(Vertical):
     def on_mount(self) -> None:
         # The reason field takes the focus (an accidental Enter denies), unless a message is
         # being written: the panel is on screen above the composer, and Shift+Tab reaches it.
+        # Focus already inside the panel (moved there before it finished mounting) stays.
         composer = self.app.focused
+        if composer is not None and self in composer.ancestors:
+            return
         if not (isinstance(composer, TextArea) and composer.text.strip()):
             self.query_one("#deny-reason", Input).focus()
 

@@ -99,6 +99,7 @@ class ServerTurns:
     async def _answer_approval(
         self, ws: Workspace, link: ServerLink, pending: PendingApproval
     ) -> None:
+        assert pending.future is not None  # a server's request always has one
         try:
             answer = await pending.future
         except asyncio.CancelledError:
@@ -112,7 +113,8 @@ class ServerTurns:
             self.runner.listener.status_changed(ws)
 
     def _drop_approval(self, ws: Workspace, pending: PendingApproval) -> None:
-        pending.future.cancel()
+        if pending.future is not None:
+            pending.future.cancel()
         if ws.approval is pending:
             ws.approval = None
             self.runner.listener.status_changed(ws)
@@ -142,6 +144,7 @@ class ServerTurns:
     async def _answer_question(
         self, ws: Workspace, link: ServerLink, pending: PendingQuestion
     ) -> None:
+        assert pending.future is not None
         try:
             answers = await pending.future
         except asyncio.CancelledError:
@@ -156,7 +159,8 @@ class ServerTurns:
             self.runner.listener.status_changed(ws)
 
     def _drop_question(self, ws: Workspace, pending: PendingQuestion) -> None:
-        pending.future.cancel()
+        if pending.future is not None:
+            pending.future.cancel()
         if ws.question is pending:
             ws.question = None
             self.runner.listener.status_changed(ws)

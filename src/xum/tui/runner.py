@@ -1,48 +1,41 @@
-"""The terminal UI's agent sessions: one engine session per workspace that works, all on the
-app's event loop.
+"""The terminal UI's view of its workspaces, over the workspace host (`xum.host`).
 
-Each workspace the UI shows is a `Workspace`: its record, its transcript (folded from the
-session log, then from live events), and, once a message was sent to it, the session the one
-assembly (`xum.workspaces.assembly.open_workspace_session`) opened for it. Several workspaces
-run turns at once, exactly as in the server: a turn mostly waits on the model and on tools, and
-the slow steps of opening a session run on worker threads, so one loop serves them all and the
-UI stays responsive.
-
-Messages sent while a turn runs are queued in the engine: "step" ones are delivered when the
-running tool calls finish, "turn" ones run as turns of their own, one after another. An
-interrupt hands the queue back (the UI puts it back in the composer) instead of running it.
-`ask_user_question` reaches the user through the session's `ask_user`: the question waits in
-`Workspace.question` until the UI answers or dismisses it (a chat message instead dismisses
-it, as in the browser). A call that needs approval (a critical command, a sandbox escalation, and
-in the `ask` mode the rest of what it asks for) waits the same way in `Workspace.approval`.
+The sessions themselves are hosted by `xum.host.hosts.Hosts` (opened with `frontend="tui"`),
+exactly as in the server: one host per workspace that works, all on the app's event loop, the
+same drive loop (a turn, then what was queued, then a goal's continuations), the same pending
+questions and approvals. This module only keeps what the screen needs: each workspace's record,
+its transcript (folded from the session log, then from the host's live events), its status for
+the sidebar, and which question or approval it shows. `Runner` is the `HostListener` that turns
+host events into transcript changes, and the one place the app calls the host through.
 
 The writer lock decides who writes: a workspace whose session another process (`xum server`,
 `xum run`) is using has its log followed instead (committed events appear as that process writes
 them). A message to it goes to that turn through the server's API when the server runs it (and
-Esc interrupts it there); any other writer's turn refuses it with a clear error.
+Esc interrupts it there, `remote.py`); any other writer's turn refuses it with a clear error.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from xum.core.errors import XumError
+from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
 from xum.tui.remote import ServerTurns
 from xum.tui.transcript import Change, Transcript
 
 if TYPE_CHECKING:
+    from xum.host import pending as host_pending
+    from xum.host.hosts import Hosts
+    from xum.host.workspace_host import WorkspaceHost
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
     from xum.tools.base import Question
     from xum.workspaces.assembly import WorkspaceSession
-    from xum.workspaces.lifecycle import CreatedWorkspace
     from xum.workspaces.safety.approvals import ApprovalAnswer
 
 log = logging.getLogger("xum.tui")
@@ -50,50 +43,68 @@ log = logging.getLogger("xum.tui")
 When = Literal["step", "turn"]
 Status = Literal["idle", "working", "waiting", "error", "unread"]
 Answers = Mapping[str, str] | None
+INIT_KEEP = 2000  # init-hook lines kept for a workspace the UI does not list yet
 
-
-class SessionBusyError(XumError):
-    code = "session_busy"
+__all__ = ["Runner", "SessionBusyError", "Workspace"]
 
 
 @dataclass(eq=False)
 class PendingQuestion:
+    """A question on screen: the host's (`question_id`) or a server turn's (`remote_id`, whose
+    answer goes back through `future`, see remote.py)."""
+
     questions: Sequence[Question]
-    future: asyncio.Future[Answers] = field(repr=False)
-    remote_id: str | None = None  # its id at the server, when a turn of `xum server` asks
+    future: asyncio.Future[Answers] | None = field(default=None, repr=False)
+    remote_id: str | None = None
+    question_id: str | None = None
 
 
 @dataclass(eq=False)
 class PendingApproval:
+    """An approval request on screen: the host's, or a server turn's (`remote_id`, `future`)."""
+
     request: E.ApprovalRequest
-    future: asyncio.Future[ApprovalAnswer] = field(repr=False)
-    remote_id: str | None = None  # its request id at the server, when the server's turn asks
+    future: asyncio.Future[ApprovalAnswer] | None = field(default=None, repr=False)
+    remote_id: str | None = None
 
 
 @dataclass(eq=False)
 class Workspace:
     record: WorkspaceRecord
+    hosts: Hosts | None = field(default=None, repr=False)
     transcript: Transcript = field(default_factory=Transcript)
     loaded: bool = False
     loading: list[E.Event] | None = None  # live events that came while the history was read
-    session: WorkspaceSession | None = None
-    task: asyncio.Task[None] | None = None
     question: PendingQuestion | None = None
     approval: PendingApproval | None = None
     failed: bool = False  # the last turn ended on an error
     unread: bool = False
-    stale: bool = False  # settings changed while a turn ran: reopen after it
-    prepared: CreatedWorkspace | None = None  # just created: its runtime and init hook
     busy_elsewhere: bool = False
     followed: SessionLog | None = None  # the log, read while another process writes it
+    last_sent: str = ""  # offered again on the error card of a turn that failed
+    reported: BaseException | None = None  # the failure the transcript shows already
 
     @property
     def id(self) -> str:
         return self.record.id
 
     @property
+    def host(self) -> WorkspaceHost | None:
+        return self.hosts.get(self.id) if self.hosts is not None else None
+
+    @property
+    def session(self) -> WorkspaceSession | None:
+        host = self.host
+        return host.parts if host is not None else None
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        host = self.host
+        return host.task if host is not None else None
+
+    @property
     def running(self) -> bool:
-        return self.task is not None and not self.task.done()
+        return self.hosts is not None and self.hosts.is_driving(self.id)
 
     @property
     def status(self) -> Status:
@@ -107,7 +118,10 @@ class Workspace:
 
     @property
     def queued(self) -> tuple[int, int]:
-        return self.session.agent.queued if self.session is not None else (0, 0)
+        if self.hosts is None or self.host is None or self.host.parts is None:
+            return (0, 0)
+        step, turn = self.hosts.queued(self.id)
+        return len(step), len(turn)
 
 
 class Listener(Protocol):
@@ -119,12 +133,26 @@ class Listener(Protocol):
 
 
 class Runner:
+    """The app's workspaces, and the `HostListener` of the app's `Hosts`."""
+
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
         self.workspaces: dict[str, Workspace] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._early: dict[str, list[E.Event]] = {}  # init output of a workspace not yet listed
+        self._hosts: Hosts | None = None
         self.server = ServerTurns(self)
+
+    @property
+    def hosts(self) -> Hosts:
+        """The process's workspace hosts, made on first use: the host machinery is not imported
+        before the UI's first frame (docs/tui.md, Speed)."""
+        if self._hosts is None:
+            from xum.host.hosts import Hosts
+            from xum.host.workspace_host import HostOptions
+
+            self._hosts = Hosts(self, options=HostOptions(frontend="tui", purpose="tui"))
+        return self._hosts
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run `coro` in the background, kept until it ends."""
@@ -137,7 +165,7 @@ class Runner:
     def track(self, record: WorkspaceRecord) -> Workspace:
         ws = self.workspaces.get(record.id)
         if ws is None:
-            ws = self.workspaces[record.id] = Workspace(record)
+            ws = self.workspaces[record.id] = Workspace(record, self.hosts)
         else:
             ws.record = record
         return ws
@@ -171,10 +199,10 @@ class Runner:
             elsewhere = busy.get(ws.id, False)
             if elsewhere != ws.busy_elsewhere:
                 ws.busy_elsewhere = elsewhere
-                if elsewhere and ws.session is not None:
+                if elsewhere:
                     # Our idle session's view of the log goes stale while another process
                     # writes it: it reopens, from the log, for the next message.
-                    await self.release(ws)
+                    await self.hosts.mark_stale(ws.id)
                 self.listener.status_changed(ws)
             if not elsewhere and ws.followed is None:
                 continue
@@ -195,40 +223,20 @@ class Runner:
     # Creating ----------------------------------------------------------------------------
 
     async def create(self, directory: Path, runtime: str, **fields: Any) -> Workspace:
-        """`lifecycle.create_workspace`; the runtime and init hook are kept for the first turn,
-        and the init hook's output goes to the new workspace's transcript."""
-        from xum.workspaces.lifecycle import create_workspace
-
-        holder: list[Workspace] = []
-
-        def on_line(line: str) -> None:
-            if holder:
-                self._emit(holder[0], E.InitOutput(line=line))
-
-        created = await create_workspace(directory, runtime, on_init_line=on_line, **fields)
-        return self._adopt(created, holder)
+        """A new workspace (its runtime and init hook are kept by the host for its first
+        turn); the init hook's output goes to its transcript."""
+        record = await self.hosts.create(directory, runtime, **fields)
+        return self._adopt(record, empty=True)
 
     async def fork(self, source: Workspace, name: str | None) -> Workspace:
-        from xum.workspaces.lifecycle import fork_workspace
+        record = await self.hosts.fork(source.id, name, None)
+        return self._adopt(record, empty=False)
 
-        created = await fork_workspace(source.id, name)
-        return self._adopt(created, [], empty=False)
-
-    def _adopt(
-        self, created: CreatedWorkspace, holder: list[Workspace], *, empty: bool = True
-    ) -> Workspace:
-        ws = self.track(created.record)
-        ws.prepared = created
+    def _adopt(self, record: WorkspaceRecord, *, empty: bool) -> Workspace:
+        ws = self.track(record)
         ws.loaded = empty  # a new workspace has no history to read; a fork has its source's
-        holder.append(ws)
-        init = created.init
-        if init is not None:
-
-            async def announce() -> None:
-                status = await init.wait()
-                self._emit(ws, E.InitEnd(status=status, exit_code=init.exit_code))
-
-            self.spawn(announce())
+        for event in self._early.pop(record.id, []):
+            self._emit(ws, event)
         return ws
 
     # Sending -----------------------------------------------------------------------------
@@ -238,13 +246,9 @@ class Runner:
     ) -> Literal["started", "queued"]:
         """Run `text` as a turn, or queue it when a turn runs. Raises XumError when it cannot
         start (another process holds the session, no provider, an unknown model)."""
-        async with self._locks.setdefault(ws.id, asyncio.Lock()):
-            if ws.question is not None:
-                self.answer(ws, None)  # a chat message instead of an answer
-            if ws.running and ws.session is not None:
-                ws.session.agent.queue_message(text, when)
-                self.listener.status_changed(ws)
-                return "queued"
+        if ws.question is not None and ws.question.remote_id is not None:
+            self.answer(ws, None)  # a chat message instead of an answer (the server's turn)
+        if not ws.running:
             if ws.record.archived_at is not None:
                 raise XumError(
                     "this workspace is archived", hint="unarchive it to continue the chat"
@@ -266,70 +270,151 @@ class Runner:
                     hint="wait for its turn to end (it shows here as it goes), then send again",
                 )
             await self.load(ws)
-            if ws.session is None:
-                ws.session = await self._open(ws)
-            ws.failed = False
-            ws.task = asyncio.create_task(self._drive(ws, text), name=f"tui turn {ws.id}")
-            self.listener.status_changed(ws)
-            return "started"
-
-    async def _open(self, ws: Workspace) -> WorkspaceSession:
-        from xum.workspaces.assembly import open_workspace_session, route_for
-
-        route, thinking = await asyncio.to_thread(route_for, ws.record)
-        prepared, ws.prepared = ws.prepared, None
+            ws.failed, ws.last_sent = False, text
         try:
-            return await open_workspace_session(
-                ws.record,
-                route=route,
-                thinking=thinking,
-                emit=lambda event: self._emit(ws, event),
-                created=prepared,
-                ask_user=lambda questions: self._ask(ws, questions),
-                approver=lambda request: self._approve(ws, request),
-                children=self._child_event,
-                purpose="tui",
-            )
-        except BaseException:
-            if prepared is not None:
-                await _drop_prepared(prepared)
-            raise
-
-    async def _drive(self, ws: Workspace, text: str) -> None:
-        next_text: str | None = text
-        try:
-            while next_text is not None and ws.session is not None:
-                reason = await self._one_turn(ws, next_text)
-                queued = ws.session.agent.next_queued() if ws.session is not None else None
-                next_text = None if reason == "interrupted" else queued
-        finally:
-            ws.task = None
-            self.listener.status_changed(ws)
-            if ws.stale:
-                await self.release(ws)
-
-    async def _one_turn(self, ws: Workspace, text: str) -> str:
-        assert ws.session is not None
-        try:
-            result = await ws.session.agent.run_turn(text)
-            if result.reason == "error":
-                ws.failed = True
-            return str(result.reason)
-        except asyncio.CancelledError:
-            raise
+            outcome = await self.hosts.send(ws.record, text, when)
         except XumError as exc:
-            self._report(ws, exc.code, exc.message, exc.hint, text)
-            return "error"
-        except Exception as exc:  # a bug: keep the UI up and say so
-            log.exception("turn failed in workspace %s", ws.id)
-            self._report(
-                ws, "internal_error", f"the turn failed: {type(exc).__name__}: {exc}", None, text
-            )
-            return "error"
+            if exc is ws.reported:  # the turn failed as it started: its card says so already
+                return "started"
+            raise
+        self.listener.status_changed(ws)
+        return outcome
 
-    def _report(self, ws: Workspace, code: str, message: str, hint: str | None, text: str) -> None:
+    # Interrupting, Start Here, questions and approvals -----------------------------------
+
+    def interrupt(self, ws: Workspace) -> list[str] | None:
+        """Stop the running turn; the messages still queued are handed back. None: no turn ran."""
+        host = ws.host
+        if host is None or not host.busy:
+            return None
+        return host.interrupt()
+
+    async def start_here(self, ws: Workspace, seq: int) -> None:
+        """Make the reply or plan at `seq` the whole context (a boundary frame, instant and
+        free; docs/compaction.md). Raises XumError while a turn runs, here or elsewhere."""
+        await self.load(ws)
+        await self.hosts.start_here(ws.record, seq)
+        self.listener.status_changed(ws)
+
+    def decide(self, ws: Workspace, answer: ApprovalAnswer) -> bool:
+        """Answer the call waiting for approval."""
+        pending = ws.approval
+        if pending is None:
+            return False
+        if pending.future is not None:  # a server's turn waits for it (remote.py)
+            if pending.future.done():
+                return False
+            pending.future.set_result(answer)
+            return True
+        request_id = pending.request.request_id
+        return self.hosts.approvals.answer(ws.id, request_id, answer.decision, answer.reason)
+
+    def answer(self, ws: Workspace, answers: Answers) -> bool:
+        """Answer the pending question (None dismisses it)."""
+        pending = ws.question
+        if pending is None:
+            return False
+        given = dict(answers) if answers is not None else None
+        if pending.future is not None:  # a server's turn asks (remote.py)
+            if pending.future.done():
+                return False
+            pending.future.set_result(given)
+            return True
+        return self.hosts.questions.answer(ws.id, pending.question_id or "", given)
+
+    # Settings and closing ----------------------------------------------------------------
+
+    async def configure(self, ws: Workspace, **changes: str) -> None:
+        """A new model, thinking level or agent: stored, and taken by the open session from
+        its next turn on (the session is not reopened)."""
+        ws.record = await self.hosts.configure(ws.id, **changes)
+
+    async def release(self, ws: Workspace) -> None:
+        """Close the workspace's session (it reopens on the next message)."""
+        await self.hosts.close_workspace(ws.id)
+
+    async def close(self, ws: Workspace, wait_s: float = 10.0) -> None:
+        """Interrupt a running turn (archive, delete) and release everything of `ws`."""
+        await self.hosts.close_workspace(ws.id, wait_s=wait_s)
+        if ws.followed is not None:
+            ws.followed.close()
+            ws.followed = None
+
+    def forget(self, ws: Workspace) -> None:
+        self.workspaces.pop(ws.id, None)
+
+    async def shutdown(self, wait_s: float = 10.0) -> None:
+        """Stop every turn (each ends durably, as interrupted) and release every session."""
+        if self._hosts is not None:
+            await self._hosts.shutdown(wait_s)
+        for ws in self.workspaces.values():
+            if ws.followed is not None:
+                ws.followed.close()
+                ws.followed = None
+
+    # HostListener ------------------------------------------------------------------------
+
+    async def opening(self, workspace_id: str) -> None:
+        ws = self.workspaces.get(workspace_id)
+        if ws is not None:
+            await self.load(ws)
+
+    def event(self, workspace_id: str, event: E.Event) -> None:
+        """An engine event of a workspace (or of one of its sub-agents, under its own id)."""
+        ws = self.workspaces.get(workspace_id)
+        if ws is not None:
+            self._emit(ws, event)
+        elif isinstance(event, E.InitOutput | E.InitEnd):
+            kept = self._early.setdefault(workspace_id, [])
+            if len(kept) < INIT_KEEP:
+                kept.append(event)
+
+    def status_changed(self, workspace_id: str) -> None:
+        ws = self.workspaces.get(workspace_id)
+        if ws is None:
+            return
+        current = ws.approval
+        if current is None or current.future is None:  # the host's requests, not a server's
+            waiting = self.hosts.approvals.requests_for(workspace_id)
+            if not waiting:
+                ws.approval = None
+            elif current is None or current.request not in waiting:
+                ws.approval = PendingApproval(waiting[0])
+        self.listener.status_changed(ws)
+
+    def turn_failed(self, workspace_id: str, error: Exception) -> None:
+        ws = self.workspaces.get(workspace_id)
+        if ws is None:
+            return
+        ws.reported = error
+        if isinstance(error, XumError):
+            self._report(ws, error.code, error.message, error.hint)
+        else:  # a bug (logged by the host): keep the UI up and say so
+            message = f"the turn failed: {type(error).__name__}: {error}"
+            self._report(ws, "internal_error", message, None)
+        self.listener.status_changed(ws)
+
+    def question_opened(self, pending: host_pending.PendingQuestion) -> None:
+        ws = self.workspaces.get(pending.workspace_id)
+        if ws is not None:
+            ws.question = PendingQuestion(list(pending.questions), question_id=pending.id)
+            self.listener.status_changed(ws)
+
+    def question_closed(self, pending: host_pending.PendingQuestion) -> None:
+        ws = self.workspaces.get(pending.workspace_id)
+        if ws is not None and ws.question is not None and ws.question.question_id == pending.id:
+            ws.question = None
+            self.listener.status_changed(ws)
+
+    def workspaces_changed(self) -> None:
+        return None  # the app reloads its list itself after what it does
+
+    # Folding -----------------------------------------------------------------------------
+
+    def _report(self, ws: Workspace, code: str, message: str, hint: str | None) -> None:
         ws.failed = True
-        self.listener.transcript_changed(ws, ws.transcript.error(code, message, hint, text))
+        changes = ws.transcript.error(code, message, hint, ws.last_sent or None)
+        self.listener.transcript_changed(ws, changes)
 
     def _emit(self, ws: Workspace, event: E.Event) -> None:
         if not ws.loaded:
@@ -347,133 +432,6 @@ class Runner:
             ws.unread = True  # the app clears it for the workspace on screen
         if isinstance(event, E.TurnStart | E.TurnEnd | E.UserMessage | E.ErrorEvent):
             self.listener.status_changed(ws)
-
-    def _child_event(self, workspace_id: str, event: E.Event) -> None:
-        """Events of sub-agents: their status to the parent's transcript, and each child's own
-        events to its workspace, when the UI lists it."""
-        ws = self.workspaces.get(workspace_id)
-        if ws is not None:
-            self._emit(ws, event)
-
-    # Interrupting and questions ----------------------------------------------------------
-
-    def interrupt(self, ws: Workspace) -> list[str] | None:
-        """Stop the running turn; the messages still queued are handed back. None: no turn ran."""
-        if not ws.running or ws.session is None:
-            return None
-        unsent: list[str] = ws.session.agent.take_queue()
-        ws.session.agent.interrupt()
-        self.listener.status_changed(ws)
-        return unsent
-
-    async def start_here(self, ws: Workspace, seq: int) -> None:
-        """Make the reply or plan at `seq` the whole context (a boundary frame, instant and
-        free; docs/compaction.md). Raises XumError while a turn runs, here or elsewhere."""
-        from xum.store import sessions as session_files
-
-        async with self._locks.setdefault(ws.id, asyncio.Lock()):
-            if ws.running or session_files.is_busy(ws.id):
-                raise XumError(
-                    "a turn is running in this workspace", hint="use Start Here once it has ended"
-                )
-            await self.load(ws)
-            if ws.session is None:
-                ws.session = await self._open(ws)
-            await ws.session.agent.compactor.start_here(seq)
-        self.listener.status_changed(ws)
-
-    async def _ask(self, ws: Workspace, questions: Sequence[Question]) -> Answers:
-        future: asyncio.Future[Answers] = asyncio.get_running_loop().create_future()
-        if ws.question is not None and not ws.question.future.done():
-            ws.question.future.set_result(None)  # a newer question replaces it
-        pending = PendingQuestion(list(questions), future)
-        ws.question = pending
-        self.listener.status_changed(ws)
-        try:
-            return await future
-        finally:
-            if ws.question is pending:
-                ws.question = None
-                self.listener.status_changed(ws)
-
-    async def _approve(self, ws: Workspace, request: E.ApprovalRequest) -> ApprovalAnswer:
-        """Wait for the user's decision; an interrupt cancels the wait (the call is denied)."""
-        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
-        pending = PendingApproval(request, future)
-        ws.approval = pending
-        self.listener.status_changed(ws)
-        try:
-            return await future
-        finally:
-            if ws.approval is pending:
-                ws.approval = None
-                self.listener.status_changed(ws)
-
-    def decide(self, ws: Workspace, answer: ApprovalAnswer) -> bool:
-        """Answer the call waiting for approval."""
-        pending = ws.approval
-        if pending is None or pending.future.done():
-            return False
-        pending.future.set_result(answer)
-        return True
-
-    def answer(self, ws: Workspace, answers: Answers) -> bool:
-        """Answer the pending question (None dismisses it)."""
-        pending = ws.question
-        if pending is None or pending.future.done():
-            return False
-        pending.future.set_result(dict(answers) if answers is not None else None)
-        return True
-
-    # Settings and closing ----------------------------------------------------------------
-
-    async def changed(self, ws: Workspace, record: WorkspaceRecord) -> None:
-        """The workspace's model, thinking level or agent changed: the session reopens with
-        them for the next turn (after the running one)."""
-        ws.record = record
-        if ws.running:
-            ws.stale = True
-        else:
-            await self.release(ws)
-
-    async def release(self, ws: Workspace) -> None:
-        """Close the workspace's session (it reopens on the next message)."""
-        session, ws.session, ws.stale = ws.session, None, False
-        if session is not None:
-            with contextlib.suppress(Exception):
-                await session.aclose()
-
-    async def close(self, ws: Workspace, wait_s: float = 10.0) -> None:
-        """Interrupt a running turn (archive, delete) and release everything of `ws`."""
-        if ws.session is not None:
-            ws.session.agent.take_queue()
-        task = ws.task
-        if task is not None and ws.session is not None:
-            ws.session.agent.interrupt()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(task), wait_s)
-        await self.release(ws)
-        if ws.prepared is not None:
-            await _drop_prepared(ws.prepared)
-            ws.prepared = None
-        if ws.followed is not None:
-            ws.followed.close()
-            ws.followed = None
-
-    def forget(self, ws: Workspace) -> None:
-        self.workspaces.pop(ws.id, None)
-
-    async def shutdown(self, wait_s: float = 10.0) -> None:
-        """Stop every turn (each ends durably, as interrupted) and release every session."""
-        await asyncio.gather(*(self.close(ws, wait_s) for ws in list(self.workspaces.values())))
-
-
-async def _drop_prepared(created: CreatedWorkspace) -> None:
-    if created.init is not None:
-        with contextlib.suppress(Exception):
-            created.init.cancel()
-    with contextlib.suppress(Exception):
-        await created.runtime.close()
 
 
 def _history(workspace_id: str) -> list[E.Committed]:
