@@ -19,10 +19,11 @@ import signal
 import sys
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from xum.acp.agent import XumAgent
-
 if TYPE_CHECKING:
     from acp.interfaces import Agent
+
+    from xum.acp.agent import XumAgent
+    from xum.acp.remote_agent import RemoteXumAgent
 
 log = logging.getLogger("xum.acp")
 
@@ -56,7 +57,7 @@ def setup_logging(log_file: str | None) -> int:
     return fd
 
 
-async def serve(agent: XumAgent, output: BinaryIO) -> None:
+async def serve(agent: XumAgent | RemoteXumAgent, output: BinaryIO) -> None:
     from acp.core import AgentSideConnection
 
     loop = asyncio.get_running_loop()

@@ -1,0 +1,85 @@
+"""Which `xum server` a front-end attaches to, and with which token.
+
+In order: the `--server-url` flag, else `XUM_SERVER_URL`, else the server running on this
+`$XUM_ROOT` (its `server.lock`). The token: `--auth-token`, else `XUM_SERVER_AUTH_TOKEN`, else
+the one `server.lock` names for that same server, else the generated token the server keeps in
+`$XUM_ROOT/server/auth-token` (read only; never made here). The token is a secret: it is not part
+of the target's repr, never logged, and the caller keeps it out of children's environments.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from xum.core.errors import UsageError, XumError
+from xum.core.paths import server_token_path
+from xum.workspaces.server_link import find_server
+
+URL_ENV = "XUM_SERVER_URL"
+TOKEN_ENV = "XUM_SERVER_AUTH_TOKEN"
+_MAX_TOKEN = 4096
+
+
+class NoServerError(XumError):
+    code = "server_unreachable"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTarget:
+    url: str  # http(s)://host:port, no trailing slash
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def ws_url(self) -> str:
+        scheme, rest = self.url.split("://", 1)
+        return ("wss://" if scheme == "https" else "ws://") + rest + "/api/ws"
+
+
+def resolve_server(
+    url: str | None = None, token: str | None = None, env: Mapping[str, str] | None = None
+) -> ServerTarget:
+    """The server to attach to (see the module docstring); raises when there is none."""
+    env = os.environ if env is None else env
+    wanted = (url or env.get(URL_ENV, "")).strip().rstrip("/")
+    given = (token or env.get(TOKEN_ENV, "")).strip() or None
+    running = find_server()
+    if not wanted:
+        if running is None:
+            raise NoServerError(
+                "no xum server is running on this xum root",
+                hint=f"start one with `xum server`, or name one with --server-url or {URL_ENV}",
+            )
+        return ServerTarget(running.url, given or running.token)
+    if not wanted.startswith(("http://", "https://")):
+        raise UsageError(
+            f"the server URL must start with http:// or https:// (got {wanted[:80]!r})",
+            hint="use the address `xum server` printed, e.g. http://127.0.0.1:8765",
+        )
+    if given is None and running is not None and running.url == wanted:
+        given = running.token
+    return ServerTarget(wanted, given or _kept_token())
+
+
+def _kept_token() -> str | None:
+    """The token a server on this root generated and keeps, when the file can be trusted."""
+    path = server_token_path()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return None
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            return None
+        raw = os.read(fd, _MAX_TOKEN)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = raw.decode("ascii", "replace").strip()
+    return text or None
