@@ -120,6 +120,11 @@ class ReplyView(Vertical):
 
         try:
             while self._markdown is not None and self.is_attached:
+                if not self._markdown.is_mounted:
+                    # This view's Mount can be handled before its Markdown child's (a busy
+                    # machine): appending now would fail. Look again after the next refresh.
+                    self.call_after_refresh(self._catch_up_soon)
+                    break
                 text = strip_controls(self._entry.text)
                 if text == self._shown:
                     break
