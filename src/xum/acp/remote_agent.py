@@ -9,49 +9,27 @@ events reach them through one WebSocket for the whole bridge.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from acp import PROTOCOL_VERSION
-from acp.schema import (
-    AgentCapabilities,
-    ClientCapabilities,
-    ConfigOptionUpdate,
-    Implementation,
-    InitializeResponse,
-    ListSessionsResponse,
-    LoadSessionResponse,
-    McpCapabilities,
-    NewSessionResponse,
-    PromptCapabilities,
-    PromptResponse,
-    SessionCapabilities,
-    SessionInfo,
-    SessionListCapabilities,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
-)
+from acp.schema import ClientCapabilities
 
-from xum.acp import options as opts
-from xum.acp.prompt import PromptBlock, prompt_text
-from xum.acp.remote_session import RemoteBridgeSession, _invalid, _request_error
-from xum.acp.updates import note
+from xum.acp.agent_common import LIST_PAGE, AgentBase, editor_directory
+from xum.acp.remote_session import RemoteBridgeSession
+from xum.acp.session_common import invalid, request_error
 from xum.core.errors import XumError
 from xum.engine import events as E
 from xum.host.remote import RemoteHosts
 from xum.host.server_target import ServerTarget
 
 if TYPE_CHECKING:
-    from acp.interfaces import Client
-
     from xum.host.pending import PendingQuestion
     from xum.store.registry import WorkspaceRecord
 
 log = logging.getLogger("xum.acp")
 
-LIST_PAGE = 50
+__all__ = ["LIST_PAGE", "RemoteXumAgent"]
 
 
 class _Listener:
@@ -88,57 +66,20 @@ class _Listener:
         return None
 
 
-def _directory(cwd: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise _invalid(f"cwd must be an absolute path, not {cwd!r}")
-    return path
-
-
-class RemoteXumAgent:
+class RemoteXumAgent(AgentBase[RemoteBridgeSession]):
     def __init__(self, target: ServerTarget, runtime: str = "local") -> None:
-        self.runtime = runtime
-        self.client: Client | None = None
+        super().__init__(runtime)
         self.listener = _Listener()
         self.hosts = RemoteHosts(target, self.listener)
-        self.sessions: dict[str, RemoteBridgeSession] = {}
 
-    def on_connect(self, conn: Client) -> None:
-        self.client = conn
-
-    def _client(self) -> Client:
-        assert self.client is not None, "the connection calls on_connect first"
-        return self.client
-
-    def _session(self, session_id: str) -> RemoteBridgeSession:
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise _invalid(f"no open session {session_id!r}; create one (session/new) or load it")
-        return session
-
-    async def initialize(
-        self,
-        protocol_version: int,
-        client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None,
-        **kwargs: Any,
-    ) -> InitializeResponse:
-        from xum import __version__
-
+    def _initialized(
+        self, protocol_version: int, capabilities: ClientCapabilities | None, client: str
+    ) -> None:
         log.info("initialize: attached to the xum server at %s", self.hosts.target.url)
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-            ),
-            agent_info=Implementation(name="xum", title="xum", version=__version__),
-            auth_methods=[],
-        )
+
+    def _directory(self, cwd: str) -> Path:
+        # The server may run elsewhere: the editor's directory need not exist here.
+        return editor_directory(cwd, must_exist=False)
 
     async def _open(self, record: WorkspaceRecord, *, replay: bool) -> RemoteBridgeSession:
         session = RemoteBridgeSession(self._client(), record, self.hosts)
@@ -149,29 +90,11 @@ class RemoteXumAgent:
         except XumError as exc:
             self.sessions.pop(session.id, None)
             self.listener.sessions.pop(session.id, None)
-            raise _request_error(exc) from None
+            raise request_error(exc) from None
         return session
 
-    async def _after_open(
-        self, session: RemoteBridgeSession, mcp_servers: list[Any] | None
-    ) -> None:
-        if mcp_servers:
-            session.push(
-                note(
-                    "the editor's MCP servers are not used by xum sessions; configure MCP "
-                    "servers in xum instead"
-                )
-            )
-        await session.announce_commands()
-
-    async def new_session(
-        self,
-        cwd: str,
-        mcp_servers: list[Any] | None = None,
-        additional_directories: list[str] | None = None,
-        **kwargs: Any,
-    ) -> NewSessionResponse:
-        directory = _directory(cwd)
+    async def _create(self, cwd: str) -> RemoteBridgeSession:
+        directory = self._directory(cwd)
         runtime, _, host = self.runtime.partition(" ")
         try:
             # The server's default model, stored on the workspace as the in-process bridge
@@ -181,121 +104,40 @@ class RemoteXumAgent:
                 str(directory), runtime, agent="exec", host=host or None, model=model
             )
         except XumError as exc:
-            raise _request_error(exc) from None
+            raise request_error(exc) from None
         session = await self._open(record, replay=False)
         log.info("new session %s on the server (%s)", session.id, record.name)
-        response = NewSessionResponse(
-            session_id=session.id,
-            modes=opts.mode_state(session.mode),
-            config_options=await session.config_options(),
-        )
-        await self._after_open(session, mcp_servers)
-        return response
+        return session
 
-    async def load_session(
-        self,
-        cwd: str,
-        session_id: str,
-        mcp_servers: list[Any] | None = None,
-        additional_directories: list[str] | None = None,
-        **kwargs: Any,
-    ) -> LoadSessionResponse:
-        _directory(cwd)
-        session = self.sessions.get(session_id)
-        if session is None:
-            try:
-                record = await self.hosts.get_record(session_id)
-            except XumError as exc:
-                raise _request_error(exc) from None
-            if record.archived_at is not None:
-                raise _invalid(f"workspace {record.name} is archived; unarchive it first")
-            session = await self._open(record, replay=True)
-        response = LoadSessionResponse(
-            modes=opts.mode_state(session.mode),
-            config_options=await session.config_options(),
-        )
-        await self._after_open(session, mcp_servers)
-        return response
+    async def _load(self, session_id: str) -> RemoteBridgeSession:
+        try:
+            record = await self.hosts.get_record(session_id)
+        except XumError as exc:
+            raise request_error(exc) from None
+        if record.archived_at is not None:
+            raise invalid(f"workspace {record.name} is archived; unarchive it first")
+        return await self._open(record, replay=True)
 
-    async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
-    ) -> ListSessionsResponse:
+    async def _listed(self, cwd: str | None) -> list[WorkspaceRecord]:
         try:
             records = await self.hosts.list_workspaces()
         except XumError as exc:
-            raise _request_error(exc) from None
+            raise request_error(exc) from None
         if cwd is not None:
-            inside = _directory(cwd)
+            inside = self._directory(cwd)
             records = [r for r in records if _within(inside, r.project_path, r.path)]
         rows = [r for r in records if r.archived_at is None and r.parent_id is None]
         rows.sort(key=lambda r: r.created_at, reverse=True)
-        start = int(cursor) if cursor and cursor.isdigit() else 0
-        page = rows[start : start + LIST_PAGE]
-        return ListSessionsResponse(
-            sessions=[
-                SessionInfo(session_id=r.id, cwd=r.path, title=r.title or r.name) for r in page
-            ],
-            next_cursor=str(start + LIST_PAGE) if start + LIST_PAGE < len(rows) else None,
-        )
+        return rows
 
-    async def prompt(
-        self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
-    ) -> PromptResponse:
-        session = self._session(session_id)
+    async def _set_mode(self, session: RemoteBridgeSession, mode: str) -> None:
+        # The server refuses what it cannot store; the editor is told why.
         try:
-            text = prompt_text(prompt)
+            await session.set_mode(mode)
         except XumError as exc:
-            raise _request_error(exc) from None
-        if not text.strip():
-            raise _invalid("the prompt is empty")
-        stop = await session.prompt(text)
-        return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+            raise request_error(exc) from None
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        session = self.sessions.get(session_id)
-        if session is not None:
-            session.cancel()
-
-    async def set_session_mode(
-        self, session_id: str, mode_id: str, **kwargs: Any
-    ) -> SetSessionModeResponse:
-        session = self._session(session_id)
-        try:
-            await session.set_mode(mode_id)
-        except XumError as exc:
-            raise _request_error(exc) from None
-        session.push(
-            ConfigOptionUpdate(
-                session_update="config_option_update",
-                config_options=await session.config_options(),
-            )
-        )
-        return SetSessionModeResponse()
-
-    async def set_config_option(
-        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
-    ) -> SetSessionConfigOptionResponse:
-        session = self._session(session_id)
-        if not isinstance(value, str):
-            raise _invalid(f"{config_id} takes one of its values")
-        try:
-            if config_id == opts.MODE_OPTION:
-                await session.set_mode(value)
-            elif config_id == opts.MODEL_OPTION:
-                await session.set_model(value)
-            elif config_id == opts.THINKING_OPTION:
-                await session.set_thinking(value)
-            else:
-                raise _invalid(
-                    f"unknown option {config_id!r}; the options are mode, model, thinking"
-                )
-        except XumError as exc:
-            raise _request_error(exc) from None
-        return SetSessionConfigOptionResponse(config_options=await session.config_options())
-
-    async def close_all(self) -> None:
-        sessions, self.sessions = list(self.sessions.values()), {}
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+    async def _close_hosts(self) -> None:
         await self.hosts.aclose()
 
 

@@ -14,26 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from acp import RequestError
-from acp.helpers import update_available_commands
-from acp.schema import (
-    AvailableCommand,
-    AvailableCommandInput,
-    ConfigOptionUpdate,
-    SessionInfoUpdate,
-    UnstructuredCommandInput,
-)
+from acp.schema import AvailableCommand
 
 from xum.acp import options as opts
-from xum.acp.approvals import EditorApprover
-from xum.acp.pump import UpdatePump
-from xum.acp.questions import EditorQuestions
-from xum.acp.updates import SessionUpdate, UpdateTranslator, note
-from xum.core.errors import UsageError, XumError
+from xum.acp.session_common import SessionBase, StopReason, command_entry, log, request_error
+from xum.acp.updates import SessionUpdate, note
+from xum.core.errors import XumError
 from xum.engine import events as E
 from xum.host import commands
 
@@ -44,52 +34,19 @@ if TYPE_CHECKING:
     from xum.host.remote import RemoteHosts
     from xum.store.registry import WorkspaceRecord
 
-log = logging.getLogger("xum.acp")
 
-CLOSE_WAIT_S = 10.0
-
-
-def _invalid(message: str) -> RequestError:
-    return RequestError(-32602, message, {"message": message})
-
-
-def _request_error(exc: XumError) -> RequestError:
-    text = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
-    code = -32602 if isinstance(exc, UsageError) or exc.code == "usage_error" else -32603
-    return RequestError(code, text, exc.to_dict())
-
-
-class RemoteBridgeSession:
+class RemoteBridgeSession(SessionBase):
     def __init__(self, client: Client, record: WorkspaceRecord, hosts: RemoteHosts) -> None:
-        self.client = client
-        self.id = record.id
-        self.record = record
+        super().__init__(client, record)
         self.hosts = hosts
-        self.translator = UpdateTranslator(record.path)
-        self.pump = UpdatePump(self._send)
-        self.questions = EditorQuestions(
-            client, self.id, self.pump.drain, lambda: self.translator.question_call
-        )
-        self.approver = EditorApprover(client, self.id, self.pump.drain)
-        self._running = False
-        self._cancel_requested = False
         self._unreachable = False
         self._ends: list[E.TurnEnd] = []  # turns that ended since the prompt was sent
         self._changed = asyncio.Event()
-        self._asking: set[asyncio.Task[None]] = set()
         self._approving: set[str] = set()  # approval requests the editor was asked about
-        self._finished = asyncio.Event()
-        self._finished.set()
         # What this step's reply streamed so far: a reconnect replays it (as `discard-partial`
         # plus the text so far), and only the part the editor has not seen is sent again.
         self._streamed = ""
         self._resuming = False
-
-    async def _send(self, update: SessionUpdate) -> None:
-        await self.client.session_update(session_id=self.id, update=update)
-
-    def push(self, *updates: SessionUpdate) -> None:
-        self.pump.push(updates)
 
     # Host events -------------------------------------------------------------------------
 
@@ -129,11 +86,9 @@ class RemoteBridgeSession:
     def on_status(self) -> None:
         self._changed.set()
 
-    def on_question(self, pending: PendingQuestion) -> None:
-        self._spawn(self._ask(pending))
-
-    async def _ask(self, pending: PendingQuestion) -> None:
-        answers = await self.questions(pending.questions)
+    async def _answer_question(
+        self, pending: PendingQuestion, answers: Mapping[str, str] | None
+    ) -> None:
         with contextlib.suppress(XumError):
             await self.hosts.answer_question(self.id, pending.id, answers)
 
@@ -153,11 +108,6 @@ class RemoteBridgeSession:
             await self.hosts.answer_approval(
                 self.id, request.request_id, answer.decision, answer.reason
             )
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._asking.add(task)
-        task.add_done_callback(self._asking.discard)
 
     # Opening -----------------------------------------------------------------------------
 
@@ -186,10 +136,6 @@ class RemoteBridgeSession:
     def thinking(self) -> str:
         return self.record.thinking or "medium"
 
-    async def config_options(self) -> list[opts.ConfigOption]:
-        models = await asyncio.to_thread(opts.model_choices, self.model)
-        return opts.config_options(self.mode, self.model, self.thinking, models)
-
     async def available_commands(self) -> list[AvailableCommand]:
         """What the server's `/` offers in this workspace, less the chat commands the `acp`
         row of `xum.host.commands.OFFERED` leaves out."""
@@ -207,24 +153,16 @@ class RemoteBridgeSession:
                 continue
             hint = entry.get("usage")
             out.append(
-                AvailableCommand(
-                    name=name[1:],
-                    description=str(entry.get("description") or ""),
-                    input=AvailableCommandInput(UnstructuredCommandInput(hint=str(hint)))
-                    if hint
-                    else None,
+                command_entry(
+                    name[1:], str(entry.get("description") or ""), str(hint) if hint else None
                 )
             )
         return out
 
-    async def announce_commands(self) -> None:
-        self.push(update_available_commands(await self.available_commands()))
-
     # Settings ----------------------------------------------------------------------------
 
     async def set_mode(self, mode: str) -> None:
-        if mode not in opts.MODE_IDS:
-            raise _invalid(f"unknown mode '{mode}'; the modes are {', '.join(opts.MODE_IDS)}")
+        self._check_mode(mode)
         self.record = await self.hosts.change_settings(self.id, agent=mode)
 
     async def set_model(self, model: str) -> str:
@@ -236,29 +174,23 @@ class RemoteBridgeSession:
 
     # Prompts -----------------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> str:
-        if self._running:
-            raise _invalid("a prompt is already running in this session; cancel it first")
-        self._running = True
-        self._cancel_requested = self._unreachable = False
-        self._finished.clear()
+    def _prompt_started(self) -> None:
+        self._unreachable = False
+
+    async def _run_prompt(self, text: str) -> StopReason:
         try:
-            try:
-                command = commands.parse(text, "acp")  # refuses what an editor does not offer
-                await self._title_from(text)
-                self.translator.last_finish = None
-                self._ends = []
-                sent = await self.hosts.send_message(self.id, text)
-            except XumError as exc:
-                raise _request_error(exc) from None
-            if sent.disposition == "command":
-                return await self._command_done(command, sent.record, sent.idle_hours)
-            await self._until_idle()
-            await self.pump.drain()
-            return self._stop_reason()
-        finally:
-            self._running = False
-            self._finished.set()
+            command = commands.parse(text, "acp")  # refuses what an editor does not offer
+            await self._title_from(text)
+            self.translator.last_finish = None
+            self._ends = []
+            sent = await self.hosts.send_message(self.id, text)
+        except XumError as exc:
+            raise request_error(exc) from None
+        if sent.disposition == "command":
+            return await self._command_done(command, sent.record, sent.idle_hours)
+        await self._until_idle()
+        await self.pump.drain()
+        return self._stop_reason_after(self._ends[-1] if self._ends else None)
 
     async def _until_idle(self) -> None:
         """Until a turn ended after the prompt and the server drives nothing more here (a
@@ -276,53 +208,20 @@ class RemoteBridgeSession:
 
     async def _command_done(
         self, command: object, record: WorkspaceRecord | None, idle_hours: float | None
-    ) -> str:
+    ) -> StopReason:
         from xum.context.slash import ModelCommand
 
         if record is not None:
             self.record = record
         if isinstance(command, ModelCommand):
-            self.push(
-                note(f"the model is now {self.model}, from the next message on"),
-                ConfigOptionUpdate(
-                    session_update="config_option_update",
-                    config_options=await self.config_options(),
-                ),
-            )
+            await self._model_switched(self.model)
         else:
-            self.push(
-                note("idle compaction is off for this project")
-                if idle_hours is None
-                else note(f"idle compaction after {idle_hours:g} idle hours in this project")
-            )
+            self._idle_set(idle_hours)
         await self.pump.drain()
         return "end_turn"
 
-    def _stop_reason(self) -> str:
-        end = self._ends[-1] if self._ends else None
-        if self._cancel_requested or (end is not None and end.reason == "interrupted"):
-            return "cancelled"
-        if end is not None and end.reason == "error":
-            error = end.error or {}
-            message = str(error.get("message") or "the turn failed")
-            if error.get("hint"):
-                message += f" (hint: {error['hint']})"
-            raise RequestError(-32603, message, error)
-        if end is not None and end.reason == "max_steps":
-            return "max_turn_requests"
-        if self.translator.last_finish in ("refusal", "content_filter"):
-            return "refusal"
-        if self.translator.last_finish == "length":
-            return "max_tokens"
-        return "end_turn"
-
-    async def _title_from(self, text: str) -> None:
-        if self.record.title:
-            return
-        title = " ".join(text.split())[:80]
-        if title:
-            self.record = await self.hosts.change_settings(self.id, title=title)
-            self.push(SessionInfoUpdate(session_update="session_info_update", title=title))
+    async def _store_title(self, title: str) -> WorkspaceRecord:
+        return await self.hosts.change_settings(self.id, title=title)
 
     def cancel(self) -> None:
         """`session/cancel`: the server stops the running turn; the prompt answers
@@ -343,14 +242,8 @@ class RemoteBridgeSession:
 
     # Closing -----------------------------------------------------------------------------
 
-    async def close(self) -> None:
-        """The editor went away: a turn this session started is stopped, as in-process."""
-        self.cancel()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._finished.wait(), CLOSE_WAIT_S)
-        for task in list(self._asking):
-            task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.pump.close(), 2.0)
+    async def _release(self) -> None:
+        """The editor went away: after the turn this session started stopped (as in-process),
+        the server's events for the workspace are no longer streamed here."""
         with contextlib.suppress(Exception):
             await self.hosts.unsubscribe(self.id)

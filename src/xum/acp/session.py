@@ -18,29 +18,25 @@ place, from the next request of a running turn on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from acp import RequestError
-from acp.helpers import update_available_commands
-from acp.schema import (
-    AvailableCommand,
-    AvailableCommandInput,
-    ConfigOptionUpdate,
-    SessionInfoUpdate,
-    UnstructuredCommandInput,
-)
+from acp.schema import AvailableCommand
 
 from xum.acp import options as opts
-from xum.acp.approvals import EditorApprover
 from xum.acp.delegation import EditorAbilities, EditorDelegation, EditorDelegations
-from xum.acp.pump import UpdatePump
-from xum.acp.questions import EditorQuestions
-from xum.acp.updates import SessionUpdate, UpdateTranslator, note
+from xum.acp.session_common import (
+    CLOSE_WAIT_S,
+    SessionBase,
+    StopReason,
+    command_entry,
+    invalid,
+    request_error,
+)
 from xum.context.slash import ModelCommand
-from xum.core.errors import UsageError, XumError
+from xum.core.errors import XumError
 from xum.engine import events as E
 from xum.host import commands
 from xum.store.registry import WorkspaceRecord
@@ -54,25 +50,13 @@ if TYPE_CHECKING:
     from xum.host.pending import PendingQuestion
     from xum.host.workspace_host import WorkspaceHost
 
+# Kept importable from here: the agent and older callers name them by this module.
+__all__ = ["CLOSE_WAIT_S", "BridgeSession", "StopReason", "invalid", "request_error"]
+
 log = logging.getLogger("xum.acp")
 
-StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-CLOSE_WAIT_S = 10.0  # how long closing waits for an interrupted turn to end durably
 
-
-def invalid(message: str) -> RequestError:
-    """A request the bridge cannot carry out as asked: the message is what the editor shows."""
-    return RequestError(-32602, message, {"message": message})
-
-
-def request_error(exc: XumError) -> RequestError:
-    """A xum error as a JSON-RPC error the editor shows: the message, then what to do."""
-    text = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
-    code = -32602 if isinstance(exc, UsageError) else -32603
-    return RequestError(code, text, exc.to_dict())
-
-
-class BridgeSession:
+class BridgeSession(SessionBase):
     def __init__(
         self,
         client: Client,
@@ -81,12 +65,8 @@ class BridgeSession:
         hosts: Hosts,
         delegations: EditorDelegations,
     ) -> None:
-        self.client = client
-        self.id = record.id
-        self.record = record
+        super().__init__(client, record)
         self.hosts = hosts
-        self.translator = UpdateTranslator(record.path)
-        self.pump = UpdatePump(self._send)
         # The editor's files and terminals stand in for the local runtime only: on a worktree
         # or SSH host the editor's buffers are not the workspace's files.
         self.delegation = (
@@ -97,25 +77,10 @@ class BridgeSession:
         self._delegations = delegations
         if self.delegation is not None:
             delegations.by_workspace[self.id] = self.delegation
-        self.questions = EditorQuestions(
-            client, self.id, self.pump.drain, lambda: self.translator.question_call
-        )
-        self.approver = EditorApprover(client, self.id, self.pump.drain)
-        self._running = False
-        self._cancel_requested = False
         self._last_end: E.TurnEnd | None = None
         self._failure: Exception | None = None
-        self._asking: set[asyncio.Task[None]] = set()
-        self._finished = asyncio.Event()
-        self._finished.set()
 
     # Plumbing ----------------------------------------------------------------------------
-
-    async def _send(self, update: SessionUpdate) -> None:
-        await self.client.session_update(session_id=self.id, update=update)
-
-    def push(self, *updates: SessionUpdate) -> None:
-        self.pump.push(updates)
 
     @property
     def host(self) -> WorkspaceHost | None:
@@ -139,11 +104,9 @@ class BridgeSession:
     def on_failure(self, error: Exception) -> None:
         self._failure = error
 
-    def on_question(self, pending: PendingQuestion) -> None:
-        self._spawn(self._ask(pending))
-
-    async def _ask(self, pending: PendingQuestion) -> None:
-        answers = await self.questions(pending.questions)
+    async def _answer_question(
+        self, pending: PendingQuestion, answers: Mapping[str, str] | None
+    ) -> None:
         self.hosts.questions.answer(self.id, pending.id, answers)
 
     async def _approve(self, request: E.ApprovalRequest) -> None:
@@ -154,11 +117,6 @@ class BridgeSession:
             return
         answer = await self.approver(request)
         self.hosts.approvals.answer(self.id, request.request_id, answer.decision, answer.reason)
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._asking.add(task)
-        task.add_done_callback(self._asking.discard)
 
     def _terminal_started(self, call_id: str, terminal_id: str) -> None:
         self.pump.push(self.translator.terminal_started(call_id, terminal_id))
@@ -199,11 +157,6 @@ class BridgeSession:
         agent = self._agent
         return agent.settings.thinking if agent is not None else "medium"
 
-    async def config_options(self) -> list[opts.ConfigOption]:
-        model = self.model
-        models = await asyncio.to_thread(opts.model_choices, model)
-        return opts.config_options(self.mode, model, self.thinking, models)
-
     async def available_commands(self) -> list[AvailableCommand]:
         """The slash commands a prompt may start with in this session: the chat commands the
         `acp` row of `xum.host.commands.OFFERED` lists (each works here), the workspace's
@@ -227,28 +180,15 @@ class BridgeSession:
                 continue
             if entry.kind == "override" and name not in usable:
                 continue
-            hint = entry.argument_hint
-            out.append(
-                AvailableCommand(
-                    name=name,
-                    description=entry.description,
-                    input=AvailableCommandInput(UnstructuredCommandInput(hint=hint))
-                    if hint
-                    else None,
-                )
-            )
+            out.append(command_entry(name, entry.description, entry.argument_hint))
         return out
-
-    async def announce_commands(self) -> None:
-        self.push(update_available_commands(await self.available_commands()))
 
     # Settings ----------------------------------------------------------------------------
 
     async def set_mode(self, mode: str) -> None:
         from xum.store import registry
 
-        if mode not in opts.MODE_IDS:
-            raise invalid(f"unknown mode '{mode}'; the modes are {', '.join(opts.MODE_IDS)}")
+        self._check_mode(mode)
         self.record = await asyncio.to_thread(registry.update_workspace, self.id, agent=mode)
         agent = self._agent
         if agent is not None and agent.agent_id != mode:
@@ -277,55 +217,30 @@ class BridgeSession:
 
     # Prompts -----------------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> StopReason:
-        if self._running:
-            raise invalid("a prompt is already running in this session; cancel it first")
-        self._running = True
-        self._cancel_requested = False
-        self._finished.clear()
+    async def _run_prompt(self, text: str) -> StopReason:
         try:
-            try:
-                command = commands.parse(text, "acp")
-                if commands.is_workspace_command(command):
-                    return await self._workspace_command(command)
-                await self._title_from(text)
-                self.translator.last_finish = None
-                self._last_end, self._failure = None, None
-                await self.hosts.send(self.record, text)
-            except XumError as exc:
-                raise request_error(exc) from None
-            # The host's drive: the turn, then what a goal continues with (engine.goals).
-            host = self.host
-            if host is not None and host.task is not None:
-                await asyncio.wait({host.task})
-            await self.pump.drain()
-            return self._stop_reason()
-        finally:
-            self._running = False
-            self._finished.set()
+            command = commands.parse(text, "acp")
+            if commands.is_workspace_command(command):
+                return await self._workspace_command(command)
+            await self._title_from(text)
+            self.translator.last_finish = None
+            self._last_end, self._failure = None, None
+            await self.hosts.send(self.record, text)
+        except XumError as exc:
+            raise request_error(exc) from None
+        # The host's drive: the turn, then what a goal continues with (engine.goals).
+        host = self.host
+        if host is not None and host.task is not None:
+            await asyncio.wait({host.task})
+        await self.pump.drain()
+        return self._stop_reason_after(self._last_end)
 
-    def _stop_reason(self) -> StopReason:
-        end = self._last_end
-        if self._cancel_requested or (end is not None and end.reason == "interrupted"):
-            return "cancelled"
+    def _raise_failure(self) -> None:
         if self._failure is not None:
             failure = self._failure
             if isinstance(failure, XumError):
                 raise request_error(failure)
             raise RequestError(-32603, f"the turn failed: {failure}", None)
-        if end is not None and end.reason == "error":
-            error = end.error or {}
-            message = str(error.get("message") or "the turn failed")
-            if error.get("hint"):
-                message += f" (hint: {error['hint']})"
-            raise RequestError(-32603, message, error)
-        if end is not None and end.reason == "max_steps":
-            return "max_turn_requests"
-        if self.translator.last_finish in ("refusal", "content_filter"):
-            return "refusal"
-        if self.translator.last_finish == "length":
-            return "max_tokens"
-        return "end_turn"
 
     async def _workspace_command(self, command: WorkspaceCommand) -> StopReason:
         """`/model` switches the session's model for the next turn; `/idle` sets the project's
@@ -335,36 +250,17 @@ class BridgeSession:
                 raise invalid(
                     "/model needs a model: an alias or provider:model (e.g. /model sonnet)"
                 )
-            model = await self.set_model(command.model)
-            self.push(
-                note(f"the model is now {model}, from the next message on"),
-                ConfigOptionUpdate(
-                    session_update="config_option_update",
-                    config_options=await self.config_options(),
-                ),
-            )
+            await self._model_switched(await self.set_model(command.model))
         else:
             result = await commands.apply(self.hosts, self.record, command)
-            hours = result.idle_hours
-            self.push(
-                note("idle compaction is off for this project")
-                if hours is None
-                else note(f"idle compaction after {hours:g} idle hours in this project")
-            )
+            self._idle_set(result.idle_hours)
         await self.pump.drain()
         return "end_turn"
 
-    async def _title_from(self, text: str) -> None:
-        """A workspace made in the editor is titled by its first prompt."""
+    async def _store_title(self, title: str) -> WorkspaceRecord:
         from xum.store import registry
 
-        if self.record.title:
-            return
-        title = " ".join(text.split())[:80]
-        if not title:
-            return
-        self.record = await asyncio.to_thread(registry.update_workspace, self.id, title=title)
-        self.push(SessionInfoUpdate(session_update="session_info_update", title=title))
+        return await asyncio.to_thread(registry.update_workspace, self.id, title=title)
 
     def cancel(self) -> None:
         """`session/cancel`: stop the running turn (its tools, its stream, a pending question);
@@ -378,15 +274,7 @@ class BridgeSession:
 
     # Closing -----------------------------------------------------------------------------
 
-    async def close(self) -> None:
-        """Stop a running turn (it ends durably, as interrupted) and release everything."""
-        self.cancel()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._finished.wait(), CLOSE_WAIT_S)
-        for task in list(self._asking):
-            task.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.pump.close(), 2.0)
+    async def _release(self) -> None:
         self._delegations.by_workspace.pop(self.id, None)
         await self.hosts.close_workspace(self.id, wait_s=CLOSE_WAIT_S)
 
