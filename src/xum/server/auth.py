@@ -16,6 +16,7 @@ import ipaddress
 import os
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -44,11 +45,11 @@ class TokenChoice:
 
 
 def resolve_token(
-    *, no_auth: bool, auth_token: str | None, env: dict[str, str] | None = None
+    *, no_auth: bool, auth_token: str | None, env: Mapping[str, str] | None = None
 ) -> TokenChoice:
     """The documented precedence: `--no-auth` > `--auth-token` > `XUM_SERVER_AUTH_TOKEN` >
     a generated token, kept for the next start on the same root (`token_store`)."""
-    env = dict(os.environ) if env is None else env
+    env = os.environ if env is None else env  # read only: nothing is handed on
     if no_auth:
         return TokenChoice(None, "--no-auth")
     if auth_token is not None and auth_token.strip():

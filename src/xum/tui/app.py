@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -49,10 +49,10 @@ POLL_S = 1.0  # how often logs other processes write are followed
 REGISTRY_EVERY = 3  # polls between two reads of the workspace list (other processes change it)
 
 
-def initial_theme(env: dict[str, str] | None = None) -> str:
+def initial_theme(env: Mapping[str, str] | None = None) -> str:
     """Dark unless the terminal says its background is light (`COLORFGBG`, e.g. `0;15`). The
     ANSI themes draw with the terminal's own colours and background."""
-    env = dict(os.environ) if env is None else env
+    env = os.environ if env is None else env  # read only: nothing is handed on
     fgbg = env.get("COLORFGBG", "")
     background = fgbg.rsplit(";", 1)[-1] if fgbg else ""
     return "ansi-light" if background in ("7", "15") else "ansi-dark"
