@@ -36,6 +36,6 @@ def run() -> dict[str, object]:
         "xum_help_ms": median_ms(helps),
         "import_ms": {
             m: _import_ms(m)
-            for m in ("xum.cli.app", "xum.engine.session", "xum.llm.anthropic", "httpx")
+            for m in ("xum.cli.app", "xum.engine.agent", "xum.llm.anthropic", "httpx")
         },
     }

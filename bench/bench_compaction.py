@@ -25,7 +25,7 @@ from bench.util import scratch_home
 from xum.engine.route import resolve_route
 from xum.llm.client import open_client
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.config import update_config
 from xum.testing import fakellm
 from xum.testing.fakellm.record import RecordedRequest

@@ -121,8 +121,8 @@ def _timed_log_class() -> Any:
 
 
 async def _round(n: int, server: _Server, root: Path, label: str) -> dict[str, Any]:
+    from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
     from xum.engine.route import resolve_route
-    from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
     from xum.llm.client import open_client
     from xum.runtime.local import LocalRuntime
 
@@ -213,8 +213,8 @@ async def _round(n: int, server: _Server, root: Path, label: str) -> dict[str, A
 def _measure_idle(n: int, root: Path) -> dict[str, float]:
     """In a fresh process: RSS growth from creating `n` idle sessions (each with its own log,
     runtime, client and background-process table), after the engine's imports."""
+    from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
     from xum.engine.route import resolve_route
-    from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
     from xum.llm.client import open_client
     from xum.runtime.local import LocalRuntime
     from xum.store.sessionlog import SessionLog

@@ -33,12 +33,12 @@ from typing import Any
 from bench.util import git_repo, scratch_home
 from xum.context.plan import plan_file_path
 from xum.context.workspace import AgentSelection, WorkspaceContext, WorkspaceFacts
+from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.runtime.local import LocalRuntime
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 

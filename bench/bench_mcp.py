@@ -111,8 +111,8 @@ async def _round_trips(scratch: str) -> tuple[list[float], list[float], list[flo
 
 async def _empty_snapshot(scratch: str) -> list[float]:
     """What a request pays for MCP support in a workspace with no MCP config file."""
+    from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.mcp.paths import global_path
-    from xum.workspaces.mcp.session import SessionMcp
 
     global_path().unlink(missing_ok=True)
     manager = SessionMcp(
@@ -135,8 +135,8 @@ async def _empty_snapshot(scratch: str) -> list[float]:
 def _startup_import_ms() -> float:
     """Import time of the MCP modules every session loads (over the engine, loaded anyway)."""
     code = (
-        "import time, xum.engine.session, xum.context.workspace;"
-        "t=time.perf_counter(); import xum.workspaces.mcp.session;"
+        "import time, xum.engine.agent, xum.context.workspace;"
+        "t=time.perf_counter(); import xum.workspaces.mcp.lazy;"
         "print(time.perf_counter()-t)"
     )
     samples = []

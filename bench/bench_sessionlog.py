@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from bench.util import median_ms, time_call
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.projection import HistoryProjection
 from xum.store.scan import gc_paused
 from xum.store.sessionlog import LOG_NAME, SessionLog

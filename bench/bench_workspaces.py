@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.util import median_ms
 from xum.llm.types import text_message
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 
 FILES = 10_000

@@ -60,13 +60,13 @@ CLI_STARTS = {"cli/server.py": "server", "cli/acp.py": "acp", "cli/tui.py": "tui
 
 @dataclass(frozen=True)
 class Import:
-    source: str  # path relative to src/xum, e.g. "engine/session.py"
+    source: str  # path relative to src/xum, e.g. "engine/agent.py"
     line: int
     target: str  # the imported module, e.g. "xum.store.sessionlog"
 
 
 def package_of(module: str) -> str | None:
-    """`xum.engine.session` -> `engine`; `xum` itself (the version) counts as core."""
+    """`xum.engine.agent` -> `engine`; `xum` itself (the version) counts as core."""
     parts = module.split(".")
     if parts[0] != "xum":
         return None
@@ -169,27 +169,27 @@ def test_no_import_crosses_a_forbidden_arrow() -> None:
 @pytest.mark.parametrize(
     ("source", "target", "allowed"),
     [
-        ("engine/session.py", "xum.workspaces.assembly", False),
-        ("store/events.py", "xum.llm.types", False),
+        ("engine/agent.py", "xum.workspaces.assembly", False),
+        ("store/frame_types.py", "xum.llm.types", False),
         ("llm/client.py", "xum.store.providers", False),
         ("core/paths.py", "xum.store.config", False),
         ("tools/bash.py", "xum.engine.events", False),
         ("runtime/local.py", "xum.tools.bounds", False),
-        ("context/workspace.py", "xum.engine.session", False),
-        ("server/sessions.py", "xum.cli.run", False),
+        ("context/workspace.py", "xum.engine.agent", False),
+        ("server/hosting.py", "xum.cli.run", False),
         ("workspaces/assembly.py", "xum.server.hub", False),
-        ("engine/session.py", "xum.testing.fakellm", False),
+        ("engine/agent.py", "xum.testing.fakellm", False),
         ("cli/server.py", "xum.server.app", True),
         ("cli/run.py", "xum.server.app", False),
-        ("workspaces/assembly.py", "xum.engine.session", True),
+        ("workspaces/assembly.py", "xum.engine.agent", True),
         ("tools/bash.py", "xum.runtime.base", True),
-        ("engine/session.py", "xum.core.messages", True),
+        ("engine/agent.py", "xum.core.messages", True),
         ("llm/http.py", "xum", True),
         ("host/workspace_host.py", "xum.server.hub", False),
         ("host/workspace_host.py", "xum.tui.app", False),
         ("workspaces/assembly.py", "xum.host.workspace_host", False),
         ("host/workspace_host.py", "xum.workspaces.assembly", True),
-        ("server/sessions.py", "xum.host.hosts", True),
+        ("server/hosting.py", "xum.host.hosts", True),
         ("acp/session.py", "xum.host.workspace_host", True),
     ],
 )
@@ -211,14 +211,14 @@ def test_function_level_and_type_checking_imports_are_seen(tmp_path: Path) -> No
 
 
 # The engine's parts (compaction, goals, dispatch, the tool-call runner, the envelope) serve the
-# session through the protocols of engine/turnhost.py; none of them imports engine/session.py,
+# session through the protocols of engine/turnhost.py; none of them imports engine/agent.py,
 # so the session is built from its parts and not tangled with them (issue 20, problem 4).
-ENGINE_SESSION = "xum.engine.session"
+ENGINE_SESSION = "xum.engine.agent"
 
 
 def session_imports(path: Path, as_source: str | None = None) -> list[str]:
-    """Every place `path` imports engine/session.py, in any form: `import xum.engine.session`,
-    `from xum.engine.session import X`, `from xum.engine import session`, the relative forms,
+    """Every place `path` imports engine/agent.py, in any form: `import xum.engine.agent`,
+    `from xum.engine.agent import X`, `from xum.engine import session`, the relative forms,
     at module level, inside functions or under `if TYPE_CHECKING:`."""
     source = as_source or str(path.relative_to(SRC))
     found = [
@@ -247,12 +247,12 @@ def test_no_engine_module_imports_the_session() -> None:
     problems = [
         problem
         for path in sorted((SRC / "engine").glob("*.py"))
-        if path.name != "session.py"
+        if path.name != "agent.py"
         for problem in session_imports(path)
     ]
     assert not problems, (
         "engine modules must reach the session through a protocol (engine/turnhost.py), not "
-        "by importing engine/session.py:\n" + "\n".join(problems)
+        "by importing engine/agent.py:\n" + "\n".join(problems)
     )
 
 
@@ -260,11 +260,11 @@ def test_the_session_rule_sees_every_form(tmp_path: Path) -> None:
     path = tmp_path / "probe.py"
     path.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from xum.engine.session import AgentSession\n"
-        "from . import session\n"
-        "from xum.engine import session as s\n"
-        "def f():\n    import xum.engine.session\n"
-        "from .session import TurnResult\n"
+        "if TYPE_CHECKING:\n    from xum.engine.agent import AgentSession\n"
+        "from . import agent\n"
+        "from xum.engine import agent as s\n"
+        "def f():\n    import xum.engine.agent\n"
+        "from .agent import TurnResult\n"
         "from xum.engine import turn\n"
     )
     found = session_imports(path, "engine/probe.py")

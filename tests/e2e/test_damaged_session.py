@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.e2e.cli import env_for, events, run_xum
 from tests.gitrepo import APP_AND_BINARY_FILES, make_repo
 from tests.support.engine import Harness, valid_history
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

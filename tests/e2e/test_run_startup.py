@@ -112,5 +112,5 @@ def test_the_first_request_goes_out_before_what_it_does_not_need(
     assert done.returncode == 0, done.stderr
     assert out.exists(), "no connection to the model was seen"
     loaded = json.loads(out.read_text())
-    assert "xum.engine.session" in loaded and "xum.llm.lean_http" in loaded  # the probe works
+    assert "xum.engine.agent" in loaded and "xum.llm.lean_http" in loaded  # the probe works
     assert [m for m in NOT_BEFORE_THE_FIRST_REQUEST if m in loaded] == []

@@ -12,7 +12,7 @@ Never regenerate a version that is committed: the point of a golden log is that 
 by an older xum. When the log format changes, write the new logs to the next version directory
 (tests/golden/v2, ...) and keep every older one: tests/unit/test_golden_logs.py opens them all.
 
-Scenarios, together covering every frame kind of `xum.store.events.FRAME_KINDS`:
+Scenarios, together covering every frame kind of `xum.store.frame_types.FRAME_KINDS`:
   basics    a tool call, a `/compact`, a `/clear` and a turn after it
   goal      `xum run --goal` until the agent completes it
   plan      plan mode: reads, a refused edit, a plan file written and proposed

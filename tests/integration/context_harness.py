@@ -12,8 +12,8 @@ from typing import Any
 from tests.contextkit import workspace_context
 from tests.support.engine import engine_session
 from xum.context.workspace import AgentSelection, WorkspaceContext
+from xum.engine.agent import AgentSession, SessionSettings
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.testing.fakellm import FakeLLM

@@ -22,7 +22,7 @@ import pytest
 from tests.gitrepo import make_repo
 from xum.core.paths import xum_root
 from xum.engine import events as E
-from xum.engine.middleware import ToolCall, ToolMiddleware
+from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.engine.toolrun import run_one
 from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import local_backend

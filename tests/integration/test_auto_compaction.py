@@ -12,12 +12,12 @@ import pytest
 
 from tests.support.engine import engine_session
 from xum.context import compaction as texts
+from xum.engine.agent import AgentSession, SessionSettings
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.config import update_config
 from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog

@@ -26,7 +26,7 @@ from tests.integration.context_harness import (
     tools_of,
 )
 from xum.context.frozen import prefix_breaks
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

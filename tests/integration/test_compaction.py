@@ -19,7 +19,7 @@ from tests.integration.context_harness import (
 from xum.context import compaction as texts
 from xum.core.errors import UsageError
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.config import read_config
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm

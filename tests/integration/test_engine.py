@@ -18,7 +18,7 @@ from typing import Any
 
 from tests.processes import alive
 from tests.support.engine import Harness, valid_history
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.config import update_config
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from tests.support.engine import Harness, as_dicts, engine_session, no_retry_client
+from xum.engine.agent import AgentSession, SessionSettings
 from xum.engine.replay import rebuild_requests
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession, SessionSettings
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.testing.sessions import MODEL, fake_route
+from xum.testing.opening import MODEL, fake_route
 
 OTHER = "anthropic:claude-opus-5-5"
 

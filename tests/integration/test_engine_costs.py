@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.engine import Harness, unmeasured
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

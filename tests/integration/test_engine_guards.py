@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from tests.support.engine import Harness, valid_history
-from xum.engine.middleware import ToolCall
-from xum.engine.session import INTERRUPTED_TOOL_OUTPUT, AgentSession
-from xum.store import events as ev
+from xum.engine.agent import INTERRUPTED_TOOL_OUTPUT, AgentSession
+from xum.engine.extensions import ToolCall
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

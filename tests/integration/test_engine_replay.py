@@ -14,7 +14,7 @@ from tests.integration.context_harness import MODELS, ContextHarness
 from xum.engine.replay import rebuild_request, rebuild_requests
 from xum.engine.route import resolve_route
 from xum.llm.client import open_client
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

@@ -21,7 +21,7 @@ from tests.support.hooks import (
     sh_git,
 )
 from xum.engine.events import Event
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces import lifecycle
 from xum.workspaces.safety.trust import is_trusted, set_trusted, trust_root

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from xum.engine.records import TurnResult
 from xum.engine.route import resolve_route
-from xum.engine.turn import TurnResult
 from xum.host.hosts import Hosts
 from xum.host.listener import NullListener
 from xum.host.workspace_host import OpenSettings

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from tests.support.hooks import hook
-from xum.engine.session import AgentSession, TurnResult
+from xum.engine.agent import AgentSession, TurnResult
 from xum.store.secrets import set_project_secret
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.testing.sessions import open_session
+from xum.testing.opening import open_session
 from xum.tools.live import LIVE_CUT_MARKER, MAX_LIVE_CHARS
 from xum.workspaces.assembly import WorkspaceSession
 from xum.workspaces.safety.trust import set_trusted

@@ -25,7 +25,7 @@ from tests.integration.context_harness import (
 from tests.support.history import assert_valid
 from xum.context import compaction as texts
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.config import update_config
 from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog

@@ -20,11 +20,11 @@ import pytest
 from tests.mcp.support import SERVER, server_entry, write_config
 from tests.processes import alive
 from xum.context.frozen import prefix_breaks
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.testing.sessions import open_session
+from xum.testing.opening import open_session
 from xum.workspaces.assembly import WorkspaceSession
 from xum.workspaces.mcp.paths import local_path
 

@@ -21,7 +21,7 @@ from xum.context.frozen import prefix_breaks
 from xum.engine.replay import rebuild_requests
 from xum.engine.route import resolve_route
 from xum.llm.client import open_client
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.registry import WorkspaceRecord
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm

@@ -14,9 +14,9 @@ from tests.integration.context_harness import ContextHarness, description_of, te
 from tests.support.engine import engine_session
 from xum.context.frozen import prefix_breaks
 from xum.context.workspace import AgentSelection
-from xum.engine.session import SessionSettings, WorkspaceInfo
+from xum.engine.agent import SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store import registry
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm

@@ -26,7 +26,7 @@ from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from tests.support.tools import wait_none_running
 from xum.core.paths import xum_root
 from xum.engine import events as E
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.engine.toolrun import run_one
 from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import local_backend

@@ -16,7 +16,7 @@ import pytest
 
 from tests.gitrepo import make_repo
 from xum.core.paths import xum_root
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.engine.toolrun import run_one
 from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import SandboxMode, local_backend

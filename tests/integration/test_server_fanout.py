@@ -12,7 +12,7 @@ from xum.engine import events as E
 from xum.engine.derive import frame_event
 from xum.llm.types import text_message
 from xum.server.hub import Client, Hub
-from xum.store import events as ev
+from xum.store import frame_types as ev
 
 WS = "fanout-ws"
 

@@ -460,7 +460,7 @@ def test_a_slash_command_that_cannot_run_is_refused_up_front(
 
 def test_events_another_process_commits_reach_subscribers(repo: Path) -> None:
     from xum.llm.types import text_message
-    from xum.store import events as ev
+    from xum.store import frame_types as ev
 
     with server_client() as client:
         wid = create_workspace(client, repo)["id"]

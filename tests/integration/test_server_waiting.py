@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from xum.engine import events as E
-from xum.server.approvals import Approvals
 from xum.server.hub import Hub
+from xum.server.pending_approvals import Approvals
 from xum.server.questions import Questions
 from xum.tools.base import Question, QuestionOption
 

@@ -20,7 +20,7 @@ from tests.integration.server_support import (
     wait_for,
 )
 from xum.core.errors import UsageError
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

@@ -16,8 +16,8 @@ import pytest
 from tests.support.engine import engine_session
 from tests.support.subagents import Agents, Step, bash, call, tool_results, until, user_texts
 from tests.support.tools import process_gone, running_with, wait_none_running
+from xum.engine.agent import SessionSettings, WorkspaceInfo
 from xum.engine.route import resolve_route
-from xum.engine.session import SessionSettings, WorkspaceInfo
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.runtime.local import LocalRuntime

@@ -11,8 +11,8 @@ import pytest
 
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from tests.support.subagents import Agents, bash, tool_results, until
+from xum.engine.agent import WorkspaceInfo
 from xum.engine.route import resolve_route
-from xum.engine.session import WorkspaceInfo
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.store import registry

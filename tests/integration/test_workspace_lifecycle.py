@@ -19,7 +19,7 @@ from tests.support.workspaces import PROJECT_FILES, sh_git, turn_in_other_proces
 from xum.core.errors import XumError
 from xum.llm.types import text_message
 from xum.runtime import git
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store import registry
 from xum.store.sessionlog import SessionLog
 from xum.workspaces import lifecycle

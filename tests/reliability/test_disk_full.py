@@ -23,7 +23,7 @@ from xum.engine.route import resolve_route
 from xum.llm.client import open_client
 from xum.llm.retry import RetryPolicy
 from xum.llm.types import text_message
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM

@@ -30,10 +30,10 @@ import pytest
 from tests.support.engine import engine_session
 from tests.support.history import assert_valid
 from xum.context import compaction as texts
+from xum.engine.agent import SessionSettings
 from xum.engine.route import resolve_route
-from xum.engine.session import SessionSettings
 from xum.llm.client import open_client
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog
 from xum.store.sessions import inspect
@@ -51,7 +51,7 @@ _ZYGOTE = textwrap.dedent(
     """
     import asyncio, os, sys
     from xum.engine.route import resolve_route
-    from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
+    from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
     from xum.llm.client import open_client
     from xum.runtime.local import LocalRuntime
     from xum.store.sessionlog import SessionLog

@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from tests.support.engine import assert_valid_log, engine_session
+from xum.engine.agent import AgentSession
 from xum.engine.route import resolve_route
-from xum.engine.session import AgentSession
 from xum.llm.client import open_client
 from xum.llm.limits import ReplyLimits
 from xum.llm.retry import RetryPolicy

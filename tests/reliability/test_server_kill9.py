@@ -56,7 +56,7 @@ _ZYGOTE = textwrap.dedent(
     import os, signal, sys
     import uvicorn, fastapi  # noqa: F401  (loaded once, before any fork)
     import xum.cli.server, xum.workspaces.assembly, xum.workspaces.lifecycle  # noqa: F401
-    import xum.llm.anthropic, xum.server.wsbatch, xum.engine.session  # noqa: F401
+    import xum.llm.anthropic, xum.server.wsbatch, xum.engine.agent  # noqa: F401
     from xum.cli.app import cli
     from xum.server.app import create_app
     from xum.server.state import ServerConfig

@@ -2,7 +2,7 @@
 
 `engine_session` is the one place a test builds an `AgentSession` by hand (the engine's
 constructor has many parameters; the harnesses pass only what they change). Tests that want a
-session as the product opens it use `xum.testing.sessions.open_session` instead.
+session as the product opens it use `xum.testing.opening.open_session` instead.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 import orjson
 
+from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
 from xum.engine.derive import replay_events
 from xum.engine.events import EventSink, null_sink
-from xum.engine.middleware import ToolMiddleware
+from xum.engine.extensions import ToolMiddleware
 from xum.engine.route import ModelRoute
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import LLMClient, open_client
 from xum.llm.retry import RetryPolicy
 from xum.runtime.base import Runtime
@@ -26,7 +26,7 @@ from xum.store.projection import rebuild_history
 from xum.store.sessionlog import SessionLog
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.testing.sessions import fake_route
+from xum.testing.opening import fake_route
 
 TOOLS = ["bash", "file_read", "file_edit_replace_string", "todo_write", "todo_read", "web_fetch"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.support.tools import Streams
 from xum.engine.events import Event
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.engine.toolrun import run_one
 from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord

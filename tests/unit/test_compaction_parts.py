@@ -18,7 +18,7 @@ from xum.context.slash import (
 )
 from xum.core.messages import Message, text_message
 from xum.engine.contextmeter import AutoCompactPolicy, ContextMeter, estimate_tokens
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 
 

@@ -1,4 +1,4 @@
-"""The session log's frame payloads are typed (`xum.store.events`): mypy refuses a writer that
+"""The session log's frame payloads are typed (`xum.store.frame_types`): mypy refuses a writer that
 puts an unknown field or a wrong value in a frame, `FRAME_KINDS` names every kind the logs hold,
 and the frames of the golden logs fit their types."""
 
@@ -13,7 +13,7 @@ from typing import Any, NotRequired, get_origin, get_type_hints
 
 import pytest
 
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ GOLDEN = ROOT / "tests" / "golden"
 
 GOOD_WRITER = """
 from xum.core.messages import text_message
-from xum.store import events as ev
+from xum.store import frame_types as ev
 
 frames = [
     ev.spec(ev.TURN_START, {"turn_id": "t1", "model": "m"}),
@@ -33,7 +33,7 @@ frames = [
 # A field nobody declared, a reason that is not one, a missing required field, and a frame
 # appended without `spec` at all.
 BAD_WRITER = """
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import SessionLog
 
 frames = [

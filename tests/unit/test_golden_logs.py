@@ -15,7 +15,7 @@ from xum.core.messages import text_message
 from xum.engine.derive import replay_events
 from xum.engine.replay import rebuild_requests
 from xum.engine.resume import resume
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.projection import HistoryProjection, rebuild_history
 from xum.store.sessionlog import SessionLog
 

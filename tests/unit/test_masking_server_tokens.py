@@ -9,7 +9,7 @@ from pathlib import Path
 
 from xum.core.ownsecrets import LOCK_TOKEN_SECRET, STORED_TOKEN_SECRET, server_tokens_on_disk
 from xum.core.paths import xum_root
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.runtime.local import LocalRuntime
 from xum.tools.base import ToolContext
 from xum.workspaces.middleware import LiveOutputMasking

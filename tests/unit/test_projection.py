@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.support.history import assert_valid
 from xum.llm.types import Message
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 from xum.store.projection import MISSING_RESULT_OUTPUT, HistoryProjection, rebuild_history
 from xum.store.sessionlog import LOG_NAME, SessionLog

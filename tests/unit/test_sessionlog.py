@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from xum.core.errors import SessionBusyError, SessionChangedError, StoreError
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import checksum_ok, encode_frame
 from xum.store.manifest import Manifest
 from xum.store.projection import HistoryProjection, rebuild_history

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from xum.core.errors import StoreError
 from xum.core.fsutil import atomic_write_bytes, temp_path
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import damage_reason, encode_frame
 from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog
 

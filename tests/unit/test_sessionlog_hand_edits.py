@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from xum.core.errors import StoreError
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import MAX_SEQ, encode_frame
 from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog
 from xum.store.sessions import inspect

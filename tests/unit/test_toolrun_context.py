@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import make_ctx
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.engine.toolrun import MAX_RESULT_CHARS, run_calls, run_one
 from xum.tools.base import ToolContext, ToolResult
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.support.tools import make_ctx
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.engine.toolrun import run_calls
 from xum.tools.base import ToolContext, ToolResult, error
 

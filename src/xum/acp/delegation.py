@@ -42,7 +42,7 @@ from xum.runtime.local import NON_INTERACTIVE_ENV
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
-    from xum.engine.middleware import ToolCall
+    from xum.engine.extensions import ToolCall
     from xum.tools.base import ToolContext, ToolResult
 
 log = logging.getLogger("xum.acp")

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Client
 
     from xum.context.slash import WorkspaceCommand
-    from xum.engine.session import AgentSession
+    from xum.engine.agent import AgentSession
     from xum.host.hosts import Hosts
     from xum.host.pending import PendingQuestion
     from xum.host.workspace_host import WorkspaceHost

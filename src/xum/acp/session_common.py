@@ -30,7 +30,7 @@ from acp.schema import (
 )
 
 from xum.acp import options as opts
-from xum.acp.approvals import EditorApprover
+from xum.acp.permissions import EditorApprover
 from xum.acp.pump import UpdatePump
 from xum.acp.questions import EditorQuestions
 from xum.acp.updates import SessionUpdate, UpdateTranslator, note

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from xum.cli.render import Renderer
     from xum.context.slash import WorkspaceCommand
     from xum.engine.goals import Decision
+    from xum.engine.records import TurnResult
     from xum.engine.route import ModelRoute
-    from xum.engine.turn import TurnResult
     from xum.host.workspace_host import WorkspaceHost
     from xum.llm.types import ThinkingLevel
     from xum.runtime.git import WorkTreeQuery

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from xum.cli.render import Renderer
     from xum.cli.run_flow import RunRequest
     from xum.engine.goals import Decision
-    from xum.engine.turn import TurnResult
+    from xum.engine.records import TurnResult
     from xum.store.registry import WorkspaceRecord
     from xum.workspaces.init_hook import InitHookRun
     from xum.workspaces.lifecycle import CreatedWorkspace

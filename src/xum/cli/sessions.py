@@ -12,7 +12,7 @@ import orjson
 
 from xum.core.clock import iso_from_ms
 from xum.core.errors import XumError
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store import sessions as session_files
 from xum.store.frames import damage_reason
 from xum.store.registry import WorkspaceRecord, list_workspaces

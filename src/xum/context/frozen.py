@@ -42,7 +42,7 @@ from xum.context.markup import escape_untrusted
 from xum.context.plan import PlanSnapshot
 from xum.context.workspace import LiveContext, digest
 from xum.llm.types import ToolSpec, text_message
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
 from xum.tools.mcp_names import is_family

@@ -15,7 +15,7 @@ from typing import Any
 
 from xum.context.files import FileView, decode
 from xum.core.paths import plans_dir
-from xum.store.events import PlanSnapshotData
+from xum.store.frame_types import PlanSnapshotData
 from xum.store.registry import project_name
 
 MAX_PLAN_BYTES = 1024 * 1024  # propose_plan refuses a larger plan file

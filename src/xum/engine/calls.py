@@ -18,7 +18,7 @@ import orjson
 
 from xum.engine import events as E
 from xum.engine.doomloop import DoomLoopGuard
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.engine.recorder import result_frame
 from xum.engine.turnhost import ToolHost
 from xum.tools.mcp_names import FAMILY_TOOLS

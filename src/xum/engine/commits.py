@@ -15,15 +15,15 @@ from collections.abc import Sequence
 
 from xum.core.messages import Message, Usage, text_message
 from xum.engine import events as E
+from xum.engine.extensions import ToolCall
 from xum.engine.ledger import Ledger
-from xum.engine.middleware import ToolCall
 from xum.engine.recorder import FrameSpec, Recorder, closing_frames, turn_end_frame
+from xum.engine.records import TurnReason, TurnResult, internal_error
 from xum.engine.requests import StepRecords
 from xum.engine.route import ModelRoute
 from xum.engine.stream import StreamState
-from xum.engine.turn import TurnReason, TurnResult, internal_error
 from xum.llm.types import Finish
-from xum.store import events as ev
+from xum.store import frame_types as ev
 
 INTERRUPTED_TOOL_OUTPUT = "interrupted: the user stopped the turn before this tool finished"
 BUDGET_TOOL_OUTPUT = "not run: the session budget was exceeded, so the turn stopped"

@@ -33,16 +33,16 @@ from xum.engine.commits import message_text
 from xum.engine.contextmeter import AutoCompactPolicy, ContextMeter, estimate_tokens, policy_for
 from xum.engine.events import Event, EventSink
 from xum.engine.recorder import FrameSpec
+from xum.engine.records import TurnResult
 from xum.engine.route import ModelRoute
 from xum.engine.stream import StreamState, stream_step
-from xum.engine.turn import TurnResult
 from xum.engine.turnhost import TurnHost
 from xum.llm import catalog
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
 from xum.llm.types import LLMRequest
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 
 COMPACT_AGENT = texts.COMPACT_AGENT

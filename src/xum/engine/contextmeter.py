@@ -23,7 +23,7 @@ import orjson
 
 from xum.llm import catalog
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.config import read_config
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame

@@ -33,7 +33,7 @@ from xum.context.frozen import (
 )
 from xum.context.plan import PlanSnapshot, plan_diff, plan_mtime, read_snapshot
 from xum.context.workspace import AgentSelection, ContextProvider, LiveContext
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.follower import FrameSource
 
 FrameSpec = ev.FrameSpec

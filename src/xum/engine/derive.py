@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from xum.engine import events as E
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from xum.engine.compaction import Compactor
 from xum.engine.goals import Goals
-from xum.engine.turn import TurnResult
+from xum.engine.records import TurnResult
 from xum.engine.turnhost import TurnHost
 
 if TYPE_CHECKING:

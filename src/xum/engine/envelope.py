@@ -30,8 +30,8 @@ from xum.engine.commits import INTERRUPTED_TOOL_OUTPUT, Commits
 from xum.engine.events import EventSink
 from xum.engine.ledger import BudgetExceeded
 from xum.engine.recorder import FrameSpec, Recorder
+from xum.engine.records import Interrupted, TurnResult
 from xum.engine.route import ModelRoute
-from xum.engine.turn import Interrupted, TurnResult
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
 from xum.llm.types import ThinkingLevel

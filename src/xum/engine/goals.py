@@ -23,9 +23,9 @@ from typing import Any, Literal, Protocol
 
 from xum.core.ids import random_suffix
 from xum.engine import events as E
-from xum.engine.turn import TurnResult
+from xum.engine.records import TurnResult
 from xum.engine.turnhost import TurnHost
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
 

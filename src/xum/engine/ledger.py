@@ -14,7 +14,7 @@ from collections.abc import Callable
 from xum.core.messages import Usage
 from xum.engine import events as E
 from xum.engine.events import EventSink
-from xum.engine.turn import TurnResult
+from xum.engine.records import TurnResult
 from xum.llm.types import UsageUpdate
 from xum.tools.tasking import SubAgentHost
 

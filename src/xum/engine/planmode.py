@@ -21,10 +21,10 @@ from xum.core.paths import ensure_private_dir
 from xum.engine import events as E
 from xum.engine.contextsync import ContextSync
 from xum.engine.events import EventSink
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.llm.types import ToolChoice
 from xum.runtime.base import Runtime
-from xum.store import events as ev
+from xum.store import frame_types as ev
 
 if TYPE_CHECKING:
     from xum.tools.base import ToolResult

@@ -9,7 +9,7 @@ front-end instead (`take_all`), so nothing the user wrote is lost or run against
 
 from __future__ import annotations
 
-from xum.engine.turn import QueueMode
+from xum.engine.records import QueueMode
 
 
 class MessageQueue:

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from xum.core.messages import Message, text_message
 from xum.engine.derive import frame_event
 from xum.engine.events import EventSink
-from xum.engine.middleware import ToolCall
-from xum.engine.turn import TurnReason, TurnResult
-from xum.store import events as ev
+from xum.engine.extensions import ToolCall
+from xum.engine.records import TurnReason, TurnResult
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 from xum.store.sessionlog import SessionLog
 from xum.store.turns import open_turn

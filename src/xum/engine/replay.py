@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from xum.llm.types import LLMRequest, ToolSpec
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 from xum.store.projection import HistoryProjection
 

@@ -20,7 +20,7 @@ from xum.context.frozen import Frozen
 from xum.core.paths import ensure_private_dir, logs_dir
 from xum.engine.replay import header_key, request_shape
 from xum.llm.types import LLMRequest
-from xum.store import events as ev
+from xum.store import frame_types as ev
 
 FrameSpec = ev.FrameSpec
 

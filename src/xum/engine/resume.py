@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xum.engine.replay import header_key
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 
 if TYPE_CHECKING:

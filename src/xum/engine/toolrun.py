@@ -17,7 +17,7 @@ import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from xum.engine.middleware import ToolCall, ToolMiddleware
+from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.tools import registry
 from xum.tools.base import ToolContext, ToolResult, error
 

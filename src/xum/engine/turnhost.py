@@ -1,6 +1,6 @@
 """What the parts of the engine may use of the session they serve, as protocols.
 
-`AgentSession` (`xum.engine.session`) is built from parts: the compactor (`compaction`), the goal
+`AgentSession` (`xum.engine.agent`) is built from parts: the compactor (`compaction`), the goal
 service (`goals`), the message dispatch (`dispatch`) and the tool-call runner (`calls`). Each is
 given the session as one of these protocols and never imports `AgentSession`, so the session
 depends on its parts and not the other way round (tests/test_layers.py holds that).
@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Protocol
 from xum.engine.contextsync import ContextSync
 from xum.engine.envelope import Turn, TurnEnvelope, TurnKind
 from xum.engine.events import EventSink
+from xum.engine.extensions import ToolMiddleware
 from xum.engine.ledger import Ledger
-from xum.engine.middleware import ToolMiddleware
 from xum.engine.planmode import TurnRules
 from xum.engine.recorder import Recorder
+from xum.engine.records import SessionSettings, TurnResult, WorkspaceInfo
 from xum.engine.route import ModelRoute
-from xum.engine.turn import SessionSettings, TurnResult, WorkspaceInfo
 from xum.llm.client import LLMClient
 from xum.llm.types import ThinkingLevel
 from xum.runtime.base import Runtime
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.projection import HistoryProjection
 from xum.store.sessionlog import SessionLog
 from xum.tools.tasking import SubAgentHost

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from xum.core.clock import now_ms
 from xum.store import compaction_config as cc
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store import registry
 from xum.store import sessions as session_files
 from xum.store.frames import Frame

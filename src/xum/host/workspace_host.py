@@ -49,10 +49,10 @@ from xum.store.registry import WorkspaceRecord
 from xum.workspaces.safety.choice import SafetyChoice
 
 if TYPE_CHECKING:
+    from xum.engine.extensions import ToolMiddleware
     from xum.engine.goals import Decision
-    from xum.engine.middleware import ToolMiddleware
+    from xum.engine.records import TurnResult
     from xum.engine.route import ModelRoute
-    from xum.engine.turn import TurnResult
     from xum.llm.types import ThinkingLevel
     from xum.workspaces.assembly import WorkspaceSession
     from xum.workspaces.lifecycle import CreatedWorkspace

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from xum import __version__
 from xum.core import ownsecrets
 from xum.server.errors import install_error_handlers
-from xum.server.middleware import SecurityMiddleware
+from xum.server.gate import SecurityMiddleware
 from xum.server.state import ServerConfig, ServerState
 
 log = logging.getLogger("xum.server")

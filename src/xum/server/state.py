@@ -9,10 +9,10 @@ from pathlib import Path
 from starlette.requests import HTTPConnection
 
 from xum.server.auth import BrowserSessions, is_loopback_host
+from xum.server.hosting import server_hosts
 from xum.server.hub import Hub
 from xum.server.outbox import DEFAULT_CAPACITY
 from xum.server.readmarks import ReadMarks
-from xum.server.sessions import server_hosts
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 

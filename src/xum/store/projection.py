@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from xum.core.messages import Message, Part
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.follower import FrameSource, LogFollower
 from xum.store.frames import Frame
 

@@ -33,7 +33,7 @@ from xum.core.fsutil import remove_stale_temps
 from xum.core.ids import event_id
 from xum.core.lock import FileLock, LockTimeout
 from xum.core.paths import FILE_MODE, ensure_private_dir, session_dir
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import MAX_SEQ, Frame, decode_trusted, encode_frame
 from xum.store.manifest import (
     MANIFEST_VERSION,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xum.core.messages import Message
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.frames import Frame
 from xum.store.projection import result_ids, tool_calls
 

@@ -250,7 +250,7 @@ def write_long_session(root: Path, workspace_id: str, messages: int) -> None:
 
 def _append_turns(workspace_id: str, messages: int) -> None:
     from xum.llm.types import text_message
-    from xum.store import events as ev
+    from xum.store import frame_types as ev
     from xum.store.sessionlog import SessionLog
 
     usage = {

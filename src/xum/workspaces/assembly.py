@@ -13,7 +13,7 @@ Sub-agents: a top-level session gets a host that makes the sub-agent machinery o
 use (most sessions never start a child); a child session gets the host its parent's manager made
 for it.
 
-MCP: every session gets its own `SessionMcp` (xum.workspaces.mcp.session), which starts the
+MCP: every session gets its own `SessionMcp` (xum.workspaces.mcp.lazy), which starts the
 workspace's servers with its first message and stops them when the session closes.
 """
 
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xum.context.workspace import AgentSelection, WorkspaceContext
+from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
 from xum.engine.events import Event, EventSink, null_sink
-from xum.engine.middleware import ToolMiddleware
+from xum.engine.extensions import ToolMiddleware
 from xum.engine.route import ModelRoute, resolve_route
-from xum.engine.session import AgentSession, SessionSettings, WorkspaceInfo
 from xum.llm.client import LLMClient, open_client
 from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
 from xum.llm.types import ThinkingLevel
@@ -48,7 +48,7 @@ from xum.workspaces.wiring import SessionWiring, wire_session
 if TYPE_CHECKING:
     from xum.tools.base import AskUser
     from xum.workspaces.lifecycle import CreatedWorkspace
-    from xum.workspaces.mcp.session import SessionMcp
+    from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.service import ProjectPaths
     from xum.workspaces.subagents.manager import SubAgentManager
 
@@ -326,7 +326,7 @@ def _mcp_manager(
 
     from xum.core.ownsecrets import without_own_secrets
     from xum.core.pathtext import checkout_root
-    from xum.workspaces.mcp.session import SessionMcp
+    from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.middleware import TrustView
 
     workspace_path = runtime.workspace_path

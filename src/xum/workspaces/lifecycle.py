@@ -26,7 +26,7 @@ from xum.core.errors import XumError
 from xum.core.paths import ensure_private_dir
 from xum.runtime import git
 from xum.runtime.base import Runtime
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets

@@ -24,7 +24,7 @@ import orjson
 
 from xum.engine import events as E
 from xum.engine.events import EventSink, null_sink
-from xum.engine.middleware import ToolCall, ToolMiddleware
+from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.runtime.base import Runtime
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord

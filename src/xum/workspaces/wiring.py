@@ -14,7 +14,7 @@ from pathlib import Path
 
 from xum.engine import events as E
 from xum.engine.events import EventSink, null_sink
-from xum.engine.middleware import ToolMiddleware
+from xum.engine.extensions import ToolMiddleware
 from xum.runtime.base import Runtime
 from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets

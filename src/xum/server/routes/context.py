@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from xum.engine.contextmeter import ContextMeter, known_window
 from xum.llm import catalog
 from xum.server.errors import ApiError
-from xum.server.sessions import workspace_or_404
+from xum.server.hosting import workspace_or_404
 from xum.server.state import get_state
 from xum.store import compaction_config as cc
 from xum.store.registry import WorkspaceRecord

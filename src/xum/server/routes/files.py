@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from xum.runtime.ssh import SshError
 from xum.server.errors import ApiError
-from xum.server.sessions import workspace_or_404
+from xum.server.hosting import workspace_or_404
 from xum.workspaces import filelist
 from xum.workspaces.review import workspace_runtime
 

@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 
 from xum.server.config_edit import edit_config_file
 from xum.server.errors import ApiError, not_found
+from xum.server.hosting import workspace_or_404
 from xum.server.routes.projects import known_project
-from xum.server.sessions import workspace_or_404
 from xum.server.state import get_state
 from xum.workspaces.mcp import config as mc
 from xum.workspaces.mcp import paths as mp

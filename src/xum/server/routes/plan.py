@@ -19,7 +19,7 @@ from xum.context.plan import MAX_PLAN_BYTES
 from xum.core.fsutil import atomic_write_text
 from xum.core.paths import ensure_private_dir
 from xum.server.errors import ApiError
-from xum.server.sessions import require_idle, workspace_or_404
+from xum.server.hosting import require_idle, workspace_or_404
 from xum.server.state import get_state
 from xum.workspaces.state import plan_path
 

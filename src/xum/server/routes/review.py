@@ -9,9 +9,9 @@ from pydantic import BaseModel
 
 from xum.runtime.ssh import SshError
 from xum.server.errors import ApiError
-from xum.server.sessions import workspace_or_404
+from xum.server.hosting import workspace_or_404
 from xum.server.state import get_state
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import gitinfo
 from xum.workspaces.review import parent_branch as _parent_branch

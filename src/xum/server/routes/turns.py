@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 from xum.core.errors import XumError
 from xum.engine.derive import frame_event
 from xum.server.errors import ApiError, from_xum_error
+from xum.server.hosting import workspace_or_404
 from xum.server.hostlink import question_message
 from xum.server.schemas import Workspace
-from xum.server.sessions import workspace_or_404
 from xum.server.state import ServerState, get_state
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from xum.server.errors import ApiError
+from xum.server.hosting import require_idle, workspace_or_404
 from xum.server.routes.projects import existing_dir
 from xum.server.schemas import Workspace, WorkspaceList, WorkspaceStatus, workspace_json
-from xum.server.sessions import require_idle, workspace_or_404
 from xum.server.state import ServerState, get_state
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord

@@ -16,7 +16,7 @@ from xum.workspaces.checkouts.protocol import Checkout, NewWorkspace, Origin
 from xum.workspaces.checkouts.shared import SharedCheckout
 
 if TYPE_CHECKING:
-    from xum.engine.session import WorkspaceInfo
+    from xum.engine.agent import WorkspaceInfo
 
 
 def checkout_for(record: WorkspaceRecord) -> Checkout:

@@ -1,6 +1,6 @@
 """A session's MCP servers: config, lazy start, idle stop, restarts, calls (the `McpHost`).
 
-Each session has one (made by its `xum.workspaces.mcp.session.SessionMcp` once the workspace
+Each session has one (made by its `xum.workspaces.mcp.lazy.SessionMcp` once the workspace
 has an MCP config file) and closes it with the session. Nothing runs until the first
 `snapshot()`, which the context asks for before the first request of the first
 message (lazy start). From then on:

@@ -42,7 +42,7 @@ import orjson
 from xum.core.clock import now_ms
 from xum.engine import events as E
 from xum.engine.events import EventSink
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.store.config import read_config, update_config
 from xum.tools.mcp_names import is_mcp_name
 from xum.workspaces.safety.choice import SafetyChoice, permission_mode

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from xum.core.paths import xum_root
 from xum.engine import events as E
 from xum.engine.events import EventSink
-from xum.engine.middleware import ToolCall
+from xum.engine.extensions import ToolCall
 from xum.runtime.base import Runtime
 from xum.tools.denylist import ReadDenylist
 from xum.workspaces.safety.choice import (

@@ -36,8 +36,8 @@ from xum.tools.tasking import (
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 
 if TYPE_CHECKING:
+    from xum.engine.agent import WorkspaceInfo
     from xum.engine.route import ModelRoute
-    from xum.engine.session import WorkspaceInfo
     from xum.llm.client import LLMClient
     from xum.llm.types import ThinkingLevel
     from xum.runtime.base import Runtime

@@ -40,9 +40,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xum.engine import events as E
+from xum.engine.agent import AgentSession, WorkspaceInfo
 from xum.engine.events import Event
 from xum.engine.route import ModelRoute, resolve_route
-from xum.engine.session import AgentSession, WorkspaceInfo
 from xum.llm.client import LLMClient, open_client
 from xum.llm.thinking import parse_thinking
 from xum.llm.types import ThinkingLevel

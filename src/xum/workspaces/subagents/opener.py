@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from xum.context.workspace import AgentSelection
+    from xum.engine.agent import AgentSession, WorkspaceInfo
     from xum.engine.events import EventSink
     from xum.engine.route import ModelRoute
-    from xum.engine.session import AgentSession, WorkspaceInfo
     from xum.llm.client import LLMClient
     from xum.llm.types import ThinkingLevel
     from xum.runtime.base import Runtime

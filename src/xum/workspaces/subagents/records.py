@@ -26,7 +26,7 @@ from xum.tools.tasking import ACTIVE_STATUSES, Isolation, TaskStatus
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from xum.engine.session import AgentSession, TurnResult
+    from xum.engine.agent import AgentSession, TurnResult
     from xum.runtime.base import Runtime
     from xum.store.sessionlog import SessionLog
     from xum.tools.taskrecords import Report, TaskView

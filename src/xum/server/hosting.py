@@ -25,10 +25,10 @@ from __future__ import annotations
 from xum.core.errors import XumError
 from xum.host.hosts import Hosts
 from xum.host.workspace_host import HostOptions
-from xum.server.approvals import Approvals
 from xum.server.errors import ApiError, not_found
 from xum.server.hostlink import HubListener
 from xum.server.hub import Hub
+from xum.server.pending_approvals import Approvals
 from xum.server.questions import Questions
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord

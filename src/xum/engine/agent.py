@@ -53,12 +53,19 @@ from xum.engine.contextsync import ContextSync
 from xum.engine.dispatch import run_message
 from xum.engine.envelope import ModelChange, ModelChoice, Turn, TurnEnvelope, TurnKind
 from xum.engine.events import EventSink, null_sink
+from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.engine.goals import GOAL_TOOLS, Goals
 from xum.engine.ledger import BudgetExceeded, Ledger
-from xum.engine.middleware import ToolCall, ToolMiddleware
 from xum.engine.planmode import TurnRules
 from xum.engine.queue import MessageQueue
 from xum.engine.recorder import FrameSpec, Recorder, user_frame
+from xum.engine.records import (
+    Interrupted,
+    QueueMode,
+    SessionSettings,
+    TurnResult,
+    WorkspaceInfo,
+)
 from xum.engine.requests import (
     StepRecords,
     debug_record,
@@ -68,17 +75,10 @@ from xum.engine.requests import (
 from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
-from xum.engine.turn import (
-    Interrupted,
-    QueueMode,
-    SessionSettings,
-    TurnResult,
-    WorkspaceInfo,
-)
 from xum.llm.client import LLMClient, open_client
 from xum.llm.types import LLMRequest, ThinkingLevel, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
-from xum.store import events as ev
+from xum.store import frame_types as ev
 from xum.store.projection import HistoryProjection
 from xum.store.sessionlog import SessionLog
 from xum.tools import registry
@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from xum.tools.live import LiveOutputs
     from xum.tools.mcp_host import McpHost
 
-# Re-exported: these records were defined here before `xum.engine.turn` held them.
+# Re-exported: these records were defined here before `xum.engine.records` held them.
 __all__ = ["AgentSession", "SessionSettings", "TurnResult", "WorkspaceInfo"]
 
 
