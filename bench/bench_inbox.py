@@ -109,6 +109,7 @@ async def _clients(url: str, count: int, agents: int) -> dict[str, Any]:
         async with websockets.connect(
             ws_url, additional_headers=headers, max_size=None, compression=None
         ) as ws:
+            await ws.send(orjson.dumps({"type": "inbox-subscribe"}).decode())
             while orjson.loads(await ws.recv())["type"] != "inbox":
                 pass
             ready += 1

@@ -42,8 +42,9 @@ def _inbox_message(kind: str, item_kind: str | None = None) -> Any:
     return stop
 
 
-def _hello(ws: WS) -> list[dict[str, Any]]:
-    """The first messages of a socket: hello, then the inbox snapshot."""
+def _follow(ws: WS) -> list[dict[str, Any]]:
+    """Ask for the inbox: the messages up to its snapshot."""
+    ws.send_json({"type": "inbox-subscribe"})
     return receive_until(ws, lambda m: m["type"] == "inbox")
 
 
@@ -64,8 +65,8 @@ def test_items_reach_every_client_and_leave_every_client_when_answered(
             client.websocket_connect(WS_URL, headers=AUTH) as one,
             client.websocket_connect(WS_URL, headers=AUTH) as two,
         ):
-            assert [m["type"] for m in _hello(one)][:1] == ["hello"]
-            assert _hello(two)[-1]["items"] == []
+            assert [m["type"] for m in _follow(one)][:1] == ["hello"]
+            assert _follow(two)[-1]["items"] == []
             sent = client.post(
                 f"/api/workspaces/{wid}/messages", json={"text": "plan it"}, headers=AUTH
             )

@@ -46,6 +46,7 @@ class InboxWatch:
 
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         async with websockets.connect(self.ws_url, additional_headers=headers) as socket:
+            await socket.send(orjson.dumps({"type": "inbox-subscribe"}).decode())
             async for raw in socket:
                 msg = orjson.loads(raw)
                 kind = msg.get("type")

@@ -71,13 +71,14 @@ def server_hosts(
 
 
 def broadcast_inbox(hub: Hub, change: Change, item: InboxItem) -> None:
-    """An inbox item arrived or left: every connected client hears it (docs/api.md)."""
+    """An inbox item arrived or left: every client that follows the inbox hears it."""
     if change == "added":
         text = dumps({"type": "inbox-added", "item": item.to_json()})
     else:
         text = dumps({"type": "inbox-removed", "id": item.id, "workspaceId": item.workspace_id})
     for client in hub.clients:
-        client.outbox.put_control(text)
+        if client.inbox:
+            client.outbox.put_control(text)
 
 
 def require_idle(hosts: Hosts, workspace_id: str, action: str) -> None:

@@ -54,6 +54,12 @@ async def _handle(state: ServerState, client: Client, raw: str) -> None:
     if kind == "ping":
         client.outbox.put_control(dumps({"type": "pong", "id": msg.get("id")}))
         return
+    if kind == "inbox-subscribe":
+        # The inbox as it is, then every change: one loop step, so nothing falls between.
+        items = [item.to_json() for item in state.hosts.inbox.items()]
+        client.outbox.put_control(dumps({"type": "inbox", "items": items}))
+        client.inbox = True
+        return
     if kind not in ("subscribe", "unsubscribe"):
         client.outbox.put_control(_error("invalid_message", f"unknown message type {kind!r}"))
         return
@@ -85,10 +91,6 @@ async def events_socket(websocket: WebSocket) -> None:
     client.outbox.put_control(
         dumps({"type": "hello", "protocol": PROTOCOL, "serverVersion": version_string()})
     )
-    # What waits for a person, before anything else: a client's inbox starts from this list
-    # and follows `inbox-added` / `inbox-removed` from here (same loop step: nothing between).
-    items = [item.to_json() for item in state.hosts.inbox.items()]
-    client.outbox.put_control(dumps({"type": "inbox", "items": items}))
     known = [r.id for r in await asyncio.to_thread(registry.list_workspaces)]
     state.hub.send_statuses(client, known)
     writer = asyncio.create_task(_writer(websocket, client), name=f"ws writer {client.id}")

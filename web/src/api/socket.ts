@@ -194,6 +194,7 @@ export class EventSocket {
         this.attempt = 0;
         this.handlers.onConnection("open");
         this.startHeartbeat();
+        this.send({ type: "inbox-subscribe" }); // its snapshot, then every change (docs/api.md)
         for (const sub of this.book.resubscribeAll()) {
           if (sub.type === "subscribe") this.handlers.onResubscribe(sub.workspaceId);
           this.send(sub);

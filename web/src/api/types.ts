@@ -704,4 +704,5 @@ export type ServerMessage =
 export type ClientMessage =
   | { type: "subscribe"; workspaceId: string; afterSeq: number }
   | { type: "unsubscribe"; workspaceId: string }
+  | { type: "inbox-subscribe" }
   | { type: "ping"; id?: unknown };
