@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.engine import events as E
 from xum.host.pending import Approvals, Questions
+from xum.workspaces.safety.approvals import Decision
 
 if TYPE_CHECKING:
     from xum.host.pending import PendingQuestion
@@ -38,6 +39,7 @@ Change = Literal["added", "removed"]
 NOTICE_KINDS: frozenset[str] = frozenset({"plan", "turn-ended", "goal-stopped", "budget-spent"})
 PLAN_PREVIEW_CHARS = 20_000  # what an item carries of a plan (the plan route has the rest)
 SUMMARY_CHARS = 200
+DECISIONS: dict[str, Decision] = {"once": "once", "always": "always", "deny": "deny"}
 
 
 @dataclass(frozen=True)
@@ -135,12 +137,13 @@ class Inbox:
             return False
         if item.kind != "approval":
             raise InboxError(f"item {item_id} is a {item.kind}, not an approval request")
-        if decision not in ("once", "always", "deny"):
+        chosen = DECISIONS.get(decision)
+        if chosen is None:
             raise InboxError(f"decision must be once, always or deny (got {decision!r})")
         if decision == "always" and "always" not in item.actions:
             raise InboxError("this request cannot be allowed always (it has no command prefix)")
         request_id = str(item.detail["request_id"])
-        return self.approvals.answer(item.workspace_id, request_id, decision, reason)  # type: ignore[arg-type]
+        return self.approvals.answer(item.workspace_id, request_id, chosen, reason)
 
     def answer(self, item_id: str, answers: Mapping[str, str] | None) -> bool:
         """Answer a question item (answers keyed by question text; None dismisses it)."""
