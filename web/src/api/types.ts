@@ -415,6 +415,21 @@ export interface GoalEvent extends Durable {
   type: "goal";
   goal: GoalInfo;
 }
+/** A model refused and the turn went on with the next model of its fallback chain. */
+export interface ModelFallbackEvent extends Durable {
+  type: "model-fallback";
+  turn_id?: string;
+  step?: number;
+  from_model: string;
+  to_model: string;
+  /** One line for the transcript: "X refused; continued with Y". */
+  message: string;
+  /** What the refused reply said (often nothing). */
+  text?: string;
+  category?: string;
+  usage?: Usage;
+  cost_usd?: number | null;
+}
 
 export interface StepStartEvent {
   type: "step-start";
@@ -601,7 +616,8 @@ export type DurableEvent =
   | CompactionEvent
   | ContextResetEvent
   | ContextFrozenEvent
-  | GoalEvent;
+  | GoalEvent
+  | ModelFallbackEvent;
 
 export type LiveEvent =
   | StepStartEvent
