@@ -52,8 +52,8 @@ class Rig:
     def resolve(self, model: str) -> ModelRoute:
         return fake_route(self.server, model)
 
-    def session(self) -> AgentSession:
-        route = self.resolve(STARTS)
+    def session(self, budget_usd: float | None = None, model: str = STARTS) -> AgentSession:
+        route = self.resolve(model)
         client = no_retry_client(route)
         self.clients.append(client)
         return engine_session(
@@ -61,7 +61,9 @@ class Rig:
             route,
             client,
             ws_id=WS,
-            settings=SessionSettings(system_prompt="You are a test.", tools=["bash"]),
+            settings=SessionSettings(
+                system_prompt="You are a test.", tools=["bash"], budget_usd=budget_usd
+            ),
             emit=as_dicts(self.events.append),
             resolve_model=self.resolve,
         )
@@ -241,3 +243,28 @@ def _no_provider(model: str) -> ModelRoute:
     from xum.engine.route import resolve_route
 
     return resolve_route(model, env={})
+
+
+async def test_a_refusal_that_spends_the_budget_is_not_retried(fake_llm: FakeLLM, rig: Rig) -> None:
+    write_config({"modelFallbacks": {STARTS: {"models": [NEXT]}}})
+    fake_llm.script(fakellm.refusal(output_tokens=100_000), fakellm.text("must not be asked"))
+    result = await rig.session(budget_usd=0.5).run_turn("hello")
+    assert result.reason == "budget"
+    assert model_ids(fake_llm) == ["claude-sonnet-5-5"]
+    assert_valid_log(WS)
+
+
+async def test_a_refusal_of_unknown_cost_under_a_budget_is_not_retried(
+    fake_llm: FakeLLM, rig: Rig
+) -> None:
+    unpriced = "anthropic:claude-sonnet-5"  # no built-in price: its replies cost "unknown"
+    write_config({"modelFallbacks": {unpriced: {"models": [NEXT]}}})
+    fake_llm.script(fakellm.refusal(), fakellm.text("must not be asked"))
+    result = await rig.session(budget_usd=5.0, model=unpriced).run_turn("hello")
+    assert result.reason == "budget"
+    assert model_ids(fake_llm) == ["claude-sonnet-5"]
+    # No switch happened: the refusal is the turn's reply, its cost unknown.
+    assert not frames(ev.MODEL_FALLBACK) and not rig.of_type("model-fallback")
+    (reply,) = frames(ev.ASSISTANT_MESSAGE)
+    assert reply["finish_reason"] == "refusal" and reply["cost_usd"] is None
+    assert_valid_log(WS)

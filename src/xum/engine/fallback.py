@@ -25,6 +25,7 @@ from xum.core.messages import Message
 from xum.engine.commits import Commits
 from xum.engine.envelope import ModelChoice, Turn
 from xum.engine.fallback_config import HINT, chain_for
+from xum.engine.ledger import BudgetExceeded
 from xum.engine.records import TurnResult
 from xum.engine.route import ModelRoute
 from xum.engine.turnhost import TurnHost
@@ -98,8 +99,20 @@ class Fallbacks:
                 f"{exc.message}",
                 hint=exc.hint or HINT,
             ) from None
+        if finish is not None and self._spends_the_budget(current, finish):
+            # No retry the budget cannot pay for: the refusal is the reply, the turn stops.
+            await self._keep_last(result, current, step, finish)
+            raise BudgetExceeded()
         await self._record(result, turn, step, route, finish, error)
         return True
+
+    def _spends_the_budget(self, route: ModelRoute, finish: Finish) -> bool:
+        """Whether, once `finish` is paid for, the budget is spent or can no longer be told."""
+        ledger = self.host.ledger
+        if ledger.budget_usd is None:
+            return False
+        cost = route.cost(finish.usage) if finish.usage_reported else None
+        return not ledger.cost_known or cost is None or ledger.total() + cost > ledger.budget_usd
 
     async def _record(
         self,
@@ -153,8 +166,8 @@ class Fallbacks:
     async def _keep_last(
         self, result: TurnResult, route: ModelRoute, step: int, finish: Finish | None
     ) -> None:
-        """No model is left to retry on: the last refusal is committed as the reply it is (an
-        error leaves nothing to commit; the turn's end records its request)."""
+        """No retry: the last refusal is committed as the reply it is (an error leaves nothing
+        to commit; the turn's end records its request)."""
         if finish is None:
             return
         calls = await self.commits.reply(result, route, step, finish)
