@@ -80,6 +80,21 @@ export interface SafetySettings {
   rules: { project: string; tool: string; prefix: string; addedAt: number | null }[];
 }
 
+/** Settings → Models → Model Fallbacks (config.json `modelFallbacks`, docs/models.md). */
+export interface FallbackChain {
+  /** The model that refuses (`provider:model-id`). */
+  model: string;
+  /** The models to try after it, in order. */
+  models: string[];
+}
+export interface FallbackSettings {
+  chains: FallbackChain[];
+  /** config.json has no `modelFallbacks`: the built-in chains apply. */
+  builtIn: boolean;
+  /** The key is there but cannot be used: what is wrong. */
+  error: string | null;
+}
+
 export interface DeletionItem {
   kind: string;
   path?: string | null;
@@ -137,6 +152,8 @@ export interface Costs {
   costUsd: number | null;
   turns: CostTurn[];
   lastRequest?: { inputTokens: number; contextWindow: number | null } | null;
+  /** What each model's replies cost (a refused reply included), in the order they first ran. */
+  byModel?: { model: string; usage: CostsUsage; costUsd: number | null }[];
 }
 
 export interface GitStatus {
