@@ -148,6 +148,8 @@ class UpdateTranslator:
             return [note("a damaged entry of this session's log was skipped")]
         if isinstance(event, E.Compaction):
             return [note("the conversation was compacted here")]
+        if isinstance(event, E.ModelFallback):
+            return [note(event.message)]
         return []
 
     # Tool calls --------------------------------------------------------------------------
