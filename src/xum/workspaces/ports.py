@@ -1,0 +1,49 @@
+"""Every workspace's own block of ports, so the dev servers of parallel workspaces never collide.
+
+The registry gives a new workspace a free block when it records it (`xum.store.port_alloc`, in
+the same locked write, so concurrent creates get disjoint blocks); a workspace made before the
+feature gets one when it is next opened (`ensure_block`). Commands, hooks and MCP servers of the
+workspace see the block as `XUM_PORT` (its first port) and `XUM_PORTS` (`first-last`); the
+front-ends show it. A container runtime publishes the same ports.
+
+config.json `ports.enabled: false` switches it off: no new blocks, and `block_for` answers None
+for every workspace (stored blocks are kept, so switching it on again gives them back).
+"""
+
+from __future__ import annotations
+
+from xum.core.portblock import PortBlock
+from xum.store import registry
+from xum.store.config import read_config
+from xum.store.port_alloc import port_settings
+from xum.store.registry import WorkspaceRecord
+
+__all__ = ["PortBlock", "block_for", "ensure_block", "ports_env"]
+
+
+def _enabled() -> bool:
+    return port_settings(read_config()).enabled
+
+
+def block_for(record: WorkspaceRecord) -> PortBlock | None:
+    """The block the workspace's commands get; None when it has none or the feature is off."""
+    if record.ports is None or not _enabled():
+        return None
+    return record.ports
+
+
+def ports_env(record: WorkspaceRecord) -> dict[str, str]:
+    """`XUM_PORT` and `XUM_PORTS` for the workspace's block (empty without one)."""
+    block = block_for(record)
+    return block.env() if block is not None else {}
+
+
+def ensure_block(record: WorkspaceRecord) -> WorkspaceRecord:
+    """The record with a block, giving it one first when it has none and the feature is on (a
+    locked registry write; nothing is written when it has one already)."""
+    if record.ports is not None or not _enabled():
+        return record
+    try:
+        return registry.assign_ports(record.id)
+    except registry.RegistryError:  # a record that was never registered has nowhere to keep one
+        return record
