@@ -172,3 +172,15 @@ def test_a_child_in_its_parents_checkout_shares_the_block(tmp_path: Path) -> Non
     assert registry.assign_ports(child.record.id).ports == parent.ports
     # Its own fork gets a block of its own.
     assert _create(repo).ports == PortBlock(20010, 10)
+
+
+def test_a_bad_setting_stops_new_blocks_but_not_the_ones_given(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    kept = _create(repo, "local")
+    set_ports(size="ten")
+    with pytest.raises(ConfigError) as info:
+        _create(repo, "local")
+    assert '"ports.size"' in info.value.message
+    assert block_for(kept) == PortBlock(20000, 10)
+    set_ports(size="ten", enabled=False)
+    assert block_for(kept) is None

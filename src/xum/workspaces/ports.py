@@ -12,17 +12,27 @@ for every workspace (stored blocks are kept, so switching it on again gives them
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from xum.core.errors import ConfigError
 from xum.core.portblock import PortBlock
 from xum.store import registry
 from xum.store.config import read_config
-from xum.store.port_alloc import port_settings
+from xum.store.port_alloc import PORTS_KEY, port_settings
 from xum.store.registry import WorkspaceRecord
 
 __all__ = ["PortBlock", "block_for", "ensure_block", "ports_env"]
 
 
 def _enabled() -> bool:
-    return port_settings(read_config()).enabled
+    config = read_config()
+    try:
+        return port_settings(config).enabled
+    except ConfigError:
+        # A bad `base` or `size` stops only what needs a new block (the registry raises there);
+        # showing and passing on the blocks workspaces have goes on, unless clearly switched off.
+        raw = config.get(PORTS_KEY)
+        return not (isinstance(raw, Mapping) and raw.get("enabled") is False)
 
 
 def block_for(record: WorkspaceRecord) -> PortBlock | None:
