@@ -4,7 +4,8 @@ The registry gives a new workspace a free block when it records it (`xum.store.p
 the same locked write, so concurrent creates get disjoint blocks); a workspace made before the
 feature gets one when it is next opened (`ensure_block`). Commands, hooks and MCP servers of the
 workspace see the block as `XUM_PORT` (its first port) and `XUM_PORTS` (`first-last`); the
-front-ends show it. A container runtime publishes the same ports.
+front-ends show it. Anything else that needs the block (a runtime that publishes ports from a
+container, say) asks `block_for`.
 
 config.json `ports.enabled: false` switches it off: no new blocks, and `block_for` answers None
 for every workspace (stored blocks are kept, so switching it on again gives them back).
