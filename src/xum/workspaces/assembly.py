@@ -40,6 +40,7 @@ from xum.store.writerlog import WriterLog
 from xum.tools.tasking import SubAgentHost
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.middleware import TrustView
+from xum.workspaces.ports import block_for, ensure_block
 from xum.workspaces.safety.approvals import Approver
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
@@ -218,6 +219,8 @@ async def open_workspace_session(
     manager_box: list[SubAgentManager] = []
     mcp: SessionMcp | None = None
     try:
+        if record.ports is None:  # made before port blocks, or while they were off
+            record = await asyncio.to_thread(ensure_block, record)
         secrets = created.secrets if created is not None else None
         if known is not None and secrets is not None:
             # Nothing to ask: no thread hop.
@@ -237,7 +240,10 @@ async def open_workspace_session(
             safety=safety,
             approver=approver,
         )
-        info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
+        ports = block_for(record)
+        info = WorkspaceInfo(
+            record.id, record.name, record.project_path, record.path, runtime.kind, ports
+        )
         host: SubAgentHost
         if make_host is not None:
             host = make_host(info, wiring)
@@ -263,6 +269,7 @@ async def open_workspace_session(
             workspace_name=record.name,
             is_git=facts.is_git,
             mcp=mcp,
+            ports=ports is not None,
         )
         agent_id = record.agent or "exec"
         mode = "plan" if agent_id == "plan" else "exec"
