@@ -177,9 +177,16 @@ def invocation_message(skill: Skill, arguments: str) -> str:
     """The user message a `/<skill> args` invocation becomes."""
     arguments = arguments.strip()
     body, substituted = substitute_arguments(bounded_body(skill), arguments)
-    tail = f"Using skill {skill.name}"
+    return invocation_text(skill.name, body, arguments, substituted)
+
+
+def invocation_text(name: str, body: str, arguments: str, substituted: bool) -> str:
+    """The invocation message around `body` (arguments already substituted, directives run):
+    the arguments stay visible when no placeholder took them."""
+    arguments = arguments.strip()
+    tail = f"Using skill {name}"
     tail += f": {arguments}" if arguments and not substituted else "."
-    return f'<skill name="{skill.name}">\n{escape_untrusted(body)}\n</skill>\n\n{tail}'
+    return f'<skill name="{name}">\n{escape_untrusted(body)}\n</skill>\n\n{tail}'
 
 
 # Discovery -------------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from xum.tools.mcp_names import FAMILY_TOOLS, PROMPT_TOOL, SEARCH_TOOL, is_famil
 
 if TYPE_CHECKING:  # the MCP records load only in sessions that have MCP servers
     from xum.context.skill_access import CatalogSkills
+    from xum.context.skill_directives import SkillCommands
     from xum.tools.mcp_host import McpHost, McpPrompt, McpSnapshot
 
 SKILL_READ_TOOL = "agent_skill_read"
@@ -131,6 +132,9 @@ def tool_identity(tools: Sequence[ToolSpec]) -> str:
 class ContextProvider(Protocol):
     """What the engine asks before each request (a `WorkspaceContext`, or `StaticContext`)."""
 
+    # Runs the `!`command`` lines of a skill the user invokes (None: they stay text).
+    skill_commands: SkillCommands | None
+
     async def live(self, selection: AgentSelection, model_string: str) -> LiveContext: ...
 
     async def skill_catalog(self) -> SkillCatalog | None: ...
@@ -138,6 +142,8 @@ class ContextProvider(Protocol):
 
 class StaticContext:
     """A fixed system prompt and tool list (tests, embedded uses): nothing is discovered."""
+
+    skill_commands: SkillCommands | None = None
 
     def __init__(self, system_prompt: str, tools: Sequence[str]) -> None:
         self.system_prompt = system_prompt
@@ -221,6 +227,9 @@ class WorkspaceFacts:
 
 
 class WorkspaceContext:
+    # Set by the workspace layer that opens the session (`xum.workspaces.skill_commands`).
+    skill_commands: SkillCommands | None = None
+
     def __init__(
         self,
         facts: WorkspaceFacts,

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from xum.workspaces.lifecycle import CreatedWorkspace
     from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.service import ProjectPaths
+    from xum.workspaces.skill_commands import WorkspaceSkillCommands
     from xum.workspaces.subagents.manager import SubAgentManager
 
 ChildListener = Callable[[str, Event], None]  # (child workspace id, event)
@@ -278,6 +279,7 @@ async def open_workspace_session(
             mcp=mcp,
         )
         agent_box.append(agent)
+        context.skill_commands = _skill_commands(record, facts, wiring, agent)
         if hold_writer:
             await agent.hold_writer(f"xum {purpose}")
     except BaseException:
@@ -346,6 +348,25 @@ def _mcp_manager(
         mask=wiring.masker.mask,
         trusted=trust.allowed,
         emit=emit,
+    )
+
+
+def _skill_commands(
+    record: WorkspaceRecord, facts: ProjectFacts, wiring: SessionWiring, agent: AgentSession
+) -> WorkspaceSkillCommands:
+    """Who runs the `!`command`` lines of a skill the user invokes: the session's runtime,
+    environment, sandbox layer and masking, in trusted projects only."""
+    from xum.workspaces.middleware import TrustView
+    from xum.workspaces.safety.sandboxing import SandboxMiddleware
+    from xum.workspaces.skill_commands import WorkspaceSkillCommands
+
+    trust = TrustView(record.project_path, root=facts.trust_root)
+    sandbox = next((m for m in wiring.middleware if isinstance(m, SandboxMiddleware)), None)
+    return WorkspaceSkillCommands(
+        trusted=trust.allowed,
+        context=agent.tool_context,
+        sandbox=sandbox,
+        mask=wiring.masker.mask,
     )
 
 
