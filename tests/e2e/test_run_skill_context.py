@@ -140,3 +140,34 @@ def test_directive_output_is_masked_and_sandboxed(fake_llm: FakeLLM, tmp_path: P
     assert "token=[secret:DEPLOY_TOKEN]" in sent and "s3cr3t-value-123" not in sent
     if local_backend().ok:  # the sandbox keeps .xum/ read-only, as for the agent's bash
         assert "refused" in sent and not (repo / ".xum/probe").exists()
+
+
+def test_a_sub_agents_prompt_runs_no_skill_commands(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    from tests.support.subagents import Agents, call
+
+    repo = make_repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    skill(repo, "ctx", f"!`touch {marker}`")
+    experiments(skillDynamicContext=True)
+    set_trusted(repo)
+    routes = Agents()
+    routes.add(
+        "PARENT",
+        fakellm.reply(
+            call(
+                "task",
+                agentId="exec",
+                title="child",
+                prompt="CHILD: use $ctx",
+                isolation="none",  # the parent's checkout, where the (uncommitted) skill is
+            )
+        ),
+        fakellm.text("parent done"),
+    )
+    routes.add("CHILD", fakellm.text("child done"))
+    fake_llm.set_responder(routes)
+    result = run_xum("run", "--json", "-m", MODEL, "PARENT", cwd=repo, env=env_for(fake_llm))
+    assert result.returncode == 0, result.stderr
+    child = routes.requests_of(fake_llm, "CHILD")
+    assert child and f"!`touch {marker}`" in str(child[0].json["messages"])
+    assert not marker.exists()

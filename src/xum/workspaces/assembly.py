@@ -279,7 +279,10 @@ async def open_workspace_session(
             mcp=mcp,
         )
         agent_box.append(agent)
-        context.skill_commands = _skill_commands(record, facts, wiring, agent)
+        if not agent.context.selection.subagent:
+            # A sub-agent's messages are written by a model (its parent's task prompt): the
+            # commands of a skill run only when a person invokes it.
+            context.skill_commands = _skill_commands(record, facts, wiring, agent)
         if hold_writer:
             await agent.hold_writer(f"xum {purpose}")
     except BaseException:
