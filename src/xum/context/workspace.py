@@ -220,6 +220,7 @@ class WorkspaceFacts:
     xum_root: str
     home: str
     plan_file: str  # where this workspace's plan lives
+    ports: bool = False  # the workspace has a port block (`$XUM_PORT`), fixed for its life
 
     @property
     def runtime_kind(self) -> RuntimeKind:
@@ -269,7 +270,9 @@ class WorkspaceContext:
             xum_root=facts.xum_root,
             home=facts.home,
         )
-        self._environment = environment_block(facts.runtime_kind, is_git=facts.is_git)
+        self._environment = environment_block(
+            facts.runtime_kind, is_git=facts.is_git, ports=facts.ports
+        )
         self._key: tuple[Any, ...] | None = None
         self._live: LiveContext | None = None
         self._quick: tuple[tuple[Any, ...], QuickCheck] | None = None
@@ -487,6 +490,7 @@ class WorkspaceContext:
         is_git: bool,
         workspace_path: str | None = None,
         mcp: McpHost | None = None,
+        ports: bool = False,
     ) -> WorkspaceContext:
         """The context of a workspace's checkout, read through `runtime` (global files under
         $XUM_ROOT and HOME, the plan under $XUM_ROOT/plans). `workspace_path`: the working
@@ -510,6 +514,7 @@ class WorkspaceContext:
                 xum_root=str(xum_root()),
                 home=os.path.expanduser("~"),
                 plan_file=plan_file_path(project_path, workspace_name),
+                ports=ports,
             ),
             mcp=mcp,
         )

@@ -69,6 +69,14 @@ export interface Workspace {
   idleCompactedSeq?: number | null;
   /** The permission mode (docs/security.md#approvals). */
   permissions: PermissionMode;
+  /** The workspace's own ports (XUM_PORT, XUM_PORTS); null or absent: it has none. */
+  ports?: PortRange | null;
+}
+
+export interface PortRange {
+  first: number;
+  last: number;
+  count: number;
 }
 
 export type PermissionMode = "auto" | "ask" | "read-only";
