@@ -298,7 +298,7 @@ async def open_workspace_session(
         if not agent.context.selection.subagent:
             # A sub-agent's messages are written by a model (its parent's task prompt): the
             # commands of a skill run only when a person invokes it.
-            context.skill_commands = _skill_commands(record, facts, wiring, agent)
+            context.skill_commands = _skill_commands(trust, wiring, agent)
         if hold_writer:
             await agent.hold_writer(f"xum {purpose}")
     except BaseException:
@@ -369,15 +369,14 @@ def _mcp_manager(
 
 
 def _skill_commands(
-    record: WorkspaceRecord, facts: ProjectFacts, wiring: SessionWiring, agent: AgentSession
+    trust: TrustView, wiring: SessionWiring, agent: AgentSession
 ) -> WorkspaceSkillCommands:
     """Who runs the `!`command`` lines of a skill the user invokes: the session's runtime,
-    environment, sandbox layer and masking, in trusted projects only."""
-    from xum.workspaces.middleware import TrustView
+    environment, sandbox layer and masking, in trusted projects only (the session's one trust
+    view)."""
     from xum.workspaces.safety.sandboxing import SandboxMiddleware
     from xum.workspaces.skill_commands import WorkspaceSkillCommands
 
-    trust = TrustView(record.project_path, root=facts.trust_root)
     sandbox = next((m for m in wiring.middleware if isinstance(m, SandboxMiddleware)), None)
     return WorkspaceSkillCommands(
         trusted=trust.allowed,
