@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from xum.workspaces.lifecycle import CreatedWorkspace
     from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.service import ProjectPaths
+    from xum.workspaces.skill_commands import WorkspaceSkillCommands
     from xum.workspaces.subagents.manager import SubAgentManager
 
 ChildListener = Callable[[str, Event], None]  # (child workspace id, event)
@@ -294,6 +295,10 @@ async def open_workspace_session(
             mcp=mcp,
         )
         agent_box.append(agent)
+        if not agent.context.selection.subagent:
+            # A sub-agent's messages are written by a model (its parent's task prompt): the
+            # commands of a skill run only when a person invokes it.
+            context.skill_commands = _skill_commands(trust, wiring, agent)
         if hold_writer:
             await agent.hold_writer(f"xum {purpose}")
     except BaseException:
@@ -360,6 +365,24 @@ def _mcp_manager(
         mask=wiring.masker.mask,
         trusted=trust.allowed,
         emit=emit,
+    )
+
+
+def _skill_commands(
+    trust: TrustView, wiring: SessionWiring, agent: AgentSession
+) -> WorkspaceSkillCommands:
+    """Who runs the `!`command`` lines of a skill the user invokes: the session's runtime,
+    environment, sandbox layer and masking, in trusted projects only (the session's one trust
+    view)."""
+    from xum.workspaces.safety.sandboxing import SandboxMiddleware
+    from xum.workspaces.skill_commands import WorkspaceSkillCommands
+
+    sandbox = next((m for m in wiring.middleware if isinstance(m, SandboxMiddleware)), None)
+    return WorkspaceSkillCommands(
+        trusted=trust.allowed,
+        context=agent.tool_context,
+        sandbox=sandbox,
+        mask=wiring.masker.mask,
     )
 
 

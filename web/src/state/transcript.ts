@@ -172,7 +172,9 @@ function addDurable(b: Builder, ev: EngineEvent): void {
         kind: "user",
         key: `s${ev.seq}`,
         seq: ev.seq,
-        text: ev.text,
+        // A slash command or `$skill` reference shows what was typed, not the skill bodies the
+        // model received (the terminal UI and ACP do the same).
+        text: ev.typed ?? ev.text,
         queued: ev.queued === true,
       });
       return;
