@@ -39,6 +39,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server.routes import (
         auth,
         context,
+        fallbacks,
         files,
         inbox,
         mcp,
@@ -92,6 +93,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         plan.router,
         context.router,
         settings.router,
+        fallbacks.router,
         mcp.router,
         safety.router,
         ws.router,
