@@ -6,7 +6,8 @@ thinking level under it; a status line with the context used and the cost. It op
 workspace with the composer focused, so a message and Enter start work at once.
 
 Sessions run in this process, hosted by `xum.host` as in the server (`runner.py` is the view
-over it), several at a time; the app renders the one event vocabulary (`transcript.py` folds
+over it), several at a time, or, attached to a running `xum server`, on that server
+(`attached.py`, the same view over its API and WebSocket); the app renders the one event vocabulary (`transcript.py` folds
 it, `views.py` draws it). What the user does to workspaces (create, fork, rename, archive,
 delete, change the model) is carried out by `actions.py` through the host and the workspace
 lifecycle, as the server's routes do.
@@ -41,6 +42,7 @@ from xum.tui.transcript import Change, Transcript
 from xum.tui.views import TranscriptView
 
 if TYPE_CHECKING:
+    from xum.host.server_target import ServerTarget
     from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
@@ -93,13 +95,24 @@ class XumApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, project_dir: Path, *, workspace: str | None = None) -> None:
+    def __init__(
+        self, project_dir: Path, *, workspace: str | None = None, server: ServerTarget | None = None
+    ) -> None:
         super().__init__()
         self.project_dir = project_dir.resolve()
         self.project_root = self.project_dir
         self.open_request = workspace
-        self.runner = Runner(self)
-        self.actions = Actions(self)
+        self.runner: Runner
+        self.actions: Actions
+        if server is None:
+            self.runner = Runner(self)
+            self.actions = Actions(self)
+        else:
+            from xum.tui.attached import AttachedRunner
+            from xum.tui.attached_actions import AttachedActions
+
+            attached = AttachedRunner(self, server, self._list_changed)
+            self.runner, self.actions = attached, AttachedActions(self, attached)
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
         self.paths = PathIndex(self._paths_ready)
@@ -146,7 +159,12 @@ class XumApp(App[None]):
         self.actions.resolve_default_model()
         self.fit.start()
         self.redraw_bar()
-        self.set_interval(POLL_S, self._poll)
+        if self.runner.attached:
+            # The server streams statuses and says when its workspace list changes: no polls.
+            self.runner.connect()
+            self.notify(f"attached to the xum server at {self.server_url}", markup=False)
+        else:
+            self.set_interval(POLL_S, self._poll)
         # After the first frame: what it needs (the project, its workspaces, the default model)
         # imports the lifecycle and the route, which the first frame does not wait for.
         self.call_after_refresh(self.run_worker, self._start(), exclusive=True, group="start")
@@ -171,10 +189,20 @@ class XumApp(App[None]):
                 await self.select(ws)
         self.ready.set()
 
-    async def reload_workspaces(self, select: str | None = None) -> None:
-        from xum.workspaces.lifecycle import list_workspaces
+    @property
+    def server_url(self) -> str | None:
+        """The server the UI is attached to; None when sessions run here."""
+        from xum.tui.attached import AttachedRunner
 
-        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+        runner = self.runner
+        return runner.remote.target.url if isinstance(runner, AttachedRunner) else None
+
+    async def reload_workspaces(self, select: str | None = None) -> None:
+        try:
+            records = await self.runner.list_records(self.project_root)
+        except XumError as exc:
+            self.draft_note(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, "warn")
+            return
         self._listed = [(r.id, r.name, r.title, r.runtime) for r in records]
         shown = [self.runner.track(r) for r in records]
         ids = {r.id for r in records}
@@ -311,10 +339,16 @@ class XumApp(App[None]):
         finally:
             self._following = False
 
-    async def _refresh_list(self) -> None:
-        from xum.workspaces.lifecycle import list_workspaces
+    def _list_changed(self) -> None:
+        """The server says its workspaces changed (created, renamed, archived, ...)."""
+        if self.ready.is_set() and self.is_running:
+            self.run_worker(self._refresh_list(), group="registry", exclusive=True)
 
-        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+    async def _refresh_list(self) -> None:
+        try:
+            records = await self.runner.list_records(self.project_root)
+        except XumError:
+            return  # a server going away: the stream's reconnect lists again
         seen = [(r.id, r.name, r.title, r.runtime) for r in records]
         if seen != self._listed:
             await self.reload_workspaces()
@@ -330,26 +364,25 @@ class XumApp(App[None]):
         ws = self.selected
         if ws is None:
             return
+        if self.runner.attached:
+            self._later(self._interrupt_attached(ws))
+            return
         unsent = self.runner.interrupt(ws)
         if unsent is None:
-            if ws.busy_elsewhere:  # a turn another process runs: the server can stop it
-                self._later(self._interrupt_elsewhere(ws))
+            if ws.busy_elsewhere:
+                self.notify("another process runs this turn: stop it there", markup=False)
             return
         self._put_back(unsent)
 
-    async def _interrupt_elsewhere(self, ws: Workspace) -> None:
+    async def _interrupt_attached(self, ws: Workspace) -> None:
+        """Esc: the server stops its turn and hands back what was queued."""
         try:
-            unsent = await self.runner.server.interrupt(ws)
+            unsent = await self.runner.stop_turn(ws)
         except XumError as exc:
             self.notify(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, markup=False)
             return
-        if unsent is None:
-            self.notify(
-                "another process runs this turn (not xum server here): stop it there",
-                markup=False,
-            )
-            return
-        self._put_back(unsent)
+        if unsent is not None:
+            self._put_back(unsent)
 
     def _put_back(self, unsent: list[str]) -> None:
         self.composer.put_back(unsent)
@@ -556,7 +589,7 @@ class XumApp(App[None]):
 
     async def action_quit(self) -> None:
         running = [ws for ws in self.runner.workspaces.values() if ws.running]
-        if running:
+        if running and not self.runner.attached:  # attached, the server's turns go on
             self.notify(f"stopping {len(running)} turn(s)…", markup=False)
         await self.runner.shutdown()
         self.exit()

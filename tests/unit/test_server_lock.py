@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 
@@ -11,7 +10,7 @@ import orjson
 import pytest
 
 from xum.core.paths import ensure_root, server_lock_path
-from xum.workspaces.server_link import ServerLink, ServerLinkError, find_server
+from xum.host.server_target import RunningServer, find_server
 
 
 def write_lock(**fields: object) -> None:
@@ -25,7 +24,7 @@ def test_no_lock_no_server() -> None:
 
 def test_a_live_lock_names_the_server() -> None:
     write_lock(url="http://127.0.0.1:9/", token="t", pid=os.getpid())
-    assert find_server() == ServerLink("http://127.0.0.1:9", "t", os.getpid())
+    assert find_server() == RunningServer("http://127.0.0.1:9", "t", os.getpid())
 
 
 @pytest.mark.parametrize(
@@ -50,13 +49,3 @@ def test_a_lock_a_dead_process_left_is_no_server() -> None:
     )
     write_lock(url="http://127.0.0.1:9", token=None, pid=int(done.stdout))
     assert find_server() is None
-
-
-async def test_a_server_that_does_not_answer_says_so() -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    link = ServerLink(f"http://127.0.0.1:{port}", "t", os.getpid())
-    with pytest.raises(ServerLinkError) as caught:
-        await link.send("abc", "hello", "step")
-    assert "did not answer" in caught.value.message and caught.value.hint
