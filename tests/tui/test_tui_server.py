@@ -18,6 +18,7 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.testing.webui import XumServer, make_repo, start_server
 from xum.tui.app import XumApp
+from xum.tui.attached_actions import attach_to
 from xum.tui.transcript import AssistantEntry
 
 TOKEN = "tui-server-test-token"
@@ -43,8 +44,9 @@ def attached_app(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     target = attach_target(None, None, env={})
+    assert target is not None
     assert target == ServerTarget(server.url, TOKEN)  # the lock's URL and token
-    return XumApp(server.repo, workspace=workspace, server=target)
+    return XumApp(server.repo, workspace=workspace, attach=attach_to(target))
 
 
 def server_turn(server: XumServer, fake_llm: FakeLLM, tmp_path: Path) -> tuple[Any, Path, Path]:

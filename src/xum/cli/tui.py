@@ -44,4 +44,9 @@ def launch(
         os.environ.pop(TOKEN_ENV, None)
     from xum.tui.app import XumApp
 
-    XumApp(directory, workspace=workspace, server=target).run()
+    if target is None:
+        XumApp(directory, workspace=workspace).run()
+        return
+    from xum.tui.attached_actions import attach_to
+
+    XumApp(directory, workspace=workspace, attach=attach_to(target)).run()

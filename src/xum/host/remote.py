@@ -312,6 +312,14 @@ class RemoteHosts:
         data = await self._call("DELETE", _ws(workspace_id), params=params)
         return [str(n) for n in data.get("notes") or []]
 
+    async def git_review(self, workspace_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The checkout's git status and its diff against its base, as the server reads them
+        (where the checkout is: the server's machine, or the SSH host)."""
+        status = await self._call("GET", _ws(workspace_id, "git/status"))
+        if not status.get("isGit"):
+            return status, {}
+        return status, await self._call("GET", _ws(workspace_id, "git/diff"))
+
     async def agents(self, workspace_id: str) -> list[dict[str, Any]]:
         """What the agent picker offers in the workspace: id, name, description."""
         data = await self._call("GET", _ws(workspace_id, "agents"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -42,7 +42,6 @@ from xum.tui.transcript import Change, Transcript
 from xum.tui.views import TranscriptView
 
 if TYPE_CHECKING:
-    from xum.host.server_target import ServerTarget
     from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
@@ -96,7 +95,11 @@ class XumApp(App[None]):
     ]
 
     def __init__(
-        self, project_dir: Path, *, workspace: str | None = None, server: ServerTarget | None = None
+        self,
+        project_dir: Path,
+        *,
+        workspace: str | None = None,
+        attach: Callable[[XumApp], tuple[Runner, Actions]] | None = None,
     ) -> None:
         super().__init__()
         self.project_dir = project_dir.resolve()
@@ -104,15 +107,10 @@ class XumApp(App[None]):
         self.open_request = workspace
         self.runner: Runner
         self.actions: Actions
-        if server is None:
-            self.runner = Runner(self)
-            self.actions = Actions(self)
-        else:
-            from xum.tui.attached import AttachedRunner
-            from xum.tui.attached_actions import AttachedActions
-
-            attached = AttachedRunner(self, server, self._list_changed)
-            self.runner, self.actions = attached, AttachedActions(self, attached)
+        if attach is None:  # sessions run in this process
+            self.runner, self.actions = Runner(self), Actions(self)
+        else:  # on a server (`attached_actions.attach_to`)
+            self.runner, self.actions = attach(self)
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
         self.paths = PathIndex(self._paths_ready)
@@ -162,7 +160,6 @@ class XumApp(App[None]):
         if self.runner.attached:
             # The server streams statuses and says when its workspace list changes: no polls.
             self.runner.connect()
-            self.notify(f"attached to the xum server at {self.server_url}", markup=False)
         else:
             self.set_interval(POLL_S, self._poll)
         # After the first frame: what it needs (the project, its workspaces, the default model)
@@ -188,14 +185,6 @@ class XumApp(App[None]):
             else:
                 await self.select(ws)
         self.ready.set()
-
-    @property
-    def server_url(self) -> str | None:
-        """The server the UI is attached to; None when sessions run here."""
-        from xum.tui.attached import AttachedRunner
-
-        runner = self.runner
-        return runner.remote.target.url if isinstance(runner, AttachedRunner) else None
 
     async def reload_workspaces(self, select: str | None = None) -> None:
         try:
@@ -339,10 +328,12 @@ class XumApp(App[None]):
         finally:
             self._following = False
 
-    def _list_changed(self) -> None:
+    def list_changed(self) -> None:
         """The server says its workspaces changed (created, renamed, archived, ...)."""
         if self.ready.is_set() and self.is_running:
-            self.run_worker(self._refresh_list(), group="registry", exclusive=True)
+            # The function, not a coroutine: a worker cancelled before it starts (a newer
+            # change) leaves nothing un-awaited.
+            self.run_worker(self._refresh_list, group="registry", exclusive=True)
 
     async def _refresh_list(self) -> None:
         try:

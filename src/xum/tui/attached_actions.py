@@ -3,25 +3,39 @@
 The same actions as `actions.py`, carried out by the server through its API wherever they touch
 a workspace: its default model, model and permission changes (the server validates them), the
 agent picker's list, `/idle`, the `/` menu, rename, archive, unarchive and delete (with the
-server's deletion preview). The review view reads the checkout with local git, which a server
-on another machine does not share: attached, Ctrl+R says to use the browser's review instead.
+server's deletion preview), and the review view (from the server's git routes: git runs where
+the checkout is, which need not be this machine).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui.actions import Actions
 from xum.tui.attached import AttachedRunner
 from xum.tui.composer import Suggestion
-from xum.tui.runner import Workspace
+from xum.tui.runner import Runner, Workspace
 
 if TYPE_CHECKING:
     from xum.context.slash import IdleCommand
+    from xum.host.server_target import ServerTarget
     from xum.tui.app import XumApp
     from xum.workspaces.checkouts.protocol import Removal
+    from xum.workspaces.review import Review
+
+
+def attach_to(target: ServerTarget) -> Callable[[XumApp], tuple[Runner, Actions]]:
+    """What `XumApp(attach=...)` runs on: the server at `target` (made here, not in app.py,
+    so the app module does not import the attached path it may never use)."""
+
+    def attach(app: XumApp) -> tuple[Runner, Actions]:
+        runner = AttachedRunner(app, target, app.list_changed)
+        return runner, AttachedActions(app, runner)
+
+    return attach
 
 
 class AttachedActions(Actions):
@@ -35,8 +49,10 @@ class AttachedActions(Actions):
     # Settings ----------------------------------------------------------------------------
 
     def resolve_default_model(self) -> None:
-        """The server's default model, asked for after the first frame."""
+        """The server's default model, asked for after the first frame (and the UI says
+        where its sessions run)."""
         self.default_model = self.default_problem = None
+        self.app.notify(f"attached to the xum server at {self.remote.target.url}", markup=False)
         self.app.run_worker(self._server_default(), group="default-model")
 
     async def _server_default(self) -> None:
@@ -206,12 +222,15 @@ class AttachedActions(Actions):
         await self._gone(ws)
 
     async def review(self, ws: Workspace) -> None:
-        self.app.notify(
-            "the review view is not available while attached to a server: open the workspace "
-            "in the browser for its review",
-            severity="warning",
-            markup=False,
-        )
+        """The review view, from the server's git routes (git runs where the checkout is)."""
+        from xum.tui.screens import ReviewScreen
+
+        try:
+            status, diff = await self.remote.git_review(ws.id)
+        except XumError as exc:
+            self._notify_problem(exc)
+            return
+        self.app.push_screen(ReviewScreen(ws.record.name, _review(status, diff)))
 
 
 def _said(exc: XumError) -> str:
@@ -240,4 +259,49 @@ def _removal(data: dict[str, object]) -> Removal:
             )
     return Removal(
         removes=items, keeps=texts("keeps"), warnings=texts("warnings"), dirty=texts("dirtyFiles")
+    )
+
+
+def _review(status: dict[str, Any], diff: dict[str, Any]) -> Review:
+    """The server's git status and diff as the review view's own record."""
+    from xum.workspaces import gitinfo
+    from xum.workspaces.review import Review
+
+    if not status.get("isGit"):
+        return Review(is_git=False)
+    raw_base = status.get("base")
+    base = None
+    if isinstance(raw_base, dict):
+        base = gitinfo.Base(str(raw_base.get("ref", "")), str(raw_base.get("sha", "")))
+    entries = [
+        gitinfo.StatusEntry(
+            str(e.get("path", "")),
+            str(e.get("index", " ")),
+            str(e.get("worktree", " ")),
+            e.get("origPath"),
+        )
+        for e in status.get("entries") or []
+        if isinstance(e, dict)
+    ]
+    files = [
+        gitinfo.FileStat(
+            str(f.get("path", "")),
+            int(f.get("additions") or 0),
+            int(f.get("deletions") or 0),
+            bool(f.get("binary")),
+            bool(f.get("untracked")),
+        )
+        for f in diff.get("files") or []
+        if isinstance(f, dict)
+    ]
+    return Review(
+        is_git=True,
+        branch=status.get("branch"),
+        base=base,
+        ahead=int(status.get("ahead") or 0),
+        behind=int(status.get("behind") or 0),
+        entries=entries,
+        files=files,
+        diff=str(diff.get("diff") or ""),
+        truncated=bool(status.get("truncated")) or bool(diff.get("truncated")),
     )
