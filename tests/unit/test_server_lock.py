@@ -1,4 +1,4 @@
-"""Finding the server of this root from its `server.lock`, and what a dead one looks like."""
+"""Finding the server of this root from its `server.lock` (a dead one is none), and when a front-end attaches to one."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import sys
 import orjson
 import pytest
 
+from xum.core.errors import UsageError
 from xum.core.paths import ensure_root, server_lock_path
-from xum.host.server_target import RunningServer, find_server
+from xum.host.server_target import RunningServer, ServerTarget, attach_target, find_server
 
 
 def write_lock(**fields: object) -> None:
@@ -49,3 +50,13 @@ def test_a_lock_a_dead_process_left_is_no_server() -> None:
     )
     write_lock(url="http://127.0.0.1:9", token=None, pid=int(done.stdout))
     assert find_server() is None
+
+
+def test_attach_only_to_a_named_or_running_server() -> None:
+    assert attach_target(None, None, env={}) is None  # no lock, no URL: run sessions here
+    write_lock(url="http://127.0.0.1:9/", token="from-lock", pid=os.getpid())
+    assert attach_target(None, None, env={}) == ServerTarget("http://127.0.0.1:9", "from-lock")
+    named = attach_target(None, None, env={"XUM_SERVER_URL": "http://10.0.0.1:8765"})
+    assert named is not None and named.url == "http://10.0.0.1:8765"
+    with pytest.raises(UsageError):
+        attach_target("ftp://example.com", None, env={})
