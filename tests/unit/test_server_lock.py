@@ -1,4 +1,5 @@
-"""Finding the server of this root from its `server.lock` (a dead one is none), and when a front-end attaches to one."""
+"""Finding the server of this root from its `server.lock` (a dead one is none), and whether a
+front-end attaches to one."""
 
 from __future__ import annotations
 

@@ -328,12 +328,10 @@ class XumApp(App[None]):
         finally:
             self._following = False
 
-    def list_changed(self) -> None:
+    async def list_changed(self) -> None:
         """The server says its workspaces changed (created, renamed, archived, ...)."""
         if self.ready.is_set() and self.is_running:
-            # The function, not a coroutine: a worker cancelled before it starts (a newer
-            # change) leaves nothing un-awaited.
-            self.run_worker(self._refresh_list, group="registry", exclusive=True)
+            await self._refresh_list()
 
     async def _refresh_list(self) -> None:
         try:

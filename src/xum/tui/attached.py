@@ -14,7 +14,7 @@ running (they belong to the server, as the browser's do).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,11 +36,16 @@ class AttachedRunner(Runner):
     attached = True
 
     def __init__(
-        self, listener: Listener, target: ServerTarget, on_list_changed: Callable[[], None]
+        self,
+        listener: Listener,
+        target: ServerTarget,
+        on_list_changed: Callable[[], Awaitable[None]],
     ) -> None:
         super().__init__(listener)
         self.remote = RemoteHosts(target, self)
         self._on_list_changed = on_list_changed
+        self._list_stale = False  # a change the list was not re-read for yet
+        self._listing = False
         # Answered here, not yet confirmed by the server: not shown again meanwhile.
         self._answered: set[str] = set()
 
@@ -208,7 +213,19 @@ class AttachedRunner(Runner):
         self.listener.status_changed(ws)
 
     def workspaces_changed(self) -> None:
-        self._on_list_changed()
+        # Changes that come while the list is read are read once more after it, not each.
+        self._list_stale = True
+        if not self._listing:
+            self._listing = True
+            self.spawn(self._relist())
+
+    async def _relist(self) -> None:
+        try:
+            while self._list_stale:
+                self._list_stale = False
+                await self._on_list_changed()
+        finally:
+            self._listing = False
 
     def _sync_waiting(self, ws: Workspace) -> None:
         """The approval request and question on screen: what the server says waits now."""
