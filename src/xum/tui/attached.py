@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from xum.core.errors import XumError
 from xum.engine import events as E
 from xum.host.remote import RemoteHosts
+from xum.host.remote_wire import RESUMED
 from xum.tui.runner import Answers, Listener, Runner, When, Workspace
+from xum.tui.transcript import Change
 
 if TYPE_CHECKING:
     from xum.host.hosts import Hosts
@@ -92,7 +94,7 @@ class AttachedRunner(Runner):
             ws.loaded = True
         changes = []
         for event in [*events, *waiting]:
-            changes.extend(ws.transcript.fold(event))  # what both have is folded once (seq)
+            changes.extend(_fold(ws, event))  # what both have is folded once (seq)
         if changes:
             self.listener.transcript_changed(ws, changes)
         if problem is not None:
@@ -195,6 +197,17 @@ class AttachedRunner(Runner):
 
     # HostListener (the server's stream) ---------------------------------------------------
 
+    def _emit(self, ws: Workspace, event: E.Event) -> None:
+        if event is RESUMED:
+            if ws.loading is not None:
+                ws.loading.append(event)
+            elif ws.loaded:
+                changes = ws.transcript.restream()
+                if changes:
+                    self.listener.transcript_changed(ws, changes)
+            return
+        super()._emit(ws, event)
+
     def event(self, workspace_id: str, event: E.Event) -> None:
         super().event(workspace_id, event)
         if isinstance(event, E.ApprovalRequest | E.ApprovalResolved | E.TurnEnd):
@@ -238,3 +251,8 @@ class AttachedRunner(Runner):
             ws.question = None
         if ws.question is None and pending is not None:
             self.question_opened(pending)
+
+
+def _fold(ws: Workspace, event: E.Event) -> list[Change]:
+    """A resumed snapshot's reply so far replaces what streamed, without a restart notice."""
+    return ws.transcript.restream() if event is RESUMED else ws.transcript.fold(event)

@@ -242,6 +242,13 @@ class Transcript:
 
     def _discard(self, _event: E.DiscardPartial) -> list[Change]:
         """The connection dropped mid-reply: what streamed of this step goes; it restarts."""
+        changes = self.restream()
+        changes.extend(self.note("connection lost; the reply restarts", "warn"))
+        return changes
+
+    def restream(self) -> list[Change]:
+        """What streamed of this step goes, quietly: the same reply so far follows at once (a
+        client resuming a server's stream)."""
         changes = []
         for entry_id in self._streaming:
             entry = self._find(entry_id)
@@ -251,7 +258,6 @@ class Transcript:
                 self._tools.pop(entry.call_id, None)
             changes.append(self._remove(entry))
         self._streaming.clear()
-        changes.extend(self.note("connection lost; the reply restarts", "warn"))
         return changes
 
     def _assistant(self, event: E.AssistantMessage) -> list[Change]:
@@ -303,6 +309,10 @@ class Transcript:
             changes = [self._add(entry)]
         else:
             changes = [Change("update", entry)]
+            if entry.state == "running":
+                # Sent again to a client resuming a server's stream, with all its output so
+                # far after it: that output replaces what was shown.
+                entry.live, entry.live_cut = "", False
         entry.arguments, entry.state, entry.started = event.arguments, "running", time.monotonic()
         return changes
 
