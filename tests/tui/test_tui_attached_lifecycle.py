@@ -112,3 +112,22 @@ async def test_settings_and_lifecycle_go_through_the_server(
         await until(pilot, lambda: fork.id not in app.runner.workspaces, "the fork deleted")
         listed = server.api("GET", "/api/workspaces")["workspaces"]
         assert [w["id"] for w in listed] == [ws["id"]]
+
+
+async def test_a_workspace_made_from_the_dialog_is_the_servers(server: XumServer) -> None:
+    app = attached(server)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await start_app(pilot)
+        await pilot.press("ctrl+n")
+        await on_screen(pilot, "New workspace")
+        await pilot.press("down", "enter")  # the runtime list: worktree
+        await pilot.click("#name")
+        await type_text(pilot, "feature-x")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.selected is not None, "the new workspace")
+        ws = app.selected
+        assert ws is not None
+        made = record(server, ws.id)
+        assert made["name"] == "feature-x" and made["runtime"]["type"] == "worktree"
+        assert Path(made["path"]).is_dir() and made["path"] != str(server.repo)
+        await on_screen(pilot, "feature-x worktree")

@@ -109,7 +109,10 @@ class AttachedRunner(Runner):
     async def create(self, directory: Path, runtime: str, **fields: Any) -> Workspace:
         fields.pop("name_hint", None)  # the server names a workspace from its title
         permissions = fields.pop("permissions", None)
-        record = await self.remote.create(str(directory), runtime, **fields)
+        kind, _, host = runtime.partition(" ")  # "ssh <host>", as the dialog gives it
+        if host:
+            fields["host"] = host
+        record = await self.remote.create(str(directory), kind, **fields)
         if permissions is not None:
             record = await self.remote.change_settings(record.id, permissions=permissions)
         return await self._opened(record)
