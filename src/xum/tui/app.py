@@ -7,10 +7,11 @@ workspace with the composer focused, so a message and Enter start work at once.
 
 Sessions run in this process, hosted by `xum.host` as in the server (`runner.py` is the view
 over it), several at a time, or, attached to a running `xum server`, on that server
-(`attached.py`, the same view over its API and WebSocket); the app renders the one event vocabulary (`transcript.py` folds
-it, `views.py` draws it). What the user does to workspaces (create, fork, rename, archive,
-delete, change the model) is carried out by `actions.py` through the host and the workspace
-lifecycle, as the server's routes do.
+(`attached.py`, the same view over its API and WebSocket); the app renders the one event
+vocabulary (`transcript.py` folds it, `views.py` draws it). What the user does to workspaces
+(create, fork, rename, archive, delete, change the model) is carried out by `actions.py`
+through the host and the workspace lifecycle, as the server's routes do (attached:
+`attached_actions.py`, through the server's API).
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ running (they belong to the server, as the browser's do).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -30,8 +29,6 @@ if TYPE_CHECKING:
     from xum.host.server_target import ServerTarget
     from xum.store.registry import WorkspaceRecord
     from xum.workspaces.safety.approvals import ApprovalAnswer
-
-log = logging.getLogger("xum.tui")
 
 
 class AttachedRunner(Runner):
@@ -159,7 +156,8 @@ class AttachedRunner(Runner):
         self._answered.add(request_id)
         ws.approval = None  # the server's `approval-resolved` confirms it
         decision, reason = answer.decision, answer.reason
-        self.spawn(self._call(ws, self.remote.answer_approval(ws.id, request_id, decision, reason)))
+        call = self.remote.answer_approval(ws.id, request_id, decision, reason)
+        self.spawn(self._call(ws, request_id, call))
         self.listener.status_changed(ws)
         return True
 
@@ -170,18 +168,22 @@ class AttachedRunner(Runner):
         given = dict(answers) if answers is not None else None
         self._answered.add(pending.question_id)
         ws.question = None  # the server's `question-closed` confirms it
-        self.spawn(self._call(ws, self.remote.answer_question(ws.id, pending.question_id, given)))
+        call = self.remote.answer_question(ws.id, pending.question_id, given)
+        self.spawn(self._call(ws, pending.question_id, call))
         self.listener.status_changed(ws)
         return True
 
-    async def _call(self, ws: Workspace, call: Coroutine[Any, Any, bool]) -> None:
+    async def _call(self, ws: Workspace, key: str, call: Coroutine[Any, Any, bool]) -> None:
         """An answer to the server: one it no longer waits for (answered in the browser, the
-        turn stopped) is fine; one it refused is said in the transcript."""
+        turn stopped) is fine; one that did not reach it is said in the transcript, and what
+        still waits shows again to be answered once more."""
         try:
             await call
         except XumError as exc:
+            self._answered.discard(key)
             self._report(ws, exc.code, exc.message, exc.hint)
         self._sync_waiting(ws)
+        self.listener.status_changed(ws)
 
     async def configure(self, ws: Workspace, **changes: str) -> None:
         ws.record = await self.remote.change_settings(ws.id, **changes)
@@ -225,6 +227,8 @@ class AttachedRunner(Runner):
             return
         status = self.remote.status(workspace_id) or {}
         ws.busy_elsewhere = bool(status.get("busyElsewhere"))
+        if not ws.loaded:  # its events are not streamed here: the server's word for its dot
+            ws.failed = status.get("state") == "error"
         self._sync_waiting(ws)
         self.listener.status_changed(ws)
 
