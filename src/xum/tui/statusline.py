@@ -30,7 +30,8 @@ def status_line(ws: Workspace | None, width: int, *, list_hidden: bool = False) 
     block = block_for(ws.record)
     if block is not None:
         with_ports = facts + Text(f" · ports {block.label}")
-        if (name + with_ports).cell_len <= width:
+        hinted = len("  ·  " + " · ".join(hints))  # the ports go before any hint does
+        if (name + with_ports).cell_len + hinted <= width:
             facts = with_ports
     return _fit(name, facts, hints, width)
 

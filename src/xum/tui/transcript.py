@@ -242,18 +242,19 @@ class Transcript:
 
     def _discard(self, _event: E.DiscardPartial) -> list[Change]:
         """The connection dropped mid-reply: what streamed of this step goes; it restarts."""
-        changes = self._drop_streamed()
+        changes = self.restream()
         changes.extend(self.note("connection lost; the reply restarts", "warn"))
         return changes
 
     def _fallback(self, event: E.ModelFallback) -> list[Change]:
         """A model refused: its reply goes, a line says which model the turn went on with."""
-        changes = self._drop_streamed()
+        changes = self.restream()
         changes.extend(self.note(event.message, "warn"))
         return changes
 
-    def _drop_streamed(self) -> list[Change]:
-        """Remove what streamed of the step in flight."""
+    def restream(self) -> list[Change]:
+        """What streamed of this step goes, quietly: the same reply so far follows at once (a
+        client resuming a server's stream), or a note says why it went."""
         changes = []
         for entry_id in self._streaming:
             entry = self._find(entry_id)
@@ -314,6 +315,10 @@ class Transcript:
             changes = [self._add(entry)]
         else:
             changes = [Change("update", entry)]
+            if entry.state == "running":
+                # Sent again to a client resuming a server's stream, with all its output so
+                # far after it: that output replaces what was shown.
+                entry.live, entry.live_cut = "", False
         entry.arguments, entry.state, entry.started = event.arguments, "running", time.monotonic()
         return changes
 
