@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
+from xum.host.governor import Governor
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
 from xum.host.workspace_host import (
@@ -69,6 +70,7 @@ class Hosts:
         listener: HostListener,
         *,
         options: HostOptions | None = None,
+        governor: Governor | None = None,
         questions: Questions | None = None,
         approvals: Approvals | None = None,
         idle_close_s: float = 600.0,
@@ -84,8 +86,15 @@ class Hosts:
         self.approvals = approvals or Approvals(listener)
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        # One governor for every session of the process (config.json `governor`).
+        self.governor = governor or Governor.from_config()
         self.services = HostServices(
-            listener, self.questions, self.approvals, self._spawn, options or HostOptions()
+            listener,
+            self.questions,
+            self.approvals,
+            self._spawn,
+            options or HostOptions(),
+            self.governor,
         )
 
     # Reading ----------------------------------------------------------------------------
@@ -390,6 +399,7 @@ class Hosts:
             await self.close_workspace(ws)
         for task in list(self._background):
             task.cancel()
+        await self.governor.aclose()
 
 
 async def _drop_prepared(prepared: Prepared) -> None:
