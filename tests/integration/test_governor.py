@@ -149,9 +149,11 @@ async def test_a_held_turn_can_be_interrupted(llm: FakeLLM, repo: Path) -> None:
         assert stopped
         host = hosts.get(record.id)
         assert host is not None and host.task is not None
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(host.task, 10)
-        assert model_calls(llm) == []
+        await asyncio.wait_for(host.wait_done(), 10)
+        assert model_calls(llm) == [] and not recorder.of(E.TurnStart)
+        assert [
+            e.reason for e in recorder.of(E.GovernorWaitEnd) if isinstance(e, E.GovernorWaitEnd)
+        ] == ["budget"]
     finally:
         await hosts.shutdown()
 

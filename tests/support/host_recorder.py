@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from xum.engine import events as E
@@ -50,7 +51,5 @@ class HostRecorder:
         async with asyncio.timeout(timeout):
             while not check():
                 self._changed.clear()
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._changed.wait(), 0.05)
-                except TimeoutError:
-                    pass

@@ -212,10 +212,18 @@ class Governor:
             )
         return None
 
-    async def wait_spend_change(self, timeout_s: float) -> None:
+    async def wait_spend_change(self, timeout_s: float, stop: asyncio.Event) -> None:
+        """Until the spending changes, `stop` is set or `timeout_s` passes."""
         self._spend_changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._spend_changed.wait(), timeout_s)
+        waiters = {
+            asyncio.ensure_future(self._spend_changed.wait()),
+            asyncio.ensure_future(stop.wait()),
+        }
+        try:
+            await asyncio.wait(waiters, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
 
     async def aclose(self) -> None:
         """Write what is still unsaved."""
@@ -305,20 +313,26 @@ class WorkspaceGate:
 
     # The fleet budget (xum.host.workspace_host, before each new turn) ----------------------
 
-    async def hold_for_budget(self, project: str, on_hold: Callable[[], None]) -> None:
-        """Return once a new turn of `project` may start; while the budget is spent, say so
-        (once) and wait for the spend or the config to change, or the day to end."""
+    async def hold_for_budget(
+        self, project: str, on_hold: Callable[[], None], stop: asyncio.Event
+    ) -> bool:
+        """True once a new turn of `project` may start; while the budget is spent, say so
+        (once) and wait for the spend or the config to change, or the day to end. False when
+        `stop` is set meanwhile (the user stopped the held turn)."""
         waiting = _Announcer(self.notify)
         try:
             while (problem := await self.governor.budget_problem(project)) is not None:
+                if stop.is_set():
+                    return False
                 if not waiting.announced:
                     waiting.announce(
                         "budget", problem, retry_at=time.time() + seconds_to_midnight()
                     )
                     on_hold()
                 await self.governor.wait_spend_change(
-                    min(self.governor.budget_recheck_s, seconds_to_midnight())
+                    min(self.governor.budget_recheck_s, seconds_to_midnight()), stop
                 )
+            return True
         finally:
             waiting.end()
 

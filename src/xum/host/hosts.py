@@ -382,9 +382,7 @@ class Hosts:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
         hosts = list(self.hosts.values())
         for host in hosts:
-            host.take_queue()
-            if host.busy:
-                host.session.agent.interrupt()
+            host.interrupt()  # hands back the queue; a turn held for the budget just ends
         tasks = [h.task for h in hosts if h.task is not None and not h.task.done()]
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=wait_s)

@@ -132,6 +132,7 @@ class WorkspaceHost:
         # the sub-agents they start) waits there, and says so in this workspace's events.
         self.gate = services.governor.gate_for(workspace_id, self._emit)
         self.held = asyncio.Event()  # the drive's next turn waits for the fleet budget
+        self.unhold = asyncio.Event()  # the user stopped the held turn: it does not run
         self.project = ""  # the workspace's project path (the fleet budget counts per project)
 
     # Opening ----------------------------------------------------------------------------
@@ -231,6 +232,7 @@ class WorkspaceHost:
         self.driving = True
         self.started.clear()
         self.held.clear()
+        self.unhold.clear()
         self.start_error = None
         self.last_active = time.monotonic()
         name = f"{'idle compaction' if idle else 'turn'} {self.workspace_id}"
@@ -264,8 +266,8 @@ class WorkspaceHost:
         """Stop the running turn; the messages still queued are handed back, not run."""
         unsent = self.take_queue()
         if self.busy:
-            if self.held.is_set() and not self.started.is_set() and self.task is not None:
-                self.task.cancel()  # held for the budget: no turn to stop, the wait ends
+            if self.held.is_set():
+                self.unhold.set()  # held for the budget: no turn to stop, the wait ends
             else:
                 self.session.agent.interrupt()
         self._status()
@@ -321,7 +323,10 @@ class WorkspaceHost:
         agent = self.session.agent
         try:
             # A new turn waits while the fleet budget is spent; a running one is never cut.
-            await self.gate.hold_for_budget(self.project, self._on_hold)
+            runs = await self.gate.hold_for_budget(self.project, self._on_hold, self.unhold)
+            self.held.clear()
+            if not runs:
+                return None  # stopped while held: nothing ran, nothing is queued
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
             assert text is not None
@@ -390,9 +395,8 @@ class WorkspaceHost:
         """Hand back the queue, interrupt a running turn and wait (bounded) for it to end."""
         if self.parts is None:
             return
-        self.take_queue()
+        self.interrupt()
         if self.busy:
-            self.session.agent.interrupt()
             assert self.task is not None
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self.task), wait_s)
