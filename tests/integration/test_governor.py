@@ -110,6 +110,39 @@ async def test_the_concurrency_cap_holds_across_workspaces(llm: FakeLLM, repo: P
         await hosts.shutdown()
 
 
+async def test_the_providers_real_limit_is_learnt_from_its_429s(llm: FakeLLM, repo: Path) -> None:
+    # The account serves 2 at once, the governor's cap is the default 8: the first 429s teach
+    # it, and the workspaces beyond the limit wait for a slot instead of failing.
+    llm.limit_concurrency(2, retry_after=0.05)
+    release = threading.Event()
+
+    async def slow(_request: RecordedRequest) -> fakellm.Reply:
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return fakellm.reply("done")
+
+    llm.set_responder(slow)
+    recorder = HostRecorder()
+    governor = Governor()
+    hosts = Hosts(recorder, governor=governor)
+    try:
+        records = await workspaces(hosts, repo, 4)
+        for record in records:
+            await hosts.send(record, "go")
+        await recorder.until(lambda: len(waits(recorder, "concurrency")) >= 2)
+        assert governor.lane("anthropic").limit == 2
+        release.set()
+        await settled(hosts, records)
+        assert len(recorder.of(E.TurnEnd)) == 4 and not recorder.failures
+        assert [e.reason for e in recorder.of(E.TurnEnd) if isinstance(e, E.TurnEnd)] == [
+            "completed"
+        ] * 4
+        assert llm.capacity.rejected <= 2  # once per workspace beyond the limit, at most
+    finally:
+        release.set()
+        await hosts.shutdown()
+
+
 async def test_a_spent_fleet_budget_holds_new_turns_until_it_is_raised(
     llm: FakeLLM, repo: Path
 ) -> None:

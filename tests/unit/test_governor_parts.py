@@ -9,7 +9,7 @@ import pytest
 from xum.core.errors import ConfigError
 from xum.engine import events as E
 from xum.host.fleet_spend import SpendBook
-from xum.host.governor import FairLane
+from xum.host.governor import FairLane, Governor
 from xum.host.governor_config import DEFAULT_MAX_CONCURRENT, GovernorSettings, parse_settings
 from xum.host.inflight import InFlight
 
@@ -118,3 +118,17 @@ def test_a_late_subscriber_is_told_of_the_wait_in_progress() -> None:
     assert inflight.snapshot() == [wait]
     inflight.fold(E.GovernorWaitEnd(reason="concurrency", waited_s=0.5))
     assert inflight.snapshot() == []
+
+
+async def test_a_cap_lowered_by_a_429_climbs_back_after_a_quiet_while() -> None:
+    governor = Governor(GovernorSettings(max_concurrent=4), learn_quiet_s=0.0)
+    lane = governor.lane("p")
+    await lane.take("w")  # one request in flight when another is refused
+    governor.pause("p", None)
+    assert lane.limit == 1 and governor.paused_for("p") == 0  # no Retry-After: no pause
+    governor.relearn("p")
+    assert lane.limit == 2
+    governor.relearn("p")
+    governor.relearn("p")
+    governor.relearn("p")
+    assert lane.limit == 4  # never above the configured cap

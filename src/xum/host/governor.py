@@ -7,6 +7,10 @@ Three things many agents must share (docs/governor.md):
   (`FairLane`), so one busy workspace with many sub-agents cannot starve the others.
 * Backoff: when a provider answers 429 or "overloaded" with a `Retry-After`, every session's
   requests to it wait until then, instead of each session finding out with its own 429.
+  The answer also teaches the provider's real limit: its cap drops to the requests still in
+  flight (those it is serving), and climbs back by one after each `LEARN_QUIET_S` without a
+  429, up to the configured cap. So an account limit below the configured cap costs a few
+  429s once, not a 429 storm on every pause's end.
 * Sub-agents: at most `maxConcurrentSubagents` run at once in the process (beside the per-parent
   cap of `tasks.maxRunningChildren`).
 * The fleet budget: USD per UTC day, over all projects and per project, from what the sessions
@@ -38,6 +42,7 @@ from xum.host.governor_config import GovernorSettings, parse_settings
 Notify = Callable[[E.Event], None]
 MAX_PAUSE_S = 60.0  # a longer Retry-After (a daily quota) fails the turn in the client instead
 BUDGET_RECHECK_S = 30.0  # how often a held turn looks at the budget again (a raised limit)
+LEARN_QUIET_S = 30.0  # a lowered cap is raised by one after this long without a 429
 
 
 class FairLane:
@@ -48,6 +53,10 @@ class FairLane:
         self.active = 0
         self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
         self._order: deque[str] = deque()  # workspaces with waiters, next to serve first
+
+    def set_limit(self, limit: int) -> None:
+        self.limit = limit
+        self._grant()  # a raised limit lets waiters go at once
 
     def busy(self) -> bool:
         """A new request would have to wait."""
@@ -120,14 +129,17 @@ class Governor:
         book: SpendBook | None = None,
         read_settings: Callable[[], GovernorSettings] | None = None,
         budget_recheck_s: float = BUDGET_RECHECK_S,
+        learn_quiet_s: float = LEARN_QUIET_S,
     ) -> None:
         self.settings = settings or GovernorSettings()
         self.book = book or SpendBook()
         # The budget is read anew on each check (config.json may have changed).
         self._read_settings = read_settings or _settings_from_config
         self.budget_recheck_s = budget_recheck_s
+        self.learn_quiet_s = learn_quiet_s
         self._lanes: dict[tuple[str, str], FairLane] = {}
         self._paused_until: dict[str, float] = {}  # provider -> loop time
+        self._limited_at: dict[str, float] = {}  # provider -> loop time of its last 429
         self.subagents = FairLane(self.settings.max_subagents)
         self._unsaved: dict[str, float] = {}  # project -> USD noted but not yet in the file
         self._saving: asyncio.Task[None] | None = None
@@ -155,11 +167,34 @@ class Governor:
     # Backoff ------------------------------------------------------------------------------
 
     def pause(self, provider: str, retry_after_s: float | None) -> None:
+        """A request to `provider` was refused for load (its slot is given back already)."""
         self.rate_limited += 1
+        now = asyncio.get_running_loop().time()
+        lane = self.lane(provider)
+        # The requests still in flight are what the provider serves now: no more than that.
+        lane.set_limit(max(1, min(lane.limit, lane.active)))
+        self._limited_at[provider] = now
         if retry_after_s is None or retry_after_s <= 0:
             return  # no hint: the session's own backoff applies
-        until = asyncio.get_running_loop().time() + min(retry_after_s, MAX_PAUSE_S)
+        until = now + min(retry_after_s, MAX_PAUSE_S)
         self._paused_until[provider] = max(self._paused_until.get(provider, 0.0), until)
+
+    def relearn(self, provider: str) -> None:
+        """Raise a lowered cap by one once the provider has gone `LEARN_QUIET_S` without a
+        429 (the account's limit may have been raised, or the 429 was someone else's load)."""
+        limited_at = self._limited_at.get(provider)
+        if limited_at is None:
+            return
+        now = asyncio.get_running_loop().time()
+        if now - limited_at < self.learn_quiet_s:
+            return
+        lane = self.lane(provider)
+        configured = self.settings.provider_cap(provider)
+        if lane.limit < configured:
+            lane.set_limit(lane.limit + 1)
+            self._limited_at[provider] = now
+        else:
+            del self._limited_at[provider]
 
     def paused_for(self, provider: str) -> float:
         """Seconds until requests to `provider` may go again (0: now)."""
@@ -250,6 +285,7 @@ class WorkspaceGate:
         lanes = [gov.lane(provider)]
         if gov.settings.model_cap(provider, model) is not None:
             lanes.insert(0, gov.lane(provider, model))  # the narrower lane first
+        gov.relearn(provider)
         waiting = _Announcer(self.notify)
         try:
             while True:
