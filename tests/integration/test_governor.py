@@ -14,7 +14,7 @@ import pytest
 from tests.support.host_recorder import HostRecorder
 from xum.engine import events as E
 from xum.host.fleet_spend import SpendBook
-from xum.host.governor import Governor
+from xum.host.governor import Governor, HeldTurnStopped
 from xum.host.governor_config import GovernorSettings, ProviderLimits
 from xum.host.hosts import Hosts
 from xum.store.config import update_config
@@ -183,6 +183,8 @@ async def test_a_held_turn_can_be_interrupted(llm: FakeLLM, repo: Path) -> None:
         host = hosts.get(record.id)
         assert host is not None and host.task is not None
         await asyncio.wait_for(host.wait_done(), 10)
+        (failure,) = recorder.failures
+        assert isinstance(failure, HeldTurnStopped) and "did not run" in failure.message
         assert model_calls(llm) == [] and not recorder.of(E.TurnStart)
         assert [
             e.reason for e in recorder.of(E.GovernorWaitEnd) if isinstance(e, E.GovernorWaitEnd)

@@ -35,6 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from xum.core.errors import XumError
 from xum.engine import events as E
 from xum.host.fleet_spend import SpendBook, seconds_to_midnight
 from xum.host.governor_config import GovernorSettings, parse_settings
@@ -43,6 +44,12 @@ Notify = Callable[[E.Event], None]
 MAX_PAUSE_S = 60.0  # a longer Retry-After (a daily quota) fails the turn in the client instead
 BUDGET_RECHECK_S = 30.0  # how often a held turn looks at the budget again (a raised limit)
 LEARN_QUIET_S = 30.0  # a lowered cap is raised by one after this long without a 429
+
+
+class HeldTurnStopped(XumError):
+    """A turn held for the fleet budget was stopped before it began: nothing ran."""
+
+    code = "held_turn_stopped"
 
 
 class FairLane:

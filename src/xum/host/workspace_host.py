@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionChangedError, XumError
 from xum.engine import events as E
-from xum.host.governor import Governor
+from xum.host.governor import Governor, HeldTurnStopped
 from xum.host.inflight import InFlight
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
@@ -325,8 +325,15 @@ class WorkspaceHost:
             # A new turn waits while the fleet budget is spent; a running one is never cut.
             runs = await self.gate.hold_for_budget(self.project, self._on_hold, self.unhold)
             self.held.clear()
-            if not runs:
-                return None  # stopped while held: nothing ran, nothing is queued
+            if not runs:  # stopped while held: nothing ran, nothing is queued
+                self._failed(
+                    HeldTurnStopped(
+                        "the turn was stopped while it waited for the fleet budget; it did not run",
+                        hint="send it again once the budget is raised (governor.budget in "
+                        "config.json) or the UTC day has ended",
+                    )
+                )
+                return None
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
             assert text is not None
