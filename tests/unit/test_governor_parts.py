@@ -10,7 +10,12 @@ from xum.core.errors import ConfigError
 from xum.engine import events as E
 from xum.host.fleet_spend import SpendBook
 from xum.host.governor import FairLane, Governor
-from xum.host.governor_config import DEFAULT_MAX_CONCURRENT, GovernorSettings, parse_settings
+from xum.host.governor_config import (
+    DEFAULT_MAX_CONCURRENT,
+    GovernorSettings,
+    ProviderLimits,
+    parse_settings,
+)
 from xum.host.inflight import InFlight
 
 
@@ -132,3 +137,23 @@ async def test_a_cap_lowered_by_a_429_climbs_back_after_a_quiet_while() -> None:
     governor.relearn("p")
     governor.relearn("p")
     assert lane.limit == 4  # never above the configured cap
+
+
+async def test_a_models_own_cap_holds_only_that_model() -> None:
+    limits = ProviderLimits(4, {"big": 1})
+    governor = Governor(GovernorSettings(providers={"p": limits}))
+    told: list[E.Event] = []
+    gate = governor.gate_for("w", told.append)
+    first = await gate.acquire("p", "big")
+    other = await asyncio.wait_for(gate.acquire("p", "small"), 5)  # another model: at once
+    second = asyncio.create_task(gate.acquire("p", "big"))
+    await asyncio.sleep(0)
+    assert not second.done()
+    (wait,) = told
+    assert isinstance(wait, E.GovernorWait) and wait.reason == "concurrency"
+    assert wait.model == "big"
+    first.release()
+    (await asyncio.wait_for(second, 5)).release()
+    other.release()
+    assert governor.lane("p").active == 0 and governor.lane("p", "big").active == 0
+    assert isinstance(told[-1], E.GovernorWaitEnd)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from xum.engine import events as E
 from xum.host.fleet_spend import SpendBook, seconds_to_midnight
 from xum.host.governor_config import GovernorSettings, parse_settings
 
+log = logging.getLogger("xum.host")
 Notify = Callable[[E.Event], None]
 MAX_PAUSE_S = 60.0  # a longer Retry-After (a daily quota) fails the turn in the client instead
 BUDGET_RECHECK_S = 30.0  # how often a held turn looks at the budget again (a raised limit)
@@ -224,10 +226,11 @@ class Governor:
             batch, self._unsaved = self._unsaved, {}
             try:
                 await asyncio.to_thread(self.book.add, batch)
-            except Exception:
-                for project, usd in batch.items():  # try again with the next batch
+            except Exception as exc:  # a full disk, a lock held too long: the next cost retries
+                for project, usd in batch.items():
                     self._unsaved[project] = self._unsaved.get(project, 0.0) + usd
-                raise
+                log.warning("could not record the fleet's spending: %s", exc)
+                break
         self._spend_changed.set()
 
     async def budget_problem(self, project: str) -> str | None:
