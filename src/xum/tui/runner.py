@@ -445,6 +445,8 @@ class Runner:
             ws.unread = True  # the app clears it for the workspace on screen
         if isinstance(event, E.TurnStart | E.TurnEnd | E.UserMessage | E.ErrorEvent):
             self.listener.status_changed(ws)
+        elif isinstance(event, E.GovernorWait | E.GovernorWaitEnd) and not changes:
+            self.listener.transcript_changed(ws, [])  # the status line says why it waits
 
 
 def _history(workspace_id: str) -> list[E.Committed]:

@@ -40,6 +40,9 @@ def _facts(ws: Workspace) -> Text:
     from xum.llm import catalog  # not before the first frame
 
     text = Text(f" · {ws.status}")
+    waiting = ws.transcript.governor
+    if waiting is not None:  # the process's governor holds it back (docs/governor.md)
+        text.append(f" · waiting: {waiting.reason}", style="bold yellow")
     usage = ws.transcript.usage
     model = usage.model or ws.record.model
     if usage.context_tokens and model and ":" in model:

@@ -133,6 +133,8 @@ class Transcript:
         self._init: InitEntry | None = None
         self._last_user_text: str | None = None
         self._error_shown = False  # this turn's error is on screen already
+        # What the process's governor holds back now (the status line says why).
+        self.governor: E.GovernorWait | None = None
 
     # Reading -----------------------------------------------------------------------------
 
@@ -372,6 +374,7 @@ class Transcript:
         return [self._add(PlanEntry(self._id(), event.call_id, event.path, event.content))]
 
     def _turn_end(self, event: E.TurnEnd) -> list[Change]:
+        self.governor = None
         changes: list[Change] = []
         for entry_id in self._streaming:
             entry = self._find(entry_id)
@@ -419,6 +422,16 @@ class Transcript:
 
     def _stalled(self, event: E.ReplyStalled) -> list[Change]:
         return self.note(event.message, "warn")
+
+    def _governor_wait(self, event: E.GovernorWait) -> list[Change]:
+        self.governor = event
+        # A held turn and a provider's pause are worth a line; a wait for a free slot only
+        # shows in the status line (there can be one per request).
+        return self.note(event.message, "warn") if event.reason in ("budget", "backoff") else []
+
+    def _governor_wait_end(self, _event: E.GovernorWaitEnd) -> list[Change]:
+        self.governor = None
+        return []
 
     def _advisory(self, event: E.Advisory) -> list[Change]:
         return self.note(event.message, "warn")
@@ -517,6 +530,8 @@ _HANDLERS: dict[type[E.Event], Callable[[Transcript, Any], list[Change]]] = {
     E.Retrying: Transcript._retrying,
     E.Advisory: Transcript._advisory,
     E.ReplyStalled: Transcript._stalled,
+    E.GovernorWait: Transcript._governor_wait,
+    E.GovernorWaitEnd: Transcript._governor_wait_end,
     E.AgentChanged: Transcript._agent,
     E.Compaction: Transcript._compaction,
     E.ContextReset: Transcript._reset,
