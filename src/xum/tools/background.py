@@ -345,6 +345,21 @@ def _filter_lines(data: bytes, pattern: re.Pattern[str], exclude: bool) -> tuple
     return "".join(kept).encode("utf-8"), len(kept)
 
 
+@dataclass(frozen=True, slots=True)
+class BackgroundHooks:
+    """Who hears from a session's background processes: set on the session by whoever can
+    start a turn for it (the workspace host), attached to its registry when that is made."""
+
+    on_wake: Callable[[BackgroundWake], None]
+    on_list: Callable[[], None]
+    on_attach: Callable[[BackgroundProcesses], None]  # the registry, once it is made
+
+    def attach(self, procs: BackgroundProcesses) -> None:
+        procs.on_wake = self.on_wake
+        procs.on_list = self.on_list
+        self.on_attach(procs)
+
+
 class BackgroundProcesses:
     """The background processes of one session."""
 
