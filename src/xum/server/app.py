@@ -38,6 +38,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
     from xum.server.routes import (
         auth,
+        background,
         context,
         files,
         mcp,
@@ -85,6 +86,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         projects.router,
         workspaces.router,
         turns.router,
+        background.router,
         review.router,
         files.router,
         plan.router,

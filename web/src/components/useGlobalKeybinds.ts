@@ -8,6 +8,7 @@ import { app, openDialog, openPalette, openPicker, selectedWorkspace, stepWorksp
 import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode } from "../state/commands";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
+import { toggleStrip } from "./chat/BackgroundStrip";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
@@ -61,6 +62,9 @@ function run(action: ActionId): void {
       return;
     case "JUMP_TO_BOTTOM":
       jumpToBottom();
+      return;
+    case "TOGGLE_BACKGROUND":
+      toggleStrip();
       return;
   }
 }

@@ -39,7 +39,8 @@ export type ActionId =
   | "CYCLE_AGENT"
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
-  | "TOGGLE_RIGHT_SIDEBAR";
+  | "TOGGLE_RIGHT_SIDEBAR"
+  | "TOGGLE_BACKGROUND";
 
 export interface ActionBinding {
   /** Bindings as documented; the first is shown unless it is browser-reserved. */
@@ -68,6 +69,11 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
   INTERRUPT: { binds: [{ key: "Escape" }] },
   JUMP_TO_BOTTOM: { binds: [{ key: "G", shift: true, code: "KeyG" }] },
   TOGGLE_RIGHT_SIDEBAR: { binds: [{ key: "b", ctrl: true, shift: true, code: "KeyB" }] },
+  // The background processes strip. Chromium and Firefox keep Ctrl+Shift+J for their consoles.
+  TOGGLE_BACKGROUND: {
+    binds: [{ key: "j", alt: true, code: "KeyJ" }],
+    reserved: [{ key: "j", ctrl: true, shift: true, code: "KeyJ" }],
+  },
 };
 
 export function isMacPlatform(platform: string): boolean {
