@@ -77,6 +77,7 @@ class XumApp(App[None]):
         Binding("ctrl+b", "focus_sidebar", "Workspaces", show=False, priority=True),
         Binding("ctrl+o", "toggle_sidebar", "List", show=False, priority=True),
         Binding("ctrl+r", "review", "Review", priority=True),
+        Binding("ctrl+l", "background", "Background", show=False, priority=True),
         Binding("f2", "pick_model", "Model", show=False),
         Binding("f3", "next_thinking", "Thinking", show=False),
         Binding("f4", "toggle_mode", "Plan/Exec", show=False),
@@ -491,6 +492,21 @@ class XumApp(App[None]):
         ws = self._needs_workspace("review")
         if ws is not None:
             self._later(self.actions.review(ws))
+
+    def action_background(self) -> None:
+        from xum.tui.background import BackgroundScreen
+
+        ws = self._needs_workspace("list the background processes of")
+        if ws is None:
+            return
+        workspace_id = ws.id
+        self.push_screen(
+            BackgroundScreen(
+                ws.record.name,
+                lambda: self.runner.background_rows(workspace_id),
+                lambda pid: self.runner.stop_background(workspace_id, pid),
+            )
+        )
 
     def action_pick_model(self) -> None:
         from xum.tui.dialogs import Choice, ChoicePicker

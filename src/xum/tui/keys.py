@@ -67,6 +67,12 @@ KEYS: tuple[Key, ...] = (
     Key("d", "delete the workspace, after a preview of what goes (in the list)", "Workspaces"),
     Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
     Key(
+        "Ctrl+L",
+        "the workspace's background processes: what runs, since when, its last lines; "
+        "Enter shows a process's output, Backspace stops it",
+        "Views",
+    ),
+    Key(
         "PageUp, PageDown",
         "scroll the transcript, from the composer too (at the end it follows new output)",
         "Views",
