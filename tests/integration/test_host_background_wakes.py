@@ -214,3 +214,42 @@ async def test_a_host_with_a_running_process_is_not_closed_when_idle(
         assert not listener.of(E.BackgroundWake)
     finally:
         await hosts.shutdown()
+
+
+async def test_an_interrupted_turn_is_not_followed_by_a_wake_turn(
+    llm: FakeLLM, repo: Path, tmp_path: Path
+) -> None:
+    never = tmp_path / "never"  # the busy command waits for it until the interrupt
+    watcher = "echo 'FAIL early'; sleep 300"
+    started = tmp_path / "busy-started"
+    busy = f"touch {started}; while [ ! -e {never} ]; do sleep 0.01; done"
+    llm.script(
+        background(watcher, {"filter": "^FAIL", "cooldown_ms": 0}),
+        fakellm.tool_call("bash", {"script": busy, "display_name": "busy"}),
+        fakellm.reply("answering the next message"),
+        fakellm.reply("now about FAIL early"),
+    )
+    listener = Listener()
+    hosts = Hosts(listener)
+    try:
+        record = await open_workspace(hosts, repo)
+        await hosts.send(record, "start the watcher")
+        await listener.until(E.BackgroundWake)
+        async with asyncio.timeout(30):  # the busy command runs: the turn is in its 2nd step
+            while not started.exists():
+                await asyncio.sleep(0.01)
+        interrupted, _unsent = await hosts.interrupt(record.id)
+        assert interrupted
+        await drive_done(hosts, record.id)
+        host = hosts.get(record.id)
+        assert host is not None and not host.driving
+        assert len(llm.requests) == 2  # no wake turn after the interrupt
+        assert len(host.watch.pending) == 1  # the notice waits
+        await hosts.send(record, "something else")
+        requests = await llm.wait_for_requests_async(4, timeout=30)
+        assert last_user_text(requests[2]) == "something else"
+        assert "FAIL early" in last_user_text(requests[3])  # delivered after that turn
+        await drive_done(hosts, record.id)
+        assert not host.watch.pending
+    finally:
+        await hosts.shutdown()

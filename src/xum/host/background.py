@@ -112,7 +112,7 @@ def describe(proc: BackgroundProcess, last_lines: int) -> dict[str, Any]:
         "task_id": proc.task_id,
         "process_id": proc.process_id,
         "display_name": proc.display_name,
-        "script": proc.script if len(proc.script) <= 500 else proc.script[:500] + "...",
+        "script": proc.command if len(proc.command) <= 500 else proc.command[:500] + "...",
         "status": proc.status,
         "started_at": int(proc.started_at * 1000),
         "exit_code": result.exit_code if result is not None else None,

@@ -132,6 +132,7 @@ class BackgroundProcess:
         self.process_id = process_id
         self.task_id = BASH_TASK_PREFIX + process_id
         self.script = script
+        self.command = script  # as lists show it (the model's script)
         self.display_name = display_name
         self.timeout_s = timeout_s
         self.spill_path = spill_path
@@ -397,10 +398,12 @@ class BackgroundProcesses:
         open_output: OutputOpener | None = None,
         output_filter: OutputFilter | None = None,
         monitor: MonitorSpec | None = None,
+        command: str | None = None,
     ) -> BackgroundProcess:
         """`open_output`: the starting call's, for a live stream named by the taskId;
         `output_filter`: its filter for what is kept (masking); `monitor`: what wakes the
-        session (needs `can_wake`)."""
+        session (needs `can_wake`); `command`: the script as lists show it (default:
+        `script`, which may start with what xum sources before it)."""
         if self._closed:
             raise RuntimeError("the session is closing; no new background processes")
         if sum(not p.done for p in self._procs.values()) >= MAX_RUNNING:
@@ -427,6 +430,7 @@ class BackgroundProcesses:
             from xum.tools.base import ByteSink
 
             proc.kept = output_filter(ByteSink(proc._keep))
+        proc.command = script if command is None else command
         if monitor is not None:
             proc.arm(monitor, self._wake)
         proc.task = asyncio.create_task(self._run(proc, runtime, env), name=proc.task_id)

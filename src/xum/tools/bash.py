@@ -235,6 +235,7 @@ class BashTool(Tool):
                 open_output=ctx.open_output,
                 output_filter=ctx.output_filter,
                 monitor=spec,
+                command=args.script,
             )
         except RuntimeError as exc:
             return error(f"could not start the background command: {exc}")
