@@ -12,6 +12,7 @@ import { IconButton } from "../Tooltip";
 import { ApprovalCards } from "./ApprovalCard";
 import { BackgroundStrip } from "./BackgroundStrip";
 import { Composer } from "./Composer";
+import { PortsLabel } from "./PortsLabel";
 import { Transcript } from "./Transcript";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
@@ -63,6 +64,12 @@ export function ChatView(props: { workspace: Workspace }) {
                 <>
                   {" · "}
                   <GitBranch size={11} aria-hidden /> <span data-testid="branch">{branch}</span>
+                </>
+              ) : null}
+              {ws.ports ? (
+                <>
+                  {" · "}
+                  <PortsLabel ws={ws} />
                 </>
               ) : null}
               {" · "}
