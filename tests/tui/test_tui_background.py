@@ -1,4 +1,4 @@
-"""The terminal UI's background processes (Ctrl+L): the list of what the agent started (name,
+"""The terminal UI's background processes (F12): the list of what the agent started (name,
 status, its last line), Enter shows the output, Backspace stops it; a monitored process that
 ends wakes the agent, and the transcript says so in one line. Through Textual's pilot, against
 the fake LLM; ordered by barrier files."""
@@ -43,7 +43,7 @@ async def test_the_list_shows_opens_and_stops_and_an_end_wakes_the_agent(
         assert ws is not None
         await until(pilot, lambda: not ws.running, "the first turn to end")
 
-        await pilot.press("ctrl+l")
+        await pilot.press("f12")
         await until(pilot, lambda: isinstance(app.screen, BackgroundScreen), "the list")
         await on_screen(pilot, "Dev server")
         await on_screen(pilot, "serving on 8000")  # its last line

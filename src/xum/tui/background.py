@@ -1,4 +1,4 @@
-"""The background processes of the workspace on screen (Ctrl+L): what runs, since when, its last
+"""The background processes of the workspace on screen (F12): what runs, since when, its last
 lines, and stop. The same list as the browser's strip, read from the workspace's host
 (`xum.host.background`); refreshed every second while it is shown. Up and Down move, Enter
 shows or hides the highlighted process's last lines, Backspace (or s) stops it (an explicit
@@ -68,7 +68,7 @@ def background_text(
 class BackgroundScreen(ModalScreen[None]):
     DEFAULT_CSS = SCREEN_CSS
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,ctrl+l", "close", "Close"),
+        Binding("escape,q,f12", "close", "Close"),
         Binding("down", "move(1)", "Down", show=False),
         Binding("up", "move(-1)", "Up", show=False),
         Binding("enter", "open", "Output"),

@@ -65,9 +65,16 @@ KEYS: tuple[Key, ...] = (
     Key("a", "archive the workspace (in the list)", "Workspaces"),
     Key("u", "unarchive one of the project's archived workspaces (in the list)", "Workspaces"),
     Key("d", "delete the workspace, after a preview of what goes (in the list)", "Workspaces"),
-    Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
     Key(
         "Ctrl+L",
+        "the inbox: what waits for you in every workspace (Enter opens it, y approves once, "
+        "d denies, x dismisses)",
+        "Views",
+    ),
+    Key("Ctrl+F", "go to the next workspace something waits in (the inbox's order)", "Views"),
+    Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
+    Key(
+        "F12",
         "the workspace's background processes: what runs, since when, its last lines; "
         "Enter shows a process's output, Backspace stops it",
         "Views",

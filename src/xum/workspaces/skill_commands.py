@@ -19,7 +19,6 @@ from xum.context.experiments import skill_dynamic_context
 from xum.context.skill_directives import MAX_OUTPUT_BYTES, TIMEOUT_S, CommandOutput
 from xum.core.ids import sortable_id
 from xum.engine.extensions import ToolCall
-from xum.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from xum.tools.base import ToolContext
@@ -56,6 +55,9 @@ class WorkspaceSkillCommands:
         )
 
     async def run(self, command: str) -> CommandOutput:
+        # The tool machinery loads with the first command, not when a session opens.
+        from xum.tools.base import ToolResult
+
         ctx = self._context()
         if self._sandbox is not None:
             call = ToolCall(id=f"skill-{sortable_id()}", name="bash", arguments="{}")

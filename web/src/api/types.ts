@@ -732,7 +732,29 @@ export interface PendingQuestion {
   questions: PendingQuestionItem[];
 }
 
+/** What waits for a person somewhere on the server (docs/inbox.md, docs/api.md). */
+export interface InboxItem {
+  id: string;
+  kind: "approval" | "question" | "plan" | "turn-ended" | "goal-stopped" | "budget-spent";
+  workspaceId: string;
+  workspaceName: string;
+  project: string;
+  parentId: string | null;
+  summary: string;
+  /** When it arrived, ms since the epoch. */
+  since: number;
+  seq: number;
+  actions: string[];
+  detail: Record<string, unknown>;
+}
+
+export type InboxMessage =
+  | { type: "inbox"; items: InboxItem[] }
+  | { type: "inbox-added"; item: InboxItem }
+  | { type: "inbox-removed"; id: string; workspaceId: string };
+
 export type ServerMessage =
+  | InboxMessage
   | { type: "hello"; protocol: number; serverVersion?: string }
   | { type: "event"; workspaceId: string; event: EngineEvent }
   | {
@@ -755,4 +777,5 @@ export type ServerMessage =
 export type ClientMessage =
   | { type: "subscribe"; workspaceId: string; afterSeq: number }
   | { type: "unsubscribe"; workspaceId: string }
+  | { type: "inbox-subscribe" }
   | { type: "ping"; id?: unknown };

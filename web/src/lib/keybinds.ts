@@ -40,7 +40,8 @@ export type ActionId =
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
   | "TOGGLE_RIGHT_SIDEBAR"
-  | "TOGGLE_BACKGROUND";
+  | "TOGGLE_BACKGROUND"
+  | "NEXT_INBOX_ITEM";
 
 export interface ActionBinding {
   /** Bindings as documented; the first is shown unless it is browser-reserved. */
@@ -74,6 +75,7 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
     binds: [{ key: "j", alt: true, code: "KeyJ" }],
     reserved: [{ key: "j", ctrl: true, shift: true, code: "KeyJ" }],
   },
+  NEXT_INBOX_ITEM: { binds: [{ key: "i", alt: true, code: "KeyI" }] },
 };
 
 export function isMacPlatform(platform: string): boolean {

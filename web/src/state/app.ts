@@ -20,6 +20,7 @@ import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
 import { noteBackgroundEvents } from "./background";
 import { noteActivity } from "./activity";
+import { applyInboxMessage } from "./inbox";
 import {
   applyEvents,
   applyPartial,
@@ -193,6 +194,9 @@ const socket = new EventSocket({
       else delete questions[id];
       return { ...s, questions };
     });
+  },
+  onInbox(message) {
+    applyInboxMessage(message);
   },
   onConnection(connection) {
     app.update(connection === "open" ? { connection, everConnected: true } : { connection });
