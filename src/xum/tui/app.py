@@ -522,17 +522,8 @@ class XumApp(App[None]):
     def action_background(self) -> None:
         from xum.tui.background import BackgroundScreen
 
-        ws = self._needs_workspace("list the background processes of")
-        if ws is None:
-            return
-        workspace_id = ws.id
-        self.push_screen(
-            BackgroundScreen(
-                ws.record.name,
-                lambda: self.runner.background_rows(workspace_id),
-                lambda pid: self.runner.stop_background(workspace_id, pid),
-            )
-        )
+        if (ws := self._needs_workspace("list the background processes of")) is not None:
+            self.push_screen(BackgroundScreen.of(self.runner, ws))
 
     def action_pick_model(self) -> None:
         from xum.tui.dialogs import Choice, ChoicePicker

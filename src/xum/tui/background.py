@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,6 +19,9 @@ from textual.widgets import Static
 
 from xum.engine.display import strip_controls
 from xum.tui.screens import SCREEN_CSS
+
+if TYPE_CHECKING:
+    from xum.tui.runner import Runner, Workspace
 
 Rows = Callable[[], list[dict[str, Any]] | None]
 Stop = Callable[[str], Awaitable[object]]
@@ -83,6 +86,16 @@ class BackgroundScreen(ModalScreen[None]):
         self.shown: list[dict[str, Any]] | None = None
         self.selected = 0
         self.opened: set[str] = set()
+
+    @classmethod
+    def of(cls, runner: Runner, ws: Workspace) -> BackgroundScreen:
+        """The list of `ws`'s processes, read from and stopped through the UI's hosts."""
+        workspace_id = ws.id
+        return cls(
+            ws.record.name,
+            lambda: runner.background_rows(workspace_id),
+            lambda pid: runner.stop_background(workspace_id, pid),
+        )
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
