@@ -461,6 +461,31 @@ class SubagentRemoved(Event):
     task_id: str
 
 
+# Background processes (docs/events.md, "Background processes").
+
+
+class BackgroundWake(Event):
+    """A monitored background process printed lines it watches for, or ended: the workspace is
+    woken with a turn (now if idle, else after the running drive)."""
+
+    type: ClassVar[str] = "background-wake"
+    task_id: str
+    process_id: str
+    display_name: str
+    reason: str  # "output": matching lines; "exit": the process ended
+    status: str  # the process's status then (running, exited, killed, timed_out, failed)
+    lines: list[str]  # the matching lines (bounded)
+    exit_code: int | None = None
+    retired: bool | None = None  # true: its monitor reached max_events
+
+
+class BackgroundProcesses(Event):
+    """The workspace's background processes after one started or ended (the newest last)."""
+
+    type: ClassVar[str] = "background-processes"
+    processes: list[JsonDict]
+
+
 # Goal runs (docs/events.md, "Goal runs"); the field names are the CLI page's.
 
 

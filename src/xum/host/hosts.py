@@ -315,6 +315,7 @@ class Hosts:
         await self.listener.opening(record.id)
         host = WorkspaceHost(record.id, self.services)
         host.on_drive_end = self._drive_ended
+        host.on_wake = self._wake_soon
 
         def take_created() -> CreatedWorkspace | None:
             prepared = self.prepared.pop(record.id, None)
@@ -327,6 +328,23 @@ class Hosts:
     def _drive_ended(self, host: WorkspaceHost) -> None:
         if host.stale and self.hosts.get(host.workspace_id) is host:
             self._spawn(self.mark_stale(host.workspace_id))
+
+    def _wake_soon(self, host: WorkspaceHost) -> None:
+        self._spawn(self._deliver_wakes(host))
+
+    async def _deliver_wakes(self, host: WorkspaceHost) -> None:
+        """An idle host's background wake-ups as a drive of their own (xum.host.background);
+        under the workspace's lock, like a message."""
+        async with self.lock_for(host.workspace_id):
+            if self.hosts.get(host.workspace_id) is not host or host.driving:
+                return  # closed meanwhile, or a drive started that delivers them
+            if not host.watch.pending:
+                return
+            if session_files.is_busy(host.workspace_id):
+                # Another process drives the session: the notices wait for this host's next turn.
+                log.info("background wake-up of %s waits: the session is busy", host.workspace_id)
+                return
+            host.start(None)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -371,6 +389,7 @@ class Hosts:
                 not host.busy
                 and now - host.last_active > self.idle_close_s
                 and not host.session.has_active_children()
+                and not host.watch.running()  # closing would kill its background processes
                 and self.hosts.get(host.workspace_id) is host
             ):
                 self._close_soon(host)

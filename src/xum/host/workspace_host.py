@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionChangedError, XumError
 from xum.engine import events as E
+from xum.host.background import WAKE_KIND, Watch
 from xum.host.governor import Governor, HeldTurnStopped
 from xum.host.inflight import InFlight
 from xum.host.listener import HostListener
@@ -77,6 +78,9 @@ class HostOptions:
     people: bool = True  # questions and approvals wait for a person (the pending maps)
     goals: bool = True  # offer the goal tools; the drive loop continues goals
     tool_middleware: Sequence[ToolMiddleware] = ()
+    # Monitored background processes wake the workspace with a turn (xum.host.background);
+    # off for `xum run`, which runs its request (and goal) and exits.
+    wakes: bool = True
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,10 @@ class WorkspaceHost:
         self.held = asyncio.Event()  # the drive's next turn waits for the fleet budget
         self.unhold = asyncio.Event()  # the user stopped the held turn: it does not run
         self.project = ""  # the workspace's project path (the fleet budget counts per project)
+        # Background processes: their wake-ups wait here for a turn; an idle host asks its
+        # registry (`on_wake`, set by Hosts) to start one under the workspace's lock.
+        self.watch = Watch(self._emit, self._poke)
+        self.on_wake: Callable[[WorkspaceHost], None] = lambda _h: None
 
     # Opening ----------------------------------------------------------------------------
 
@@ -165,7 +173,7 @@ class WorkspaceHost:
         else:
             route, thinking = await asyncio.to_thread(route_for, record)
         people = options.people
-        return await open_workspace_session(
+        parts = await open_workspace_session(
             record,
             route=route,
             thinking=thinking,
@@ -184,6 +192,9 @@ class WorkspaceHost:
             task_settings=given.task_settings,
             subagent_gate=self.gate,
         )
+        if options.wakes:
+            parts.agent.background_hooks = self.watch.hooks()
+        return parts
 
     async def configure(
         self, record: WorkspaceRecord, *, route: bool, thinking: bool, agent: str | None
@@ -226,6 +237,12 @@ class WorkspaceHost:
         self.services.questions.dismiss(self.workspace_id)  # a chat message, not an answer
         self.session.agent.queue_message(text, when)
         self._status()
+
+    def _poke(self) -> None:
+        """A background wake-up arrived: a running drive delivers it after its turn; an idle
+        host asks for a drive of its own."""
+        if not self.driving:
+            self.on_wake(self)
 
     def start(self, text: str | None, *, idle: bool = False) -> None:
         """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued."""
@@ -285,30 +302,39 @@ class WorkspaceHost:
         return boundary
 
     async def _drive(self, text: str | None, idle: bool) -> None:
+        """`text` (None: the waiting background notices, xum.host.background), then what
+        was queued, one turn each; then the background notices; then a goal's continuation."""
         next_text = text
         self.decision = None
         try:
             if idle:
                 next_text = await self._idle_compaction()
             continuation: Decision | None = None
-            while next_text is not None or continuation is not None:
-                result = await self._one_turn(next_text, continuation)
+            notice = self.watch.take() if next_text is None else None
+            while next_text is not None or continuation is not None or notice is not None:
+                result = await self._one_turn(next_text, continuation, notice)
                 reason = result.reason if result is not None else "error"
+                interrupted = reason == "interrupted"
                 agent = self.session.agent
                 # The engine's queue: "step" messages the turn ended before delivering first,
                 # then the "turn" ones, each a turn of its own (an interrupt handed them back).
-                next_text = None if reason == "interrupted" else agent.next_queued()
+                next_text = None if interrupted else agent.next_queued()
                 # A goal goes on once nothing the user sent is waiting (engine.goals).
                 continuation = None
                 goes_on = True
                 if result is not None and self.turn_ended is not None:
                     goes_on = await self.turn_ended(result)
-                if next_text is None and result is not None and goes_on:
+                notice = self.watch.take() if next_text is None and not interrupted else None
+                if next_text is None and notice is None and result is not None and goes_on:
                     decision = await agent.goals.after_turn(result)
                     self.decision = decision
                     if decision.kind in ("continue", "wrap_up"):
                         continuation = decision
-                if next_text is not None or continuation is not None:
+                if next_text is None and notice is None and continuation is None:
+                    # What came while the turn's end was handled (no await from here on).
+                    next_text = None if interrupted else agent.next_queued()
+                    notice = self.watch.take() if next_text is None and not interrupted else None
+                if next_text is not None or continuation is not None or notice is not None:
                     self.started.clear()
         finally:
             self.driving = False
@@ -317,9 +343,15 @@ class WorkspaceHost:
             self.on_drive_end(self)
 
     async def _one_turn(
-        self, text: str | None, continuation: Decision | None, *, reopened: bool = False
+        self,
+        text: str | None,
+        continuation: Decision | None,
+        notice: str | None = None,
+        *,
+        reopened: bool = False,
     ) -> TurnResult | None:
-        """The turn of `text` (or a goal's continuation); None when it failed to start."""
+        """The turn of `text` (or a goal's continuation, or background `notice`s); None when
+        it failed to start."""
         agent = self.session.agent
         try:
             # A new turn waits while the fleet budget is spent; a running one is never cut.
@@ -336,6 +368,8 @@ class WorkspaceHost:
                 return None
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
+            if text is None and notice is not None:
+                return await agent.agent_turn(notice, synthetic={"kind": WAKE_KIND})
             assert text is not None
             return await agent.run_turn(text)
         except asyncio.CancelledError:
@@ -345,7 +379,7 @@ class WorkspaceHost:
             # log as it is now. A change in the middle of a turn ends that turn with the error;
             # the next message lands here and reopens.
             if not self.started.is_set() and not reopened and await self._reopen():
-                return await self._one_turn(text, continuation, reopened=True)
+                return await self._one_turn(text, continuation, notice, reopened=True)
             self._failed(exc)
             return None
         except XumError as exc:

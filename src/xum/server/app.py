@@ -38,6 +38,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
     from xum.server.routes import (
         auth,
+        background,
         context,
         fallbacks,
         files,
@@ -87,6 +88,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         projects.router,
         workspaces.router,
         turns.router,
+        background.router,
         inbox.router,
         review.router,
         files.router,

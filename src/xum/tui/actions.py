@@ -555,7 +555,7 @@ class Actions:
 
     async def _gone(self, ws: Workspace) -> None:
         self.app.runner.forget(ws)
-        self.app.slash_cache.pop(ws.id, None)
+        self.app.completion.forget(ws.id)
         if self.app.selected is ws:
             await self.app.select(None)
         await self.app.reload_workspaces()

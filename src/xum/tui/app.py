@@ -33,9 +33,9 @@ from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui import history
 from xum.tui.actions import Actions
-from xum.tui.composer import Composer, Suggestion, Suggestions
+from xum.tui.completion import Completion
+from xum.tui.composer import Composer, Suggestions
 from xum.tui.fit import Fit, MoreBelow
-from xum.tui.paths import PathIndex
 from xum.tui.runner import Runner, Workspace
 from xum.tui.sidebar import Sidebar
 from xum.tui.statusline import status_line
@@ -74,6 +74,7 @@ class XumApp(App[None]):
         Binding("ctrl+r", "review", "Review", priority=True),
         Binding("ctrl+l", "inbox", "Inbox", priority=True),
         Binding("ctrl+f", "next_waiting", "Next waiting", show=False, priority=True),
+        Binding("f12", "background", "Background", show=False, priority=True),
         Binding("f2", "pick_model", "Model", show=False),
         Binding("f3", "next_thinking", "Thinking", show=False),
         Binding("f4", "toggle_mode", "Plan/Exec", show=False),
@@ -110,8 +111,14 @@ class XumApp(App[None]):
             self.runner, self.actions = attach(self)
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
-        self.paths = PathIndex(self._paths_ready)
-        self.slash_cache: dict[str, list[Suggestion]] = {}
+        self.completion = Completion(
+            project_root=lambda: self.project_root,
+            selected=lambda: self.selected,
+            slash=lambda ws: self.actions.slash_suggestions(ws),
+            run=lambda work: self.run_worker(work, group="slash"),
+            refresh=lambda: self.composer._complete(),
+            focused=lambda: self.composer.has_focus,
+        )
         self.theme = initial_theme()
         self.ready = asyncio.Event()  # the workspace list is shown
         self._polls = 0
@@ -152,7 +159,7 @@ class XumApp(App[None]):
         return self.screen_stack[0] if self.screen_stack else self.screen
 
     def on_mount(self) -> None:
-        self.composer.completer = self.complete
+        self.composer.completer = self.completion.complete
         self.composer.focus()
         self.transcript_view.show(self.draft)
         # Before the first frame: the bar names the model a first message runs on.
@@ -416,47 +423,6 @@ class XumApp(App[None]):
         if self.selected is None:
             self.transcript_view.apply(changes)
 
-    # Completion --------------------------------------------------------------------------
-
-    def complete(self, text: str, offset: int) -> tuple[int, list[Suggestion]]:
-        if text.startswith("/"):
-            first = len(text.split(None, 1)[0]) if text.strip() else 1
-            if 1 <= offset <= first:
-                return 0, self._slash(text[:offset])
-        start = offset
-        while start > 0 and not text[start - 1].isspace():
-            start -= 1
-        word = text[start:offset]
-        if word.startswith("@"):
-            root = self.files_root()
-            return start, [
-                Suggestion(f"@{path} ", path) for path in self.paths.matches(root, word[1:])
-            ]
-        return 0, []
-
-    def files_root(self) -> Path:
-        ws = self.selected
-        if ws is None or ws.record.runtime == "ssh":
-            return self.project_root
-        return Path(ws.record.path)
-
-    def _slash(self, typed: str) -> list[Suggestion]:
-        key = self.selected.id if self.selected else ""
-        cached = self.slash_cache.get(key)
-        if cached is None:
-            self.run_worker(self._load_slash(key), group="slash")
-            return []
-        return [s for s in cached if s.insert.startswith(typed)]
-
-    async def _load_slash(self, key: str) -> None:
-        suggestions = await self.actions.slash_suggestions(self.selected)
-        self.slash_cache[key] = suggestions
-        self.composer._complete()
-
-    def _paths_ready(self) -> None:
-        if self.composer.has_focus:
-            self.composer._complete()
-
     # Actions (carried out by `actions.py`) ------------------------------------------------
 
     def _later(self, work: Coroutine[Any, Any, None]) -> None:
@@ -526,6 +492,12 @@ class XumApp(App[None]):
         ws = self._needs_workspace("review")
         if ws is not None:
             self._later(self.actions.review(ws))
+
+    def action_background(self) -> None:
+        from xum.tui.background import BackgroundScreen
+
+        if (ws := self._needs_workspace("list the background processes of")) is not None:
+            self.push_screen(BackgroundScreen.of(self.runner, ws))
 
     def action_pick_model(self) -> None:
         from xum.tui.dialogs import Choice, ChoicePicker

@@ -354,6 +354,17 @@ class Runner:
     def forget(self, ws: Workspace) -> None:
         self.workspaces.pop(ws.id, None)
 
+    def background_rows(self, workspace_id: str) -> list[dict[str, Any]] | None:
+        """The background processes of the workspace's session hosted here (F12); None when
+        its session is not open in this process."""
+        host = self._hosts.get(workspace_id) if self._hosts is not None else None
+        return host.watch.snapshot() if host is not None else None
+
+    async def stop_background(self, workspace_id: str, process_id: str) -> None:
+        host = self._hosts.get(workspace_id) if self._hosts is not None else None
+        if host is not None:
+            await host.watch.stop(process_id)
+
     async def shutdown(self, wait_s: float = 10.0) -> None:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
         if self._hosts is not None:

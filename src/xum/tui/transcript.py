@@ -207,6 +207,9 @@ class Transcript:
     # Handlers ----------------------------------------------------------------------------
 
     def _user(self, event: E.UserMessage) -> list[Change]:
+        if event.synthetic and event.kind == "background_wake":
+            # A background process woke the agent: its first line, as a note of xum's.
+            return self.note(event.text.split("\n", 1)[0])
         if event.synthetic:
             return []  # a row xum added for the model (a context change), not the user's
         text = event.typed or event.text

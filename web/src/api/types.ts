@@ -575,6 +575,36 @@ export interface SubagentRemovedEvent {
   type: "subagent-removed";
   task_id: string;
 }
+/** A monitored background process printed lines it watches for, or ended. */
+export interface BackgroundWakeEvent {
+  type: "background-wake";
+  task_id: string;
+  process_id: string;
+  display_name: string;
+  reason: "output" | "exit" | string;
+  status: string;
+  lines: string[];
+  exit_code?: number;
+  retired?: boolean;
+}
+/** One row of the background processes list (GET /api/workspaces/:id/background). */
+export interface BackgroundProcessRow {
+  task_id: string;
+  process_id: string;
+  display_name: string;
+  script: string;
+  status: string;
+  started_at: number;
+  exit_code: number | null;
+  monitored: boolean;
+  total_bytes: number;
+  last_lines?: string[];
+}
+/** The workspace's background processes after one started or ended. */
+export interface BackgroundProcessesEvent {
+  type: "background-processes";
+  processes: BackgroundProcessRow[];
+}
 export interface ErrorEvent extends ErrorInfo {
   type: "error";
 }
@@ -684,6 +714,8 @@ export type LiveEvent =
   | SubagentStatusEvent
   | SubagentReportEvent
   | SubagentRemovedEvent
+  | BackgroundWakeEvent
+  | BackgroundProcessesEvent
   | GoalAdoptedEvent
   | GoalContinuingEvent
   | GoalCompletedEvent

@@ -17,6 +17,7 @@ import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode
 import { inbox, nextWaiting } from "../state/inbox";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
+import { toggleStrip } from "./chat/BackgroundStrip";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
@@ -70,6 +71,9 @@ function run(action: ActionId): void {
       return;
     case "JUMP_TO_BOTTOM":
       jumpToBottom();
+      return;
+    case "TOGGLE_BACKGROUND":
+      toggleStrip();
       return;
     case "NEXT_INBOX_ITEM": {
       // The next workspace something waits in (oldest first), wherever the focus is.

@@ -40,6 +40,7 @@ export type ActionId =
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
   | "TOGGLE_RIGHT_SIDEBAR"
+  | "TOGGLE_BACKGROUND"
   | "NEXT_INBOX_ITEM";
 
 export interface ActionBinding {
@@ -69,6 +70,11 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
   INTERRUPT: { binds: [{ key: "Escape" }] },
   JUMP_TO_BOTTOM: { binds: [{ key: "G", shift: true, code: "KeyG" }] },
   TOGGLE_RIGHT_SIDEBAR: { binds: [{ key: "b", ctrl: true, shift: true, code: "KeyB" }] },
+  // The background processes strip. Chromium and Firefox keep Ctrl+Shift+J for their consoles.
+  TOGGLE_BACKGROUND: {
+    binds: [{ key: "j", alt: true, code: "KeyJ" }],
+    reserved: [{ key: "j", ctrl: true, shift: true, code: "KeyJ" }],
+  },
   NEXT_INBOX_ITEM: { binds: [{ key: "i", alt: true, code: "KeyI" }] },
 };
 

@@ -159,6 +159,14 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       b.turnOpen = true;
       return;
     case "user-message":
+      if (ev.synthetic && ev.kind === "background_wake") {
+        // A background process woke the agent: say so in one line (its first), not as the
+        // user's words; the prompt of this turn is xum's.
+        b.promptFor = null;
+        const first = ev.text.split("\n", 1)[0] ?? "";
+        b.rows.push({ kind: "notice", key: `s${ev.seq}`, seq: ev.seq, tone: "background", text: first });
+        return;
+      }
       if (ev.synthetic && ev.kind !== "goal_continuation") {
         // A context update (or any other note of xum's for the model): not the user's words,
         // and not the prompt of the turn it landed in.
