@@ -94,6 +94,8 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         init_status=init.get("status"),
         init_exit_code=init.get("exitCode"),
         permissions=None if permissions == "auto" else permissions,
+        # A Docker workspace's image, where this side's record keeps it.
+        extra={"container_image": runtime["image"]} if runtime.get("image") else {},
     )
 
 

@@ -43,8 +43,9 @@ class WorkspaceStatus(BaseModel):
 
 
 class RuntimeInfo(BaseModel):
-    type: Literal["local", "worktree", "ssh"]
+    type: Literal["local", "worktree", "ssh", "docker"]
     host: str | None = None
+    image: str | None = None  # docker: the container image
 
 
 class InitHook(BaseModel):
@@ -100,7 +101,9 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         title=record.title,
         projectPath=record.project_path,
         projectName=project_name(record.project_path),
-        runtime=RuntimeInfo(type=record.runtime, host=record.host),
+        runtime=RuntimeInfo(
+            type=record.runtime, host=record.host, image=record.extra.get("container_image")
+        ),
         path=record.path,
         branch=record.branch,
         agent=record.agent,

@@ -16,7 +16,7 @@ from xum.core.errors import XumError
 from xum.core.ids import random_suffix, workspace_id, workspace_name
 from xum.store.config import load_config, read_config, update_config
 
-RuntimeName = Literal["local", "worktree", "ssh"]
+RuntimeName = Literal["local", "worktree", "ssh", "docker"]
 
 
 class RegistryError(XumError):

@@ -401,7 +401,7 @@ class XumApp(App[None]):
 
     def files_root(self) -> Path:
         ws = self.selected
-        if ws is None or ws.record.runtime == "ssh":
+        if ws is None or ws.record.runtime in ("ssh", "docker"):
             return self.project_root
         return Path(ws.record.path)
 

@@ -28,11 +28,13 @@ router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
 
 AGENT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 HOST_PATTERN = r"^[A-Za-z0-9_.@:\[\]-]{1,255}$"
+IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"  # runtime_spec.IMAGE_RE
 
 
 class RuntimeSpec(BaseModel):
-    type: Literal["local", "worktree", "ssh"]
+    type: Literal["local", "worktree", "ssh", "docker"]
     host: str | None = Field(default=None, pattern=HOST_PATTERN)
+    image: str | None = Field(default=None, pattern=IMAGE_PATTERN)
 
 
 class CreateWorkspace(BaseModel):
@@ -158,6 +160,12 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
         if not body.runtime.host:
             raise ApiError(422, "invalid_request", "runtime.host: an SSH workspace needs a host")
         spec = f"ssh {body.runtime.host}"
+    elif spec == "docker":
+        if not body.runtime.image:
+            raise ApiError(
+                422, "invalid_request", "runtime.image: a Docker workspace needs an image"
+            )
+        spec = f"docker {body.runtime.image}"
     title = (body.title or "").strip()
     name = (body.name or "").strip() or None
     hint = title or "workspace"
