@@ -23,11 +23,50 @@ import tarfile
 from pathlib import Path
 
 # What a command inside the image (the runtime's scripts, git, the tests' commands) may run.
-TOOLS = (
-    "bash sh git cat head tail mv cp rm mkdir chmod chown stat realpath sync sleep printenv env "
-    "ls id tar grep sed touch wc sort tr dirname basename readlink true false mktemp tee cut "
-    "find xargs uname date rmdir ln test"
-).split()
+TOOLS = [
+    "bash",
+    "sh",
+    "git",
+    "cat",
+    "head",
+    "tail",
+    "mv",
+    "cp",
+    "rm",
+    "mkdir",
+    "chmod",
+    "chown",
+    "stat",
+    "realpath",
+    "sync",
+    "sleep",
+    "printenv",
+    "env",
+    "ls",
+    "id",
+    "tar",
+    "grep",
+    "sed",
+    "touch",
+    "wc",
+    "sort",
+    "tr",
+    "dirname",
+    "basename",
+    "readlink",
+    "true",
+    "false",
+    "mktemp",
+    "tee",
+    "cut",
+    "find",
+    "xargs",
+    "uname",
+    "date",
+    "rmdir",
+    "ln",
+    "test",
+]
 OS_RELEASE = 'PRETTY_NAME="xum test image"\nID=xum-test\nVERSION_ID="1"\n'
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n"
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
@@ -100,7 +139,7 @@ def _directory(tar: tarfile.TarFile, path: str, mode: int = 0o755) -> None:
 
 def _rootfs(target: Path) -> None:
     binaries = _binaries()
-    libs = _libraries(binaries + [os.path.realpath(shutil.which("git") or "git")])
+    libs = _libraries(binaries)
     git_core = Path("/usr/lib/git-core")
     seen: set[str] = set()
     with tarfile.open(target, "w") as tar:

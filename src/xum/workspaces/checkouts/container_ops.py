@@ -60,17 +60,25 @@ def start_container(
     ]
     if not network:
         argv += ["--network", "none"]
+    ensure_image(cli, image)
     done = _cli(cli, *argv, image, "-c", _IDLE, timeout_s=SYNC_TIMEOUT_S)
     if done.returncode != 0:
         # A container that was created but could not start is removed again.
         _cli(cli, "rm", "-f", name)
-        text = done.stderr.decode(errors="replace")
-        if "unable to find" in text.lower() or "manifest unknown" in text.lower():
-            raise ContainerError(
-                f"the image {image} could not be found or pulled: {engine_message(cli, done.stderr)}",
-                hint=f"check the image name, or pull or build it first (`{cli} pull {image}`)",
-            )
         raise start_error(cli, done.stderr)
+
+
+def ensure_image(cli: str, image: str) -> None:
+    """Pull `image` unless the engine has it; ContainerError saying so when it cannot."""
+    if _cli(cli, "image", "inspect", image).returncode == 0:
+        return
+    done = _cli(cli, "pull", image, timeout_s=SYNC_TIMEOUT_S)
+    if done.returncode != 0:
+        raise ContainerError(
+            f"the image {image} is not on this machine and could not be pulled: "
+            f"{engine_message(cli, done.stderr)}",
+            hint=f"check the image name, or build or pull it first (`{cli} pull {image}`)",
+        )
 
 
 _PREPARE = r"""
