@@ -76,6 +76,7 @@ def test_run_in_a_container_runs_bash_and_edits_there_and_delete_removes_it(
 
     changes = asyncio.run(review(record))
     assert changes.branch == record.name
+    assert changes.base is not None and changes.base.ref == "origin/main"  # where it started
     assert {f.path for f in changes.files} == {"app.py", "made.txt"}
     assert "+" in changes.diff and "'container'" in changes.diff
 

@@ -19,6 +19,7 @@ from xum.store import registry
 from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces import lifecycle
 from xum.workspaces.checkouts.protocol import DirtyWorkspaceError
+from xum.workspaces.review import review
 from xum.workspaces.safety.container_sandbox import container_call
 
 pytestmark = [pytest.mark.slow, pytest.mark.repo(identity=True)]
@@ -102,6 +103,11 @@ def test_fork_archive_unarchive_and_delete_act_on_containers(
         assert out.strip() == "Test"  # the project's identity was given to the checkout
 
     asyncio.run(commit_in_parent())
+    # The review compares with where the workspace started: the agent's commit shows.
+    changes = asyncio.run(review(record))
+    assert changes.base is not None and changes.base.ref == "origin/main"
+    assert changes.ahead == 1
+    assert {f.path for f in changes.files} == {"committed.txt", "uncommitted.txt"}
 
     fork = asyncio.run(lifecycle.fork_workspace(record.id, "forked")).record
     assert fork.runtime == "docker" and fork.branch == "forked"
@@ -113,6 +119,9 @@ def test_fork_archive_unarchive_and_delete_act_on_containers(
     assert code == 0, out
     assert out.split()[:2] == ["forked", "parent"]
     assert "uncommitted.txt" not in out  # committed work only, as for every fork
+    forked = asyncio.run(review(fork))
+    assert forked.base is not None and forked.base.ref == f"origin/{record.branch}"
+    assert forked.ahead == 0 and forked.files == []
 
     asyncio.run(lifecycle.archive_workspace(record.id))
     assert container_engine.state(name) == "exited"

@@ -229,7 +229,14 @@ class ContainerCheckout:
                 if fork_of is None:
                     container_ops.push_project(cli, name, project, record.name)
                 else:
-                    container_ops.fork_project(cli, fork_of.container, name, project, record.name)
+                    container_ops.fork_project(
+                        cli,
+                        fork_of.container,
+                        name,
+                        project,
+                        record.name,
+                        fork_of.record.branch or "main",
+                    )
             except BaseException:
                 container_ops.remove_container(cli, name)
                 raise

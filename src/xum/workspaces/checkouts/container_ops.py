@@ -101,6 +101,8 @@ git init -q
 git fetch -q "$t" "+HEAD:refs/heads/$b"
 git symbolic-ref HEAD "refs/heads/$b"
 git reset -q --hard
+git update-ref "refs/remotes/origin/$5" "refs/heads/$b"
+git symbolic-ref refs/remotes/origin/HEAD "refs/remotes/origin/$5"
 [ -z "$3" ] || git config user.name "$3"
 [ -z "$4" ] || git config user.email "$4"
 """
@@ -148,21 +150,27 @@ def push_project(cli: str, name: str, project: Path, branch: str) -> None:
         raise ContainerError(
             f"git bundle failed in {project}: {bundle.stderr.decode(errors='replace').strip()}"
         )
-    _receive(cli, name, bundle.stdout, _identity(project), branch)
+    base = git.current_branch(project) or "main"
+    _receive(cli, name, bundle.stdout, _identity(project), branch, base)
 
 
-def fork_project(cli: str, source: str, target: str, project: Path, branch: str) -> None:
+def fork_project(cli: str, source: str, target: str, project: Path, branch: str, base: str) -> None:
     """Sync the source container's checkout (its committed HEAD) into the target's /src on
-    `branch`: what a fork of the workspace starts from."""
+    `branch`: what a fork of the workspace starts from. `base`: the source's branch name."""
     ensure_running(cli, source)
     done = exec_sh(cli, source, _BUNDLE, CONTAINER_CHECKOUT)
     if done.returncode != 0:
         raise ContainerError(f"could not bundle the source container's checkout: {_why(cli, done)}")
-    _receive(cli, target, done.stdout, _identity(project), branch)
+    _receive(cli, target, done.stdout, _identity(project), branch, base)
 
 
-def _receive(cli: str, name: str, bundle: bytes, identity: tuple[str, str], branch: str) -> None:
-    done = exec_sh(cli, name, _RECEIVE, CONTAINER_CHECKOUT, branch, *identity, input=bundle)
+def _receive(
+    cli: str, name: str, bundle: bytes, identity: tuple[str, str], branch: str, base: str
+) -> None:
+    """Fetch `bundle`'s HEAD into a new repository at /src on `branch`, and mark where it
+    started as `refs/remotes/origin/<base>` (`origin/HEAD` points at it): the base the review
+    diff compares the workspace with, so the agent's commits show there too."""
+    done = exec_sh(cli, name, _RECEIVE, CONTAINER_CHECKOUT, branch, *identity, base, input=bundle)
     if done.returncode != 0:
         raise ContainerError(f"could not sync the project into the container: {_why(cli, done)}")
 
