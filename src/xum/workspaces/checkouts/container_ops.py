@@ -69,9 +69,18 @@ def start_container(
 
 
 def ensure_image(cli: str, image: str) -> None:
-    """Pull `image` unless the engine has it; ContainerError saying so when it cannot."""
-    if _cli(cli, "image", "inspect", image).returncode == 0:
+    """Pull `image` unless the engine has it; ContainerError saying so when it cannot, or that
+    the engine cannot be reached."""
+    found = _cli(cli, "image", "inspect", image)
+    if found.returncode == 0:
         return
+    text = found.stderr.decode(errors="replace").lower()
+    if "connect" in text or "daemon" in text:
+        raise ContainerError(
+            f"cannot reach the container engine: {engine_message(cli, found.stderr)}",
+            hint=f"check that `{cli} info` works here (DOCKER_HOST, CONTAINER_HOST and the "
+            "CLI's own settings apply), or set XUM_CONTAINER_CLI to another CLI",
+        )
     done = _cli(cli, "pull", image, timeout_s=SYNC_TIMEOUT_S)
     if done.returncode != 0:
         raise ContainerError(
