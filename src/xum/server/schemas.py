@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from xum.store.registry import ProjectRecord, WorkspaceRecord, project_name
 
@@ -46,6 +46,14 @@ class RuntimeInfo(BaseModel):
     type: Literal["local", "worktree", "ssh", "docker"]
     host: str | None = None
     image: str | None = None  # docker: the container image
+
+    @model_serializer(mode="wrap")
+    def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # `image` appears only on Docker workspaces: the other runtimes keep their shape.
+        data: dict[str, Any] = handler(self)
+        if data.get("image") is None:
+            data.pop("image", None)
+        return data
 
 
 class InitHook(BaseModel):
