@@ -204,3 +204,29 @@ def test_a_missing_image_is_a_clear_error_and_leaves_nothing_behind(
     assert "is not on this machine and could not be pulled" in missing.value.message
     assert registry.list_workspaces() == []  # the record went with the failed container
     assert container_engine.containers() == before
+
+
+def test_rename_moves_the_branch_and_a_sharing_sub_agent_opens_the_same_container(
+    repo: Path,
+    container_engine: Engine,  # noqa: F811
+) -> None:
+    from xum.workspaces.checkouts.factory import checkout_for
+    from xum.workspaces.checkouts.protocol import NewWorkspace
+
+    created = create(repo, container_engine)
+    renamed = asyncio.run(lifecycle.rename_workspace(created.record.id, "renamed"))
+    assert renamed.name == "renamed" and renamed.branch == "renamed" and renamed.path == "/src"
+    runtime = checkout_for(renamed).open_runtime()
+    assert isinstance(runtime, ContainerRuntime)
+    assert asyncio.run(run(runtime, "git branch --show-current")) == (0, "renamed\n")
+
+    # What a sub-agent with `isolation: "none"` records (subagents.records.ChildRecord).
+    child = {"parent_id": renamed.id, "extra": {"task_isolation": "none"}}
+    shared = checkout_for(renamed).share(NewWorkspace("child", fields=child), runtime)
+    assert shared.record.runtime == "docker" and shared.record.path == "/src"
+    opened = checkout_for(shared.record).open_runtime()
+    assert isinstance(opened, ContainerRuntime) and opened.container == runtime.container
+    assert asyncio.run(run(opened, "git branch --show-current")) == (0, "renamed\n")
+    # Deleting the sub-agent's workspace leaves the container (it is the parent's).
+    asyncio.run(lifecycle.delete_workspace(shared.record.id))
+    assert container_engine.state(runtime.container) == "running"
