@@ -11,6 +11,7 @@ import pytest
 from tests.gitrepo import make_repo
 from tests.integration.server_support import AUTH, MODEL, server_client
 from tests.support.containers import Engine, container_engine, container_image  # noqa: F401
+from xum.store import registry
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +30,11 @@ def test_create_review_and_delete_a_docker_workspace(
         assert refused.status_code == 422 and "image" in refused.text
         body = {
             "projectPath": str(repo),
-            "runtime": {"type": "docker", "image": container_engine.image},
+            "runtime": {
+                "type": "docker",
+                "image": container_engine.image,
+                "shareCredentials": True,
+            },
             "model": MODEL,
         }
         res = client.post("/api/workspaces", json=body, headers=AUTH)
@@ -38,6 +43,8 @@ def test_create_review_and_delete_a_docker_workspace(
         assert ws["runtime"] == {"type": "docker", "host": None, "image": container_engine.image}
         assert ws["path"] == "/src" and ws["branch"] == ws["name"]
         name = f"xum-{ws['id']}"
+        record = registry.get_workspace(ws["id"])
+        assert record is not None and record.extra["container_credentials"] is True
         assert container_engine.state(name) == "running"
 
         done = container_engine.run("exec", name, "sh", "-c", "echo more >> /src/app.py")

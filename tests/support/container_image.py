@@ -29,10 +29,14 @@ TOOLS = (
     *("touch", "wc", "sort", "tr", "dirname", "basename", "readlink", "true", "false", "mktemp"),
     *("tee", "cut", "find", "xargs", "uname", "date", "rmdir", "ln", "test", "seq"),
 )
+# Put in when this machine has them (the credential tests use ssh-add).
+OPTIONAL_TOOLS = ("ssh-add",)
+# A stand-in for the GitHub CLI: it notes how it was called (and whether it saw a token).
+FAKE_GH = '#!/bin/sh\necho "$* token=${GH_TOKEN:+set}" >> /tmp/gh-calls\n'
 OS_RELEASE = 'PRETTY_NAME="xum test image"\nID=xum-test\nVERSION_ID="1"\n'
 PASSWD = "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n"
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
-RECIPE_VERSION = "1"  # bump when what the image holds changes
+RECIPE_VERSION = "2"  # bump when what the image holds changes
 
 PODMAN_CONF = "[containers]\ndefault_ulimits = []\n"
 RUNC_CONF = '[engine]\nruntime = "runc"\n'  # where runc is installed (cgroups v1 needs it)
@@ -44,9 +48,13 @@ def podman_conf(directory: Path) -> Path:
     return path
 
 
+def _tools() -> list[str]:
+    return [*TOOLS, *(t for t in OPTIONAL_TOOLS if shutil.which(t))]
+
+
 def _binaries() -> list[str]:
     found = []
-    for tool in TOOLS:
+    for tool in _tools():
         path = shutil.which(tool)
         if path is None:
             raise RuntimeError(f"{tool} is not installed: the test image is built from it")
@@ -106,7 +114,9 @@ def _rootfs(target: Path) -> None:
     git_core = Path("/usr/lib/git-core")
     seen: set[str] = set()
     with tarfile.open(target, "w") as tar:
-        for directory in ("usr", "usr/bin", "usr/lib", "usr/lib64", "etc", "root", "src"):
+        for directory in ("usr", "usr/bin", "usr/lib", "usr/lib64", "etc", "root", "src", "run"):
+            _directory(tar, directory)
+        for directory in ("usr/local", "usr/local/bin"):
             _directory(tar, directory)
         for directory in ("tmp", "var/tmp"):
             _directory(tar, directory, 0o1777)
@@ -115,7 +125,7 @@ def _rootfs(target: Path) -> None:
             info.type, info.linkname = tarfile.SYMTYPE, f"usr/{name}"
             tar.addfile(info)
         _directory(tar, "usr/sbin")
-        for tool in TOOLS:
+        for tool in _tools():
             _add_file(tar, shutil.which(tool) or tool, seen)
         for lib in sorted(libs):
             _add_file(tar, lib, seen)
@@ -124,6 +134,7 @@ def _rootfs(target: Path) -> None:
         if templates.is_dir():
             tar.add(templates, arcname=str(templates).lstrip("/"))
         _text(tar, "etc/os-release", OS_RELEASE)
+        _text(tar, "usr/local/bin/gh", FAKE_GH, 0o755)
         _text(tar, "etc/passwd", PASSWD)
         _text(tar, "etc/group", GROUP)
 

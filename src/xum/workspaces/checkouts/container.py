@@ -6,7 +6,9 @@ fork is a new container of the same image that gets the source container's commi
 same way. The record keeps what opening it again takes (in `extra`): the image
 (`container_image`), the container (`container`), the CLI that made it (`container_cli`:
 `docker` or `podman`), the container's home (`container_home`), and whether it has a network
-(`container_network`: false when the sandbox's egress was off at creation, `--network none`).
+(`container_network`: false when the sandbox's egress was off at creation, `--network none`), and
+whether the user's credentials were shared with it (`container_credentials`, see
+`container_credentials`).
 
 Renaming changes the record and the branch (the container and `/src` keep their names);
 deleting checks `/src` for uncommitted changes and removes the container; archiving stops it
@@ -16,6 +18,7 @@ and unarchiving starts it again (`suspend`, `resume`).
 from __future__ import annotations
 
 import contextlib
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,8 @@ from xum.workspaces.checkouts.protocol import (
 )
 from xum.workspaces.checkouts.shared import share_record
 from xum.workspaces.state import scratch_dir
+
+log = logging.getLogger(__name__)
 
 # The record's `extra` fields that opening the container again takes (a sub-agent sharing the
 # checkout copies them).
@@ -195,7 +200,7 @@ class ContainerCheckout:
     ) -> ContainerCheckout:
         """A new Docker workspace: a container of `image` with `project`'s HEAD, or with
         `fork_of` that workspace's container's HEAD, in `/src`."""
-        from xum.workspaces.checkouts import container_ops
+        from xum.workspaces.checkouts import container_credentials, container_ops
         from xum.workspaces.safety.choice import DEFAULT_CHOICE, sandbox_settings
 
         if git.head_commit(project) is None:
@@ -207,6 +212,11 @@ class ContainerCheckout:
                 "first",
             )
         cli = container_cli(fork_of.record.extra.get("container_cli") if fork_of else None)
+        # "Share credentials" was asked for at creation (a fork inherits the choice).
+        asked = (fork_of.record.extra if fork_of else new.fields.get("extra") or {}).get(
+            "container_credentials"
+        )
+        share = bool(asked)
         # The sandbox's egress setting decides the container's network once, at creation.
         network = sandbox_settings(DEFAULT_CHOICE).egress != "off"
         registry.ensure_project(str(project))
@@ -222,10 +232,19 @@ class ContainerCheckout:
         name = container_ops.container_name(record.id)
         try:
             container_ops.start_container(
-                cli, image, name, workspace_id=record.id, project=str(project), network=network
+                cli,
+                image,
+                name,
+                workspace_id=record.id,
+                project=str(project),
+                network=network,
+                options=container_credentials.run_options() if share else (),
             )
             try:
                 home = container_ops.prepare(cli, name, f"{CONTAINER_SCRATCH}/{record.id}")
+                if share:
+                    for note in container_credentials.install(cli, name, project):
+                        log.warning("workspace %s: %s", record.id, note)
                 if fork_of is None:
                     container_ops.push_project(cli, name, project, record.name)
                 else:
@@ -250,6 +269,7 @@ class ContainerCheckout:
             container_cli=cli,
             container_home=home,
             container_network=network,
+            container_credentials=share,
         )
         ensure_private_dir(scratch_dir(record.id))
         return cls(registry.update_workspace(record.id, branch=record.name, extra=extra))

@@ -42,10 +42,18 @@ def container_name(workspace_id: str) -> str:
 
 
 def start_container(
-    cli: str, image: str, name: str, *, workspace_id: str, project: str, network: bool
+    cli: str,
+    image: str,
+    name: str,
+    *,
+    workspace_id: str,
+    project: str,
+    network: bool,
+    options: Sequence[str] = (),
 ) -> None:
-    """`<cli> run -d` a new container of `image`; ContainerError (naming the fix where the
-    engine's defaults do not fit the machine) when it does not start."""
+    """`<cli> run -d` a new container of `image` (`options`: more `run` options); ContainerError
+    (naming the fix where the engine's defaults do not fit the machine) when it does not
+    start."""
     argv = [
         "run",
         "-d",
@@ -60,6 +68,7 @@ def start_container(
     ]
     if not network:
         argv += ["--network", "none"]
+    argv += options
     ensure_image(cli, image)
     done = _cli(cli, *argv, image, "-c", _IDLE, timeout_s=SYNC_TIMEOUT_S)
     if done.returncode != 0:
