@@ -104,3 +104,18 @@ async def test_a_spill_file_is_copied_to_the_container_where_file_read_finds_it(
     read = await h.call("file_read", path=spilled, offset=49990, limit=3)
     assert not read.is_error and "49990" in read.output and "49992" in read.output
     await asyncio.shield(lifecycle.delete_workspace(h.record.id, force=True))
+
+
+async def test_the_read_only_sandbox_mode_reaches_bash_through_the_session_wiring(
+    repo: Path,
+    container_engine: Engine,  # noqa: F811
+) -> None:
+    from xum.workspaces.safety.choice import SafetyChoice
+
+    h = await harness(repo, f"docker {container_engine.image}", safety=SafetyChoice("read-only"))
+    result = await h.call("bash", **bash("cat app.py && echo y > app.py"))
+    assert result.is_error and "x = 1" in result.output
+    assert "Permission denied" in result.output
+    writable = await harness(repo, f"docker {container_engine.image}")
+    wrote = await writable.call("bash", **bash("echo y > app.py && cat app.py"))
+    assert not wrote.is_error and wrote.output.startswith("y\n")
