@@ -6,6 +6,7 @@ directory, where file_read finds it."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,16 @@ async def test_the_read_only_sandbox_mode_reaches_bash_through_the_session_wirin
     writable = await harness(repo, f"docker {container_engine.image}")
     wrote = await writable.call("bash", **bash("echo y > app.py && cat app.py"))
     assert not wrote.is_error and wrote.output.startswith("y\n")
+
+
+async def test_a_container_removed_behind_xum_s_back_is_a_tool_error_naming_it(
+    repo: Path,
+    container_engine: Engine,  # noqa: F811
+) -> None:
+    h = await container_harness(repo, container_engine)
+    name = h.record.extra["container"]
+    container_engine.run("rm", "-f", name)
+    # A runtime opened now (a new session) finds the container gone at its first command.
+    h.ctx = dataclasses.replace(h.ctx, runtime=ContainerRuntime(container_engine.cli, name))
+    result = await h.call("bash", **bash("echo hi"))
+    assert result.is_error and f"container {name} no longer exists" in result.output

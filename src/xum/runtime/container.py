@@ -193,7 +193,12 @@ class ContainerRuntime(SshRuntime):
     async def _ensure_running(self) -> None:
         if self._running:
             return
-        await asyncio.to_thread(ensure_running, self.cli, self.container)
+        try:
+            await asyncio.to_thread(ensure_running, self.cli, self.container)
+        except ContainerError as exc:
+            # Like ssh's failures, an OSError: what the tools report as a failed call.
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise ConnectionError(f"{exc.message}{hint}") from None
         self._running = True
 
 
