@@ -133,3 +133,7 @@ async def test_a_container_removed_behind_xum_s_back_is_a_tool_error_naming_it(
     h.ctx = dataclasses.replace(h.ctx, runtime=ContainerRuntime(container_engine.cli, name))
     result = await h.call("bash", **bash("echo hi"))
     assert result.is_error and f"container {name} no longer exists" in result.output
+    # A runtime that had seen it running says the same at its next command.
+    h.ctx = dataclasses.replace(h.ctx, runtime=h.runtime)
+    again = await h.call("bash", **bash("echo hi"))
+    assert again.is_error and f"container {name} no longer exists" in again.output

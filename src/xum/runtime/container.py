@@ -149,6 +149,13 @@ class ContainerRuntime(SshRuntime):
         return [*argv, self.container, "sh", "-c", remote_command]
 
     def _transport_error(self, stderr: bytes) -> OSError:
+        text = stderr.decode(errors="replace").lower()
+        if "no such container" in text or "no container with" in text:
+            self._running = False
+            return ConnectionError(
+                f"the workspace's container {self.container} no longer exists (removed outside "
+                "xum; delete the workspace with force and make a new one)"
+            )
         return ConnectionError(engine_message(self.cli, stderr))
 
     def _remote_env(self, env: Mapping[str, str]) -> dict[str, str]:
