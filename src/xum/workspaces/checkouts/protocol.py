@@ -1,6 +1,6 @@
 """The Checkout protocol: a workspace's files, and everything that differs between kinds of them.
 
-A workspace runs in one of three kinds of checkout:
+A workspace runs in one of four kinds of checkout:
 
 * local (`checkouts.local`): the project directory itself, shared with every other local
   workspace of the project. xum never makes, moves or removes it.
@@ -8,6 +8,8 @@ A workspace runs in one of three kinds of checkout:
   `$XUM_ROOT/src/<project>/<name>`, on a branch named after the workspace.
 * ssh (`checkouts.ssh`): a snapshot of the project's committed HEAD on a remote host (a git
   repository there when the host has git).
+* docker (`checkouts.container`): a git repository at `/src` in a container of its own, made
+  from a bundle of the project's committed HEAD.
 
 A sub-agent that works in its parent's checkout (`isolation: "none"`) has a record of the
 parent's kind pointing at the parent's directory; `checkout_for` wraps it in a `SharedCheckout` (`checkouts.shared`),
@@ -136,7 +138,7 @@ class Removal:
 
 class Checkout(Protocol):
     """A workspace's checkout. Implementations: `LocalCheckout`, `WorktreeCheckout`,
-    `SshCheckout`, and `SharedCheckout` around any of them."""
+    `SshCheckout`, `ContainerCheckout`, and `SharedCheckout` around any of them."""
 
     @property
     def record(self) -> WorkspaceRecord:
