@@ -197,13 +197,12 @@ def test_a_missing_image_is_a_clear_error_and_leaves_nothing_behind(
 ) -> None:
     from xum.runtime.container import ContainerError
 
-    before = container_engine.containers()
     spec = f"docker localhost/xum-no-such-image-{os.urandom(3).hex()}:1"
     with pytest.raises(ContainerError) as missing:
         asyncio.run(lifecycle.create_workspace(repo, spec, name_hint="x", run_init=False))
     assert "is not on this machine and could not be pulled" in missing.value.message
     assert registry.list_workspaces() == []  # the record went with the failed container
-    assert container_engine.containers() == before
+    assert container_engine.containers(repo) == set()
 
 
 def test_rename_moves_the_branch_and_a_sharing_sub_agent_opens_the_same_container(

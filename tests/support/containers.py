@@ -4,7 +4,7 @@
 test image once (`container_image.ensure_image`) and yields `Engine(cli, image, env)`;
 `container_engine` (function scope) points xum at that engine for one test (`XUM_CONTAINER_CLI`,
 and for podman `CONTAINERS_CONF` at the test's own containers.conf) and removes the containers
-the test left behind. Import both into a test module to use them.
+the test left behind (those of projects under its `tmp_path`, so parallel workers keep theirs). Import both into a test module to use them.
 
 Without a container engine the tests skip, saying why, unless `CI` is set: `make deps-system`
 installs podman.
@@ -17,12 +17,14 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from tests.support.container_image import ensure_image, podman_conf
 
 LABEL = "xum.workspace"
+PROJECT_LABEL = "xum.project"
 
 
 @dataclass(frozen=True)
@@ -41,9 +43,10 @@ class Engine:
             check=False,
         )
 
-    def containers(self) -> set[str]:
-        """The names of every container xum made (running or not)."""
-        done = self.run("ps", "-a", "--filter", f"label={LABEL}", "--format", "{{.Names}}")
+    def containers(self, project: Path) -> set[str]:
+        """The names of the containers xum made for `project` (running or not)."""
+        label = f"label={PROJECT_LABEL}={project}"
+        done = self.run("ps", "-a", "--filter", label, "--format", "{{.Names}}")
         return set(done.stdout.split())
 
     def state(self, name: str) -> str | None:
@@ -85,10 +88,19 @@ def container_image(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 
 
 @pytest.fixture
-def container_engine(container_image: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
+def container_engine(
+    container_image: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Engine]:
     for key, value in container_image.env.items():
         monkeypatch.setenv(key, value)
-    before = container_image.containers()
     yield container_image
-    for name in container_image.containers() - before:
-        container_image.run("rm", "-f", name)
+    # What this test left behind: the containers of projects under its own temporary directory
+    # (labelled with their project), never another worker's.
+    listed = container_image.run(
+        "ps", "-a", "--filter", f"label={LABEL}",
+        "--format", f'{{{{.Names}}}} {{{{index .Labels "{PROJECT_LABEL}"}}}}',
+    )  # fmt: skip
+    for line in listed.stdout.splitlines():
+        name, _, project = line.partition(" ")
+        if project.startswith(str(tmp_path) + os.sep):
+            container_image.run("rm", "-f", name)
