@@ -19,7 +19,11 @@ Paths: `run_first` (`xum run`'s `execute` with a new workspace, as `xum run "tas
 reading its flags, to the first request), `run_step` (from the first request to the second: the
 reply streamed, one `bash` tool call, the next request) and `server_first` (the first message
 of a new workspace through `POST /api/workspaces/{id}/messages` of the in-process app, to the
-request).
+request; opening the session is on this path) and `server_next` (the next message of the same
+workspace, its session open: the path of a message alone). Besides modules and climbs:
+`functions`, the distinct xum functions that ran, and `calls`, every call of one (a coroutine's
+resumption counts as a call, as the profiler reports it): the work on the path, which splitting a
+module into two does not change.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -74,12 +79,17 @@ class Window:
     modules: set[str] = field(default_factory=set)
     climbs: set[tuple[str, str]] = field(default_factory=set)
     climb_calls: int = 0
+    functions: set[tuple[str, str]] = field(default_factory=set)
+    calls: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
     done: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def open(self, stops: int = 1, *, reset_at_first: bool = False) -> None:
         self.stops, self.seen_stops, self.reset_at_first = stops, 0, reset_at_first
         self.modules, self.climbs, self.climb_calls = set(), set(), 0
+        self.functions, self.calls = set(), 0
+        self.counts = Counter()
         self.stop_frames = set()
         self.done.clear()
         self.active = True
@@ -108,12 +118,17 @@ class Window:
                 if self.seen_stops == 1 and self.reset_at_first and self.stops > 1:
                     # The step window: start counting at the first request.
                     self.modules, self.climbs, self.climb_calls = set(), set(), 0
+                    self.functions, self.calls = set(), 0
+                    self.counts = Counter()
                 self.modules.add(module)
                 if self.seen_stops >= self.stops:
                     self.active = False
                     self.done.set()
                 return
             self.modules.add(module)
+            self.functions.add((module, code.co_qualname))
+            self.calls += 1
+            self.counts[f"{module}.{code.co_qualname}"] += 1
             caller = frame.f_back
             while caller is not None and caller.f_globals.get("__name__", "").startswith(
                 SKIPPED_CALLERS
@@ -132,8 +147,12 @@ class Window:
             "modules": len(self.modules),
             "climbs": len(self.climbs),
             "climb_calls": self.climb_calls,
+            "functions": len(self.functions),
+            "calls": self.calls,
             "module_list": sorted(self.modules),
             "climb_list": sorted(f"{a} -> {b}" for a, b in self.climbs),
+            "function_list": sorted(f"{m}.{f}" for m, f in self.functions),
+            "most_called": dict(self.counts.most_common()),
         }
 
 
@@ -210,6 +229,7 @@ def measure_server(tmp: Path) -> dict[str, Any]:
     token = "bench-token-0123456789"
     auth = {"Authorization": f"Bearer {token}"}
     window = Window()
+    figures: dict[str, Any] = {}
     repo = git_repo(tmp / "server")
     with fakellm.FakeLLM() as server:
         _env(tmp / "server", server.url)
@@ -231,11 +251,25 @@ def measure_server(tmp: Path) -> dict[str, Any]:
                         raise RuntimeError(f"send failed: {sent.status_code} {sent.text}")
                     server.wait_for_requests(len(server.requests) or 1, timeout=60)
                     _wait_idle(client, wid, auth)
+                if not window.done.is_set():
+                    raise RuntimeError("the provider request was not seen")
+                figures["server_first"] = window.figures()
+                # The next message of the same workspace: its session is open, so this is the
+                # path of a message alone, without opening anything.
+                server.script(fakellm.text("again", chunk_size=0))
+                window.open(1)
+                sent = client.post(
+                    f"/api/workspaces/{wid}/messages", json={"text": "next"}, headers=auth
+                )
+                if sent.status_code != 202:
+                    raise RuntimeError(f"send failed: {sent.status_code} {sent.text}")
+                if not window.done.wait(60):
+                    raise RuntimeError("the second provider request was not seen")
+                figures["server_next"] = window.figures()
+                _wait_idle(client, wid, auth)
         finally:
             threading.setprofile(None)  # type: ignore[arg-type]
-    if not window.done.is_set():
-        raise RuntimeError("the provider request was not seen")
-    return {"server_first": window.figures()}
+    return figures
 
 
 def _wait_idle(client: Any, wid: str, auth: dict[str, str]) -> None:
@@ -257,6 +291,8 @@ def run() -> dict[str, Any]:
         if "--lists" not in sys.argv:
             figures.pop("module_list", None)
             figures.pop("climb_list", None)
+            figures.pop("function_list", None)
+            figures.pop("most_called", None)
     return out
 
 

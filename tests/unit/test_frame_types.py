@@ -93,9 +93,15 @@ def golden_frames() -> list[dict[str, Any]]:
     return frames
 
 
+# Kinds added after the newest golden logs were written (they are never regenerated); their
+# replay is covered by their own tests until the next golden version holds them:
+# model_fallback (tests/integration/test_model_fallbacks.py).
+NEWER_THAN_GOLDEN = {ev.MODEL_FALLBACK}
+
+
 def test_frame_kinds_names_every_kind_the_golden_logs_hold() -> None:
     kinds = {frame["type"] for frame in golden_frames()}
-    assert kinds == set(ev.FRAME_KINDS)
+    assert kinds == set(ev.FRAME_KINDS) - NEWER_THAN_GOLDEN
 
 
 def test_every_golden_frame_fits_the_type_of_its_kind() -> None:

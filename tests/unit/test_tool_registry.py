@@ -31,6 +31,10 @@ DOCUMENTED_PARAMETERS = {
     "web_fetch": ["url"],
     "agent_skill_read": ["name"],
     "agent_skill_read_file": ["name", "filePath", "offset", "limit"],
+    # `scope` (project or global) is xum's own: the docs' tools write one contextual root.
+    "agent_skill_list": ["includeUnadvertised"],
+    "agent_skill_write": ["name", "filePath", "content", "scope"],
+    "agent_skill_delete": ["name", "target", "filePath", "confirm", "scope"],
     "propose_plan": [],
     "ask_user_question": ["questions"],
     "task": [

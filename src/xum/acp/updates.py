@@ -111,7 +111,7 @@ class UpdateTranslator:
             return self._result(event)
         if isinstance(event, E.AgentChanged):
             return [update_current_mode(event.agent)] if event.agent in MODES else []
-        if isinstance(event, E.Advisory | E.ReplyStalled):
+        if isinstance(event, E.Advisory | E.ReplyStalled | E.ModelFallback):
             return [note(event.message)]
         if isinstance(event, E.DiscardPartial):
             return [note("the connection to the model dropped; the reply starts over")]
@@ -148,6 +148,8 @@ class UpdateTranslator:
             return [note("a damaged entry of this session's log was skipped")]
         if isinstance(event, E.Compaction):
             return [note("the conversation was compacted here")]
+        if isinstance(event, E.ModelFallback):
+            return [note(event.message)]
         return []
 
     # Tool calls --------------------------------------------------------------------------

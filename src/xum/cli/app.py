@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trust": ("xum.cli.trust:trust", "Trust a project so its hooks may run (or --revoke)."),
     "server": ("xum.cli.server:server", "Start the HTTP/WebSocket server for the browser UI."),
     "acp": ("xum.cli.acp:acp", "Serve the Agent Client Protocol on stdio for editors (Zed, ...)."),
+    "inbox": (
+        "xum.cli.inbox:inbox",
+        "List and answer what waits for you across a running server's workspaces.",
+    ),
     "tui": (
         "xum.cli.tui_command:tui",
         "Open the terminal UI (what `xum` alone does on a terminal).",

@@ -88,6 +88,9 @@ class TextRenderer:
         elif isinstance(event, E.DiscardPartial):
             self._newline()
             self.err.write(self._dim("(connection lost; the reply restarts)") + "\n")
+        elif isinstance(event, E.ModelFallback):
+            self._newline()
+            self.err.write(self._dim(f"note: {event.message}") + "\n")
         elif isinstance(event, E.Retrying):
             self._newline()
             self.err.write(self._dim(f"(retrying in {event.delay_s:.1f}s: {event.reason})") + "\n")

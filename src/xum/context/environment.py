@@ -29,7 +29,16 @@ _RUNTIME_LINES: dict[str, str] = {
 }
 
 
-def environment_block(runtime: RuntimeKind, *, is_git: bool) -> str:
+_PORTS_LINE = (
+    "This workspace has its own block of TCP ports: $XUM_PORT is the first and $XUM_PORTS the "
+    "range (first-last). Start servers you run on these ports, so they do not collide with other "
+    "workspaces, and tell the user the port you used."
+)
+
+
+def environment_block(runtime: RuntimeKind, *, is_git: bool, ports: bool = False) -> str:
+    """`ports`: the workspace has a port block (the line names the variables, not the numbers,
+    so workspaces with different blocks still share the prompt)."""
     lines = [
         "<environment>",
         _RUNTIME_LINES[runtime],
@@ -41,5 +50,7 @@ def environment_block(runtime: RuntimeKind, *, is_git: bool) -> str:
         "Put files that do not belong in the repository under $XUM_SCRATCH_DIR (it survives "
         "restarts and is removed with the workspace), not in your home directory."
     )
+    if ports:
+        lines.append(_PORTS_LINE)
     lines.append("</environment>")
     return "\n".join(lines)

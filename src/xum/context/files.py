@@ -120,10 +120,11 @@ def _lstat_sig(path: str) -> Sig:
 class RuntimeFiles:
     """Project files through the workspace runtime.
 
-    The Runtime protocol has no directory listing yet; a runtime that offers `list_dir(path)`
-    is used as is, one whose files are on this machine (`Runtime.sees_local_files`: local and
-    worktree runtimes) is listed here, and any other runtime reports that it cannot list (its project agents and skills are then not found,
-    while instruction files, which need no listing, still work).
+    The Runtime protocol has no directory listing; a runtime that offers `list_dir(path)` (the
+    SSH runtime) is used as is, one whose files are on this machine (`Runtime.sees_local_files`:
+    local and worktree runtimes) is listed here, and any other runtime reports that it cannot
+    list (its project agents and skills are then not found, while instruction files, which need
+    no listing, still work).
     """
 
     def __init__(self, runtime: Runtime) -> None:

@@ -3,10 +3,16 @@
 Roots, highest precedence first:
 
 1. for each directory from the working directory up to the checkout root (never above it):
-   `<dir>/.xum/skills`, then `<dir>/.agents/skills` (nearer directories win);
+   `<dir>/.xum/skills`, then `<dir>/.agents/skills`, then (Claude compatibility on)
+   `<dir>/.claude/skills` (nearer directories win);
 2. `$XUM_ROOT/skills` (the user's xum skills);
 3. `~/.agents/skills` (skills shared with other agent tools);
-4. xum's built-in skills.
+4. `~/.claude/skills` (Claude compatibility on);
+5. xum's built-in skills.
+
+The Claude Code roots are read only when config.json has `experiments.claudeCompatibility`
+(`xum.context.experiments`); the switch is read on every load, so turning it on or off takes
+effect at the next request. They are read-only: the skill tools never write or delete there.
 
 A skill is a directory whose name matches `^[a-z0-9]+(?:-[a-z0-9]+)*$` (1-64 characters) holding
 a `SKILL.md` of at most 1 MB that starts with YAML frontmatter naming it (`name` equal to the
@@ -51,6 +57,8 @@ MAX_INDEX_DESCRIPTION = 1024
 MAX_INDEX_WHEN = 512
 
 SCOPES = ("project", "global", "universal", "builtin")
+# Claude Code's skill directories (Claude compatibility): the lowest precedence at their level.
+CLAUDE_ROOT = ".claude/skills"
 
 
 def valid_skill_name(name: str) -> bool:
@@ -74,6 +82,9 @@ class Skill:
     argument_hint: str = ""
     when_to_use: str = ""
     body_line: int = 1  # the line of SKILL.md where `body` starts (after the frontmatter)
+    # The skill tools may change it: a project `.xum/skills` or the global `$XUM_ROOT/skills`
+    # skill (never `.agents`, `.claude` or a built-in one).
+    writable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,9 +177,16 @@ def invocation_message(skill: Skill, arguments: str) -> str:
     """The user message a `/<skill> args` invocation becomes."""
     arguments = arguments.strip()
     body, substituted = substitute_arguments(bounded_body(skill), arguments)
-    tail = f"Using skill {skill.name}"
+    return invocation_text(skill.name, body, arguments, substituted)
+
+
+def invocation_text(name: str, body: str, arguments: str, substituted: bool) -> str:
+    """The invocation message around `body` (arguments already substituted, directives run):
+    the arguments stay visible when no placeholder took them."""
+    arguments = arguments.strip()
+    tail = f"Using skill {name}"
     tail += f": {arguments}" if arguments and not substituted else "."
-    return f'<skill name="{skill.name}">\n{escape_untrusted(body)}\n</skill>\n\n{tail}'
+    return f'<skill name="{name}">\n{escape_untrusted(body)}\n</skill>\n\n{tail}'
 
 
 # Discovery -------------------------------------------------------------------------------------
@@ -183,6 +201,8 @@ class _Root:
     scope: str
     label: str
     fence: str | None
+    writable: bool = False  # a root the skill tools write to (`.xum/skills`, `$XUM_ROOT/skills`)
+    claude: bool = False  # a Claude Code root, read only with Claude compatibility on
 
 
 @dataclass
@@ -218,14 +238,33 @@ class SkillLoader:
         for directory in walk:
             rel = directory[len(root) :].strip("/") if is_within(directory, root) else ""
             prefix = f"{rel}/" if rel else ""
-            for sub in (".xum/skills", ".agents/skills"):
-                roots.append(_Root(project, f"{directory}/{sub}", "project", prefix + sub, root))
-        roots.append(
-            _Root(local, f"{xum_root.rstrip('/')}/skills", "global", "~/.xum/skills", None)
-        )
+            for sub in (".xum/skills", ".agents/skills", CLAUDE_ROOT):
+                roots.append(
+                    _Root(
+                        project,
+                        f"{directory}/{sub}",
+                        "project",
+                        prefix + sub,
+                        root,
+                        writable=sub == ".xum/skills",
+                        claude=sub == CLAUDE_ROOT,
+                    )
+                )
         roots.append(
             _Root(
-                local, f"{home.rstrip('/')}/.agents/skills", "universal", "~/.agents/skills", None
+                local,
+                f"{xum_root.rstrip('/')}/skills",
+                "global",
+                "~/.xum/skills",
+                None,
+                writable=True,
+            )
+        )
+        home = home.rstrip("/")
+        roots.append(_Root(local, f"{home}/.agents/skills", "universal", "~/.agents/skills", None))
+        roots.append(
+            _Root(
+                local, f"{home}/{CLAUDE_ROOT}", "universal", f"~/{CLAUDE_ROOT}", None, claude=True
             )
         )
         self.roots = roots
@@ -236,9 +275,14 @@ class SkillLoader:
         self._value = SkillCatalog()
 
     async def load(self) -> tuple[SkillCatalog, tuple[Any, ...]]:
+        from xum.context.experiments import claude_compatibility
+
         entries: list[tuple[_Root, str, str, Sig | str | None]] = []
-        sig: list[Any] = []
+        claude = claude_compatibility()
+        sig: list[Any] = [claude]
         for root in self.roots:
+            if root.claude and not claude:
+                continue
             names = await self._names(root)
             sig.append((root.path, self._listings[root.path].sig))
             for name in names:
@@ -328,6 +372,7 @@ class SkillLoader:
             root.fence,
             where,
             _body_line(text, body),
+            writable=root.writable,
         )
 
 
@@ -342,6 +387,8 @@ def skill_from_data(
     fence: str | None,
     where: str,
     body_line: int,
+    *,
+    writable: bool = False,
 ) -> Skill | SkillProblem:
     declared = data.get("name")
     if declared != name:
@@ -376,6 +423,7 @@ def skill_from_data(
         argument_hint=hint.strip() if isinstance(hint, str) else "",
         when_to_use=when.strip() if isinstance(when, str) else "",
         body_line=body_line,
+        writable=writable,
     )
 
 

@@ -36,17 +36,12 @@ from xum.context.agents import (
     merge_chain,
 )
 from xum.context.environment import environment_block
+from xum.context.experiments import claude_compatibility
 from xum.context.files import LocalFiles, QuickCheck, RecordingView, RuntimeFiles
 from xum.context.instructions import DEDICATED_KINDS, InstructionsLoader, model_matches
 from xum.context.markup import split_scoped
 from xum.context.prelude import PRELUDE
-from xum.context.skills import (
-    SkillCatalog,
-    SkillLoader,
-    SkillNotFound,
-    bounded_body,
-    read_skill_file,
-)
+from xum.context.skills import SkillCatalog, SkillLoader
 from xum.context.system_prompt import (
     agent_block,
     assemble,
@@ -64,6 +59,8 @@ from xum.tools import registry
 from xum.tools.mcp_names import FAMILY_TOOLS, PROMPT_TOOL, SEARCH_TOOL, is_family
 
 if TYPE_CHECKING:  # the MCP records load only in sessions that have MCP servers
+    from xum.context.skill_access import CatalogSkills
+    from xum.context.skill_directives import SkillCommands
     from xum.tools.mcp_host import McpHost, McpPrompt, McpSnapshot
 
 SKILL_READ_TOOL = "agent_skill_read"
@@ -135,6 +132,9 @@ def tool_identity(tools: Sequence[ToolSpec]) -> str:
 class ContextProvider(Protocol):
     """What the engine asks before each request (a `WorkspaceContext`, or `StaticContext`)."""
 
+    # Runs the `!`command`` lines of a skill the user invokes (None: they stay text).
+    skill_commands: SkillCommands | None
+
     async def live(self, selection: AgentSelection, model_string: str) -> LiveContext: ...
 
     async def skill_catalog(self) -> SkillCatalog | None: ...
@@ -142,6 +142,8 @@ class ContextProvider(Protocol):
 
 class StaticContext:
     """A fixed system prompt and tool list (tests, embedded uses): nothing is discovered."""
+
+    skill_commands: SkillCommands | None = None
 
     def __init__(self, system_prompt: str, tools: Sequence[str]) -> None:
         self.system_prompt = system_prompt
@@ -218,6 +220,7 @@ class WorkspaceFacts:
     xum_root: str
     home: str
     plan_file: str  # where this workspace's plan lives
+    ports: bool = False  # the workspace has a port block (`$XUM_PORT`), fixed for its life
 
     @property
     def runtime_kind(self) -> RuntimeKind:
@@ -225,6 +228,9 @@ class WorkspaceFacts:
 
 
 class WorkspaceContext:
+    # Set by the workspace layer that opens the session (`xum.workspaces.skill_commands`).
+    skill_commands: SkillCommands | None = None
+
     def __init__(
         self,
         facts: WorkspaceFacts,
@@ -264,7 +270,9 @@ class WorkspaceContext:
             xum_root=facts.xum_root,
             home=facts.home,
         )
-        self._environment = environment_block(facts.runtime_kind, is_git=facts.is_git)
+        self._environment = environment_block(
+            facts.runtime_kind, is_git=facts.is_git, ports=facts.ports
+        )
         self._key: tuple[Any, ...] | None = None
         self._live: LiveContext | None = None
         self._quick: tuple[tuple[Any, ...], QuickCheck] | None = None
@@ -307,7 +315,9 @@ class WorkspaceContext:
         else:
             available = tuple(n for n in available if n not in FAMILY_TOOLS)
         revision = snapshot.revision if snapshot is not None else -1
-        request = (selection, model_string, available, revision)
+        # The Claude-compatibility switch adds or removes skill roots: part of the request, so
+        # the quick re-check (which stats only what the last discovery looked at) sees it.
+        request = (selection, model_string, available, revision, claude_compatibility())
         quick = self._quick
         if (
             quick is not None
@@ -466,6 +476,8 @@ class WorkspaceContext:
         return section(snapshot, deferred=snapshot.tool_search, prompts=PROMPT_TOOL in offered)
 
     def skill_access(self) -> CatalogSkills:
+        from xum.context.skill_access import CatalogSkills
+
         return CatalogSkills(self)
 
     @classmethod
@@ -478,6 +490,7 @@ class WorkspaceContext:
         is_git: bool,
         workspace_path: str | None = None,
         mcp: McpHost | None = None,
+        ports: bool = False,
     ) -> WorkspaceContext:
         """The context of a workspace's checkout, read through `runtime` (global files under
         $XUM_ROOT and HOME, the plan under $XUM_ROOT/plans). `workspace_path`: the working
@@ -501,6 +514,7 @@ class WorkspaceContext:
                 xum_root=str(xum_root()),
                 home=os.path.expanduser("~"),
                 plan_file=plan_file_path(project_path, workspace_name),
+                ports=ports,
             ),
             mcp=mcp,
         )
@@ -560,29 +574,3 @@ def _with_body(agent: ResolvedAgent, body: str) -> ResolvedAgent:
     from dataclasses import replace
 
     return replace(agent, body=body)
-
-
-class CatalogSkills:
-    """The skill tools' view of a workspace's skills (satisfies `xum.tools.base.SkillAccess`).
-    Every call refreshes the catalog, so a skill added a moment ago can be read."""
-
-    def __init__(self, context: WorkspaceContext) -> None:
-        self.context = context
-
-    async def skill_names(self) -> list[str]:
-        catalog = await self.context.skill_catalog()
-        return sorted(catalog.skills)
-
-    async def skill_body(self, name: str) -> str:
-        catalog = await self.context.skill_catalog()
-        skill = catalog.get(name)
-        if skill is None:
-            raise SkillNotFound(name)
-        return bounded_body(skill)
-
-    async def skill_file(self, name: str, file_path: str, limit: int) -> bytes:
-        catalog = await self.context.skill_catalog()
-        skill = catalog.get(name)
-        if skill is None:
-            raise SkillNotFound(name)
-        return await read_skill_file(skill, file_path, limit=limit)

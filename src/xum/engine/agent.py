@@ -54,6 +54,7 @@ from xum.engine.dispatch import run_message
 from xum.engine.envelope import ModelChange, ModelChoice, Turn, TurnEnvelope, TurnKind
 from xum.engine.events import EventSink, null_sink
 from xum.engine.extensions import ToolCall, ToolMiddleware
+from xum.engine.fallback import Fallbacks
 from xum.engine.goals import GOAL_TOOLS, Goals
 from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.planmode import TurnRules
@@ -76,6 +77,7 @@ from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
 from xum.llm.client import LLMClient, open_client
+from xum.llm.errors import LLMError
 from xum.llm.types import LLMRequest, ThinkingLevel, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
 from xum.store import frame_types as ev
@@ -150,9 +152,11 @@ class AgentSession:
             budget_usd=settings.budget_usd,
             subagents=subagents,
             emit=emit,
+            by_model=resumed.by_model,
         )
         self.steps = StepRecords(resumed.header_key)
         self.commits = Commits(self.recorder, self.steps, self.ledger)
+        self.fallbacks = Fallbacks(self, self.commits)  # a refusal moves the turn down its chain
         self.projection = HistoryProjection()
         self.queue = MessageQueue()
         self.envelope = TurnEnvelope(self.recorder, self.commits, emit)
@@ -454,6 +458,12 @@ class AgentSession:
                 self.commits.partial(result, self.route, step, state, reason="budget")
                 result.reason = "budget"
                 return
+            except LLMError as exc:  # refused on content-policy grounds: maybe the next model
+                if not await self.fallbacks.after_error(result, step, exc):
+                    raise
+                continue
+            if await self.fallbacks.after_reply(result, step, finish):
+                continue  # refused: the step again, on the next model of the chain
             calls = await self.commits.reply(result, self.route, step, finish)
             if self.ledger.over_budget():
                 self.commits.close_calls(calls, BUDGET_TOOL_OUTPUT)

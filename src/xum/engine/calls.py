@@ -51,6 +51,8 @@ class CallRunner:
                 "XUM_SCRATCH_DIR": str(s.scratch_dir),
             }
         )
+        if s.workspace.ports is not None:
+            env.update(s.workspace.ports.env())
         return env
 
     def context_for(self, call: ToolCall | None, env: dict[str, str]) -> ToolContext:

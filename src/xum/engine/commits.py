@@ -66,7 +66,7 @@ class Commits:
         await self.recorder.append([*self.steps.take(), ev.spec(ev.ASSISTANT_MESSAGE, data)])
         self.steps.recorded()
         self.recorder.log.delete_partial()
-        self.ledger.account(result, finish.usage, cost)
+        self.ledger.account(result, finish.usage, cost, route.model_string)
         text = message_text(finish.message)
         if text:
             result.text = text
@@ -103,7 +103,7 @@ class Commits:
         }
         self.recorder.append_now([*self.steps.take(), ev.spec(ev.ASSISTANT_MESSAGE, reply)])
         self.steps.recorded()
-        self.ledger.account(result, usage, cost)
+        self.ledger.account(result, usage, cost, route.model_string)
         if text:
             result.text = text
 

@@ -308,7 +308,7 @@ class Compactor:
             )
         )
         cost = route.cost(finish.usage)
-        s.ledger.account(result, finish.usage, cost)
+        s.ledger.account(result, finish.usage, cost, route.model_string)
         summary = message_text(finish.message).strip()
         if not summary:
             raise LLMError(

@@ -183,6 +183,8 @@ def frame_event(frame: Frame) -> E.Committed | None:
         goal_data = ev.payload(frame, ev.GOAL)
         goal = _opt_dict(goal_data.get("goal"))
         return E.GoalUpdate(seq=seq, ts=ts, goal=goal or {}) if goal is not None else None
+    if kind == ev.MODEL_FALLBACK:
+        return _fallback_event(frame)
     if kind == ev.CONTEXT_RESET:
         reset = ev.payload(frame, ev.CONTEXT_RESET)
         return E.ContextReset(
@@ -192,6 +194,28 @@ def frame_event(frame: Frame) -> E.Committed | None:
             hard=True if reset.get("hard") is True else None,
         )
     return None
+
+
+def _fallback_event(frame: Frame) -> E.ModelFallback:
+    switch = ev.payload(frame, ev.MODEL_FALLBACK)
+    source = str(switch.get("from_model", ""))
+    target = str(switch.get("to_model", ""))
+    category = _opt_str(switch.get("category"))
+    why = f" ({category})" if category else ""
+    cost = switch.get("cost_usd")
+    return E.ModelFallback(
+        seq=frame.seq,
+        ts=frame.ts,
+        turn_id=_opt_str(switch.get("turn_id")),
+        step=_opt_int(switch.get("step")),
+        from_model=source,
+        to_model=target,
+        message=f"{source} refused{why}; continued with {target}",
+        text=_text(switch.get("message")),
+        category=category,
+        usage=_opt_dict(switch.get("usage")),
+        cost_usd=float(cost) if isinstance(cost, int | float) else None,
+    )
 
 
 def replay_events(frames: Iterable[Frame]) -> Iterator[E.Committed]:

@@ -3,7 +3,9 @@
 Plain text is a turn. A slash command is read first (`xum.engine.userinput`): `/compact` and
 `/clear` are carried out by the session's compactor, a one-shot `/<alias>+<level>` override runs
 one turn with another model or thinking level (a `TurnOverride` the turn carries; the session's
-own model is untouched), a skill invocation becomes the skill's body. A message that would start
+own model is untouched), a skill invocation becomes the skill's body (its `!`command`` lines run
+when the workspace allows it), and `$skill` references in a plain message attach the skills they
+name (`xum.engine.skillinput`). A message that would start
 at or above the model's auto-compaction threshold gets a compaction turn before it (the docs'
 "compact first, then send").
 """
@@ -33,8 +35,17 @@ class MessageHost(TurnHost, Protocol):
 
 async def run_message(session: MessageHost, text: str) -> TurnResult:
     if not text.lstrip().startswith("/"):
+        referenced = None
+        if "$" in text:  # `$skill` references; the import only when a message could have one
+            from xum.engine.skillinput import with_references
+
+            referenced = await with_references(session, text)
+        if referenced is not None:
+            stopped = await compact_before(session, referenced.text)
+            return stopped or await session.agent_turn(referenced.text, prepared=referenced)
         stopped = await compact_before(session, text)
         return stopped or await session.agent_turn(text)
+    from xum.engine.skillinput import with_dynamic_context
     from xum.engine.userinput import prepare_message  # slash commands only: off start-up
 
     prepared = prepare_message(
@@ -46,6 +57,7 @@ async def run_message(session: MessageHost, text: str) -> TurnResult:
     )
     if prepared.command is not None:
         return await _session_command(session, prepared)
+    prepared = await with_dynamic_context(session, prepared)
     stopped = await compact_before(session, prepared.text)
     if stopped is not None:
         return stopped

@@ -76,6 +76,11 @@ class Turn:
     model: ModelChoice
     # Frames the durable close appends before the turn_end, in the same batch.
     boundary: list[FrameSpec] = field(default_factory=list)
+    # The models that refused in this turn, in order (the first is the model the turn started
+    # with): a refusal moves `model` to the next one of its chain (`xum.engine.fallback`).
+    refused: list[str] = field(default_factory=list)
+    # Clients the turn opened for another endpoint (a fallback's), closed with the turn.
+    clients: list[LLMClient] = field(default_factory=list)
 
 
 class TurnEnvelope:
@@ -158,8 +163,8 @@ class TurnEnvelope:
         finally:
             self.current = None
             self._task = None
-            if own_client is not None:
-                await own_client.aclose()
+            for opened in [*turn.clients, *([own_client] if own_client is not None else [])]:
+                await opened.aclose()
 
     @asynccontextmanager
     async def guarded(self, turn: Turn) -> AsyncIterator[None]:

@@ -217,6 +217,28 @@ class GoalUpdate(Committed):
     goal: JsonDict  # goalId, objective, status, budgetCents, turnCap, source, summary, reason
 
 
+class ModelFallback(Committed):
+    """A model refused and the turn went on with the next model of its fallback chain (config
+    `modelFallbacks`): what streamed of the refused reply is thrown away, the retry follows."""
+
+    type: ClassVar[str] = "model-fallback"
+    turn_id: str | None
+    step: int | None
+    from_model: str  # the model that refused
+    to_model: str  # the model the turn continues with
+    message: str  # one line for a transcript: "X refused; continued with Y"
+    text: str = ""  # what the refused reply said (often nothing)
+    category: str | None = None  # the provider's refusal category, when it gave one
+    usage: JsonDict | None = None  # of the refused reply (absent for a content-policy error)
+    cost_usd: float | None = None  # ... priced as `from_model`; null: unknown
+
+    def to_dict(self) -> JsonDict:
+        out = super().to_dict()
+        if self.usage is not None:
+            out["cost_usd"] = self.cost_usd  # with a usage, null says "unknown"
+        return out
+
+
 class DamagedFrame(Committed):
     type: ClassVar[str] = "damaged-frame"
     raw: str  # the start of the line as it is on disk

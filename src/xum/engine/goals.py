@@ -11,15 +11,15 @@ After each turn, `decide` says what comes next: the goal is complete; continue (
 continuation message, counted against the turn cap); wrap up (the goal budget is spent: one
 last turn to leave things tidy and say what remains); or stop, naming the limit. A
 continuation is a turn of its own (`continue_turn`, kind "continuation"), in the same envelope
-as the user's. `drive` runs that loop after a turn until the goal ends; `xum run` uses it, the
-server runs `after_turn` and `continue_turn` from its own drive loop. The interactive cooldown of
+as the user's. The workspace host's drive loop (`xum.host.workspace_host`), under every
+front-end, calls `after_turn` and then `continue_turn` until the goal ends. The interactive cooldown of
 the docs' `/goal` is not applied anywhere (the process, or the user watching, is the boundary).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from xum.core.ids import random_suffix
 from xum.engine import events as E
@@ -322,25 +322,6 @@ class Goals:
         return await self.s.agent_turn(
             decision.text, synthetic={"kind": CONTINUATION_KIND, "goal_id": goal.id}
         )
-
-
-class GoalRunner(Protocol):
-    """A session with a goal service (what `drive` needs)."""
-
-    @property
-    def goals(self) -> Goals: ...
-
-
-async def drive(session: GoalRunner, result: TurnResult) -> tuple[TurnResult, Decision]:
-    """Keep a goal run going after `result` until the goal is complete or a limit stops it;
-    returns the last turn's result (with the usage of all of them) and the final decision
-    ("none": there is no goal)."""
-    goals = session.goals
-    while True:
-        decision = await goals.after_turn(result)
-        if decision.kind not in ("continue", "wrap_up"):
-            return result, decision
-        result = (await goals.continue_turn(decision)).after(result)
 
 
 def _money(cents: int | None) -> str:

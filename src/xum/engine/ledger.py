@@ -5,6 +5,9 @@ for a sub-agent, its ancestors and their other children) cost, as the sub-agent 
 A reply with no known price, or whose provider reported no token usage, makes the session's
 cost unknown from then on (it never reads as free); with a budget set, that stops the session. Mid-stream, once the usage reported so far already costs more than the budget allows, the
 stream is stopped instead of paid for to the end.
+
+Costs are also kept per model (`by_model`, keyed by `provider:model-id`): each reply is charged
+to the model that wrote it, so a turn a refusal moved to a fallback model shows what each cost.
 """
 
 from __future__ import annotations
@@ -34,8 +37,11 @@ class Ledger:
         budget_usd: float | None,
         subagents: SubAgentHost | None,
         emit: EventSink,
+        by_model: dict[str, float] | None = None,
     ) -> None:
         self.session_cost = cost
+        # This session's known costs per model (a reply of unknown cost adds nothing here).
+        self.by_model: dict[str, float] = dict(by_model or {})
         self.cost_known = cost_known
         self.budget_usd = budget_usd
         self.subagents = subagents
@@ -55,9 +61,14 @@ class Ledger:
         budget = self.budget_usd
         return budget is not None and (not self.cost_known or self.total() > budget)
 
-    def account(self, result: TurnResult, usage: Usage, cost: float | None) -> None:
-        """Add one reply to the turn and the session, tell the tree, and emit `usage`."""
+    def account(
+        self, result: TurnResult, usage: Usage, cost: float | None, model: str | None = None
+    ) -> None:
+        """Add one reply to the turn and the session (and to `model`, the one that wrote it),
+        tell the tree, and emit `usage`."""
         result.usage.add(usage)
+        if model is not None and cost is not None:
+            self.by_model[model] = self.by_model.get(model, 0.0) + cost
         if cost is None:
             result.cost_usd = None
             if self.cost_known and self.budget_usd is not None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from xum.core.messages import Usage
+from xum.core.portblock import PortBlock
 from xum.llm.types import ThinkingLevel
 from xum.runtime.base import RuntimeKind
 
@@ -26,6 +27,8 @@ class WorkspaceInfo:
     project_path: str
     path: str  # the workspace directory (in the runtime's namespace)
     runtime: RuntimeKind
+    # The workspace's own ports (`XUM_PORT`, `XUM_PORTS`); None: it has none (or they are off).
+    ports: PortBlock | None = None
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """What a session takes over from its log when it opens: one pass over the frames.
 
 The task list as the last successful `todo_write` left it (a `/clear` empties it), the cost of
-every reply and summarization pass so far (known only if every price was), and the key of the last request header (so the first request
+every reply, refused reply and summarization pass so far (known only if every price was), and
+those costs per model that wrote them, and the key of the last request header (so the first request
 of this process does not write a header identical to the one already on record).
 """
 
@@ -25,29 +26,41 @@ class Resumed:
     cost: float
     cost_known: bool
     header_key: bytes | None
+    by_model: dict[str, float]
 
 
 def resume(frames: Sequence[Frame]) -> Resumed:
     total, known = 0.0, True
     todos: list[Any] | None = None
     header: dict[str, Any] | None = None
+    by_model: dict[str, float] = {}
     for frame in frames:
         if frame.damaged:
             continue
         kind = frame.type
-        priced: ev.AssistantMessageData | ev.CompactionData | None = None
+        priced: ev.AssistantMessageData | ev.CompactionData | ev.ModelFallbackData | None = None
+        model: Any = None
         if kind == ev.ASSISTANT_MESSAGE:
             priced = ev.payload(frame, ev.ASSISTANT_MESSAGE)
+            model = priced.get("model")
         elif kind == ev.COMPACTION:
             summary = ev.payload(frame, ev.COMPACTION)
             # Only a summarization request costs something (Start Here sends none).
             priced = summary if "usage" in summary else None
+            model = summary.get("model")
+        elif kind == ev.MODEL_FALLBACK:
+            refused = ev.payload(frame, ev.MODEL_FALLBACK)
+            # A refused reply is billed; a request refused with an error is not (no usage).
+            priced = refused if "usage" in refused else None
+            model = refused.get("from_model")
         if priced is not None:
             cost = priced.get("cost_usd")
             if cost is None:
                 known = False
             else:
                 total += float(cost)
+                if isinstance(model, str):
+                    by_model[model] = by_model.get(model, 0.0) + float(cost)
         elif kind == ev.CONTEXT_RESET:
             todos = []
         elif kind == ev.REQUEST_HEADER:
@@ -61,6 +74,7 @@ def resume(frames: Sequence[Frame]) -> Resumed:
         total,
         known,
         header_key(header) if header is not None else None,
+        by_model,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from xum.core.errors import ConfigError
 from xum.core.paths import providers_path
 from xum.engine.endpoints import configured_provider_ids, resolve_endpoint
+from xum.engine.fallback_config import model_fallbacks
 from xum.llm import catalog
 from xum.llm.endpoint import Endpoint
 from xum.llm.errors import LLMError
@@ -113,6 +114,7 @@ def resolve_route(
     env = os.environ if env is None else env
     providers = providers or load_providers()
     config = load_config() if config is None else config
+    model_fallbacks(config)  # a wrong `modelFallbacks` is reported now, not at a refusal
     text = model_text or default_model_string(providers, config, env)
     provider, model_id = catalog.resolve_model_string(text)
     endpoint = replace(resolve_endpoint(provider, providers, env), limits=_reply_limits(config))

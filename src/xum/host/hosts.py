@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
+from xum.host.inbox import Inbox
+from xum.host.inbox_feed import InboxFeed
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
 from xum.host.workspace_host import (
@@ -73,8 +75,8 @@ class Hosts:
         approvals: Approvals | None = None,
         idle_close_s: float = 600.0,
         idle_check_s: float = 3600.0,
+        read_seq: Callable[[str], int] | None = None,
     ) -> None:
-        self.listener = listener
         self.idle_close_s = idle_close_s
         self.idle_check_s = idle_check_s  # how often idle compaction looks for work
         self._idle_checked = time.monotonic()
@@ -82,6 +84,14 @@ class Hosts:
         self.prepared: dict[str, Prepared] = {}
         self.questions = questions or Questions(listener)
         self.approvals = approvals or Approvals(listener)
+        # The attention inbox is fed from every listener call (`xum.host.inbox_feed`): the
+        # host's own, and those of the pending maps (a front-end may have made them with a
+        # listener of its own, as the server does), so no front-end feeds it by hand.
+        self.inbox = Inbox(self.questions, self.approvals, read_seq=read_seq or (lambda _ws: 0))
+        self.listener: HostListener = InboxFeed(listener, self.inbox, self._driving)
+        for pending in (self.questions, self.approvals):
+            pending.listener = InboxFeed(pending.listener, self.inbox, self._driving)
+        listener = self.listener
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.services = HostServices(
@@ -104,6 +114,11 @@ class Hosts:
         """A drive runs here (a turn, or the step between queued ones)."""
         host = self.hosts.get(workspace_id)
         return host is not None and host.driving
+
+    def _driving(self, workspace_id: str) -> bool | None:
+        """Whether a drive runs in the workspace; None when no host of this process has it."""
+        host = self.hosts.get(workspace_id)
+        return host.driving if host is not None else None
 
     def queued(self, workspace_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         host = self.hosts.get(workspace_id)

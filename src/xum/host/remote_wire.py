@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from xum.core.portblock import PortBlock
 from xum.engine import events as E
 from xum.host.pending import PendingQuestion
 from xum.store.registry import WorkspaceRecord
@@ -94,9 +95,17 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         init_status=init.get("status"),
         init_exit_code=init.get("exitCode"),
         permissions=None if permissions == "auto" else permissions,
+        ports=_ports(data.get("ports")),
         # A Docker workspace's image, where this side's record keeps it.
         extra={"container_image": runtime["image"]} if runtime.get("image") else {},
     )
+
+
+def _ports(data: object) -> PortBlock | None:
+    """The server's `{"first", "last", "count"}` as a block."""
+    if not isinstance(data, dict):
+        return None
+    return PortBlock.from_json({"first": data.get("first"), "count": data.get("count")})
 
 
 def question_from_json(message: dict[str, Any]) -> PendingQuestion:

@@ -180,7 +180,11 @@ class AnthropicClient(WireClient):
                 )
             )
             frames.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-        delta = {"stop_reason": obj.get("stop_reason"), "stop_sequence": obj.get("stop_sequence")}
+        delta = {
+            "stop_reason": obj.get("stop_reason"),
+            "stop_sequence": obj.get("stop_sequence"),
+            "stop_details": obj.get("stop_details"),
+        }
         frames.append(
             ("message_delta", {"type": "message_delta", "delta": delta, "usage": obj.get("usage")})
         )
@@ -293,6 +297,7 @@ class AnthropicDecoder:
         "_ctx",
         "_model",
         "_response_id",
+        "_stop_details",
         "_stop_reason",
         "_tools",
         "_usage",
@@ -307,6 +312,7 @@ class AnthropicDecoder:
         self._tools: dict[int, int] = {}  # block index -> tool call ordinal
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
+        self._stop_details: dict[str, Any] | None = None
         self._response_id: str | None = None
         self.complete = False
 
@@ -336,6 +342,8 @@ class AnthropicDecoder:
             delta = obj.get("delta") or {}
             if delta.get("stop_reason"):
                 self._stop_reason = delta["stop_reason"]
+            if isinstance(delta.get("stop_details"), dict):
+                self._stop_details = delta["stop_details"]
             return self._update_usage(obj.get("usage"))
         if kind == "message_stop":
             self.complete = True
@@ -458,4 +466,5 @@ class AnthropicDecoder:
             raw_reason=self._stop_reason or "",
             response_id=self._response_id,
             usage_reported=bool(self._usage),
+            stop_details=self._stop_details,
         )

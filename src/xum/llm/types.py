@@ -134,6 +134,9 @@ class Finish:
     # True only when the provider reported the reply's token usage. Without it `usage` is all
     # zeros, which must not be priced as a free reply: its cost is unknown.
     usage_reported: bool = False
+    # What the provider said about why it stopped, when it says more than the reason (Anthropic's
+    # `stop_details` of a refusal: `category`, `explanation`).
+    stop_details: dict[str, Any] | None = None
 
 
 StreamEvent = (

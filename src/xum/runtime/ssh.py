@@ -137,6 +137,14 @@ realpath -m -- "$1" 2>/dev/null && exit 0
 python3 -c 'import os, sys; print(os.path.realpath(sys.argv[1]))' "$1"
 """
 
+# A directory's entries, NUL-separated (names may hold newlines); exit 2: not a directory.
+_LIST = r"""
+[ -d "$1" ] || exit 2
+cd -- "$1" 2>/dev/null || exit 13
+shopt -s nullglob dotglob
+for f in *; do printf '%s\0' "$f"; done
+"""
+
 _HOST_RE = re.compile(r"[^\s\x00-\x1f\x7f]+")
 
 
@@ -413,6 +421,16 @@ class SshRuntime:
         with contextlib.suppress(OSError):
             local.unlink()
         return remote
+
+    async def list_dir(self, path: str) -> list[str] | None:
+        """The names in a directory on the host ([] when it is not one; None when it cannot be
+        read), so project agents and skills are found on an SSH workspace too."""
+        rc, out, _err = await self._run(_LIST, self.resolve(path))
+        if rc == 2:
+            return []
+        if rc != 0:
+            return None
+        return [n for n in out.decode(errors="surrogateescape").split("\0") if n]
 
     async def stat(self, path: str) -> FileStat:
         resolved = self.resolve(path)

@@ -22,12 +22,15 @@ host's; the routes turn HTTP into host calls and host errors into API errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xum.core.errors import XumError
 from xum.host.hosts import Hosts
+from xum.host.inbox import Change, InboxItem
 from xum.host.workspace_host import HostOptions
 from xum.server.errors import ApiError, not_found
 from xum.server.hostlink import HubListener
-from xum.server.hub import Hub
+from xum.server.hub import Hub, dumps
 from xum.server.pending_approvals import Approvals
 from xum.server.questions import Questions
 from xum.store import registry
@@ -36,7 +39,13 @@ from xum.store.sessionlog import check_workspace_id
 from xum.workspaces.safety.choice import SafetyChoice
 
 
-def server_hosts(hub: Hub, *, idle_close_s: float, idle_check_s: float) -> Hosts:
+def server_hosts(
+    hub: Hub,
+    *,
+    idle_close_s: float,
+    idle_check_s: float,
+    read_seq: Callable[[str], int] | None = None,
+) -> Hosts:
     """The server's host registry: a person answers questions and approvals in the browser;
     goals continue; every event goes to the hub."""
     hosts: Hosts | None = None
@@ -53,10 +62,23 @@ def server_hosts(hub: Hub, *, idle_close_s: float, idle_check_s: float) -> Hosts
         approvals=Approvals(hub, driving),
         idle_close_s=idle_close_s,
         idle_check_s=idle_check_s,
+        read_seq=read_seq,
     )
+    hosts.inbox.watch(lambda change, item: broadcast_inbox(hub, change, item))
     hub.active = lambda ws: ws in hosts.hosts
     hub.queued = hosts.queued
     return hosts
+
+
+def broadcast_inbox(hub: Hub, change: Change, item: InboxItem) -> None:
+    """An inbox item arrived or left: every client that follows the inbox hears it."""
+    if change == "added":
+        text = dumps({"type": "inbox-added", "item": item.to_json()})
+    else:
+        text = dumps({"type": "inbox-removed", "id": item.id, "workspaceId": item.workspace_id})
+    for client in hub.clients:
+        if client.inbox:
+            client.outbox.put_control(text)
 
 
 def require_idle(hosts: Hosts, workspace_id: str, action: str) -> None:

@@ -51,6 +51,7 @@ class Client:
     def __init__(self, capacity: int) -> None:
         self.id = next(self._ids)
         self.subscriptions: set[str] = set()
+        self.inbox = False  # it asked for the attention inbox's changes (`inbox-subscribe`)
         self.outbox = Outbox(capacity)
 
 

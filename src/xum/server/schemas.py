@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from xum.store.registry import ProjectRecord, WorkspaceRecord, project_name
+from xum.workspaces.ports import block_for
 
 
 class Project(BaseModel):
@@ -61,6 +62,12 @@ class InitHook(BaseModel):
     exitCode: int | None
 
 
+class PortRange(BaseModel):
+    first: int
+    last: int
+    count: int
+
+
 class Workspace(BaseModel):
     id: str
     name: str
@@ -82,6 +89,8 @@ class Workspace(BaseModel):
     # that, the workspace shows the idle-compacted badge.
     idleCompactedSeq: int | None = None
     permissions: Literal["auto", "ask", "read-only"]  # the permission mode (docs/security.md)
+    # The workspace's own ports (`XUM_PORT`..): null when it has none (docs/workspaces.md).
+    ports: PortRange | None = None
 
 
 class WorkspaceList(BaseModel):
@@ -127,7 +136,15 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         status=WorkspaceStatus.model_validate(status),
         idleCompactedSeq=_opt_int(record.extra.get("idle_compacted_seq")),
         permissions=_permissions(record.permissions),
+        ports=_ports(record),
     )
+
+
+def _ports(record: WorkspaceRecord) -> PortRange | None:
+    block = block_for(record)
+    if block is None:
+        return None
+    return PortRange(first=block.first, last=block.last, count=block.count)
 
 
 def _opt_int(value: Any) -> int | None:

@@ -45,7 +45,10 @@ class ServerState:
         self.read_marks = ReadMarks()
         self.hub.read_seq = self.read_marks.get
         self.hosts = server_hosts(
-            self.hub, idle_close_s=config.idle_close_s, idle_check_s=config.idle_check_s
+            self.hub,
+            idle_close_s=config.idle_close_s,
+            idle_check_s=config.idle_check_s,
+            read_seq=self.read_marks.get,
         )
         self.started_pid = os.getpid()
 

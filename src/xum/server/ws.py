@@ -54,6 +54,12 @@ async def _handle(state: ServerState, client: Client, raw: str) -> None:
     if kind == "ping":
         client.outbox.put_control(dumps({"type": "pong", "id": msg.get("id")}))
         return
+    if kind == "inbox-subscribe":
+        # The inbox as it is, then every change: one loop step, so nothing falls between.
+        items = [item.to_json() for item in state.hosts.inbox.items()]
+        client.outbox.put_control(dumps({"type": "inbox", "items": items}))
+        client.inbox = True
+        return
     if kind not in ("subscribe", "unsubscribe"):
         client.outbox.put_control(_error("invalid_message", f"unknown message type {kind!r}"))
         return

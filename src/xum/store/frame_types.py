@@ -15,8 +15,9 @@ Three families:
   `turn_end`, `context_frozen` (the exact system prompt and tools of a context segment, see
   `xum.context.frozen`), `plan_snapshot` (the plan file as the model last knew it),
   `compaction_start` (a summarization pass began; its `compaction` frame follows unless it
-  failed or the process died) and `goal` (a goal was set, completed or cleared, see
-  `xum.engine.goals`). The engine may add more types; projections keep and ignore types they do
+  failed or the process died), `goal` (a goal was set, completed or cleared, see
+  `xum.engine.goals`) and `model_fallback` (a model refused and the turn went on with the next
+  model of its fallback chain; the refused reply is kept there, out of the provider history). The engine may add more types; projections keep and ignore types they do
   not know.
 """
 
@@ -42,6 +43,7 @@ CONTEXT_FROZEN: Final = "context_frozen"
 PLAN_SNAPSHOT: Final = "plan_snapshot"
 COMPACTION_START: Final = "compaction_start"
 GOAL: Final = "goal"
+MODEL_FALLBACK: Final = "model_fallback"
 
 # The role `data["message"]` must have for each message type.
 MESSAGE_ROLES: Final[dict[str, str]] = {
@@ -192,6 +194,26 @@ class ContextFrozenData(TypedDict):
     tools_sha256: str
 
 
+class ModelFallbackData(TypedDict):
+    """A model refused (a reply that ended in a refusal, or a provider's content-policy error)
+    and the turn went on with the next model of its chain (`xum.engine.fallback`). The refused
+    reply lives here, not in an `assistant_message`, so no later request carries it."""
+
+    turn_id: str
+    step: int  # the refused step; the next step is the retry on `to_model`
+    from_model: str  # the model that refused
+    to_model: str  # the model the turn continues with
+    message: Message  # the refused reply (role assistant; empty for an error)
+    finish_reason: str  # "refusal", or the error's kind ("refused")
+    raw_finish_reason: NotRequired[str | None]
+    category: NotRequired[str]  # the provider's refusal category, when it gave one
+    explanation: NotRequired[str]  # ... and its explanation
+    # The refused reply's usage and cost, priced as `from_model` (absent for an error: the
+    # provider bills nothing for a request it rejected). `cost_usd` None: unknown.
+    usage: NotRequired[UsageDict]
+    cost_usd: NotRequired[float | None]
+
+
 class TurnEndData(TypedDict):
     turn_id: str
     reason: TurnEndReason
@@ -217,6 +239,7 @@ FrameKind = Literal[
     "context_frozen",
     "plan_snapshot",
     "goal",
+    "model_fallback",
 ]
 
 # Every frame kind the engine writes, with the type of its payload.
@@ -235,6 +258,7 @@ FRAME_KINDS: Final[dict[str, type]] = {
     CONTEXT_FROZEN: ContextFrozenData,
     PLAN_SNAPSHOT: PlanSnapshotData,
     GOAL: GoalData,
+    MODEL_FALLBACK: ModelFallbackData,
 }
 
 # A frame to append: its kind and payload. Only `spec` makes one, so every frame a writer
@@ -271,6 +295,8 @@ def spec(kind: Literal["context_frozen"], payload: ContextFrozenData) -> FrameSp
 def spec(kind: Literal["plan_snapshot"], payload: PlanSnapshotData) -> FrameSpec: ...
 @overload
 def spec(kind: Literal["goal"], payload: GoalData) -> FrameSpec: ...
+@overload
+def spec(kind: Literal["model_fallback"], payload: ModelFallbackData) -> FrameSpec: ...
 # fmt: on
 def spec(kind: FrameKind, payload: Mapping[str, Any]) -> FrameSpec:
     """A frame to append, its payload checked by mypy against the kind's type."""
@@ -313,6 +339,8 @@ def payload(frame: Frame, kind: Literal["context_frozen"]) -> ContextFrozenData:
 def payload(frame: Frame, kind: Literal["plan_snapshot"]) -> PlanSnapshotData: ...
 @overload
 def payload(frame: Frame, kind: Literal["goal"]) -> GoalData: ...
+@overload
+def payload(frame: Frame, kind: Literal["model_fallback"]) -> ModelFallbackData: ...
 # fmt: on
 def payload(frame: Frame, kind: FrameKind) -> Mapping[str, Any]:
     """The payload of `frame`, typed for `kind`; ValueError when the frame is of another kind.

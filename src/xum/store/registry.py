@@ -14,7 +14,9 @@ from typing import Any, Literal
 from xum.core.clock import now_ms
 from xum.core.errors import XumError
 from xum.core.ids import random_suffix, workspace_id, workspace_name
+from xum.core.portblock import PortBlock
 from xum.store.config import load_config, read_config, update_config
+from xum.store.port_alloc import allocate, port_settings, stored_blocks
 
 RuntimeName = Literal["local", "worktree", "ssh", "docker"]
 
@@ -62,12 +64,18 @@ class WorkspaceRecord:
     init_exit_code: int | None = None
     # The permission mode its sessions run in (`auto`, `ask`, `read-only`); None: auto.
     permissions: str | None = None
+    # Its block of TCP ports (`xum.store.port_alloc`); None: none given (the feature is off, or
+    # the workspace predates it and was not opened since).
+    ports: PortBlock | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceRecord:
         known = {f for f in cls.__dataclass_fields__}
-        record = cls(**{k: v for k, v in data.items() if k in known and k != "extra"})
+        values = {k: v for k, v in data.items() if k in known and k != "extra"}
+        if not isinstance(values.get("ports"), PortBlock):
+            values["ports"] = PortBlock.from_json(values.get("ports"))
+        record = cls(**values)
         record.extra = {k: v for k, v in data.items() if k not in known}
         return record
 
@@ -169,7 +177,9 @@ def create_workspace(
     `$XUM_ROOT/src/<project>/<name>`); without it the workspace runs in the project directory.
     `exact_name` (a name the user chose, as in `/fork <name>`) is used as given, and refused with
     NameTakenError when another workspace of the project already has it. `register_project`
-    registers the project too (`ensure_project`), in the same write.
+    registers the project too (`ensure_project`), in the same write. The workspace gets a free
+    block of ports in the same write (so concurrent creates never share one) unless `fields`
+    names its `ports` (a sub-agent sharing its parent's checkout shares its block too).
     """
 
     def mutate(config: dict[str, Any]) -> WorkspaceRecord:
@@ -191,6 +201,9 @@ def create_workspace(
         new_id = workspace_id()
         while new_id in workspaces:  # pragma: no cover - 40 random bits
             new_id = workspace_id()
+        given = dict(fields)
+        if "ports" not in given:
+            given["ports"] = allocate(port_settings(config), stored_blocks(workspaces))
         record = WorkspaceRecord(
             id=new_id,
             name=name,
@@ -199,7 +212,7 @@ def create_workspace(
             path=str(path_for(name)) if path_for else project_path,
             title=title,
             created_at=now_ms(),
-            **fields,
+            **given,
         )
         workspaces[new_id] = _to_config(record)
         return record
@@ -294,6 +307,33 @@ def rename_workspace(ws_id: str, new_name: str, **changes: Any) -> WorkspaceReco
                 raise RegistryError(f"unknown workspace field '{key}'")
             setattr(record, key, value)
         workspaces[ws_id] = _to_config(record)
+        return record
+
+    return update_config(mutate)
+
+
+def assign_ports(ws_id: str) -> WorkspaceRecord:
+    """Give a workspace that has no port block one, in one locked update (workspaces made
+    before the feature, or while it was off, get theirs when next opened). A workspace that
+    shares its parent's checkout takes the parent's block when the parent has one. Returns the
+    record as stored; unchanged when it has a block or the feature is off."""
+
+    def mutate(config: dict[str, Any]) -> WorkspaceRecord:
+        workspaces = _workspaces(config)
+        data = workspaces.get(ws_id)
+        if not isinstance(data, dict):
+            raise RegistryError(f"no workspace with id '{ws_id}'")
+        record = _from_config(data)
+        settings = port_settings(config)
+        if record.ports is not None or not settings.enabled:
+            return record
+        parent = workspaces.get(record.parent_id) if record.parent_id else None
+        if isinstance(parent, dict) and parent.get("path") == record.path:
+            record.ports = PortBlock.from_json(parent.get("ports"))
+        if record.ports is None:
+            record.ports = allocate(settings, stored_blocks(workspaces, but=ws_id))
+        if record.ports is not None:
+            workspaces[ws_id] = _to_config(record)
         return record
 
     return update_config(mutate)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from xum.tools.background import BackgroundProcesses
     from xum.tools.input import ToolInput
     from xum.tools.mcp_host import McpAccess
+    from xum.tools.skill_records import DeleteTarget, SkillChange, SkillListing, SkillScope
     from xum.tools.tasking import SubAgentHost
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
@@ -91,6 +92,24 @@ class SkillAccess(Protocol):
     async def skill_file(self, name: str, file_path: str, limit: int) -> bytes:
         """A file inside the skill's directory. LookupError (no skill), FileNotFoundError,
         ValueError (the path leaves the directory or is not a regular file)."""
+        ...
+
+    async def list_skills(self) -> list[SkillListing]:
+        """Every available skill (the winner of each name), by name."""
+        ...
+
+    async def write_skill(
+        self, scope: SkillScope, name: str, file_path: str | None, content: str
+    ) -> SkillChange:
+        """Create or replace a file of a skill (`SKILL.md` by default). ValueError (with a
+        message for the model) when refused."""
+        ...
+
+    async def delete_skill(
+        self, scope: SkillScope, name: str, target: DeleteTarget, file_path: str | None
+    ) -> SkillChange:
+        """Remove a file of a skill or the whole skill. LookupError (no such skill there),
+        FileNotFoundError, ValueError (refused)."""
         ...
 
 

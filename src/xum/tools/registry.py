@@ -36,6 +36,10 @@ _TOOLS: dict[str, str] = {
     # Skills and plan mode (agents' tool policies decide who gets them).
     "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
     "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",
+    # Skill management (the built-in exec and plan agents leave write and delete out).
+    "agent_skill_list": "xum.tools.agent_skill_list:AgentSkillListTool",
+    "agent_skill_write": "xum.tools.agent_skill_write:AgentSkillWriteTool",
+    "agent_skill_delete": "xum.tools.agent_skill_delete:AgentSkillDeleteTool",
     "propose_plan": "xum.tools.propose_plan:ProposePlanTool",
     "ask_user_question": "xum.tools.ask_user_question:AskUserQuestionTool",
     # Sub-agents and background processes (the engine offers the host-backed ones only when

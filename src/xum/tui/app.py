@@ -77,6 +77,8 @@ class XumApp(App[None]):
         Binding("ctrl+b", "focus_sidebar", "Workspaces", show=False, priority=True),
         Binding("ctrl+o", "toggle_sidebar", "List", show=False, priority=True),
         Binding("ctrl+r", "review", "Review", priority=True),
+        Binding("ctrl+l", "inbox", "Inbox", priority=True),
+        Binding("ctrl+f", "next_waiting", "Next waiting", show=False, priority=True),
         Binding("f2", "pick_model", "Model", show=False),
         Binding("f3", "next_thinking", "Thinking", show=False),
         Binding("f4", "toggle_mode", "Plan/Exec", show=False),
@@ -99,6 +101,7 @@ class XumApp(App[None]):
         self.project_root = self.project_dir
         self.open_request = workspace
         self.runner = Runner(self)
+        self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
         self.actions = Actions(self)
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
@@ -204,6 +207,7 @@ class XumApp(App[None]):
             self.transcript_view.show(self.draft)
         else:
             ws.unread = False
+            self.runner.mark_read(ws)
             self.transcript_view.show(ws.transcript)
             self.sidebar.redraw(ws)
             await self.runner.load(ws)
@@ -266,6 +270,28 @@ class XumApp(App[None]):
 
     def action_toggle_theme(self) -> None:
         self.theme = "ansi-light" if self.theme == "ansi-dark" else "ansi-dark"
+
+    def action_inbox(self) -> None:
+        from xum.tui.inbox import InboxScreen
+
+        def opened(workspace_id: str | None) -> None:
+            self._open_waiting(workspace_id)
+
+        self.push_screen(InboxScreen(self.runner.hosts.inbox), opened)
+
+    def action_next_waiting(self) -> None:
+        from xum.tui.inbox import next_waiting
+
+        items = self.runner.hosts.inbox.items()
+        self._open_waiting(next_waiting(items, self.selected.id if self.selected else None))
+
+    def _open_waiting(self, workspace_id: str | None) -> None:
+        ws = self.runner.workspaces.get(workspace_id) if workspace_id else None
+        if ws is None and workspace_id is not None:
+            self.notify("that workspace is not in this project's list", severity="warning")
+        if ws is not None:
+            self.run_worker(self.select(ws), group="select")
+            self.composer.focus()
 
     def action_help(self) -> None:
         from xum.tui.screens import HelpScreen

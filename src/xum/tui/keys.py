@@ -65,6 +65,13 @@ KEYS: tuple[Key, ...] = (
     Key("a", "archive the workspace (in the list)", "Workspaces"),
     Key("u", "unarchive one of the project's archived workspaces (in the list)", "Workspaces"),
     Key("d", "delete the workspace, after a preview of what goes (in the list)", "Workspaces"),
+    Key(
+        "Ctrl+L",
+        "the inbox: what waits for you in every workspace (Enter opens it, y approves once, "
+        "d denies, x dismisses)",
+        "Views",
+    ),
+    Key("Ctrl+F", "go to the next workspace something waits in (the inbox's order)", "Views"),
     Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
     Key(
         "PageUp, PageDown",

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Mapping, Sequence
+import sys
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -142,6 +143,9 @@ class Runner:
         self._early: dict[str, list[E.Event]] = {}  # init output of a workspace not yet listed
         self._hosts: Hosts | None = None
         self.server = ServerTurns(self)
+        # Whether the workspace is on screen: what happens there is read as it happens, so it
+        # leaves no "ended unread" item in the inbox.
+        self.on_screen: Callable[[str], bool] = lambda _ws: False
 
     @property
     def hosts(self) -> Hosts:
@@ -151,8 +155,18 @@ class Runner:
             from xum.host.hosts import Hosts
             from xum.host.workspace_host import HostOptions
 
-            self._hosts = Hosts(self, options=HostOptions(frontend="tui", purpose="tui"))
+            self._hosts = Hosts(
+                self, options=HostOptions(frontend="tui", purpose="tui"), read_seq=self._read_seq
+            )
         return self._hosts
+
+    def _read_seq(self, workspace_id: str) -> int:
+        return sys.maxsize if self.on_screen(workspace_id) else 0
+
+    def mark_read(self, ws: Workspace) -> None:
+        """The workspace is on screen: its inbox notices leave."""
+        if self._hosts is not None:  # no host yet: nothing can wait
+            self._hosts.inbox.read(ws.id, sys.maxsize)
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run `coro` in the background, kept until it ends."""

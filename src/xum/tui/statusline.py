@@ -2,7 +2,8 @@
 cost, then the key hints, fitted to the terminal's width.
 
 What matters most stays: the hints go first when the line is too long, then the workspace's
-name is shortened, so the cost is never cut at the right edge of an 80-column terminal.
+name is shortened, so the cost is never cut at the right edge of an 80-column terminal. The
+workspace's ports (`ports 20010-20019`) follow the cost only when the whole line fits.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from rich.text import Text
 
 from xum.engine.display import strip_controls
 from xum.tui.runner import Workspace
+from xum.workspaces.ports import block_for
 
 ELLIPSIS = "…"
 MIN_NAME = 8  # a name is never cut shorter than this (the line is cut instead)
@@ -24,7 +26,13 @@ def status_line(ws: Workspace | None, width: int, *, list_hidden: bool = False) 
         facts = Text("new workspace · Enter starts it in the project directory")
         return _fit(Text(), facts, hints, width)
     name = Text(strip_controls(ws.record.name), style="bold")
-    return _fit(name, _facts(ws), hints, width)
+    facts = _facts(ws)
+    block = block_for(ws.record)
+    if block is not None:
+        with_ports = facts + Text(f" · ports {block.label}")
+        if (name + with_ports).cell_len <= width:
+            facts = with_ports
+    return _fit(name, facts, hints, width)
 
 
 def _facts(ws: Workspace) -> Text:

@@ -242,6 +242,18 @@ class Transcript:
 
     def _discard(self, _event: E.DiscardPartial) -> list[Change]:
         """The connection dropped mid-reply: what streamed of this step goes; it restarts."""
+        changes = self._drop_streamed()
+        changes.extend(self.note("connection lost; the reply restarts", "warn"))
+        return changes
+
+    def _fallback(self, event: E.ModelFallback) -> list[Change]:
+        """A model refused: its reply goes, a line says which model the turn went on with."""
+        changes = self._drop_streamed()
+        changes.extend(self.note(event.message, "warn"))
+        return changes
+
+    def _drop_streamed(self) -> list[Change]:
+        """Remove what streamed of the step in flight."""
         changes = []
         for entry_id in self._streaming:
             entry = self._find(entry_id)
@@ -251,7 +263,6 @@ class Transcript:
                 self._tools.pop(entry.call_id, None)
             changes.append(self._remove(entry))
         self._streaming.clear()
-        changes.extend(self.note("connection lost; the reply restarts", "warn"))
         return changes
 
     def _assistant(self, event: E.AssistantMessage) -> list[Change]:
@@ -489,6 +500,7 @@ _HANDLERS: dict[type[E.Event], Callable[[Transcript, Any], list[Change]]] = {
     E.ToolCallStart: Transcript._call_start,
     E.ToolCallDelta: Transcript._call_delta,
     E.DiscardPartial: Transcript._discard,
+    E.ModelFallback: Transcript._fallback,
     E.AssistantMessage: Transcript._assistant,
     E.ToolCall: Transcript._call,
     E.ToolOutput: Transcript._output,

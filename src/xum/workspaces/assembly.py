@@ -39,6 +39,8 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.writerlog import WriterLog
 from xum.tools.tasking import SubAgentHost
 from xum.workspaces.init_hook import InitHookRun
+from xum.workspaces.middleware import TrustView
+from xum.workspaces.ports import block_for, ensure_block
 from xum.workspaces.safety.approvals import Approver
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
@@ -47,9 +49,11 @@ from xum.workspaces.wiring import SessionWiring, wire_session
 
 if TYPE_CHECKING:
     from xum.tools.base import AskUser
+    from xum.workspaces.checkouts.protocol import Checkout
     from xum.workspaces.lifecycle import CreatedWorkspace
     from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.service import ProjectPaths
+    from xum.workspaces.skill_commands import WorkspaceSkillCommands
     from xum.workspaces.subagents.manager import SubAgentManager
 
 ChildListener = Callable[[str, Event], None]  # (child workspace id, event)
@@ -81,16 +85,18 @@ def project_facts(
     known: ProjectPaths | None,
     secrets: dict[str, str] | None = None,
     is_git: bool | None = None,
+    checkout: Checkout | None = None,
 ) -> ProjectFacts:
     """Git calls and a file read: run it on a worker thread. `known`, `secrets`, `is_git`: what
-    the caller found already (creating the workspace), which is not asked again."""
+    the caller found already (creating the workspace), which is not asked again; `checkout`: the
+    workspace's, when the caller has it."""
     from xum.store.secrets import load_project_secrets
     from xum.workspaces.checkouts.factory import checkout_for
     from xum.workspaces.service import project_paths
 
     paths = known or project_paths(Path(record.project_path))
     if is_git is None:
-        checkout = checkout_for(record)
+        checkout = checkout or checkout_for(record)
         # The project's answer holds for a checkout that is the project or was just made from
         # it; any other one is asked (a remote checkout answers from its record).
         same = known is not None or Path(record.path).resolve() == paths.root
@@ -196,14 +202,16 @@ async def open_workspace_session(
     clients); without one, requests are refused (children never have one: their requests are
     refused and they report back).
     """
+    from xum.workspaces.checkouts.factory import checkout_for
+
+    # Looked up once and handed to everything below that needs it (facts, hooks, middleware).
+    checkout = checkout_for(record)
     owns_runtime = runtime is None
     if created is not None:
         runtime = runtime or created.runtime
         init = init or created.init
     if runtime is None:
-        from xum.workspaces.service import open_runtime
-
-        runtime = open_runtime(record)
+        runtime = checkout.open_runtime()
     owns_client = client is None
     client = client or open_client(route.endpoint)
     known = created.project if created is not None else None
@@ -212,11 +220,15 @@ async def open_workspace_session(
     manager_box: list[SubAgentManager] = []
     mcp: SessionMcp | None = None
     try:
+        if record.ports is None:  # made before port blocks, or while they were off
+            record = await asyncio.to_thread(ensure_block, record)
         secrets = created.secrets if created is not None else None
         if known is not None and secrets is not None:
-            facts = project_facts(record, known, secrets, is_git)  # nothing to ask: no thread hop
+            # Nothing to ask: no thread hop.
+            facts = project_facts(record, known, secrets, is_git, checkout)
         else:
-            facts = await asyncio.to_thread(project_facts, record, known, secrets, is_git)
+            facts = await asyncio.to_thread(project_facts, record, known, secrets, is_git, checkout)
+        trust = TrustView(record.project_path, root=facts.trust_root)
         wiring = await wire_session(
             record,
             runtime,
@@ -224,11 +236,15 @@ async def open_workspace_session(
             emit=emit,
             init=init,
             secrets=facts.secrets,
-            trust_root=facts.trust_root,
+            trust=trust,
+            checkout=checkout,
             safety=safety,
             approver=approver,
         )
-        info = WorkspaceInfo(record.id, record.name, record.project_path, record.path, runtime.kind)
+        ports = block_for(record)
+        info = WorkspaceInfo(
+            record.id, record.name, record.project_path, record.path, runtime.kind, ports
+        )
         host: SubAgentHost
         if make_host is not None:
             host = make_host(info, wiring)
@@ -247,13 +263,14 @@ async def open_workspace_session(
                 safety=safety,
             )
         agent_box: list[AgentSession] = []
-        mcp = _mcp_manager(record, runtime, wiring, facts, emit, agent_box)
+        mcp = _mcp_manager(record, runtime, wiring, trust, emit, agent_box)
         context = WorkspaceContext.for_workspace(
             runtime,
             project_path=record.project_path,
             workspace_name=record.name,
             is_git=facts.is_git,
             mcp=mcp,
+            ports=ports is not None,
         )
         agent_id = record.agent or "exec"
         mode = "plan" if agent_id == "plan" else "exec"
@@ -278,6 +295,10 @@ async def open_workspace_session(
             mcp=mcp,
         )
         agent_box.append(agent)
+        if not agent.context.selection.subagent:
+            # A sub-agent's messages are written by a model (its parent's task prompt): the
+            # commands of a skill run only when a person invokes it.
+            context.skill_commands = _skill_commands(trust, wiring, agent)
         if hold_writer:
             await agent.hold_writer(f"xum {purpose}")
     except BaseException:
@@ -315,7 +336,7 @@ def _mcp_manager(
     record: WorkspaceRecord,
     runtime: Runtime,
     wiring: SessionWiring,
-    facts: ProjectFacts,
+    trust: TrustView,
     emit: EventSink,
     agent_box: list[AgentSession],
 ) -> SessionMcp:
@@ -327,11 +348,9 @@ def _mcp_manager(
     from xum.core.ownsecrets import without_own_secrets
     from xum.core.pathtext import checkout_root
     from xum.workspaces.mcp.lazy import SessionMcp
-    from xum.workspaces.middleware import TrustView
 
     workspace_path = runtime.workspace_path
     project = record.project_path
-    trust = TrustView(project, root=facts.trust_root)
 
     def env() -> dict[str, str]:
         extra = agent_box[0].tool_env() if agent_box else dict(wiring.base_env)
@@ -346,6 +365,24 @@ def _mcp_manager(
         mask=wiring.masker.mask,
         trusted=trust.allowed,
         emit=emit,
+    )
+
+
+def _skill_commands(
+    trust: TrustView, wiring: SessionWiring, agent: AgentSession
+) -> WorkspaceSkillCommands:
+    """Who runs the `!`command`` lines of a skill the user invokes: the session's runtime,
+    environment, sandbox layer and masking, in trusted projects only (the session's one trust
+    view)."""
+    from xum.workspaces.safety.sandboxing import SandboxMiddleware
+    from xum.workspaces.skill_commands import WorkspaceSkillCommands
+
+    sandbox = next((m for m in wiring.middleware if isinstance(m, SandboxMiddleware)), None)
+    return WorkspaceSkillCommands(
+        trusted=trust.allowed,
+        context=agent.tool_context,
+        sandbox=sandbox,
+        mask=wiring.masker.mask,
     )
 
 

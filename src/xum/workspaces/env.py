@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from xum.store.registry import WorkspaceRecord
+from xum.workspaces.ports import ports_env
 
 
 def lifecycle_env(
@@ -26,6 +27,7 @@ def lifecycle_env(
             "XUM_RUNTIME": record.runtime,
             "XUM_WORKSPACE_NAME": record.name,
             "XUM_WORKSPACE_ID": record.id,
+            **ports_env(record),
         }
     )
     if init:

@@ -31,6 +31,7 @@ from xum.store.registry import WorkspaceRecord
 from xum.workspaces import hooks
 from xum.workspaces.busy import streaming_local_siblings
 from xum.workspaces.checkouts.factory import checkout_for
+from xum.workspaces.checkouts.protocol import Checkout
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.safety.approvals import ApprovalMiddleware, Approver
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
@@ -164,6 +165,7 @@ class HookMiddleware:
         timeout_s: float,
         emit: EventSink,
         on_withheld: Callable[[str], None],
+        checkout: Checkout | None = None,
     ) -> None:
         self.record = record
         self.runtime = runtime
@@ -173,7 +175,7 @@ class HookMiddleware:
         self.emit = emit
         self.on_withheld = on_withheld
         self.staging = hooks.RemoteStaging(runtime, staging_dir, record.id)
-        roots = checkout_for(record).hook_roots()
+        roots = (checkout or checkout_for(record)).hook_roots()
         self.checkout, self.fallback = roots.checkout, roots.fallback
 
     async def find(self, name: str) -> hooks.HookScript | None:
@@ -371,6 +373,7 @@ def build_middleware(
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     on_withheld: Callable[[str], None] | None = None,
     trust: TrustView | None = None,
+    checkout: Checkout | None = None,
     masker: SecretMasker | None = None,
     safety: SafetyChoice = DEFAULT_CHOICE,
     sandbox_warned: bool = False,
@@ -380,7 +383,8 @@ def build_middleware(
 
     `init`: the workspace's running init hook, if any (the first tool call waits for it).
     `on_withheld(hook_name)`: called when a tool call finds a project hook that trust withholds.
-    `trust`: the project's TrustView, when the caller made one already.
+    `trust`: the project's TrustView, when the caller made one already; `checkout`: the
+    workspace's checkout, likewise.
     `masker`: the session's masker, when the caller made one already (else one for `secrets`
     and xum's own).
     `trust`: the project's TrustView, when the caller made one already. `safety`: the
@@ -392,7 +396,8 @@ def build_middleware(
     layers: list[ToolMiddleware] = [LiveOutputMasking(masker)]
     if init is not None:
         layers.append(InitGate(init, emit))
-    if checkout_for(record).shares_project_dir:
+    checkout = checkout or checkout_for(record)
+    if checkout.shares_project_dir:
         layers.append(LocalStreamingWarning(record, emit))
     trust = trust or TrustView(record.project_path)
     # Before the hooks: a call that is not approved never reaches `tool_pre`.
@@ -411,6 +416,7 @@ def build_middleware(
             timeout_s=hook_timeout_s,
             emit=emit,
             on_withheld=on_withheld or (lambda _name: None),
+            checkout=checkout,
         )
     )
     # After the hooks: the sandbox holds what bash sources (`tool_env`) too.

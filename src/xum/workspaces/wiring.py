@@ -20,6 +20,7 @@ from xum.store.registry import WorkspaceRecord
 from xum.store.secrets import load_project_secrets
 from xum.workspaces import hooks
 from xum.workspaces.checkouts.factory import checkout_for
+from xum.workspaces.checkouts.protocol import Checkout
 from xum.workspaces.init_hook import InitHookRun
 from xum.workspaces.middleware import (
     PROJECT_HOOKS_SHOWN,
@@ -47,13 +48,17 @@ def project_secrets(project_path: str) -> dict[str, str]:
 
 
 async def withheld_hooks(
-    record: WorkspaceRecord, runtime: Runtime, *, trust: TrustView | None = None
+    record: WorkspaceRecord,
+    runtime: Runtime,
+    *,
+    trust: TrustView | None = None,
+    checkout: Checkout | None = None,
 ) -> list[str]:
     """Project hooks present in the checkout that trust keeps from running (empty when the
     project is trusted, or automation is switched off on purpose)."""
     if not (trust or TrustView(record.project_path)).untrusted():
         return []
-    roots = checkout_for(record).hook_roots()
+    roots = (checkout or checkout_for(record)).hook_roots()
     found = []
     for name in PROJECT_HOOKS_SHOWN:
         if await hooks.find_project_hook(
@@ -83,18 +88,21 @@ async def wire_session(
     init: InitHookRun | None = None,
     hook_timeout_s: float = TOOL_HOOK_TIMEOUT_S,
     secrets: dict[str, str] | None = None,
-    trust_root: Path | None = None,
+    trust: TrustView | None = None,
+    checkout: Checkout | None = None,
     safety: SafetyChoice = DEFAULT_CHOICE,
     approver: Approver | None = None,
 ) -> SessionWiring:
-    """`secrets` and `trust_root` (see `xum.workspaces.safety.trust`): the project's, when the caller
-    has them already (`CreatedWorkspace` carries both); otherwise they are looked up here.
-    `safety`: the front-end's choices over the user's config (`xum run --sandbox`); `approver`:
-    who answers approval requests (the browser), None where nobody can."""
-    trust = TrustView(record.project_path, root=trust_root)
+    """`secrets` and `trust` (see `xum.workspaces.safety.trust`): the project's, when the caller
+    has them already (the assembly makes its `TrustView` once per open); otherwise they are looked
+    up here. `checkout`: the workspace's, when the caller has it. `safety`: the front-end's
+    choices over the user's config (`xum run --sandbox`); `approver`: who answers approval
+    requests (the browser), None where nobody can."""
+    trust = trust or TrustView(record.project_path)
+    checkout = checkout or checkout_for(record)
     if secrets is None:
         secrets = load_project_secrets(trust.root)
-    withheld = await withheld_hooks(record, runtime, trust=trust)
+    withheld = await withheld_hooks(record, runtime, trust=trust, checkout=checkout)
     told = bool(withheld)
     if withheld:
         emit(E.Advisory(kind="untrusted-project", message=untrusted_message(withheld)))
@@ -127,6 +135,7 @@ async def wire_session(
         hook_timeout_s=hook_timeout_s,
         on_withheld=on_withheld,
         trust=trust,
+        checkout=checkout,
         masker=masker,
         safety=safety,
         sandbox_warned=warned,

@@ -6,6 +6,7 @@ import type {
   AuthStatus,
   ClientMessage,
   EngineEvent,
+  InboxMessage,
   PartialMessage,
   PendingQuestion,
   ServerMessage,
@@ -25,6 +26,8 @@ export interface SocketHandlers {
   /** A question now waits for the user (null: the question `closedId` was answered or dropped). */
   onQuestion(workspaceId: string, question: PendingQuestion | null, closedId?: string): void;
   onConnection(state: ConnectionState): void;
+  /** The attention inbox: its snapshot after hello, then each item added or removed. */
+  onInbox(message: InboxMessage): void;
   /** The handshake was refused (not signed in; `sessionEnded`: this browser's sign-in ended). */
   onUnauthorized(sessionEnded: boolean): void;
 }
@@ -191,6 +194,7 @@ export class EventSocket {
         this.attempt = 0;
         this.handlers.onConnection("open");
         this.startHeartbeat();
+        this.send({ type: "inbox-subscribe" }); // its snapshot, then every change (docs/api.md)
         for (const sub of this.book.resubscribeAll()) {
           if (sub.type === "subscribe") this.handlers.onResubscribe(sub.workspaceId);
           this.send(sub);
@@ -241,6 +245,11 @@ export class EventSocket {
       case "question-closed":
         this.flushOne(msg.workspaceId);
         this.handlers.onQuestion(msg.workspaceId, null, msg.questionId);
+        return;
+      case "inbox":
+      case "inbox-added":
+      case "inbox-removed":
+        this.handlers.onInbox(msg);
         return;
       case "error":
         return;

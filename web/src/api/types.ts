@@ -69,6 +69,14 @@ export interface Workspace {
   idleCompactedSeq?: number | null;
   /** The permission mode (docs/security.md#approvals). */
   permissions: PermissionMode;
+  /** The workspace's own ports (XUM_PORT, XUM_PORTS); null or absent: it has none. */
+  ports?: PortRange | null;
+}
+
+export interface PortRange {
+  first: number;
+  last: number;
+  count: number;
 }
 
 export type PermissionMode = "auto" | "ask" | "read-only";
@@ -78,6 +86,21 @@ export interface SafetySettings {
   readDenylist: { sensitive: boolean; paths: string[] };
   backend: { ok: boolean; detail: string; effective: string };
   rules: { project: string; tool: string; prefix: string; addedAt: number | null }[];
+}
+
+/** Settings → Models → Model Fallbacks (config.json `modelFallbacks`, docs/models.md). */
+export interface FallbackChain {
+  /** The model that refuses (`provider:model-id`). */
+  model: string;
+  /** The models to try after it, in order. */
+  models: string[];
+}
+export interface FallbackSettings {
+  chains: FallbackChain[];
+  /** config.json has no `modelFallbacks`: the built-in chains apply. */
+  builtIn: boolean;
+  /** The key is there but cannot be used: what is wrong. */
+  error: string | null;
 }
 
 export interface DeletionItem {
@@ -137,6 +160,8 @@ export interface Costs {
   costUsd: number | null;
   turns: CostTurn[];
   lastRequest?: { inputTokens: number; contextWindow: number | null } | null;
+  /** What each model's replies cost (a refused reply included), in the order they first ran. */
+  byModel?: { model: string; usage: CostsUsage; costUsd: number | null }[];
 }
 
 export interface GitStatus {
@@ -415,6 +440,21 @@ export interface GoalEvent extends Durable {
   type: "goal";
   goal: GoalInfo;
 }
+/** A model refused and the turn went on with the next model of its fallback chain. */
+export interface ModelFallbackEvent extends Durable {
+  type: "model-fallback";
+  turn_id?: string;
+  step?: number;
+  from_model: string;
+  to_model: string;
+  /** One line for the transcript: "X refused; continued with Y". */
+  message: string;
+  /** What the refused reply said (often nothing). */
+  text?: string;
+  category?: string;
+  usage?: Usage;
+  cost_usd?: number | null;
+}
 
 export interface StepStartEvent {
   type: "step-start";
@@ -601,7 +641,8 @@ export type DurableEvent =
   | CompactionEvent
   | ContextResetEvent
   | ContextFrozenEvent
-  | GoalEvent;
+  | GoalEvent
+  | ModelFallbackEvent;
 
 export type LiveEvent =
   | StepStartEvent
@@ -659,7 +700,29 @@ export interface PendingQuestion {
   questions: PendingQuestionItem[];
 }
 
+/** What waits for a person somewhere on the server (docs/inbox.md, docs/api.md). */
+export interface InboxItem {
+  id: string;
+  kind: "approval" | "question" | "plan" | "turn-ended" | "goal-stopped" | "budget-spent";
+  workspaceId: string;
+  workspaceName: string;
+  project: string;
+  parentId: string | null;
+  summary: string;
+  /** When it arrived, ms since the epoch. */
+  since: number;
+  seq: number;
+  actions: string[];
+  detail: Record<string, unknown>;
+}
+
+export type InboxMessage =
+  | { type: "inbox"; items: InboxItem[] }
+  | { type: "inbox-added"; item: InboxItem }
+  | { type: "inbox-removed"; id: string; workspaceId: string };
+
 export type ServerMessage =
+  | InboxMessage
   | { type: "hello"; protocol: number; serverVersion?: string }
   | { type: "event"; workspaceId: string; event: EngineEvent }
   | {
@@ -682,4 +745,5 @@ export type ServerMessage =
 export type ClientMessage =
   | { type: "subscribe"; workspaceId: string; afterSeq: number }
   | { type: "unsubscribe"; workspaceId: string }
+  | { type: "inbox-subscribe" }
   | { type: "ping"; id?: unknown };

@@ -9,6 +9,7 @@ import { branches, shownBranch } from "../state/branches";
 import { archiveWorkspace } from "../state/actions";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
+import { InboxButton, InboxPanel } from "./InboxPanel";
 import { IconButton } from "./Tooltip";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
@@ -120,6 +121,7 @@ export function LeftSidebar() {
     <nav className="left-sidebar" aria-label="Projects and workspaces">
       <div className="sidebar-header">
         <span className="brand">xum</span>
+        <InboxButton />
         <IconButton label="Add project" onClick={() => openDialog({ kind: "add-project" })}>
           <FolderPlus size={16} />
         </IconButton>
@@ -136,6 +138,7 @@ export function LeftSidebar() {
           </IconButton>
         ) : null}
       </div>
+      <InboxPanel />
       <div className="sidebar-scroll">
         {projects.length === 0 ? (
           <div className="empty-state" style={{ fontSize: 13 }}>

@@ -111,6 +111,19 @@ function CostsPanel(props: { ws: Workspace }) {
         ))}
       </ul>
       {lastTurn?.model ? <div className="faint">Last model: {lastTurn.model}</div> : null}
+      {(c.byModel?.length ?? 0) > 1 ? (
+        <>
+          <div className="section-title">By model</div>
+          <ul className="file-list" aria-label="Costs by model">
+            {c.byModel?.map((m) => (
+              <li key={m.model} data-model-cost={m.model}>
+                <span className="path">{m.model}</span>
+                <span className="counter-nums">{formatCost(m.costUsd)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
     </div>
   );
 }

@@ -4,8 +4,17 @@
 
 import { useEffect } from "react";
 import { actionFor, isEditableTarget, isMacPlatform, type ActionId } from "../lib/keybinds";
-import { app, openDialog, openPalette, openPicker, selectedWorkspace, stepWorkspace } from "../state/app";
+import {
+  app,
+  openDialog,
+  openPalette,
+  openPicker,
+  selectedWorkspace,
+  selectWorkspace,
+  stepWorkspace,
+} from "../state/app";
 import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode } from "../state/commands";
+import { inbox, nextWaiting } from "../state/inbox";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
 
@@ -62,6 +71,12 @@ function run(action: ActionId): void {
     case "JUMP_TO_BOTTOM":
       jumpToBottom();
       return;
+    case "NEXT_INBOX_ITEM": {
+      // The next workspace something waits in (oldest first), wherever the focus is.
+      const next = nextWaiting(inbox.get().items, app.get().selectedId);
+      if (next !== null) selectWorkspace(next);
+      return;
+    }
   }
 }
 

@@ -39,7 +39,8 @@ export type ActionId =
   | "CYCLE_AGENT"
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
-  | "TOGGLE_RIGHT_SIDEBAR";
+  | "TOGGLE_RIGHT_SIDEBAR"
+  | "NEXT_INBOX_ITEM";
 
 export interface ActionBinding {
   /** Bindings as documented; the first is shown unless it is browser-reserved. */
@@ -68,6 +69,7 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
   INTERRUPT: { binds: [{ key: "Escape" }] },
   JUMP_TO_BOTTOM: { binds: [{ key: "G", shift: true, code: "KeyG" }] },
   TOGGLE_RIGHT_SIDEBAR: { binds: [{ key: "b", ctrl: true, shift: true, code: "KeyB" }] },
+  NEXT_INBOX_ITEM: { binds: [{ key: "i", alt: true, code: "KeyI" }] },
 };
 
 export function isMacPlatform(platform: string): boolean {

@@ -19,6 +19,7 @@ import { drafts } from "../lib/drafts";
 import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
 import { noteActivity } from "./activity";
+import { applyInboxMessage } from "./inbox";
 import {
   applyEvents,
   applyPartial,
@@ -191,6 +192,9 @@ const socket = new EventSocket({
       else delete questions[id];
       return { ...s, questions };
     });
+  },
+  onInbox(message) {
+    applyInboxMessage(message);
   },
   onConnection(connection) {
     app.update(connection === "open" ? { connection, everConnected: true } : { connection });

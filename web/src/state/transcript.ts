@@ -172,7 +172,9 @@ function addDurable(b: Builder, ev: EngineEvent): void {
         kind: "user",
         key: `s${ev.seq}`,
         seq: ev.seq,
-        text: ev.text,
+        // A slash command or `$skill` reference shows what was typed, not the skill bodies the
+        // model received (the terminal UI and ACP do the same).
+        text: ev.typed ?? ev.text,
         queued: ev.queued === true,
       });
       return;
@@ -235,6 +237,10 @@ function addDurable(b: Builder, ev: EngineEvent): void {
     case "goal":
       b.rows.push({ kind: "notice", key: `s${ev.seq}`, seq: ev.seq, tone: "goal", text: goalText(ev.goal) });
       return;
+    case "model-fallback":
+      // The refused reply is not the answer: only this line stays of it.
+      b.rows.push({ kind: "notice", key: `s${ev.seq}`, seq: ev.seq, tone: "advisory", text: ev.message });
+      return;
     default:
       return;
   }
@@ -286,7 +292,10 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
         lastSeq: ev.seq,
         firstSeq: next.firstSeq ?? ev.seq,
       };
-      if (ev.type === "assistant-message") next = { ...next, partial: null, retrying: null, stalled: null };
+      if (ev.type === "assistant-message" || ev.type === "model-fallback") {
+        // A model-fallback: what streamed was the refusal, and the next model starts afresh.
+        next = { ...next, partial: null, retrying: null, stalled: null };
+      }
       if (ev.type === "compaction-start") next = { ...next, compacting: ev.trigger ?? "manual" };
       if (ev.type === "compaction") next = { ...next, compacting: null };
       if (ev.type === "tool-result" && next.running.has(ev.call_id)) {

@@ -84,12 +84,19 @@ class LastRequest(BaseModel):
     contextWindow: int | None  # of its model, when known
 
 
+class ModelCost(BaseModel):
+    model: str  # `provider:model-id`: the model that wrote the replies
+    usage: Tokens
+    costUsd: float | None  # None: one of its replies had no known price
+
+
 class Costs(BaseModel):
     usage: Tokens
     cacheHitRatio: float | None
     costUsd: float | None
     turns: list[TurnCost]
     lastRequest: LastRequest | None
+    byModel: list[ModelCost]  # what each model's replies cost (a refused one included)
 
 
 def _unreachable(record: WorkspaceRecord, exc: SshError) -> ApiError:
@@ -199,6 +206,7 @@ async def costs(workspace_id: str, request: Request) -> Costs:
     turns: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     last: tuple[int, str | None] | None = None
+    by_model: dict[str, dict[str, Any]] = {}
     state.hub.poll_one(channel)
     for frame in channel.log.frames:
         if frame.damaged:
@@ -217,24 +225,35 @@ async def costs(workspace_id: str, request: Request) -> Costs:
             }
             turns.append(current)
         elif frame.type == ev.ASSISTANT_MESSAGE or (
-            frame.type == ev.COMPACTION and "usage" in data  # a summarization is billed too
+            # A summarization is billed too, and so is a reply a model refused (a model_fallback
+            # frame; one for a content-policy error has no usage and costs nothing).
+            frame.type in (ev.COMPACTION, ev.MODEL_FALLBACK) and "usage" in data
         ):
             usage = data.get("usage") or {}
             cost = data.get("cost_usd")
+            model = data.get("model") or data.get("from_model")
             if frame.type == ev.ASSISTANT_MESSAGE:
-                last = (int(usage.get("input_tokens", 0) or 0), data.get("model"))
+                last = (int(usage.get("input_tokens", 0) or 0), model)
+            per_model = by_model.setdefault(
+                str(model or "unknown"), {"usage": dict.fromkeys(_KEYS, 0), "costUsd": 0.0}
+            )
             for key in _KEYS:
                 value = int(usage.get(key, 0) or 0)
                 total[key] += value
+                per_model["usage"][key] += value
                 if current is not None:
                     current["usage"][key] += value
             if cost is None:
                 total_cost = None
-            elif total_cost is not None:
-                total_cost += float(cost)
+                per_model["costUsd"] = None
+            else:
+                if total_cost is not None:
+                    total_cost += float(cost)
+                if per_model["costUsd"] is not None:
+                    per_model["costUsd"] += float(cost)
             if current is not None:
                 current["steps"] += 1
-                current["model"] = data.get("model")
+                current["model"] = model
                 if cost is None:
                     current["costUsd"] = None
                 elif current["costUsd"] is not None:
@@ -261,4 +280,8 @@ async def costs(workspace_id: str, request: Request) -> Costs:
             TurnCost(**{**t, "usage": _tokens(t["usage"])}) for t in reversed(turns[-MAX_TURNS:])
         ],
         lastRequest=last_request,
+        byModel=[
+            ModelCost(model=m, usage=_tokens(c["usage"]), costUsd=c["costUsd"])
+            for m, c in by_model.items()
+        ],
     )

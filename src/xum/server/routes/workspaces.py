@@ -326,6 +326,7 @@ async def archive_workspace(workspace_id: str, request: Request) -> Workspace:
     async with state.hosts.lock_for(workspace_id):
         await state.hosts.close_workspace(workspace_id)  # a running turn is interrupted
         record = await archive(workspace_id)
+    state.hosts.inbox.forget(workspace_id)  # an archived workspace waits for nobody
     state.hub.workspaces_changed()
     return as_json(state, record)
 
@@ -394,6 +395,7 @@ async def delete_workspace(
         report = await delete(workspace_id, force=force, branch=branch)
         state.hub.forget(workspace_id)
     state.read_marks.forget(workspace_id)
+    state.hosts.inbox.forget(workspace_id)
     state.hub.workspaces_changed()
     return Deleted(
         workspaceId=workspace_id,
@@ -407,6 +409,7 @@ async def delete_workspace(
 async def mark_read(workspace_id: str, body: ReadBody, request: Request) -> WorkspaceStatus:
     state = get_state(request)
     workspace_or_404(workspace_id)
-    state.read_marks.mark(workspace_id, body.seq)
+    read = state.read_marks.mark(workspace_id, body.seq)
+    state.hosts.inbox.read(workspace_id, read)  # the notices it covers leave every inbox
     state.hub.status_changed(workspace_id)
     return WorkspaceStatus.model_validate(state.hub.status(workspace_id))

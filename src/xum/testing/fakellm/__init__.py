@@ -15,6 +15,7 @@ Python::
             fakellm.tool_call("bash", {"script": "true"}),
             fakellm.reply(fakellm.Reasoning("done?"), "All done."),
             fakellm.rate_limited(retry_after=1),
+            fakellm.refusal("openai-chat"),  # a refusal in the wire's own words
         )
         ...  # run the client against server.base_url()
         assert server.requests[1].cache.read_tokens > 0
@@ -63,6 +64,7 @@ from __future__ import annotations
 
 from xum.testing.fakellm.cache import CacheConfig, CacheUsage
 from xum.testing.fakellm.record import RecordedRequest
+from xum.testing.fakellm.refusals import refusal
 from xum.testing.fakellm.script import (
     WIRES,
     Disconnect,
@@ -123,6 +125,7 @@ __all__ = [
     "load_script",
     "overloaded",
     "rate_limited",
+    "refusal",
     "replay",
     "reply",
     "reply_from_json",

@@ -50,6 +50,9 @@ def share_record(
     `of_kind`: that kind's implementation (the class of `checkout`); `host` and `extra` (merged
     into the new record's `extra`): what it takes to open it again."""
     fields = dict(new.fields)
+    # One checkout, one set of servers: the child uses its parent's ports rather than a block
+    # of its own.
+    fields["ports"] = checkout.record.ports
     if host is not None:
         fields["host"] = host
     if extra:

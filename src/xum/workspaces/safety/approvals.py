@@ -5,7 +5,7 @@ The permission mode of a call (`xum.workspaces.safety.choice.permission_mode`):
 | mode | asks for | refuses |
 |---|---|---|
 | `auto` | critical commands, sandbox escalations | |
-| `ask` | those, commands outside the allowlist, file edits outside the workspace, MCP tools not marked read-only | |
+| `ask` | those, commands outside the allowlist, file edits outside the workspace, skill writes and deletes, MCP tools not marked read-only | |
 | `read-only` | critical commands | file edits and other write-tier tools, escalations, MCP tools not marked read-only |
 
 An MCP tool is "marked read-only" when its server lists it with the annotation
@@ -161,6 +161,24 @@ class _Need:
     prefix: str | None = None
 
 
+# Skills steer the model (and a user-invoked skill may run commands), and they live where the
+# file tools never write (`.xum/`, `$XUM_ROOT`): in `ask` mode every change waits for a person.
+SKILL_CHANGE_TOOLS = frozenset({"agent_skill_write", "agent_skill_delete"})
+
+
+def _skill_need(tool: str, arguments: dict[str, Any]) -> _Need:
+    scope = arguments.get("scope") or "project"
+    root = "~/.xum/skills" if scope == "global" else ".xum/skills"
+    name = str(arguments.get("name", "")).strip()
+    if tool == "agent_skill_write":
+        subject = f"{root}/{name}/{arguments.get('filePath') or 'SKILL.md'}"
+        return _Need("write", subject, f"writes a {scope} skill, which steers the model")
+    if arguments.get("target") == "skill":
+        return _Need("write", f"{root}/{name}/", f"deletes the {scope} skill {name}")
+    subject = f"{root}/{name}/{arguments.get('filePath') or ''}"
+    return _Need("write", subject, f"deletes a file of the {scope} skill {name}")
+
+
 class ApprovalMiddleware:
     """Decides, before each call, whether it runs, waits for a person, or is refused."""
 
@@ -216,6 +234,8 @@ class ApprovalMiddleware:
                 return error(refusal, approval={"decision": "deny", "by": "policy"})
             if need is not None and need.kind == "escalation":
                 changed = dataclasses.replace(ctx, sandbox_escalated=True)
+        elif mode == "ask" and call.name in SKILL_CHANGE_TOOLS and arguments is not None:
+            need = _skill_need(call.name, arguments)
         elif mode == "ask" and tier == "write" and arguments is not None:
             need, changed = await self._write_need(call, arguments, ctx)
         return await self._decide(call, need, changed)

@@ -11,6 +11,7 @@ import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
 import { ApprovalCards } from "./ApprovalCard";
 import { Composer } from "./Composer";
+import { PortsLabel } from "./PortsLabel";
 import { Transcript } from "./Transcript";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
@@ -62,6 +63,12 @@ export function ChatView(props: { workspace: Workspace }) {
                 <>
                   {" · "}
                   <GitBranch size={11} aria-hidden /> <span data-testid="branch">{branch}</span>
+                </>
+              ) : null}
+              {ws.ports ? (
+                <>
+                  {" · "}
+                  <PortsLabel ws={ws} />
                 </>
               ) : null}
               {" · "}

@@ -10,6 +10,7 @@ import { useStore } from "../../lib/store";
 import { app, closeDialog, loadModels, loadWorkspaces, signOut } from "../../state/app";
 import { McpSettingsSection } from "../mcp/McpSettingsSection";
 import { CustomModels, DefaultModelPicker } from "./CustomModels";
+import { ModelFallbacks } from "./ModelFallbacks";
 import { Modal } from "./Modal";
 import { SafetySection } from "./SafetySettings";
 import { FormError, ProjectSelect } from "../FormParts";
@@ -155,6 +156,7 @@ function ModelsSection(props: { providers: ProviderRow[] | null; onProviderChang
       <h3>Models</h3>
       <DefaultModelPicker info={models} />
       {props.providers ? <CustomModels providers={props.providers} onProviderChange={props.onProviderChange} /> : null}
+      <ModelFallbacks info={models} />
       <ModelsList info={models} />
     </section>
   );
