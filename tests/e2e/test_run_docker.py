@@ -36,7 +36,8 @@ def test_run_in_a_container_runs_bash_and_edits_there_and_delete_removes_it(
                 "script": '. /etc/os-release; echo "os=$ID"; echo "rt=$XUM_RUNTIME"; pwd; '
                 'git branch --show-current; ls; echo "key=${ANTHROPIC_API_KEY:-none}"; '
                 'echo "token=$API_TOKEN"; echo made > made.txt; '
-                'touch "$XUM_SCRATCH_DIR/note" && echo "scratch=$XUM_SCRATCH_DIR"',
+                'touch "$XUM_SCRATCH_DIR/note" && echo "scratch=$XUM_SCRATCH_DIR"; '
+                'echo "port=$XUM_PORT"',
                 "display_name": "look around",
             },
         ),
@@ -69,6 +70,11 @@ def test_run_in_a_container_runs_bash_and_edits_there_and_delete_removes_it(
 
     name = record.extra["container"]
     assert container_engine.state(name) == "running"
+    # The workspace's port block is the container's, published on this machine's loopback.
+    assert record.ports is not None and f"port={record.ports.first}" in bash_out
+    assert record.extra["container_ports_published"] is True
+    published = container_engine.run("port", name, f"{record.ports.first}/tcp")
+    assert published.stdout.strip() == f"127.0.0.1:{record.ports.first}"
     done = container_engine.run(
         "inspect", "--format", '{{index .Config.Labels "xum.workspace"}}', name
     )

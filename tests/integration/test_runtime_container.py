@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,21 @@ def test_rename_moves_the_branch_and_a_sharing_sub_agent_opens_the_same_containe
     # Deleting the sub-agent's workspace leaves the container (it is the parent's).
     asyncio.run(lifecycle.delete_workspace(shared.record.id))
     assert container_engine.state(runtime.container) == "running"
+
+
+def test_a_port_block_taken_on_this_machine_is_not_published_and_the_workspace_is_made(
+    repo: Path,
+    xum_root: Path,
+    container_engine: Engine,  # noqa: F811
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        xum_root.mkdir(parents=True, exist_ok=True)
+        (xum_root / "config.json").write_text(json.dumps({"ports": {"base": port, "size": 1}}))
+        created = create(repo, container_engine)
+    record = created.record
+    assert record.ports is not None and record.ports.first == port
+    assert record.extra["container_ports_published"] is False
+    assert container_engine.state(record.extra["container"]) == "running"

@@ -8,7 +8,9 @@ same way. The record keeps what opening it again takes (in `extra`): the image
 `docker` or `podman`), the container's home (`container_home`), and whether it has a network
 (`container_network`: false when the sandbox's egress was off at creation, `--network none`), and
 whether the user's credentials were shared with it (`container_credentials`, see
-`container_credentials`).
+`container_credentials`). The workspace's port block is published on this machine's loopback at
+the same numbers (`container_ports_published`), so a dev server the agent starts on `$XUM_PORT`
+in the container answers on `localhost:$XUM_PORT` here.
 
 Renaming changes the record and the branch (the container and `/src` keep their names);
 deleting checks `/src` for uncommitted changes and removes the container; archiving stops it
@@ -201,6 +203,7 @@ class ContainerCheckout:
         """A new Docker workspace: a container of `image` with `project`'s HEAD, or with
         `fork_of` that workspace's container's HEAD, in `/src`."""
         from xum.workspaces.checkouts import container_credentials, container_ops
+        from xum.workspaces.ports import block_for
         from xum.workspaces.safety.choice import DEFAULT_CHOICE, sandbox_settings
 
         if git.head_commit(project) is None:
@@ -231,7 +234,7 @@ class ContainerCheckout:
         )
         name = container_ops.container_name(record.id)
         try:
-            container_ops.start_container(
+            published = container_ops.start_container(
                 cli,
                 image,
                 name,
@@ -239,6 +242,7 @@ class ContainerCheckout:
                 project=str(project),
                 network=network,
                 options=container_credentials.run_options() if share else (),
+                ports=block_for(record),
             )
             try:
                 home = container_ops.prepare(cli, name, f"{CONTAINER_SCRATCH}/{record.id}")
@@ -270,6 +274,7 @@ class ContainerCheckout:
             container_home=home,
             container_network=network,
             container_credentials=share,
+            container_ports_published=published,
         )
         ensure_private_dir(scratch_dir(record.id))
         return cls(registry.update_workspace(record.id, branch=record.name, extra=extra))

@@ -14,10 +14,12 @@ These are lifecycle operations: synchronous, run in a thread by the async caller
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from xum.core.portblock import PortBlock
 from xum.runtime import git
 from xum.runtime.container import (
     CLI_TIMEOUT_S,
@@ -29,6 +31,8 @@ from xum.runtime.container import (
     start_error,
 )
 from xum.runtime.ssh import client_env
+
+log = logging.getLogger(__name__)
 
 LABEL = "xum.workspace"
 PROJECT_LABEL = "xum.project"
@@ -50,10 +54,13 @@ def start_container(
     project: str,
     network: bool,
     options: Sequence[str] = (),
-) -> None:
+    ports: PortBlock | None = None,
+) -> bool:
     """`<cli> run -d` a new container of `image` (`options`: more `run` options); ContainerError
     (naming the fix where the engine's defaults do not fit the machine) when it does not
-    start."""
+    start. `ports`: the workspace's port block, published on this machine's loopback at the same
+    numbers when the container has a network; when one of them is taken here, the container is
+    made without publishing. Returns whether the block was published."""
     argv = [
         "run",
         "-d",
@@ -70,11 +77,21 @@ def start_container(
         argv += ["--network", "none"]
     argv += options
     ensure_image(cli, image)
+    if ports is not None and network:
+        span = f"{ports.first}-{ports.last}" if ports.count > 1 else str(ports.first)
+        done = _cli(cli, *argv, "-p", f"127.0.0.1:{span}:{span}", image, "-c", _IDLE)
+        if done.returncode == 0:
+            return True
+        _cli(cli, "rm", "-f", name)
+        if "in use" not in done.stderr.decode(errors="replace").lower():
+            raise start_error(cli, done.stderr)
+        log.warning("ports %s are taken here: the container's are not published", span)
     done = _cli(cli, *argv, image, "-c", _IDLE, timeout_s=SYNC_TIMEOUT_S)
     if done.returncode != 0:
         # A container that was created but could not start is removed again.
         _cli(cli, "rm", "-f", name)
         raise start_error(cli, done.stderr)
+    return False
 
 
 def ensure_image(cli: str, image: str) -> None:
