@@ -206,11 +206,12 @@ class RemoteHosts:
 
     async def create(self, directory: str, runtime: str, **fields: Any) -> WorkspaceRecord:
         """A new workspace of the project at `directory` (registered first when it is not);
-        `fields`: name, title, model, thinking, agent, host (SSH)."""
+        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
         project = await self.add_project(directory)
         kind: dict[str, Any] = {"type": runtime}
         if fields.get("host"):
-            kind["host"] = fields.pop("host")
+            # The runtime's target: an SSH host, or a container image.
+            kind["image" if runtime == "docker" else "host"] = fields.pop("host")
         body = {"projectPath": project, "runtime": kind}
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))

@@ -103,6 +103,8 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         init_exit_code=init.get("exitCode"),
         permissions=None if permissions == "auto" else permissions,
         ports=_ports(data.get("ports")),
+        # A Docker workspace's image, where this side's record keeps it.
+        extra={"container_image": runtime["image"]} if runtime.get("image") else {},
     )
 
 

@@ -42,10 +42,11 @@ from xum.workspaces.checkouts.protocol import (
     Origin,
     Removal,
     RemovalItem,
+    Suspendable,
 )
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
-from xum.workspaces.runtime_spec import parse_runtime
+from xum.workspaces.runtime_spec import origin_target, parse_runtime
 from xum.workspaces.safety.trust import project_automation_allowed
 from xum.workspaces.state import local_state, plan_path, remove_local_state
 from xum.workspaces.wiring import project_secrets
@@ -142,8 +143,8 @@ async def create_workspace(
     branch: str | None = None,
     **fields: Any,
 ) -> CreatedWorkspace:
-    """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree` or
-    `ssh <host>`. The init hook (trusted projects) starts in the background; `on_init_line`
+    """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree`,
+    `ssh <host>` or `docker <image>`. The init hook (trusted projects) starts in the background; `on_init_line`
     receives its output lines. `project_query`: the git call for `directory`'s project, started
     earlier by the caller (`xum run` starts it before its imports). `branch`: an existing branch
     a worktree checks out (kept when the workspace is deleted) instead of a new one."""
@@ -155,7 +156,7 @@ async def create_workspace(
         paths = service.project_paths(directory, project_query)
         checkout = create_checkout(
             kind,
-            Origin(directory, paths.root, host=host, branch=branch),
+            Origin(directory, paths.root, branch=branch, **origin_target(kind, host)),
             NewWorkspace(name_hint, title, name, fields),
         )
         opened = checkout.open_runtime()
@@ -298,6 +299,9 @@ async def archive_workspace(
         return record
     with hold_workspace(record, "archive"):
         await run_lifecycle_hook(record, "archive", timeout_s=hook_timeout_s)
+        checkout = checkout_for(record)
+        if isinstance(checkout, Suspendable):  # a container is stopped
+            await asyncio.to_thread(checkout.suspend)
         return await asyncio.to_thread(registry.update_workspace, record.id, archived_at=now_ms())
 
 
@@ -305,6 +309,9 @@ async def unarchive_workspace(workspace_id: str) -> WorkspaceRecord:
     record = get_workspace(workspace_id)
     if record.archived_at is None:
         return record
+    checkout = checkout_for(record)
+    if isinstance(checkout, Suspendable):  # a container is started again
+        await asyncio.to_thread(checkout.resume)
     return await asyncio.to_thread(registry.update_workspace, record.id, archived_at=None)
 
 
