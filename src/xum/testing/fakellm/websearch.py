@@ -60,7 +60,7 @@ def _anthropic(
     search_id: str,
     model: str,
 ) -> bytes:
-    start = {
+    start: dict[str, Any] = {
         "id": "msg_fake_search",
         "type": "message",
         "role": "assistant",
