@@ -241,11 +241,12 @@ def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
         elif part["type"] == "web_search":
             # The provider's own blocks go back as they came (the results' encrypted content
             # is what lets the model cite them); another wire's search is not resent.
+            # A search without its result (a reply the provider paused) is not resent: the API
+            # takes a `server_tool_use` block only together with the result that answers it.
             state = own_state(part, "anthropic")
             if state is not None and isinstance(state.get("use"), dict):
-                blocks.append(state["use"])
                 if isinstance(state.get("result"), dict):
-                    blocks.append(state["result"])
+                    blocks.extend((state["use"], state["result"]))
         elif part["type"] == "tool_call":
             blocks.append(
                 {
