@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.cli import env_for, events, run_xum, write_providers
 from tests.gitrepo import APP_AND_BINARY_FILES
-from tests.support.searxng import fake_searxng, hit
+from tests.support.search_services import fake_search_service, hit
 from xum.engine.replay import rebuild_requests
 from xum.llm.client import open_client
 from xum.store.sessionlog import SessionLog
@@ -91,7 +91,7 @@ def test_native_search_is_resent_on_the_next_turn(
 def test_the_client_tool_searches_the_configured_searxng(
     fake_llm: FakeLLM, repo: Path, xum_root: Path
 ) -> None:
-    with fake_searxng() as searx:
+    with fake_search_service() as searx:
         searx.results = [hit(n) for n in range(1, 6)] + [
             {"url": "javascript:alert(1)", "title": "x"}
         ]
@@ -117,7 +117,7 @@ def test_the_client_tool_searches_the_configured_searxng(
 def test_a_redirect_away_from_the_configured_instance_is_refused(
     fake_llm: FakeLLM, repo: Path, xum_root: Path
 ) -> None:
-    with fake_searxng() as searx, fake_searxng() as elsewhere:
+    with fake_search_service() as searx, fake_search_service() as elsewhere:
         # Another local service: the user opened the instance's host and port, nothing else.
         searx.redirect = elsewhere.url + "/search?format=json"
         write_config(xum_root, {"webSearch": {"searxng": searx.url}})
@@ -157,3 +157,41 @@ def test_a_wrong_web_search_setting_is_named(repo: Path, xum_root: Path) -> None
     result = run_xum("run", "hi", cwd=repo, env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 1
     assert "config.json" in result.stderr and "webSearch.searxng" in result.stderr
+
+
+def test_brave_gets_its_key_in_a_header_and_nowhere_else(
+    fake_llm: FakeLLM, repo: Path, xum_root: Path
+) -> None:
+    key = "brave-key-XYZ123"
+    with fake_search_service() as brave:
+        brave.results = [
+            hit(1, title="<strong>Page</strong> &amp; one", content="a <strong>b</strong>")
+        ]
+        # The configured service redirects once, to itself: the key stays with the first request.
+        brave.redirect = brave.url + "/res/v1/web/search?q=again"
+        write_config(xum_root, {"webSearch": {"brave": {"baseUrl": brave.url + "/res/v1/"}}})
+        fake_llm.script(fakellm.tool_call("web_search", {"query": "q"}), fakellm.text("ok"))
+        env = {**env_for(fake_llm), "BRAVE_SEARCH_API_KEY": key}
+        result = run_xum("run", "--json", "search", cwd=repo, env=env)
+    assert result.returncode == 0, result.stderr
+    assert brave.paths == ["/res/v1/web/search", "/res/v1/web/search"]
+    assert brave.queries[0] == {"q": ["q"], "count": ["8"]}
+    assert brave.tokens == [key, None]
+    (tool,) = only(events(result.stdout), "tool-result")
+    assert not tool["is_error"], tool["output"]
+    assert "1. Page & one" in tool["output"] and "a b" in tool["output"]
+    assert key not in result.stdout and key not in result.stderr
+    for path in (xum_root / "sessions").rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+
+
+def test_brave_without_its_key_offers_no_tool(
+    fake_llm: FakeLLM, repo: Path, xum_root: Path
+) -> None:
+    write_config(xum_root, {"webSearch": {"brave": True}})
+    fake_llm.script(fakellm.text("plain"))
+    env = {**env_for(fake_llm), "BRAVE_SEARCH_API_KEY": ""}
+    result = run_xum("run", "--json", "hi", cwd=repo, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "web_search" not in tool_names(fake_llm.requests[0].json)

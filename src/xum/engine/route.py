@@ -88,7 +88,9 @@ def _reply_limits(config: Mapping[str, Any]) -> ReplyLimits:
         ) from None
 
 
-def _web_search(config: Mapping[str, Any], endpoint: Endpoint) -> tuple[NativeSearch | None, bool]:
+def _web_search(
+    config: Mapping[str, Any], endpoint: Endpoint, env: Mapping[str, str]
+) -> tuple[NativeSearch | None, bool]:
     """The route's web search: native where config asks for it and the API has it, else the
     client-side tool where a search backend is configured, else none."""
     try:
@@ -99,7 +101,7 @@ def _web_search(config: Mapping[str, Any], endpoint: Endpoint) -> tuple[NativeSe
         ) from None
     if search.native and native_supported(endpoint.provider, endpoint.wire):
         return search.native_search(), False
-    return None, search.client_backend
+    return None, search.client_backend(env)
 
 
 def default_model_string(
@@ -139,7 +141,7 @@ def resolve_route(
     endpoint = replace(resolve_endpoint(provider, providers, env), limits=_reply_limits(config))
     entry = providers.get(provider)
     params = model_parameters_for(entry, model_id) if entry is not None else {}
-    native, tool = _web_search(config, endpoint)
+    native, tool = _web_search(config, endpoint, env)
     return ModelRoute(
         provider,
         model_id,

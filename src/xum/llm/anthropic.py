@@ -244,9 +244,12 @@ def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
             # A search without its result (a reply the provider paused) is not resent: the API
             # takes a `server_tool_use` block only together with the result that answers it.
             state = own_state(part, "anthropic")
-            if state is not None and isinstance(state.get("use"), dict):
-                if isinstance(state.get("result"), dict):
-                    blocks.extend((state["use"], state["result"]))
+            if (
+                state is not None
+                and isinstance(state.get("use"), dict)
+                and isinstance(state.get("result"), dict)
+            ):
+                blocks.extend((state["use"], state["result"]))
         elif part["type"] == "tool_call":
             blocks.append(
                 {

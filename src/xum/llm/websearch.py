@@ -6,8 +6,9 @@ Two kinds, each offered only where it can work:
   Anthropic API, the `web_search` tool on OpenAI's Responses API. The provider runs the
   searches inside the reply; xum adds the tool to the request and records what came back.
 * the client-side `web_search` tool, backed by a search API the user runs or subscribes to
-  (`searxng`: the base URL of a SearXNG instance with its JSON format enabled). Offered to every
-  model that does not get the native search.
+  (`searxng`: the base URL of a SearXNG instance with its JSON format enabled; or `brave`: the
+  Brave Search API, its key in the `BRAVE_SEARCH_API_KEY` environment variable). Offered to
+  every model that does not get the native search.
 
 Nothing is on by default: a search leaves the machine (and the native one costs per search).
 """
@@ -20,6 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 CONFIG_KEY = "webSearch"
+BRAVE_URL = "https://api.search.brave.com/res/v1"
+# Ends in `_API_KEY`, so it is one of xum's own secrets: kept from commands, masked in output.
+BRAVE_KEY_VAR = "BRAVE_SEARCH_API_KEY"
 DEFAULT_MAX_USES = 5
 DEFAULT_MAX_RESULTS = 8
 MAX_RESULTS_LIMIT = 20
@@ -41,13 +45,16 @@ class NativeSearch:
 class WebSearchConfig:
     native: bool = False
     searxng: str | None = None  # base URL; the tool calls {base}/search?q=...&format=json
+    brave: str | None = None  # base URL; the tool calls {base}/web/search?q=...&count=N
     max_uses: int = DEFAULT_MAX_USES
     max_results: int = DEFAULT_MAX_RESULTS
     allowed_domains: tuple[str, ...] = ()
 
-    @property
-    def client_backend(self) -> bool:
-        return self.searxng is not None
+    def client_backend(self, env: Mapping[str, str]) -> bool:
+        """Whether the client-side tool can work: a SearXNG instance, or Brave with its key."""
+        return self.searxng is not None or (
+            self.brave is not None and bool(env.get(BRAVE_KEY_VAR, "").strip())
+        )
 
     def native_search(self) -> NativeSearch:
         return NativeSearch(self.max_uses, self.allowed_domains)
@@ -64,34 +71,50 @@ def web_search_config(config: Mapping[str, Any]) -> WebSearchConfig:
         return WebSearchConfig()
     if not isinstance(raw, Mapping):
         raise ValueError(f"{CONFIG_KEY} must be an object")
-    unknown = sorted(set(raw) - {"native", "searxng", "maxUses", "maxResults", "allowedDomains"})
+    unknown = sorted(
+        set(raw) - {"native", "searxng", "brave", "maxUses", "maxResults", "allowedDomains"}
+    )
     if unknown:
         raise ValueError(f"{CONFIG_KEY} has unknown keys: {', '.join(unknown)}")
     native = raw.get("native", False)
     if not isinstance(native, bool):
         raise ValueError(f"{CONFIG_KEY}.native must be true or false")
+    searxng = _base_url(raw.get("searxng"), "searxng")
+    brave = _brave(raw.get("brave"))
+    if searxng is not None and brave is not None:
+        raise ValueError(f"{CONFIG_KEY} names both searxng and brave; keep one")
     return WebSearchConfig(
         native=native,
-        searxng=_base_url(raw.get("searxng")),
+        searxng=searxng,
+        brave=brave,
         max_uses=_count(raw, "maxUses", DEFAULT_MAX_USES, 50),
         max_results=_count(raw, "maxResults", DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT),
         allowed_domains=_domains(raw.get("allowedDomains")),
     )
 
 
-def _base_url(value: Any) -> str | None:
+def _base_url(value: Any, key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(
-            f"{CONFIG_KEY}.searxng must be the instance's URL, e.g. http://127.0.0.1:8888"
-        )
+        raise ValueError(f"{CONFIG_KEY}.{key} must be a URL, e.g. http://127.0.0.1:8888")
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{CONFIG_KEY}.searxng must be an http(s) URL, not {value!r}")
+        raise ValueError(f"{CONFIG_KEY}.{key} must be an http(s) URL, not {value!r}")
     if parts.username or parts.password:
-        raise ValueError(f"{CONFIG_KEY}.searxng must not carry a user name or password")
+        raise ValueError(f"{CONFIG_KEY}.{key} must not carry a user name or password")
     return value.strip().rstrip("/")
+
+
+def _brave(value: Any) -> str | None:
+    """`brave: true` (the public API) or `{"baseUrl": ...}` (a gateway in front of it)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return BRAVE_URL
+    if isinstance(value, Mapping) and set(value) <= {"baseUrl"}:
+        return _base_url(value.get("baseUrl", BRAVE_URL), "brave.baseUrl")
+    raise ValueError(f'{CONFIG_KEY}.brave must be true or {{"baseUrl": "<url>"}}')
 
 
 def _count(raw: Mapping[str, Any], key: str, default: int, limit: int) -> int:
