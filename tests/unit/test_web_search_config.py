@@ -16,9 +16,11 @@ from xum.llm.websearch import NativeSearch, domain_allowed, web_search_config
 ENV = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "XAI_API_KEY": "k"}
 
 
-def route(model: str, search: dict[str, Any] | None) -> tuple[NativeSearch | None, bool]:
+def route(
+    model: str, search: dict[str, Any] | None, env: dict[str, str] = ENV
+) -> tuple[NativeSearch | None, bool]:
     config = {} if search is None else {"webSearch": search}
-    resolved = resolve_route(model, env=ENV, config=config)
+    resolved = resolve_route(model, env=env, config=config)
     return resolved.web_search, resolved.search_tool
 
 
@@ -53,6 +55,9 @@ def test_native_only_where_the_providers_api_has_it() -> None:
         ({"maxUses": True}, "webSearch.maxUses"),
         ({"allowedDomains": "a.example"}, "webSearch.allowedDomains"),
         ({"nativ": True}, "unknown keys: nativ"),
+        ({"brave": "yes"}, "webSearch.brave"),
+        ({"brave": {"baseUrl": "file:///x"}}, "webSearch.brave.baseUrl"),
+        ({"brave": True, "searxng": "http://h"}, "keep one"),
     ],
 )
 def test_a_wrong_value_names_the_key(value: Any, named: str) -> None:
@@ -60,6 +65,18 @@ def test_a_wrong_value_names_the_key(value: Any, named: str) -> None:
         web_search_config({"webSearch": value})
     with pytest.raises(ConfigError):
         resolve_route("anthropic:claude-sonnet-5-5", env=ENV, config={"webSearch": value})
+
+
+def test_brave_is_offered_only_with_its_key() -> None:
+    brave = {"brave": True}
+    assert route("xai:grok-4.7", brave) == (None, False)
+    assert route("xai:grok-4.7", brave, {**ENV, "BRAVE_SEARCH_API_KEY": "  "}) == (None, False)
+    assert route("xai:grok-4.7", brave, {**ENV, "BRAVE_SEARCH_API_KEY": "b"}) == (None, True)
+    parsed = web_search_config({"webSearch": brave})
+    assert parsed.brave == "https://api.search.brave.com/res/v1"
+    gateway = web_search_config({"webSearch": {"brave": {"baseUrl": "https://gw.example/v1/"}}})
+    assert gateway.brave == "https://gw.example/v1"
+    assert web_search_config({"webSearch": {"brave": False}}).brave is None
 
 
 def test_base_url_is_normalized() -> None:
