@@ -195,3 +195,15 @@ def test_brave_without_its_key_offers_no_tool(
     result = run_xum("run", "--json", "hi", cwd=repo, env=env)
     assert result.returncode == 0, result.stderr
     assert "web_search" not in tool_names(fake_llm.requests[0].json)
+
+
+def test_xum_session_names_the_searches(fake_llm: FakeLLM, repo: Path, xum_root: Path) -> None:
+    write_config(xum_root, {"webSearch": {"native": True}})
+    fake_llm.script(
+        fakellm.web_search_reply("weather \x1b[31min Paris", HITS, "It is sunny.", wire="anthropic")
+    )
+    assert run_xum("run", "weather?", cwd=repo, env=env_for(fake_llm)).returncode == 0
+    shown = run_xum("session", "last", cwd=repo)
+    assert shown.returncode == 0, shown.stderr
+    assert "⌕ searched: weather in Paris (1 results)" in shown.stdout
+    assert "\x1b" not in shown.stdout
