@@ -240,9 +240,9 @@ def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
                 blocks.append(text)
         elif part["type"] == "web_search":
             # The provider's own blocks go back as they came (the results' encrypted content
-            # is what lets the model cite them); another wire's search is not resent.
-            # A search without its result (a reply the provider paused) is not resent: the API
-            # takes a `server_tool_use` block only together with the result that answers it.
+            # is what lets the model cite them). Not resent: another wire's search, and a
+            # search without its result (a paused reply), since the API takes a
+            # `server_tool_use` block only together with the result that answers it.
             state = own_state(part, "anthropic")
             if (
                 state is not None
