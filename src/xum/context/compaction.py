@@ -89,6 +89,8 @@ def as_transcript(messages: Sequence[Message]) -> list[Message]:
                     pieces.append(part["text"])
             elif part["type"] == "tool_call":
                 pieces.append(f"[tool call {part['name']} ({part['id']}): {part['arguments']}]")
+            elif part["type"] == "web_search":
+                pieces.append(f"[web search: {part['query']}]")
             elif part["type"] == "tool_result":
                 failed = " (failed)" if part.get("is_error") else ""
                 pieces.append(

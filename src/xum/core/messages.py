@@ -48,7 +48,29 @@ class ToolResultPart(TypedDict):
     is_error: NotRequired[bool]
 
 
-Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
+class SearchHit(TypedDict):
+    """One result of a web search, as shown: a title and a link (never the page's HTML)."""
+
+    title: str
+    url: str
+
+
+class WebSearchPart(TypedDict):
+    """A web search the provider ran itself inside the reply (Anthropic's web search tool,
+    OpenAI Responses' `web_search`). Nothing for xum to execute: it records what was searched
+    and what came back, for the transcript and the log. `state` keeps the provider's own blocks
+    so a replay to the same wire sends them back unchanged; other wires drop the part."""
+
+    type: Literal["web_search"]
+    id: str
+    query: str
+    results: list[SearchHit]
+    error: NotRequired[str]  # the provider's error code when the search failed
+    wire: NotRequired[str]
+    state: NotRequired[dict[str, Any]]
+
+
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | WebSearchPart
 
 
 class Message(TypedDict):

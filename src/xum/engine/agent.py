@@ -33,21 +33,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from xum.context.workspace import (
-    AgentSelection,
-    ContextProvider,
-    StaticContext,
-    WorkspaceContext,
-)
+from xum.context.workspace import AgentSelection, ContextProvider, StaticContext, WorkspaceContext
 from xum.core.ids import sortable_id
 from xum.core.messages import text_message
 from xum.engine import events as E
 from xum.engine.calls import CallRunner
-from xum.engine.commits import (
-    BUDGET_TOOL_OUTPUT,
-    INTERRUPTED_TOOL_OUTPUT,
-    Commits,
-)
+from xum.engine.commits import BUDGET_TOOL_OUTPUT, INTERRUPTED_TOOL_OUTPUT, Commits
 from xum.engine.compaction import Compactor, ForceCompaction
 from xum.engine.contextsync import ContextSync
 from xum.engine.dispatch import run_message
@@ -57,22 +48,12 @@ from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.engine.fallback import Fallbacks
 from xum.engine.goals import GOAL_TOOLS, Goals
 from xum.engine.ledger import BudgetExceeded, Ledger
+from xum.engine.native_search import native_search
 from xum.engine.planmode import TurnRules
 from xum.engine.queue import MessageQueue
 from xum.engine.recorder import FrameSpec, Recorder, user_frame
-from xum.engine.records import (
-    Interrupted,
-    QueueMode,
-    SessionSettings,
-    TurnResult,
-    WorkspaceInfo,
-)
-from xum.engine.requests import (
-    StepRecords,
-    debug_record,
-    debug_requested,
-    write_debug_request,
-)
+from xum.engine.records import Interrupted, QueueMode, SessionSettings, TurnResult, WorkspaceInfo
+from xum.engine.requests import StepRecords, debug_record, debug_requested, write_debug_request
 from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
@@ -513,6 +494,8 @@ class AgentSession:
             return self.settings.goals and not self.context.selection.subagent
         if name in ("tool_catalog_search", "mcp_prompt_get"):
             return self.mcp is not None
+        if name == "web_search":  # native or client-side, as config.json `webSearch` says
+            return self.route.web_search is not None or self.route.search_tool
         if name in HOST_TOOLS or name in CHILD_TOOLS:
             return self.subagents is not None and self.subagents.offers(name)
         if name.startswith("task_"):  # task_await/list/stop also serve background bash
@@ -543,6 +526,7 @@ class AgentSession:
     def _build_request(self, tool_choice: ToolChoice | None = None) -> LLMRequest:
         messages = self.projection.update(self.log)
         system, tools = self._use_frozen()
+        tools, native = native_search(tools, self.route.web_search)
         request = LLMRequest(
             model=self.route.model_id,
             system=system,
@@ -553,6 +537,7 @@ class AgentSession:
             tool_choice=tool_choice,
             cache_key=f"xum-{self.workspace.id}",
             params=self.route.params,
+            web_search=native,
         )
         if debug_requested():
             live = self.context.live

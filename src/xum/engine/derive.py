@@ -37,6 +37,45 @@ def _calls(message: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _parts(message: Any, kind: str) -> list[dict[str, Any]]:
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return []
+    return [p for p in message["content"] if isinstance(p, dict) and p.get("type") == kind]
+
+
+def _searches(message: Any) -> list[dict[str, Any]] | None:
+    """The provider-side searches of a reply: what was searched and the titles and links found
+    (never a page's content)."""
+    out: list[dict[str, Any]] = []
+    for part in _parts(message, "web_search"):
+        hits = part.get("results")
+        search: dict[str, Any] = {
+            "query": str(part.get("query", "")),
+            "results": [
+                {"title": str(h.get("title", "")), "url": str(h.get("url", ""))}
+                for h in (hits if isinstance(hits, list) else [])
+                if isinstance(h, dict)
+            ],
+        }
+        if isinstance(part.get("error"), str):
+            search["error"] = part["error"]
+        out.append(search)
+    return out or None
+
+
+def _citations(message: Any) -> list[dict[str, Any]] | None:
+    """The pages a reply's text cites (Anthropic's `citations`, Responses' url annotations),
+    each once, in order."""
+    seen: dict[str, str] = {}
+    for part in _parts(message, "text"):
+        state = part.get("state")
+        cited = state.get("citations") if isinstance(state, dict) else None
+        for c in cited if isinstance(cited, list) else []:
+            if isinstance(c, dict) and isinstance(c.get("url"), str) and c["url"] not in seen:
+                seen[c["url"]] = str(c.get("title") or "")
+    return [{"title": t, "url": u} for u, t in seen.items()] or None
+
+
 def _opt_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -116,6 +155,8 @@ def frame_event(frame: Frame) -> E.Committed | None:
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
             model=_opt_str(reply.get("model")),
             step=_opt_int(reply.get("step")),
+            web_searches=_searches(message),
+            citations=_citations(message),
         )
     if kind == ev.TOOL_RESULT:
         result = ev.payload(frame, ev.TOOL_RESULT)

@@ -152,6 +152,10 @@ class AssistantMessage(Committed):
     cost_usd: float | None  # null: the model has no known price
     model: str | None = None
     step: int | None = None
+    # The provider's own web searches in this reply (`query`, `results`: `title`, `url`;
+    # `error`) and the pages its text cites (`title`, `url`); absent when there are none.
+    web_searches: list[JsonDict] | None = None
+    citations: list[JsonDict] | None = None
 
 
 class ToolResult(Committed):

@@ -38,6 +38,9 @@ _TOOLS: dict[str, str] = {
     "todo_write": "xum.tools.todo_write:TodoWriteTool",
     "todo_read": "xum.tools.todo_read:TodoReadTool",
     "web_fetch": "xum.tools.web_fetch:WebFetchTool",
+    # Offered only where config.json `webSearch` gives the model a search (xum.llm.websearch);
+    # with the provider's own search the request carries that instead (engine.native_search).
+    "web_search": "xum.tools.web_search:WebSearchTool",
     # Skills and plan mode (agents' tool policies decide who gets them).
     "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
     "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",

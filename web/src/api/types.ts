@@ -368,6 +368,17 @@ export interface ContextFrozenEvent extends Durable {
   mode?: string;
   tools: string[];
 }
+/** A search result or a cited page: a title and a link (text, never HTML). */
+export interface SearchHitRef {
+  title: string;
+  url: string;
+}
+/** A web search the provider ran inside a reply. */
+export interface WebSearchRef {
+  query: string;
+  results: SearchHitRef[];
+  error?: string;
+}
 export interface AssistantMessageEvent extends Durable {
   type: "assistant-message";
   text: string;
@@ -378,6 +389,8 @@ export interface AssistantMessageEvent extends Durable {
   cost_usd?: number | null;
   model?: string;
   step?: number;
+  web_searches?: WebSearchRef[];
+  citations?: SearchHitRef[];
 }
 export interface ToolResultEvent extends Durable {
   type: "tool-result";

@@ -1,6 +1,6 @@
 // The rows of a transcript (what `applyEvents` folds committed events into), one kind each.
 
-import type { ErrorInfo, ToolCallRef, ToolResultEvent } from "../api/types";
+import type { ErrorInfo, SearchHitRef, ToolCallRef, ToolResultEvent, WebSearchRef } from "../api/types";
 
 export interface UserRow {
   kind: "user";
@@ -21,6 +21,9 @@ export interface AssistantRow {
   results: Readonly<Record<string, ToolResultEvent>>;
   /** Prompt size of the request that produced this reply (cached tokens included). */
   inputTokens: number | null;
+  /** The provider's own web searches in the reply, and the pages its text cites. */
+  webSearches: readonly WebSearchRef[];
+  citations: readonly SearchHitRef[];
 }
 
 export interface TurnEndRow {

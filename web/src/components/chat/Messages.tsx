@@ -5,6 +5,7 @@ import { startsHere, type AssistantRow, type ContextNoteRow, type InFlight, type
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
 import { ErrorCard } from "./ErrorCard";
+import { Citations, WebSearches } from "./WebSearches";
 import { Compacting, StartHere } from "./Compaction";
 
 export const UserMessage = memo(function UserMessage(props: { row: UserRow }) {
@@ -51,7 +52,9 @@ export const AssistantMessage = memo(function AssistantMessage(props: AssistantP
   return (
     <div className="msg-assistant" data-role="assistant">
       <Reasoning text={row.reasoning} />
+      <WebSearches searches={row.webSearches} />
       {row.text ? <Markdown text={row.text} /> : null}
+      <Citations citations={row.citations} />
       {row.finishReason === "interrupted" ? <div className="faint">(interrupted)</div> : null}
       {note ? <div className="notice advisory">{note}</div> : null}
       {row.toolCalls.map((call) => (
