@@ -40,6 +40,7 @@ from xum.context.workspace import (
     WorkspaceContext,
 )
 from xum.core.ids import sortable_id
+from xum.core.images import ImagePart
 from xum.core.messages import text_message
 from xum.engine import events as E
 from xum.engine.calls import CallRunner
@@ -56,6 +57,7 @@ from xum.engine.events import EventSink, null_sink
 from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.engine.fallback import Fallbacks
 from xum.engine.goals import GOAL_TOOLS, Goals
+from xum.engine.images import check_images, image_input
 from xum.engine.ledger import BudgetExceeded, Ledger
 from xum.engine.planmode import TurnRules
 from xum.engine.queue import MessageQueue
@@ -81,6 +83,7 @@ from xum.llm.errors import LLMError
 from xum.llm.types import LLMRequest, ThinkingLevel, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
 from xum.store import frame_types as ev
+from xum.store.blobs import SessionBlobs
 from xum.store.projection import HistoryProjection
 from xum.store.sessionlog import SessionLog
 from xum.tools import registry
@@ -165,6 +168,7 @@ class AgentSession:
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
         self._tools_hash = ""
+        self._images_for: tuple[str, SessionBlobs | None] | None = None
         # What the model is told: the agent, the workspace's instructions and skills, frozen
         # per context segment (see xum.engine.contextsync and xum.context.frozen).
         self.context = ContextSync(
@@ -347,12 +351,13 @@ class AgentSession:
             self.recorder.append_now(frames)
         return self._build_request()
 
-    async def run_turn(self, text: str) -> TurnResult:
+    async def run_turn(self, text: str, images: Sequence[ImagePart] = ()) -> TurnResult:
         """One turn. A leading slash command is carried out first (`/<skill> args`, a one-shot
         `/<alias>+<level>` override, `/compact`, `/clear`); a command that cannot be carried
         out raises UsageError before anything is written. A message that would start at or
-        above the model's auto-compaction threshold is preceded by a compaction turn."""
-        return await run_message(self, text)
+        above the model's auto-compaction threshold is preceded by a compaction turn. `images`:
+        stored images (`xum.store.blobs`) the message carries after its text."""
+        return await run_message(self, text, images)
 
     @asynccontextmanager
     async def turn(
@@ -376,12 +381,17 @@ class AgentSession:
         prepared: PreparedMessage | None = None,
         synthetic: ev.SyntheticNote | None = None,
         override: TurnOverride | None = None,
+        images: Sequence[ImagePart] = (),
     ) -> TurnResult:
         """One turn of steps. `text` is what the model receives; `prepared`, what a slash
         command made of the message (None for plain text); `synthetic`: the message is xum's,
         not the user's (a goal continuation), recorded as a synthetic row with these fields;
-        `override`: another model and thinking level for this turn only."""
-        said = user_frame(text, prepared, synthetic)
+        `override`: another model and thinking level for this turn only; `images`: stored
+        images the message carries (refused here, before anything is written, for a model
+        that does not take images)."""
+        if images:
+            check_images(override.route if override is not None else self.route, images)
+        said = user_frame(text, prepared, synthetic, images)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         kind: TurnKind = "continuation" if synthetic is not None else "agent"
         async with self.turn(result, kind, override) as turn:
@@ -550,6 +560,7 @@ class AgentSession:
             tool_choice=tool_choice,
             cache_key=f"xum-{self.workspace.id}",
             params=self.route.params,
+            images=self._image_source(),
         )
         if debug_requested():
             live = self.context.live
@@ -564,6 +575,16 @@ class AgentSession:
                 )
             )
         return request
+
+    def _image_source(self) -> SessionBlobs | None:
+        """The session's stored images for a model that takes images, else None (images in the
+        history then go as text placeholders). Decided once per model."""
+        key = self.route.model_string
+        cached = self._images_for
+        if cached is None or cached[0] != key:
+            source = SessionBlobs(self.workspace.id) if image_input(self.route) else None
+            cached = self._images_for = (key, source)
+        return cached[1]
 
     # Tools -----------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from xum.store.sessionlog import SessionLog
 from xum.store.turns import open_turn
 
 if TYPE_CHECKING:
+    from xum.core.images import ImagePart
     from xum.engine.userinput import PreparedMessage
 
 FrameSpec = ev.FrameSpec
@@ -154,10 +155,15 @@ def turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
 
 
 def user_frame(
-    text: str, prepared: PreparedMessage | None, synthetic: ev.SyntheticNote | None
+    text: str,
+    prepared: PreparedMessage | None,
+    synthetic: ev.SyntheticNote | None,
+    images: Sequence[ImagePart] = (),
 ) -> FrameSpec:
-    """The frame that opens a turn: the user's message, or xum's own (`synthetic`)."""
+    """The frame that opens a turn: the user's message, or xum's own (`synthetic`). `images`
+    follow the text as references to the session's stored images, never their bytes."""
     message = text_message("user", text)
+    message["content"].extend(images)
     if synthetic is not None:
         note: ev.SyntheticMessageData = {"message": message}
         if "kind" in synthetic:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionChangedError, XumError
+from xum.core.images import ImagePart
 from xum.engine import events as E
 from xum.host.inflight import InFlight
 from xum.host.listener import HostListener
@@ -215,14 +216,17 @@ class WorkspaceHost:
         self.session.agent.queue_message(text, when)
         self._status()
 
-    def start(self, text: str | None, *, idle: bool = False) -> None:
-        """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued."""
+    def start(
+        self, text: str | None, *, idle: bool = False, images: Sequence[ImagePart] = ()
+    ) -> None:
+        """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued.
+        `images` (stored already) go with `text`."""
         self.driving = True
         self.started.clear()
         self.start_error = None
         self.last_active = time.monotonic()
         name = f"{'idle compaction' if idle else 'turn'} {self.workspace_id}"
-        self.task = asyncio.create_task(self._drive(text, idle), name=name)
+        self.task = asyncio.create_task(self._drive(text, idle, images), name=name)
         self._status()
 
     async def wait_done(self) -> None:
@@ -261,15 +265,17 @@ class WorkspaceHost:
         self._status()
         return boundary
 
-    async def _drive(self, text: str | None, idle: bool) -> None:
+    async def _drive(self, text: str | None, idle: bool, images: Sequence[ImagePart] = ()) -> None:
         next_text = text
+        next_images = images
         self.decision = None
         try:
             if idle:
                 next_text = await self._idle_compaction()
             continuation: Decision | None = None
             while next_text is not None or continuation is not None:
-                result = await self._one_turn(next_text, continuation)
+                result = await self._one_turn(next_text, continuation, images=next_images)
+                next_images = ()
                 reason = result.reason if result is not None else "error"
                 agent = self.session.agent
                 # The engine's queue: "step" messages the turn ended before delivering first,
@@ -294,7 +300,12 @@ class WorkspaceHost:
             self.on_drive_end(self)
 
     async def _one_turn(
-        self, text: str | None, continuation: Decision | None, *, reopened: bool = False
+        self,
+        text: str | None,
+        continuation: Decision | None,
+        *,
+        reopened: bool = False,
+        images: Sequence[ImagePart] = (),
     ) -> TurnResult | None:
         """The turn of `text` (or a goal's continuation); None when it failed to start."""
         agent = self.session.agent
@@ -302,7 +313,7 @@ class WorkspaceHost:
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
             assert text is not None
-            return await agent.run_turn(text)
+            return await agent.run_turn(text, images)
         except asyncio.CancelledError:
             raise
         except SessionChangedError as exc:
@@ -310,7 +321,7 @@ class WorkspaceHost:
             # log as it is now. A change in the middle of a turn ends that turn with the error;
             # the next message lands here and reopens.
             if not self.started.is_set() and not reopened and await self._reopen():
-                return await self._one_turn(text, continuation, reopened=True)
+                return await self._one_turn(text, continuation, reopened=True, images=images)
             self._failed(exc)
             return None
         except XumError as exc:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # The shared message and usage types live in core (the session log stores them too).
+from xum.core.images import ImageSource
 from xum.core.messages import Message as Message
 from xum.core.messages import Part as Part
 from xum.core.messages import ReasoningPart as ReasoningPart
@@ -49,6 +50,9 @@ class LLMRequest:
     cache_key: str | None = None  # OpenAI `prompt_cache_key`: stable per workspace
     params: dict[str, Any] = field(default_factory=dict)  # resolved `modelParameters`
     cache: bool = True  # Anthropic: place cache breakpoints on the prefix and the history tail
+    # Where the encoders read the bytes of the images the messages refer to; None when the
+    # model does not take images (each image is then sent as a short text placeholder).
+    images: ImageSource | None = None
 
 
 # Stream events -------------------------------------------------------------------------------
