@@ -520,6 +520,8 @@ class AgentSession:
             return self.settings.goals and not self.context.selection.subagent
         if name in ("tool_catalog_search", "mcp_prompt_get"):
             return self.mcp is not None
+        if name == "attach_file":
+            return self._image_source() is not None
         if name in HOST_TOOLS or name in CHILD_TOOLS:
             return self.subagents is not None and self.subagents.offers(name)
         if name.startswith("task_"):  # task_await/list/stop also serve background bash

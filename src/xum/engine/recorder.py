@@ -128,9 +128,19 @@ class Recorder:
 
 
 def result_frame(
-    call: ToolCall, output: str, *, is_error: bool, meta: dict[str, Any], seconds: float
+    call: ToolCall,
+    output: str,
+    *,
+    is_error: bool,
+    meta: dict[str, Any],
+    seconds: float,
+    images: Sequence[ImagePart] = (),
 ) -> FrameSpec:
     message: Message = ev.tool_result_message(call.id, call.name, output, is_error=is_error)
+    if images:
+        part = message["content"][0]
+        assert part["type"] == "tool_result"
+        part["images"] = list(images)  # references; the bytes are in the session's blobs
     return ev.spec(
         ev.TOOL_RESULT, {"message": message, "meta": meta, "duration_s": round(seconds, 4)}
     )

@@ -33,6 +33,8 @@ _TOOLS: dict[str, str] = {
     "todo_write": "xum.tools.todo_write:TodoWriteTool",
     "todo_read": "xum.tools.todo_read:TodoReadTool",
     "web_fetch": "xum.tools.web_fetch:WebFetchTool",
+    # Offered only to models that take images (xum.engine.images).
+    "attach_file": "xum.tools.attach_file:AttachFileTool",
     # Skills and plan mode (agents' tool policies decide who gets them).
     "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
     "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",
