@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xum.core.errors import SessionBusyError, XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.tui.remote import ServerTurns
 from xum.tui.transcript import Change, Transcript
@@ -256,10 +257,11 @@ class Runner:
     # Sending -----------------------------------------------------------------------------
 
     async def send(
-        self, ws: Workspace, text: str, when: When = "step"
+        self, ws: Workspace, text: str, when: When = "step", images: Sequence[ImageUpload] = ()
     ) -> Literal["started", "queued"]:
-        """Run `text` as a turn, or queue it when a turn runs. Raises XumError when it cannot
-        start (another process holds the session, no provider, an unknown model)."""
+        """Run `text` (with `images`) as a turn, or queue it when a turn runs. Raises XumError
+        when it cannot start (another process holds the session, no provider, an unknown
+        model, images while a turn runs)."""
         if ws.question is not None and ws.question.remote_id is not None:
             self.answer(ws, None)  # a chat message instead of an answer (the server's turn)
         if not ws.running:
@@ -271,7 +273,7 @@ class Runner:
 
             if session_files.is_busy(ws.id):
                 link = await self.server.link_for(ws)
-                if link is not None:
+                if link is not None and not images:
                     # The server runs this turn: the message joins it there, as from the browser
                     # (what the turn does shows here as the log is followed).
                     await link.send(ws.id, text, when)
@@ -286,7 +288,7 @@ class Runner:
             await self.load(ws)
             ws.failed, ws.last_sent = False, text
         try:
-            outcome = await self.hosts.send(ws.record, text, when)
+            outcome = await self.hosts.send(ws.record, text, when, images)
         except XumError as exc:
             if exc is ws.reported:  # the turn failed as it started: its card says so already
                 return "started"
