@@ -1,6 +1,6 @@
 // The rows of a transcript (what `applyEvents` folds committed events into), one kind each.
 
-import type { ErrorInfo, ToolCallRef, ToolResultEvent } from "../api/types";
+import type { ErrorInfo, ImageRef, ToolCallRef, ToolResultEvent } from "../api/types";
 
 export interface UserRow {
   kind: "user";
@@ -8,6 +8,8 @@ export interface UserRow {
   seq: number;
   text: string;
   queued: boolean;
+  /** Images the message carried (references; the server serves them by hash). */
+  images?: ImageRef[];
 }
 
 export interface AssistantRow {
