@@ -59,3 +59,17 @@ async def test_a_model_without_image_input_is_refused_before_the_turn(
         assert "imageInput" in (caught.value.hint or "")
         assert opened.agent.log.last_seq == seq  # nothing written
     assert fake_llm.requests == []
+
+
+async def test_a_fork_keeps_the_images_its_copied_frames_name(
+    repo: Path, fake_llm: FakeLLM
+) -> None:
+    from xum.workspaces.lifecycle import copy_conversation
+
+    fake_llm.script(fakellm.text("A red square."))
+    async with open_session(repo, fake_llm, name_hint="img") as (opened, _events):
+        part = SessionBlobs(opened.agent.workspace.id).put(PICTURE, "square.png")
+        await opened.agent.run_turn("what is this?", [part])
+        source = opened.agent.workspace.id
+    assert copy_conversation(source, "forkedimages") > 0
+    assert SessionBlobs("forkedimages").read(part["sha256"]) == PICTURE

@@ -130,3 +130,13 @@ def test_image_input_by_family() -> None:
     assert takes_images("google", "gemini-3.8-flash")
     assert not takes_images("deepseek", "deepseek-v4-pro")
     assert not takes_images("ollama", "llava")
+
+
+def test_a_compaction_transcript_names_the_images() -> None:
+    from xum.context.compaction import as_transcript
+
+    _, messages = history()
+    text = "\n".join(
+        p["text"] for m in as_transcript(messages) for p in m["content"] if p["type"] == "text"
+    )
+    assert text.count("[image shot.png (image/png)]") == 2

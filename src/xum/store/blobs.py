@@ -8,9 +8,10 @@ that is already there is left alone.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from xum.core.fsutil import atomic_write_bytes
+from xum.core.fsutil import atomic_write_bytes, fsync_dir
 from xum.core.images import EXTENSIONS, ImagePart, image_part, is_sha256
 from xum.core.paths import ensure_private_dir, session_dir
 
@@ -55,3 +56,25 @@ class SessionBlobs:
             return path.read_bytes()
         except OSError:
             return None
+
+
+def copy_blobs(source_id: str, target_id: str) -> int:
+    """Give a fork its parent's images (hard links where the filesystem allows, else copies),
+    before the copied frames that refer to them. Returns how many were added."""
+    source = blobs_dir(source_id)
+    if not source.is_dir():
+        return 0
+    target = ensure_private_dir(blobs_dir(target_id))
+    added = 0
+    for path in source.iterdir():
+        sha, _, ext = path.name.partition(".")
+        if not is_sha256(sha) or ext not in EXTENSIONS.values() or (target / path.name).exists():
+            continue
+        try:
+            os.link(path, target / path.name)
+        except OSError:
+            atomic_write_bytes(target / path.name, path.read_bytes())
+        added += 1
+    if added:
+        fsync_dir(target)
+    return added
