@@ -140,3 +140,15 @@ def test_a_compaction_transcript_names_the_images() -> None:
         p["text"] for m in as_transcript(messages) for p in m["content"] if p["type"] == "text"
     )
     assert text.count("[image shot.png (image/png)]") == 2
+
+
+def test_the_context_meter_counts_what_an_image_costs_not_its_reference() -> None:
+    from xum.core.images import IMAGE_TOKENS_MAX, message_image_tokens
+
+    _, messages = history()
+    assert message_image_tokens(messages[0]) == 85  # 3x5 pixels: the floor
+    assert message_image_tokens(messages[2]) == 85  # a tool result's image
+    big = {**image_part(PICTURE), "width": 4000, "height": 3000}
+    unknown = {k: v for k, v in image_part(PICTURE).items() if k not in ("width", "height")}
+    message = {"role": "user", "content": [big, unknown]}
+    assert message_image_tokens(message) == 2 * IMAGE_TOKENS_MAX

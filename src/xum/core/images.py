@@ -157,6 +157,35 @@ def is_sha256(text: str) -> bool:
     return len(text) == 64 and all(ch in "0123456789abcdef" for ch in text)
 
 
+# What an image costs a request, in tokens, for the context meter (the providers scale large
+# images down to about this much; Anthropic counts width * height / 750).
+IMAGE_TOKENS_MAX = 1600
+
+
+def image_tokens(part: ImagePart) -> int:
+    width, height = part.get("width"), part.get("height")
+    if not width or not height:
+        return IMAGE_TOKENS_MAX
+    return max(85, min(IMAGE_TOKENS_MAX, width * height // 750))
+
+
+def message_image_tokens(message: object) -> int:
+    """The estimated tokens of the images a logged message carries (its own and its tool
+    results'); read leniently, like every reader of the log."""
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return 0
+    total = 0
+    for part in message["content"]:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "image":
+            total += image_tokens(part)  # type: ignore[arg-type]
+        for image in part.get("images") or [] if part.get("type") == "tool_result" else []:
+            if isinstance(image, dict):
+                total += image_tokens(image)  # type: ignore[arg-type]
+    return total
+
+
 def placeholder(part: ImagePart, why: str) -> str:
     """The text a request carries instead of an image it cannot send."""
     return f"[image {part.get('name') or part['sha256'][:12]}: {why}]"
