@@ -75,6 +75,13 @@ def test_an_uploaded_image_goes_with_the_message_and_is_served_back(
         assert client.get(
             f"/api/workspaces/{wid}/images/..%2f..%2fconfig.json", headers=AUTH
         ).status_code in (404, 422)
+        command = client.post(
+            f"/api/workspaces/{wid}/messages",
+            json={"text": "/model sonnet", "images": [{"sha256": ref["sha256"]}]},
+            headers=AUTH,
+        )
+        assert command.status_code == 422
+        assert "chat command" in command.json()["error"]["message"]
         missing = client.post(
             f"/api/workspaces/{other}/messages",
             json={"text": "x", "images": [{"sha256": ref["sha256"]}]},

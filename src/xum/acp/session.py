@@ -36,7 +36,7 @@ from xum.acp.session_common import (
     request_error,
 )
 from xum.context.slash import ModelCommand
-from xum.core.errors import XumError
+from xum.core.errors import UsageError, XumError
 from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host import commands
@@ -221,7 +221,11 @@ class BridgeSession(SessionBase):
     async def _run_prompt(self, text: str, images: Sequence[ImageUpload] = ()) -> StopReason:
         try:
             command = commands.parse(text, "acp")
-            if commands.is_workspace_command(command) and not images:
+            if command is not None and images:
+                raise UsageError(
+                    "images cannot go with a chat command", hint="send them in a plain message"
+                )
+            if commands.is_workspace_command(command):
                 return await self._workspace_command(command)
             await self._title_from(text)
             self.translator.last_finish = None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from xum.core.errors import XumError
+from xum.core.errors import UsageError, XumError
 from xum.core.images import MAX_IMAGES_PER_MESSAGE, ImageUpload
 from xum.engine.derive import frame_event
 from xum.server.errors import ApiError, from_xum_error
@@ -114,7 +114,11 @@ async def send_message(workspace_id: str, body: SendMessage, request: Request) -
     images = _uploaded(record.id, body.images)
     try:
         command = commands.parse(body.text, "server")
-        if commands.is_workspace_command(command) and not images:
+        if command is not None and images:
+            raise UsageError(
+                "images cannot go with a chat command", hint="send them in a plain message"
+            )
+        if commands.is_workspace_command(command):
             return _sent(state, await commands.apply(state.hosts, record, command))
         if record.archived_at is not None:
             raise ApiError(
