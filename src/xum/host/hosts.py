@@ -186,7 +186,10 @@ class Hosts:
                     )
                 check_count(len(images))
                 blobs = SessionBlobs(record.id)
-                refs = [blobs.put(image.data, image.name) for image in images]
+                # Written durably (fsync) off the event loop, before the frame that names them.
+                refs = await asyncio.to_thread(
+                    lambda: [blobs.put(image.data, image.name) for image in images]
+                )
             else:
                 refs = []
             if host is not None and host.busy:

@@ -9,6 +9,7 @@ Other files (PDF, text) are refused with a pointer to the tool that reads them.
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from pydantic import Field
@@ -78,7 +79,7 @@ class AttachFileTool(Tool):
         name = safe_name(args.filename or path)
         try:
             check_image(data, args.path)
-            part = SessionBlobs(ctx.workspace_id).put(data, name)
+            part = await asyncio.to_thread(SessionBlobs(ctx.workspace_id).put, data, name)
         except UsageError as exc:
             return error(
                 f"{exc.message}; attach_file attaches images only (read text with file_read)."

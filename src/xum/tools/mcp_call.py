@@ -18,6 +18,7 @@ when it passes the image checks, also goes to the model with the result (`saved_
 
 from __future__ import annotations
 
+import asyncio
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,7 @@ async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolR
         if stream is not None:
             stream.close()  # flushes: every progress line is out before the result
     result = await bounded_result(outcome, ctx, suffix=".mcp.txt")
-    result.images = saved_images(result.meta, ctx.workspace_id)
+    result.images = await asyncio.to_thread(saved_images, result.meta, ctx.workspace_id)
     return result
 
 

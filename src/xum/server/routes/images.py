@@ -11,6 +11,7 @@ never served as SVG or HTML.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -34,7 +35,7 @@ async def upload_image(
     record = workspace_or_404(workspace_id)
     data = await request.body()
     try:
-        part = SessionBlobs(record.id).put(data, name)
+        part = await asyncio.to_thread(SessionBlobs(record.id).put, data, name)
     except XumError as exc:
         raise from_xum_error(exc) from None
     return dict(part)
@@ -48,7 +49,7 @@ async def get_image(workspace_id: str, sha256: str) -> Response:
     path = SessionBlobs(record.id).path(sha256)
     if path is None:
         raise not_found(f"workspace '{record.id}' has no image {sha256[:12]}")
-    data = path.read_bytes()
+    data = await asyncio.to_thread(path.read_bytes)
     media_type = sniff_media_type(data)
     if media_type is None:  # a file that is not an image was put there by hand
         raise not_found(f"workspace '{record.id}' has no image {sha256[:12]}")
