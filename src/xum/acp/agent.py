@@ -40,8 +40,6 @@ __all__ = ["LIST_PAGE", "XumAgent"]
 
 
 class XumAgent(AgentBase[BridgeSession]):
-    takes_images = True  # image prompt blocks go to the host with the message
-
     def __init__(self, runtime: str = "local") -> None:
         super().__init__(runtime)
         self.abilities = EditorAbilities()

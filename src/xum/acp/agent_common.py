@@ -78,9 +78,8 @@ def session_page(rows: Sequence[WorkspaceRecord], cursor: str | None) -> ListSes
 class AgentBase(ABC, Generic[S]):
     """The ACP methods of a xum bridge over sessions of type `S`."""
 
-    # Whether `image` prompt blocks are taken (and `promptCapabilities.image` advertised): the
-    # bridge that runs sessions itself does; attached to a server it does not yet.
-    takes_images: ClassVar[bool] = False
+    # Whether `image` prompt blocks are taken (and `promptCapabilities.image` advertised).
+    takes_images: ClassVar[bool] = True
 
     def __init__(self, runtime: str) -> None:
         self.runtime = runtime  # how new sessions' workspaces are made: local, worktree, ssh <host>

@@ -179,14 +179,13 @@ class RemoteBridgeSession(SessionBase):
         self._unreachable = False
 
     async def _run_prompt(self, text: str, images: Sequence[ImageUpload] = ()) -> StopReason:
-        # The attached bridge does not advertise images (RemoteXumAgent.takes_images), so its
-        # prompts carry none.
         try:
             command = commands.parse(text, "acp")  # refuses what an editor does not offer
             await self._title_from(text)
             self.translator.last_finish = None
             self._ends = []
-            sent = await self.hosts.send_message(self.id, text)
+            # Images are uploaded to the server, then named by hash (RemoteHosts).
+            sent = await self.hosts.send_message(self.id, text, images=images)
         except XumError as exc:
             raise request_error(exc) from None
         if sent.disposition == "command":

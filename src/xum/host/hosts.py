@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from xum.core.errors import SessionBusyError, UsageError, XumError
 from xum.core.images import ImageUpload, check_count
 from xum.engine import events as E
+from xum.host.governor import Governor
 from xum.host.inbox import Inbox
 from xum.host.inbox_feed import InboxFeed
 from xum.host.listener import HostListener
@@ -73,6 +74,7 @@ class Hosts:
         listener: HostListener,
         *,
         options: HostOptions | None = None,
+        governor: Governor | None = None,
         questions: Questions | None = None,
         approvals: Approvals | None = None,
         idle_close_s: float = 600.0,
@@ -96,8 +98,15 @@ class Hosts:
         listener = self.listener
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        # One governor for every session of the process (config.json `governor`).
+        self.governor = governor or Governor.from_config()
         self.services = HostServices(
-            listener, self.questions, self.approvals, self._spawn, options or HostOptions()
+            listener,
+            self.questions,
+            self.approvals,
+            self._spawn,
+            options or HostOptions(),
+            self.governor,
         )
 
     # Reading ----------------------------------------------------------------------------
@@ -410,9 +419,7 @@ class Hosts:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
         hosts = list(self.hosts.values())
         for host in hosts:
-            host.take_queue()
-            if host.busy:
-                host.session.agent.interrupt()
+            host.interrupt()  # hands back the queue; a turn held for the budget just ends
         tasks = [h.task for h in hosts if h.task is not None and not h.task.done()]
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=wait_s)
@@ -427,6 +434,7 @@ class Hosts:
             await self.close_workspace(ws)
         for task in list(self._background):
             task.cancel()
+        await self.governor.aclose()
 
 
 async def _drop_prepared(prepared: Prepared) -> None:

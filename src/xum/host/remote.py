@@ -1,6 +1,6 @@
 """`RemoteHosts`: the workspace host of a running `xum server`, reached over its API.
 
-A front-end that attaches to a server (`xum acp --server-url`) uses this instead of an
+A front-end that attaches to a server (`xum acp --server-url`, `xum tui --server-url`) uses this instead of an
 in-process `Hosts`: the same calls (create, fork, send, interrupt, clear the queue, Start Here,
 change settings, answer questions and approvals) go to the server's REST routes, and the same
 `HostListener` gets the same typed engine events, read from the server's WebSocket
@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_address
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +31,7 @@ from urllib.parse import quote, urlsplit
 import orjson
 
 from xum.core.errors import XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host.listener import HostListener, NullListener
 from xum.host.pending import PendingQuestion
@@ -144,13 +145,19 @@ class RemoteHosts:
         path: str,
         body: object = None,
         params: Mapping[str, str] | None = None,
+        content: bytes | None = None,
     ) -> dict[str, Any]:
+        """One API call: `body` as JSON, or `content` as raw bytes (an image upload)."""
         import httpx
 
+        options: dict[str, Any] = {"params": dict(params) if params else None}
+        if content is not None:
+            options["content"] = content
+            options["headers"] = {"Content-Type": "application/octet-stream"}
+        else:
+            options["json"] = body
         try:
-            res = await self._client().request(
-                method, path, json=body, params=dict(params) if params else None
-            )
+            res = await self._client().request(method, path, **options)
         except httpx.HTTPError as exc:
             raise RemoteError(
                 f"the xum server at {self.target.url} did not answer ({type(exc).__name__})",
@@ -220,10 +227,24 @@ class RemoteHosts:
         return self._record(await self._call("POST", _ws(workspace_id, "fork"), body))
 
     async def send_message(
-        self, workspace: WorkspaceRecord | str, text: str, when: Literal["step", "turn"] = "step"
+        self,
+        workspace: WorkspaceRecord | str,
+        text: str,
+        when: Literal["step", "turn"] = "step",
+        images: Sequence[ImageUpload] = (),
     ) -> SentMessage:
         ws = workspace if isinstance(workspace, str) else workspace.id
-        data = await self._call("POST", _ws(ws, "messages"), {"text": text, "when": when})
+        body: dict[str, Any] = {"text": text, "when": when}
+        if images:  # uploaded first (raw bytes), then named by hash (docs/images.md)
+            refs = []
+            for image in images:
+                params = {"name": image.name} if image.name else None
+                stored = await self._call(
+                    "POST", _ws(ws, "images"), params=params, content=image.data
+                )
+                refs.append({"sha256": stored.get("sha256"), "name": image.name})
+            body["images"] = refs
+        data = await self._call("POST", _ws(ws, "messages"), body)
         record = data.get("workspace")
         idle = data.get("idleHours")
         fork_error = data.get("forkMessageError")
@@ -237,10 +258,14 @@ class RemoteHosts:
         )
 
     async def send(
-        self, workspace: WorkspaceRecord | str, text: str, when: Literal["step", "turn"] = "step"
+        self,
+        workspace: WorkspaceRecord | str,
+        text: str,
+        when: Literal["step", "turn"] = "step",
+        images: Sequence[ImageUpload] = (),
     ) -> Disposition:
         """`started`, `queued`, or `command` (a workspace command the server carried out)."""
-        return (await self.send_message(workspace, text, when)).disposition
+        return (await self.send_message(workspace, text, when, images)).disposition
 
     async def interrupt(self, workspace_id: str) -> tuple[bool, list[str]]:
         data = await self._call("POST", _ws(workspace_id, "interrupt"))
@@ -286,6 +311,44 @@ class RemoteHosts:
                 return False
             raise
         return True
+
+    async def rename(self, workspace_id: str, name: str) -> WorkspaceRecord:
+        return self._record(await self._call("POST", _ws(workspace_id, "rename"), {"name": name}))
+
+    async def archive(self, workspace_id: str) -> WorkspaceRecord:
+        """Archive (the server interrupts a running turn first and keeps the checkout)."""
+        return self._record(await self._call("POST", _ws(workspace_id, "archive")))
+
+    async def unarchive(self, workspace_id: str) -> WorkspaceRecord:
+        return self._record(await self._call("POST", _ws(workspace_id, "unarchive")))
+
+    async def archived(self, project: str) -> list[WorkspaceRecord]:
+        params = {"project": project, "archived": "only"}
+        data = await self._call("GET", "/api/workspaces", params=params)
+        return [self._record(w) for w in data.get("workspaces", []) if isinstance(w, dict)]
+
+    async def deletion_preview(self, workspace_id: str) -> dict[str, Any]:
+        """What deleting would remove and keep (`removes`, `keeps`, `warnings`, `dirtyFiles`)."""
+        return await self._call("GET", _ws(workspace_id, "deletion"))
+
+    async def delete(self, workspace_id: str, *, force: bool = False) -> list[str]:
+        """Delete the workspace; the server's notes on what went otherwise than planned."""
+        params = {"force": "true"} if force else None
+        data = await self._call("DELETE", _ws(workspace_id), params=params)
+        return [str(n) for n in data.get("notes") or []]
+
+    async def git_review(self, workspace_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The checkout's git status and its diff against its base, as the server reads them
+        (where the checkout is: the server's machine, or the SSH host)."""
+        status = await self._call("GET", _ws(workspace_id, "git/status"))
+        if not status.get("isGit"):
+            return status, {}
+        return status, await self._call("GET", _ws(workspace_id, "git/diff"))
+
+    async def agents(self, workspace_id: str) -> list[dict[str, Any]]:
+        """What the agent picker offers in the workspace: id, name, description."""
+        data = await self._call("GET", _ws(workspace_id, "agents"))
+        return [a for a in data.get("agents") or [] if isinstance(a, dict)]
 
     async def slash_commands(self, workspace_id: str) -> list[dict[str, Any]]:
         """What `/` offers in the workspace (`GET .../slash`): name, description, usage, kind."""
@@ -336,6 +399,12 @@ class RemoteHosts:
 
     # The event stream --------------------------------------------------------------------
 
+    def connect(self) -> None:
+        """Open the WebSocket now (before any subscription): every workspace's status comes
+        from then on, a snapshot first (the sidebar's dots), and `workspaces-changed`."""
+        if self._task is None and not self._closed:
+            self._task = asyncio.create_task(self._run(), name="xum remote host socket")
+
     async def subscribe(
         self, workspace_id: str, after_seq: int = 0, *, timeout_s: float = TIMEOUT_S
     ) -> None:
@@ -345,7 +414,7 @@ class RemoteHosts:
         self._after[workspace_id] = after_seq
         done = self._subscribed[workspace_id] = asyncio.Event()
         if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="xum remote host socket")
+            self.connect()
         elif self._socket is not None:
             await self._send_subscribe(workspace_id)
         try:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -42,9 +43,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from xum.core.errors import SessionChangedError, XumError
 from xum.core.images import ImagePart
 from xum.engine import events as E
+from xum.host.governor import Governor, HeldTurnStopped
 from xum.host.inflight import InFlight
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
+from xum.llm.gate import request_gate
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces.safety.choice import SafetyChoice
@@ -105,6 +108,7 @@ class HostServices:
     approvals: Approvals
     spawn: Callable[[Coroutine[Any, Any, Any]], None]
     options: HostOptions
+    governor: Governor = field(default_factory=Governor)  # one per process (xum.host.governor)
 
 
 class WorkspaceHost:
@@ -125,6 +129,12 @@ class WorkspaceHost:
         # False: continue no goal after it (`xum run` without a goal of its own).
         self.turn_ended: TurnHook | None = None
         self.decision: Decision | None = None  # the goal's last decision in this drive
+        # The process's governor as this workspace sees it: every request of its turns (and of
+        # the sub-agents they start) waits there, and says so in this workspace's events.
+        self.gate = services.governor.gate_for(workspace_id, self._emit)
+        self.held = asyncio.Event()  # the drive's next turn waits for the fleet budget
+        self.unhold = asyncio.Event()  # the user stopped the held turn: it does not run
+        self.project = ""  # the workspace's project path (the fleet budget counts per project)
 
     # Opening ----------------------------------------------------------------------------
 
@@ -150,6 +160,7 @@ class WorkspaceHost:
 
         options = self.services.options
         given = self.settings
+        self.project = record.project_path
         if given.route is not None and given.thinking is not None:
             route, thinking = given.route, given.thinking
         else:
@@ -172,6 +183,7 @@ class WorkspaceHost:
             budget_usd=given.budget_usd,
             set_exit_code=given.set_exit_code,
             task_settings=given.task_settings,
+            subagent_gate=self.gate,
         )
 
     async def configure(
@@ -223,10 +235,16 @@ class WorkspaceHost:
         `images` (stored already) go with `text`."""
         self.driving = True
         self.started.clear()
+        self.held.clear()
+        self.unhold.clear()
         self.start_error = None
         self.last_active = time.monotonic()
         name = f"{'idle compaction' if idle else 'turn'} {self.workspace_id}"
-        self.task = asyncio.create_task(self._drive(text, idle, images), name=name)
+        # The drive runs with this workspace's gate as the request gate: every client its turns
+        # use (and every sub-agent task they start) asks the governor before each request.
+        context = contextvars.copy_context()
+        context.run(request_gate.set, self.gate)
+        self.task = asyncio.create_task(self._drive(text, idle, images), name=name, context=context)
         self._status()
 
     async def wait_done(self) -> None:
@@ -241,8 +259,10 @@ class WorkspaceHost:
         if task is None:
             return
         waiter = asyncio.ensure_future(self.started.wait())
-        await asyncio.wait({waiter, task}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        held = asyncio.ensure_future(self.held.wait())  # held for the budget: it says so itself
+        await asyncio.wait({waiter, held, task}, timeout=timeout_s, return_when="FIRST_COMPLETED")
         waiter.cancel()
+        held.cancel()
         if not self.started.is_set() and self.start_error is not None:
             raise self.start_error
 
@@ -250,7 +270,10 @@ class WorkspaceHost:
         """Stop the running turn; the messages still queued are handed back, not run."""
         unsent = self.take_queue()
         if self.busy:
-            self.session.agent.interrupt()
+            if self.held.is_set():
+                self.unhold.set()  # held for the budget: no turn to stop, the wait ends
+            else:
+                self.session.agent.interrupt()
         self._status()
         return unsent
 
@@ -310,6 +333,18 @@ class WorkspaceHost:
         """The turn of `text` (or a goal's continuation); None when it failed to start."""
         agent = self.session.agent
         try:
+            # A new turn waits while the fleet budget is spent; a running one is never cut.
+            runs = await self.gate.hold_for_budget(self.project, self._on_hold, self.unhold)
+            self.held.clear()
+            if not runs:  # stopped while held: nothing ran, nothing is queued
+                self._failed(
+                    HeldTurnStopped(
+                        "the turn was stopped while it waited for the fleet budget; it did not run",
+                        hint="send it again once the budget is raised (governor.budget in "
+                        "config.json) or the UTC day has ended",
+                    )
+                )
+                return None
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
             assert text is not None
@@ -378,9 +413,8 @@ class WorkspaceHost:
         """Hand back the queue, interrupt a running turn and wait (bounded) for it to end."""
         if self.parts is None:
             return
-        self.take_queue()
+        self.interrupt()
         if self.busy:
-            self.session.agent.interrupt()
             assert self.task is not None
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self.task), wait_s)
@@ -394,11 +428,23 @@ class WorkspaceHost:
     def _emit(self, event: E.Event) -> None:
         if isinstance(event, E.TurnStart):
             self.started.set()
+        self._count_cost(event)
         self.inflight.fold(event)
         self._guard(lambda: self.services.listener.event(self.workspace_id, event))
 
     def _child_event(self, workspace_id: str, event: E.Event) -> None:
+        self._count_cost(event)
         self._guard(lambda: self.services.listener.event(workspace_id, event))
+
+    def _count_cost(self, event: E.Event) -> None:
+        """What a reply or a compaction of this workspace (or of its sub-agents) cost goes
+        into the fleet's daily spending."""
+        if isinstance(event, E.AssistantMessage | E.Compaction) and event.cost_usd:
+            self.services.governor.note_cost(self.project, event.cost_usd)
+
+    def _on_hold(self) -> None:
+        self.held.set()
+        self._status()
 
     def _status(self) -> None:
         self._guard(lambda: self.services.listener.status_changed(self.workspace_id))

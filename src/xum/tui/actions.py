@@ -331,6 +331,15 @@ class Actions:
 
     # Questions ---------------------------------------------------------------------------
 
+    def interrupt(self, ws: Workspace) -> None:
+        """Esc: stop the turn this process runs and put back what was queued."""
+        unsent = self.app.runner.interrupt(ws)
+        if unsent is None:
+            if ws.busy_elsewhere:
+                self.app.notify("another process runs this turn: stop it there", markup=False)
+            return
+        self.app.put_back(unsent)
+
     def show_question(self) -> None:
         from xum.tui.question import QuestionPanel
 
@@ -504,10 +513,11 @@ class Actions:
 
     async def archived_choices(self) -> list[tuple[str, str]]:
         """(id, label) of the project's archived workspaces, newest first."""
-        from xum.workspaces.lifecycle import list_workspaces
-
-        project = str(self.app.project_root)
-        records = await asyncio.to_thread(lambda: list_workspaces(project, archived=True))
+        try:
+            records = await self.app.runner.list_records(self.app.project_root, archived=True)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return []
         return [
             (r.id, strip_controls(f"{r.name} — {r.title}" if r.title else r.name)) for r in records
         ]

@@ -520,6 +520,23 @@ export interface ReplyStalledEvent {
   began: boolean;
   message: string;
 }
+/** Something of this workspace waits for the process's governor (docs/governor.md). */
+export interface GovernorWaitEvent {
+  type: "governor-wait";
+  reason: "concurrency" | "backoff" | "subagents" | "budget" | string;
+  message: string;
+  /** Unix time in seconds. */
+  since: number;
+  provider?: string;
+  model?: string;
+  /** Unix time in seconds when the pause ends (backoff) or the day ends (budget). */
+  retry_at?: number;
+}
+export interface GovernorWaitEndEvent {
+  type: "governor-wait-end";
+  reason: string;
+  waited_s: number;
+}
 export interface DiscardPartialEvent {
   type: "discard-partial";
 }
@@ -665,6 +682,8 @@ export type LiveEvent =
   | UsageEvent
   | RetryingEvent
   | ReplyStalledEvent
+  | GovernorWaitEvent
+  | GovernorWaitEndEvent
   | DiscardPartialEvent
   | AdvisoryEvent
   | ErrorEvent
