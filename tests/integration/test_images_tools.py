@@ -42,6 +42,7 @@ async def test_attach_file_shows_the_model_a_workspace_image(repo: Path, fake_ll
     attached, refused = results(events)
     assert not attached["is_error"]
     assert attached["output"].startswith("Attached shot.png (image/png, 8x2")
+    assert attached["meta"]["images"][0]["name"] == "shot.png"  # for the front-ends' thumbnails
     assert refused["is_error"] and "not a PNG, JPEG, GIF or WebP" in refused["output"]
     # The second request carries the image inside the tool result.
     result = fake_llm.requests[1].json["messages"][-1]["content"][0]
@@ -71,6 +72,7 @@ async def test_an_mcp_image_reaches_the_model(
     (picture,) = results(events)
     saved = Path(picture["meta"]["files"][0]["path"])
     assert "saved to" in picture["output"]  # still saved and named, as before
+    assert picture["meta"]["images"][0]["media_type"] == "image/png"
     result = fake_llm.requests[1].json["messages"][-1]["content"][0]
     blocks = result["content"]
     assert blocks[0]["type"] == "text"

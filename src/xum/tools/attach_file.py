@@ -87,6 +87,6 @@ class AttachFileTool(Tool):
         size = f", {part['width']}x{part['height']}" if "width" in part else ""
         return ToolResult(
             output=f"Attached {name} ({part['media_type']}{size}, {part['size']:,} bytes).",
-            meta={"path": path, "image": dict(part)},
+            meta={"path": path, "images": [dict(part)]},
             images=[part],
         )

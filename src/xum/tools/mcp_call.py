@@ -54,6 +54,8 @@ async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolR
             stream.close()  # flushes: every progress line is out before the result
     result = await bounded_result(outcome, ctx, suffix=".mcp.txt")
     result.images = await asyncio.to_thread(saved_images, result.meta, ctx.workspace_id)
+    if result.images:  # for the front-ends' thumbnails, as attach_file gives them
+        result.meta["images"] = [dict(image) for image in result.images]
     return result
 
 

@@ -24,3 +24,14 @@ export async function uploadImage(workspaceId: string, file: File): Promise<Imag
   const path = `/api/workspaces/${encodeURIComponent(workspaceId)}/images?name=${encodeURIComponent(name)}`;
   return api<ImageRef>("POST", path, file);
 }
+
+/** The images a tool result carried (`attach_file`, an MCP tool): its `meta.images`, keeping
+ *  only well-formed references (a hash is all the image route takes). */
+export function imagesOf(meta: Record<string, unknown> | null | undefined): ImageRef[] {
+  const raw = meta?.images;
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(
+    (i): i is ImageRef =>
+      typeof i === "object" && i !== null && typeof (i as ImageRef).sha256 === "string" && /^[0-9a-f]{64}$/.test((i as ImageRef).sha256),
+  );
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { imageProblem, imageUrl } from "../state/images";
+import { imageProblem, imagesOf, imageUrl } from "../state/images";
 import { applyEvents, emptyTranscript } from "../state/transcript";
 import { turnStart, user } from "./events";
 
@@ -26,5 +26,11 @@ describe("images", () => {
     const big = new File([new Uint8Array(5 * 1024 * 1024 + 1)], "big.png", { type: "image/png" });
     expect(imageProblem(big)).toMatch(/larger than 5 MB/);
     expect(imageProblem(new File([new Uint8Array(10)], "ok.png", { type: "image/png" }))).toBeNull();
+  });
+
+  it("of a tool result are its meta's well-formed references", () => {
+    expect(imagesOf({ images: [REF, { sha256: "../../x" }, "junk"] })).toEqual([REF]);
+    expect(imagesOf({ path: "a.png" })).toEqual([]);
+    expect(imagesOf(null)).toEqual([]);
   });
 });
