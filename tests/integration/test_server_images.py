@@ -102,6 +102,9 @@ def test_uploads_are_bounded_and_checked(
         assert "not a PNG, JPEG, GIF or WebP" in svg.json()["error"]["message"]
         big = upload(client, wid, png(padding=MAX_IMAGE_BYTES))
         assert big.status_code == 413
+        # An upload has its own bound: larger than the server's 1 MiB for other requests.
+        screenshot = upload(client, wid, png(padding=3 * 1024 * 1024))
+        assert screenshot.status_code == 201, screenshot.text
         # The larger bound is only for uploads: a message body keeps the server's 1 MiB.
         huge = client.post(
             f"/api/workspaces/{wid}/messages",
