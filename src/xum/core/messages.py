@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
+from xum.core.images import ImagePart
+
 
 class TextPart(TypedDict):
     type: Literal["text"]
@@ -46,6 +48,9 @@ class ToolResultPart(TypedDict):
     name: str
     output: str
     is_error: NotRequired[bool]
+    # Images the tool returned (`attach_file`, an MCP tool's image content): references to
+    # the session's stored images, sent to a model that takes images (`xum.core.images`).
+    images: NotRequired[list[ImagePart]]
 
 
 class SearchHit(TypedDict):
@@ -70,11 +75,12 @@ class WebSearchPart(TypedDict):
     state: NotRequired[dict[str, Any]]
 
 
-Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | WebSearchPart
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | WebSearchPart | ImagePart
 
 
 class Message(TypedDict):
-    """role `user` holds text, `assistant` holds text/reasoning/tool calls, `tool` holds results."""
+    """role `user` holds text (and images), `assistant` holds text/reasoning/tool calls, `tool`
+    holds results."""
 
     role: Literal["user", "assistant", "tool"]
     content: list[Part]

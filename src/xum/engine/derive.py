@@ -113,6 +113,7 @@ def frame_event(frame: Frame) -> E.Committed | None:
             queued=True if user.get("queued") else None,
             typed=_opt_str(user.get("typed")),
             slash=_opt_dict(user.get("slash")) if "typed" in user else None,
+            images=_images(user.get("message")),
         )
     if kind == ev.SYNTHETIC_MESSAGE:
         note = ev.payload(frame, ev.SYNTHETIC_MESSAGE)
@@ -265,3 +266,15 @@ def replay_events(frames: Iterable[Frame]) -> Iterator[E.Committed]:
         event = frame_event(frame)
         if event is not None:
             yield event
+
+
+def _images(message: object) -> list[dict[str, Any]] | None:
+    """The image parts of a logged message (None when it has none), as plain references."""
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return None
+    found = [
+        {k: v for k, v in part.items() if k != "type"}
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") == "image"
+    ]
+    return found or None

@@ -131,6 +131,9 @@ class UserMessage(Committed):
     synthetic: bool | None = None  # a row xum added (context changes)
     kind: str | None = None
     changed: list[str] | None = None
+    # Images the message carries: references (sha256, media_type, size, name, width, height)
+    # to the session's stored images, which the server serves by hash.
+    images: list[JsonDict] | None = None
 
 
 class ContextFrozen(Committed):

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from xum.core.images import ImageSource
 from xum.llm.catalog import anthropic_thinking_style, default_max_output_tokens, lookup
 from xum.llm.common import (
     MessageBuilder,
@@ -18,6 +19,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.images import anthropic_block
 from xum.llm.params import SAMPLING_PARAMS, Withheld, apply_params, withheld_params
 from xum.llm.thinking import (
     ANTHROPIC_ANSWER_ROOM,
@@ -82,7 +84,7 @@ class AnthropicClient(WireClient):
         return {"anthropic-version": API_VERSION}
 
     def encode(self, request: LLMRequest, *, stream: bool = True) -> dict[str, Any]:
-        messages = encode_messages(request.messages, request.model)
+        messages = encode_messages(request.messages, request.model, request.images)
         plan = self._plan(request, messages)
         body: dict[str, Any] = {"model": request.model, "max_tokens": plan.max_tokens}
         if stream:
@@ -119,7 +121,8 @@ class AnthropicClient(WireClient):
         if not any(request.params.get(k) is not None for k in SAMPLING_PARAMS):
             return self._withheld(request, None)  # no thinking rule can apply
         return self._withheld(
-            request, self._plan(request, encode_messages(request.messages, request.model))
+            request,
+            self._plan(request, encode_messages(request.messages, request.model, request.images)),
         )
 
     def _withheld(self, request: LLMRequest, plan: _Plan | None) -> list[Withheld]:
@@ -200,13 +203,19 @@ class AnthropicClient(WireClient):
 # Encoding ------------------------------------------------------------------------------------
 
 
-def encode_messages(messages: Sequence[Message], model: str) -> list[dict[str, Any]]:
+def encode_messages(
+    messages: Sequence[Message], model: str, images: ImageSource | None = None
+) -> list[dict[str, Any]]:
     """History in Anthropic's shape: alternating user/assistant turns, where all tool results
     of one step sit together in the user turn right after the assistant's tool calls."""
     out: list[dict[str, Any]] = []
     for message in messages:
         role = "assistant" if message["role"] == "assistant" else "user"
-        blocks = _assistant_blocks(message, model) if role == "assistant" else _user_blocks(message)
+        blocks = (
+            _assistant_blocks(message, model)
+            if role == "assistant"
+            else _user_blocks(message, images)
+        )
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -274,15 +283,25 @@ def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
     return blocks
 
 
-def _user_blocks(message: Message) -> list[dict[str, Any]]:
+def _user_blocks(message: Message, images: ImageSource | None) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message["content"]:
         if part["type"] == "text":
             if part["text"]:
                 blocks.append({"type": "text", "text": part["text"]})
+        elif part["type"] == "image":
+            blocks.append(anthropic_block(part, images))
         elif part["type"] == "tool_result":
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id(part["call_id"])}
-            if part["output"]:
+            shown = part.get("images") or []
+            if shown:
+                # A tool result's content may mix text and image blocks.
+                content: list[dict[str, Any]] = []
+                if part["output"]:
+                    content.append({"type": "text", "text": part["output"]})
+                content.extend(anthropic_block(image, images) for image in shown)
+                block["content"] = content
+            elif part["output"]:
                 block["content"] = part["output"]
             if part.get("is_error"):
                 block["is_error"] = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from xum.core.images import ImageSource
 from xum.llm.catalog import lookup
 from xum.llm.common import (
     MessageBuilder,
@@ -23,6 +24,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.images import responses_block, tool_images_intro
 from xum.llm.params import apply_params
 from xum.llm.thinking import OPENAI_EFFORT, clamp_thinking
 from xum.llm.types import (
@@ -68,7 +70,7 @@ class OpenAIResponsesClient(WireClient):
             body["stream"] = True
         if request.system:
             body["instructions"] = request.system
-        body["input"] = encode_input(request.messages)
+        body["input"] = encode_input(request.messages, request.images)
         tools: list[dict[str, Any]] = [
             {
                 "type": "function",
@@ -134,16 +136,24 @@ class OpenAIResponsesClient(WireClient):
 # Encoding ------------------------------------------------------------------------------------
 
 
-def encode_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def encode_input(
+    messages: Sequence[Message], images: ImageSource | None = None
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    # A tool's images follow the step's results as one user message (see openai_chat).
+    shown: list[dict[str, Any]] = []
     for message in messages:
         role = message["role"]
+        if role != "tool" and shown:
+            items.append({"type": "message", "role": "user", "content": shown})
+            shown = []
         if role == "user":
-            content = [
-                {"type": "input_text", "text": p["text"]}
-                for p in message["content"]
-                if p["type"] == "text" and p["text"]
-            ]
+            content: list[dict[str, Any]] = []
+            for p in message["content"]:
+                if p["type"] == "text" and p["text"]:
+                    content.append({"type": "input_text", "text": p["text"]})
+                elif p["type"] == "image":
+                    content.append(responses_block(p, images))
             if content:
                 items.append({"type": "message", "role": "user", "content": content})
         elif role == "tool":
@@ -156,8 +166,14 @@ def encode_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
                             "output": part["output"],
                         }
                     )
+                    if part.get("images"):
+                        intro = tool_images_intro(part["call_id"], part["name"])
+                        shown.append({"type": "input_text", "text": intro})
+                        shown.extend(responses_block(i, images) for i in part.get("images") or [])
         else:
             _assistant_items(message, items)
+    if shown:
+        items.append({"type": "message", "role": "user", "content": shown})
     return items
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # The shared message and usage types live in core (the session log stores them too).
+from xum.core.images import ImageSource
 from xum.core.messages import Message as Message
 from xum.core.messages import Part as Part
 from xum.core.messages import ReasoningPart as ReasoningPart
@@ -55,6 +56,9 @@ class LLMRequest:
     # The provider's own server-side web search, when config enables it and the route's API has
     # it (xum.llm.websearch); the wire client adds the provider's tool to the request.
     web_search: NativeSearch | None = None
+    # Where the encoders read the bytes of the images the messages refer to; None when the
+    # model does not take images (each image is then sent as a short text placeholder).
+    images: ImageSource | None = None
 
 
 # Stream events -------------------------------------------------------------------------------

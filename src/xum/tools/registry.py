@@ -41,6 +41,8 @@ _TOOLS: dict[str, str] = {
     # Offered only where config.json `webSearch` gives the model a search (xum.llm.websearch);
     # with the provider's own search the request carries that instead (engine.native_search).
     "web_search": "xum.tools.web_search:WebSearchTool",
+    # Offered only to models that take images (xum.engine.images).
+    "attach_file": "xum.tools.attach_file:AttachFileTool",
     # Skills and plan mode (agents' tool policies decide who gets them).
     "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
     "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",

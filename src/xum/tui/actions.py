@@ -14,10 +14,12 @@ nothing here raises into the app.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
+from xum.tui.attachments import PendingImages, image_command
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
 from xum.workspaces.safety.choice import PERMISSION_MODES, PermissionMode, stored_permissions
@@ -47,6 +49,7 @@ class Actions:
         # One message at a time: a second Enter while the first one still creates its
         # workspace must go to that workspace (queued), not make another.
         self._sending = asyncio.Lock()
+        self.images = PendingImages()  # `/image <path>`: what the next message carries
 
     # Settings ----------------------------------------------------------------------------
 
@@ -193,6 +196,13 @@ class Actions:
         from xum.host import commands
 
         app = self.app
+        if (image := image_command(text)) is not None:  # held for the next message
+            try:
+                app.notify(self.images.command(image, Path.cwd()), markup=False)
+            except XumError as exc:
+                self._problem(exc.message, exc.hint)
+            app.redraw_bar()
+            return
         try:
             command = commands.parse(text, "tui")
         except XumError as exc:
@@ -240,7 +250,10 @@ class Actions:
                 ws = await self._create_for(text)
                 if ws is None:
                     return
-            await app.runner.send(ws, text, "turn" if when == "turn" else "step")
+            await app.runner.send(
+                ws, text, "step" if when != "turn" else "turn", self.images.images
+            )
+            self.images.clear()  # sent with this message (kept when it was refused)
         except XumError as exc:
             self._problem(exc.message, exc.hint, retry=text)
         app.redraw_bar()

@@ -235,6 +235,9 @@ class Transcript:
             return []  # a row xum added for the model (a context change), not the user's
         text = event.typed or event.text
         self._last_user_text = text
+        if event.images:  # shown by name; the terminal draws no pictures
+            shown = " ".join(f"[image: {i.get('name') or 'image'}]" for i in event.images)
+            text = f"{text}\n{shown}" if text else shown
         return [self._add(UserEntry(self._id(), text, bool(event.queued)))]
 
     def _turn_start(self, _event: E.TurnStart) -> list[Change]:

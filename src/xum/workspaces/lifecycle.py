@@ -259,6 +259,8 @@ def copy_conversation(source_id: str, target_id: str) -> int:
     frames copied."""
     import bisect
 
+    from xum.store.blobs import copy_blobs
+
     source = SessionLog.open(source_id, purpose="fork (read)")
     frames = [f for f in source.frames if not f.damaged and f.seq is not None]
     old_seqs = [f.seq or 0 for f in frames]
@@ -277,6 +279,7 @@ def copy_conversation(source_id: str, target_id: str) -> int:
     try:
         if target.frames:
             raise XumError(f"the session log of {target_id} is not empty; refusing to fork into it")
+        copy_blobs(source_id, target_id)  # the images the copied frames name, first
         if batch:
             target.append_many(batch)
             target.recover()

@@ -359,6 +359,17 @@ export interface UserMessageEvent extends Durable {
   kind?: string;
   /** A context update: the sections that changed. */
   changed?: string[];
+  /** Images the message carries, served by GET /api/workspaces/{id}/images/{sha256}. */
+  images?: ImageRef[];
+}
+/** A stored image a message refers to (never its bytes). */
+export interface ImageRef {
+  sha256: string;
+  media_type: string;
+  size: number;
+  name?: string;
+  width?: number;
+  height?: number;
 }
 /** A context segment starts: its system prompt and tools were frozen (names only here). */
 export interface ContextFrozenEvent extends Durable {

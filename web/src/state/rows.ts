@@ -1,6 +1,13 @@
 // The rows of a transcript (what `applyEvents` folds committed events into), one kind each.
 
-import type { ErrorInfo, SearchHitRef, ToolCallRef, ToolResultEvent, WebSearchRef } from "../api/types";
+import type {
+  ErrorInfo,
+  ImageRef,
+  SearchHitRef,
+  ToolCallRef,
+  ToolResultEvent,
+  WebSearchRef,
+} from "../api/types";
 
 export interface UserRow {
   kind: "user";
@@ -8,6 +15,8 @@ export interface UserRow {
   seq: number;
   text: string;
   queued: boolean;
+  /** Images the message carried (references; the server serves them by hash). */
+  images?: ImageRef[];
 }
 
 export interface AssistantRow {

@@ -196,6 +196,7 @@ function addDurable(b: Builder, ev: EngineEvent): void {
         // model received (the terminal UI and ACP do the same).
         text: ev.typed ?? ev.text,
         queued: ev.queued === true,
+        ...(ev.images?.length ? { images: ev.images } : {}),
       });
       return;
     case "assistant-message":

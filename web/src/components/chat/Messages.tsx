@@ -7,11 +7,13 @@ import { ToolCard } from "../tools/ToolCard";
 import { ErrorCard } from "./ErrorCard";
 import { Citations, WebSearches } from "./WebSearches";
 import { Compacting, StartHere } from "./Compaction";
+import { ImageThumbs } from "./ImageThumbs";
 
-export const UserMessage = memo(function UserMessage(props: { row: UserRow }) {
+export const UserMessage = memo(function UserMessage(props: { row: UserRow; workspaceId: string }) {
   return (
     <div className="msg-user" data-role="user">
       <div className="bubble">
+        {props.row.images?.length ? <ImageThumbs workspaceId={props.workspaceId} images={props.row.images} /> : null}
         {props.row.text}
         {props.row.queued ? <span className="queued">queued while the agent worked</span> : null}
       </div>
