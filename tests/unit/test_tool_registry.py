@@ -29,6 +29,7 @@ DOCUMENTED_PARAMETERS = {
     "todo_write": ["todos"],
     "todo_read": [],
     "web_fetch": ["url"],
+    "notify": ["title", "message"],
     "agent_skill_read": ["name"],
     "agent_skill_read_file": ["name", "filePath", "offset", "limit"],
     # `scope` (project or global) is xum's own: the docs' tools write one contextual root.

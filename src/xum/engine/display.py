@@ -25,6 +25,7 @@ _KEY_ARGUMENT = {
     "file_edit_insert": "path",
     "web_fetch": "url",
     "set_exit_code": "code",
+    "notify": "title",
 }
 
 

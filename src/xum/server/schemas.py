@@ -82,6 +82,8 @@ class Workspace(BaseModel):
     permissions: Literal["auto", "ask", "read-only"]  # the permission mode (docs/security.md)
     # The workspace's own ports (`XUM_PORT`..): null when it has none (docs/workspaces.md).
     ports: PortRange | None = None
+    # "Notify on all responses" (docs/notifications.md).
+    notifyOnResponse: bool = False
 
 
 class WorkspaceList(BaseModel):
@@ -126,6 +128,7 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         idleCompactedSeq=_opt_int(record.extra.get("idle_compacted_seq")),
         permissions=_permissions(record.permissions),
         ports=_ports(record),
+        notifyOnResponse=record.extra.get("notify_on_response") is True,
     )
 
 

@@ -33,6 +33,9 @@ _TOOLS: dict[str, str] = {
     "todo_write": "xum.tools.todo_write:TodoWriteTool",
     "todo_read": "xum.tools.todo_read:TodoReadTool",
     "web_fetch": "xum.tools.web_fetch:WebFetchTool",
+    # A desktop notification for the user (docs/notifications.md); an agent whose tool policy
+    # removes it never gets it.
+    "notify": "xum.tools.notify:NotifyTool",
     # Skills and plan mode (agents' tool policies decide who gets them).
     "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
     "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",
