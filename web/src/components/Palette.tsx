@@ -9,7 +9,7 @@ import { slashInsertion } from "../lib/slash";
 import { useStore } from "../lib/store";
 import { app, openDialog, openPicker, selectedWorkspace, selectWorkspace, signOut, stepWorkspace, toast } from "../state/app";
 import { archiveWorkspace } from "../state/actions";
-import { cycleAgent, cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode } from "../state/commands";
+import { cycleAgent, cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode, toggleNotifyOnResponse } from "../state/commands";
 import { errorMessage } from "../api/http";
 import { focusComposer, insertComposerText } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
@@ -74,6 +74,7 @@ function commandEntries(): Entry[] {
       { id: "focus", section: "Chat", label: "Focus chat input", shortcut: key("FOCUS_INPUT"), run: focusComposer },
       { id: "bottom", section: "Chat", label: "Jump to bottom", shortcut: key("JUMP_TO_BOTTOM"), run: jumpToBottom },
       { id: "interrupt", section: "Chat", label: "Interrupt the running turn", shortcut: key("INTERRUPT"), run: () => void interruptCurrent() },
+      { id: "notify", section: "Chat", label: ws.notifyOnResponse ? "Stop notifying on all responses" : "Notify on all responses", shortcut: key("TOGGLE_NOTIFY"), run: () => void toggleNotifyOnResponse() },
       { id: "mode", section: "Modes", label: ws.agent === "plan" ? "Switch to Exec mode" : "Switch to Plan mode", shortcut: key("TOGGLE_MODE"), run: () => void toggleMode() },
       { id: "agent-picker", section: "Modes", label: "Choose agent", shortcut: key("OPEN_AGENT_PICKER"), run: () => openPicker("agent") },
       { id: "cycle-agent", section: "Modes", label: "Cycle agent", shortcut: key("CYCLE_AGENT"), run: () => void cycleAgent() },

@@ -13,7 +13,7 @@ import {
   selectWorkspace,
   stepWorkspace,
 } from "../state/app";
-import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode } from "../state/commands";
+import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode, toggleNotifyOnResponse } from "../state/commands";
 import { inbox, nextWaiting } from "../state/inbox";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
@@ -70,6 +70,9 @@ function run(action: ActionId): void {
       return;
     case "JUMP_TO_BOTTOM":
       jumpToBottom();
+      return;
+    case "TOGGLE_NOTIFY":
+      void toggleNotifyOnResponse();
       return;
     case "NEXT_INBOX_ITEM": {
       // The next workspace something waits in (oldest first), wherever the focus is.

@@ -40,7 +40,8 @@ export type ActionId =
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
   | "TOGGLE_RIGHT_SIDEBAR"
-  | "NEXT_INBOX_ITEM";
+  | "NEXT_INBOX_ITEM"
+  | "TOGGLE_NOTIFY";
 
 export interface ActionBinding {
   /** Bindings as documented; the first is shown unless it is browser-reserved. */
@@ -70,6 +71,8 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
   JUMP_TO_BOTTOM: { binds: [{ key: "G", shift: true, code: "KeyG" }] },
   TOGGLE_RIGHT_SIDEBAR: { binds: [{ key: "b", ctrl: true, shift: true, code: "KeyB" }] },
   NEXT_INBOX_ITEM: { binds: [{ key: "i", alt: true, code: "KeyI" }] },
+  // "Notify on all responses" for the workspace on screen (docs/notifications.md).
+  TOGGLE_NOTIFY: { binds: [{ key: ",", ctrl: true, shift: true, code: "Comma" }] },
 };
 
 export function isMacPlatform(platform: string): boolean {

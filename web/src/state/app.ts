@@ -20,6 +20,7 @@ import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
 import { noteActivity } from "./activity";
 import { applyInboxMessage } from "./inbox";
+import { showNotice } from "./notifications";
 import {
   applyEvents,
   applyPartial,
@@ -195,6 +196,10 @@ const socket = new EventSocket({
   },
   onInbox(message) {
     applyInboxMessage(message);
+  },
+  onNotification(notice) {
+    if (typeof window === "undefined" || typeof window.Notification === "undefined") return;
+    void showNotice(notice, (id) => selectWorkspace(id));
   },
   onConnection(connection) {
     app.update(connection === "open" ? { connection, everConnected: true } : { connection });

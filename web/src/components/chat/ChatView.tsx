@@ -11,6 +11,7 @@ import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
 import { ApprovalCards } from "./ApprovalCard";
 import { Composer } from "./Composer";
+import { NotifyBell } from "./NotifyBell";
 import { PortsLabel } from "./PortsLabel";
 import { Transcript } from "./Transcript";
 
@@ -76,6 +77,7 @@ export function ChatView(props: { workspace: Workspace }) {
             </span>
           </span>
         </div>
+        <NotifyBell workspace={ws} />
         <IconButton
           label="Costs and review"
           shortcut={shortcutLabel("TOGGLE_RIGHT_SIDEBAR", mac)}
