@@ -33,6 +33,7 @@ from xum.tui import history
 from xum.tui.actions import Actions
 from xum.tui.composer import Composer, Suggestion, Suggestions
 from xum.tui.fit import Fit, MoreBelow
+from xum.tui.notify import TerminalNotifier
 from xum.tui.paths import PathIndex
 from xum.tui.runner import Runner, Workspace
 from xum.tui.sidebar import Sidebar
@@ -102,6 +103,7 @@ class XumApp(App[None]):
         self.open_request = workspace
         self.runner = Runner(self)
         self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
+        self.runner.on_notice = TerminalNotifier.for_app(self).show
         self.actions = Actions(self)
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)

@@ -32,6 +32,7 @@ from xum.tui.transcript import Change, Transcript
 if TYPE_CHECKING:
     from xum.host import pending as host_pending
     from xum.host.hosts import Hosts
+    from xum.host.notifications import Notice
     from xum.host.workspace_host import WorkspaceHost
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
@@ -146,6 +147,8 @@ class Runner:
         # Whether the workspace is on screen: what happens there is read as it happens, so it
         # leaves no "ended unread" item in the inbox.
         self.on_screen: Callable[[str], bool] = lambda _ws: False
+        # Shows a desktop notification (`xum.tui.notify`); None: notifications are not shown.
+        self.on_notice: Callable[[Notice], None] | None = None
 
     @property
     def hosts(self) -> Hosts:
@@ -158,7 +161,12 @@ class Runner:
             self._hosts = Hosts(
                 self, options=HostOptions(frontend="tui", purpose="tui"), read_seq=self._read_seq
             )
+            self._hosts.notifier.watch(self._notice)
         return self._hosts
+
+    def _notice(self, notice: Notice) -> None:
+        if self.on_notice is not None:
+            self.on_notice(notice)
 
     def _read_seq(self, workspace_id: str) -> int:
         return sys.maxsize if self.on_screen(workspace_id) else 0
