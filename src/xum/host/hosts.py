@@ -135,6 +135,12 @@ class Hosts:
 
         return await self._adopt(lambda: create_workspace(directory, runtime, **fields))
 
+    async def create_scratch(self, **fields: Any) -> WorkspaceRecord:
+        """`lifecycle.create_scratch_chat`: a workspace with no project (docs/workspaces.md)."""
+        from xum.workspaces.lifecycle import create_scratch_chat
+
+        return await self._adopt(lambda: create_scratch_chat(**fields))
+
     async def fork(self, workspace_id: str, name: str | None, title: str | None) -> WorkspaceRecord:
         from xum.workspaces.lifecycle import fork_workspace
 

@@ -38,6 +38,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
     from xum.server.routes import (
         auth,
+        chats,
         context,
         fallbacks,
         files,
@@ -86,6 +87,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         server_info.router,
         projects.router,
         workspaces.router,
+        chats.router,
         turns.router,
         inbox.router,
         review.router,

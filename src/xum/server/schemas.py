@@ -84,6 +84,8 @@ class Workspace(BaseModel):
     ports: PortRange | None = None
     # "Notify on all responses" (docs/notifications.md).
     notifyOnResponse: bool = False
+    # A scratch chat: no project, a private folder, no git (docs/workspaces.md).
+    scratch: bool = False
 
 
 class WorkspaceList(BaseModel):
@@ -129,6 +131,7 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         permissions=_permissions(record.permissions),
         ports=_ports(record),
         notifyOnResponse=record.extra.get("notify_on_response") is True,
+        scratch=record.extra.get("scratch") is True and record.parent_id is None,
     )
 
 

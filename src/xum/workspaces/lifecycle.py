@@ -176,6 +176,26 @@ async def create_workspace(
     return CreatedWorkspace(record, opened, init, project=paths, secrets=secrets)
 
 
+async def create_scratch_chat(
+    *, title: str = "", name: str | None = None, **fields: Any
+) -> CreatedWorkspace:
+    """Create a scratch chat: a workspace with no project, in a private folder under
+    `$XUM_ROOT/chats` (`checkouts.scratch`). No init hook: there is no project to trust."""
+    from xum.workspaces.checkouts.scratch import NAME_HINT, ScratchCheckout
+
+    if name is not None:
+        check_name(name)
+
+    def create() -> tuple[WorkspaceRecord, Runtime]:
+        checkout = ScratchCheckout.create(
+            Origin(Path(), Path()), NewWorkspace(NAME_HINT, title, name, fields)
+        )
+        return checkout.record, checkout.open_runtime()
+
+    record, opened = await asyncio.to_thread(create)
+    return CreatedWorkspace(record, opened)
+
+
 async def _start_init(
     record: WorkspaceRecord, runtime: Runtime, on_line: LineSink | None, timeout_s: float
 ) -> InitHookRun | None:
