@@ -73,6 +73,8 @@ export interface Workspace {
   ports?: PortRange | null;
   /** "Notify on all responses" (docs/notifications.md). */
   notifyOnResponse?: boolean;
+  /** A scratch chat: no project, a private folder, no git (docs/workspaces.md). */
+  scratch?: boolean;
 }
 
 export interface PortRange {

@@ -15,6 +15,7 @@ import {
 } from "../state/app";
 import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode, toggleNotifyOnResponse } from "../state/commands";
 import { inbox, nextWaiting } from "../state/inbox";
+import { openScratchDraft } from "../state/scratch";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
 
@@ -70,6 +71,9 @@ function run(action: ActionId): void {
       return;
     case "JUMP_TO_BOTTOM":
       jumpToBottom();
+      return;
+    case "NEW_SCRATCH_CHAT":
+      openScratchDraft();
       return;
     case "TOGGLE_NOTIFY":
       void toggleNotifyOnResponse();

@@ -81,6 +81,8 @@ export interface AppState {
   showArchived: boolean;
   /** Questions waiting for the user, by workspace. */
   questions: Readonly<Record<string, PendingQuestion>>;
+  /** A new scratch chat's draft is on screen (nothing is made before its first message). */
+  scratchDraft: boolean;
 }
 
 const WIDE_QUERY = "(min-width: 1100px)";
@@ -116,6 +118,7 @@ export const app = new Store<AppState>({
   turnEpoch: 0,
   showArchived: false,
   questions: {},
+  scratchDraft: false,
 });
 
 /** Whether the sidebars are drawers over the chat (narrow screens) rather than columns. */
@@ -518,7 +521,7 @@ export function selectWorkspace(id: string | null, how: "push" | "replace" = "pu
 /** Everything selecting a workspace does, except writing the route. */
 function applySelection(id: string | null): void {
   const prev = app.get().selectedId;
-  app.update({ selectedId: id });
+  app.update({ selectedId: id, scratchDraft: false });
   if (isNarrow()) app.update({ leftOpen: false });
   if (id === null) return;
   if (prev !== id) {

@@ -18,6 +18,7 @@ import { Transcript } from "./Transcript";
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
 function runtimeLabel(ws: Workspace): string {
+  if (ws.scratch) return "scratch chat";
   if (ws.runtime.type === "ssh") return `ssh ${ws.runtime.host}`;
   return ws.runtime.type;
 }
@@ -72,8 +73,7 @@ export function ChatView(props: { workspace: Workspace }) {
                   <PortsLabel ws={ws} />
                 </>
               ) : null}
-              {" · "}
-              {ws.projectName}
+              {ws.scratch ? null : ` · ${ws.projectName}`}
             </span>
           </span>
         </div>
