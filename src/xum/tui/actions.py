@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
+from xum.tui import scratch
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
 from xum.workspaces.safety.choice import PERMISSION_MODES, PermissionMode, stored_permissions
@@ -44,6 +45,8 @@ class Actions:
         self.draft_thinking: str | None = None
         self.draft_agent = DEFAULT_AGENT
         self.draft_permissions: PermissionMode = "auto"
+        # The draft row makes a scratch chat, not a local workspace (Ctrl+Shift+N, the dialog).
+        self.draft_scratch = False
         # One message at a time: a second Enter while the first one still creates its
         # workspace must go to that workspace (queued), not make another.
         self._sending = asyncio.Lock()
@@ -249,6 +252,8 @@ class Actions:
         """The workspace the first message of the new-workspace row makes: local, in the
         project directory, with the composer's model, thinking level and agent."""
         words = " ".join(text.split())
+        if self.draft_scratch:
+            return await scratch.create_chat(self.app, words[:80])
         return await self.create_workspace(
             "local",
             name=None,
@@ -438,6 +443,10 @@ class Actions:
     async def new_workspace(self, choice: NewWorkspace | None) -> None:
         if choice is None:
             return
+        if choice.runtime == "scratch":
+            await scratch.start_draft(self.app)
+            return
+        self.draft_scratch = False
         ws = await self.create_workspace(choice.runtime, name=choice.name, title=choice.title)
         if ws is not None:
             self.app.composer.focus()

@@ -29,7 +29,7 @@ from textual.widgets import ListView, Static
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
-from xum.tui import history
+from xum.tui import history, scratch
 from xum.tui.actions import Actions
 from xum.tui.composer import Composer, Suggestion, Suggestions
 from xum.tui.fit import Fit, MoreBelow
@@ -73,6 +73,7 @@ class XumApp(App[None]):
         Binding("f1", "help", "Help"),
         Binding("question_mark", "help", "Help", show=False),
         Binding("ctrl+n", "new_workspace", "New", priority=True),
+        Binding("ctrl+shift+n", "new_scratch_chat", "Scratch chat", show=False, priority=True),
         Binding("ctrl+down,alt+down", "next_workspace", "Next", show=False, priority=True),
         Binding("ctrl+up,alt+up", "previous_workspace", "Previous", show=False, priority=True),
         Binding("ctrl+b", "focus_sidebar", "Workspaces", show=False, priority=True),
@@ -179,7 +180,7 @@ class XumApp(App[None]):
     async def reload_workspaces(self, select: str | None = None) -> None:
         from xum.workspaces.lifecycle import list_workspaces
 
-        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+        records = await asyncio.to_thread(list_workspaces, str(self.project_root), chats=True)
         self._listed = [(r.id, r.name, r.title, r.runtime) for r in records]
         shown = [self.runner.track(r) for r in records]
         ids = {r.id for r in records}
@@ -462,6 +463,9 @@ class XumApp(App[None]):
             self._later(self.actions.new_workspace(choice))
 
         self.push_screen(NewWorkspaceDialog(), chosen)
+
+    def action_new_scratch_chat(self) -> None:
+        self._later(scratch.start_draft(self))
 
     def _needs_workspace(self, action: str) -> Workspace | None:
         if self.selected is None:

@@ -250,6 +250,11 @@ class Runner:
         record = await self.hosts.create(directory, runtime, **fields)
         return self._adopt(record, empty=True)
 
+    async def create_scratch(self, **fields: Any) -> Workspace:
+        """A new scratch chat (docs/workspaces.md): no project, a private folder."""
+        record = await self.hosts.create_scratch(**fields)
+        return self._adopt(record, empty=True)
+
     async def fork(self, source: Workspace, name: str | None) -> Workspace:
         record = await self.hosts.fork(source.id, name, None)
         return self._adopt(record, empty=False)

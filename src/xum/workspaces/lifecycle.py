@@ -100,11 +100,16 @@ def get_workspace(workspace_id: str) -> WorkspaceRecord:
 
 
 def list_workspaces(
-    project_path: str | None = None, *, archived: bool | None = False
+    project_path: str | None = None, *, archived: bool | None = False, chats: bool = False
 ) -> list[WorkspaceRecord]:
     """Newest first. `archived`: False (default) hides archived ones, True lists only those,
-    None lists all."""
+    None lists all. `chats`: the scratch chats too (their own stand-in project)."""
     records = registry.list_workspaces(project_path)
+    if chats and project_path is not None:
+        from xum.workspaces.checkouts.scratch import chats_root
+
+        records += registry.list_workspaces(str(chats_root()))
+        records.sort(key=lambda r: r.created_at, reverse=True)
     if archived is None:
         return records
     return [r for r in records if (r.archived_at is not None) == archived]

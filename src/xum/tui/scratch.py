@@ -1,0 +1,46 @@
+"""Scratch chats in the terminal UI (docs/workspaces.md, docs/tui.md): Ctrl+Shift+N (in
+terminals that report it apart from Ctrl+N) or "scratch chat" in the new-workspace dialog turns
+the draft row into a new scratch chat, which is made, with its private folder, by the first
+message sent there; nothing is made before. Chats are listed with the project's workspaces."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xum.core.errors import XumError
+
+if TYPE_CHECKING:
+    from xum.tui.app import XumApp
+    from xum.tui.runner import Workspace
+
+
+async def start_draft(app: XumApp) -> None:
+    """The draft row now makes a scratch chat with its first message."""
+    app.actions.draft_scratch = True
+    await app.select(None)
+    app.draft_note(
+        "new scratch chat: no project and no git, a private folder under $XUM_ROOT/chats; it "
+        "is made when you send the first message"
+    )
+    app.composer.focus()
+
+
+async def create_chat(app: XumApp, title: str) -> Workspace | None:
+    """Make the chat the draft's first message goes to, with the draft's settings."""
+    actions = app.actions
+    fields: dict[str, object] = {"agent": actions.draft_agent}
+    if actions.draft_permissions != "auto":
+        fields["permissions"] = actions.draft_permissions
+    if actions.draft_model is not None:
+        fields["model"] = actions.draft_model
+    if actions.draft_thinking is not None:
+        fields["thinking"] = actions.draft_thinking
+    try:
+        ws = await app.runner.create_scratch(title=title, **fields)
+    except XumError as exc:
+        app.draft_note(f"cannot create the scratch chat: {exc.message}", "warn")
+        return None
+    actions.draft_scratch = False
+    await app.reload_workspaces(select=ws.id)
+    await app.select(ws)
+    return ws
