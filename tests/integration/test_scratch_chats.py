@@ -64,7 +64,7 @@ def test_a_scratch_chat_lives_in_its_own_folder_and_goes_with_it(
         assert str(folder) in str(results)  # `pwd` ran in the chat's folder
 
         forked = client.post(f"/api/workspaces/{wid}/fork", json={}, headers=AUTH)
-        assert forked.status_code >= 400 and "cannot be forked" in forked.text
+        assert forked.status_code == 422 and "cannot be forked" in forked.text
 
     with server_client() as client:  # a restart: the chat and its files are still there
         again = client.get(f"/api/workspaces/{wid}", headers=AUTH).json()
@@ -77,3 +77,40 @@ def test_a_scratch_chat_lives_in_its_own_folder_and_goes_with_it(
         assert deleted.status_code == 200, deleted.text
         assert not folder.exists()
         assert client.get(f"/api/workspaces/{wid}", headers=AUTH).status_code == 404
+
+
+def test_a_sub_agent_works_in_the_chat_folder(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fake_llm(monkeypatch, fake_llm)
+    root = Path(os.environ["XUM_ROOT"])
+    task = {
+        "agentId": "exec",
+        "title": "helper",
+        "prompt": "write child.txt",
+        "model": None,
+        "thinking": None,
+        "n": None,
+        "run_in_background": None,
+        "isolation": None,  # the default: no worktree can be made here, so the same folder
+    }
+    fake_llm.script(
+        fakellm.tool_call("task", task),
+        fakellm.tool_call("bash", {"script": "echo child > child.txt", "display_name": "write"}),
+        fakellm.tool_call("agent_report", {"reportMarkdown": "wrote it", "title": None}),
+        fakellm.text("Reported."),  # the child's turn ends
+        fakellm.text("The helper wrote it."),
+    )
+    with server_client() as client:
+        wid = client.post("/api/chats", json={"model": MODEL}, headers=AUTH).json()["id"]
+        folder = root / "chats" / wid
+        client.post(f"/api/workspaces/{wid}/messages", json={"text": "delegate"}, headers=AUTH)
+        wait_for(lambda: idle(client, wid), timeout=30)
+        assert (folder / "child.txt").read_text() == "child\n"
+        children = [
+            w
+            for w in client.get("/api/workspaces", headers=AUTH).json()["workspaces"]
+            if w["parentId"] == wid
+        ]
+        assert [c["path"] for c in children] == [str(folder)]
+        assert children[0]["scratch"] is False  # the chat's own record only
