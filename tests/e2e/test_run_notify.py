@@ -62,3 +62,13 @@ def test_an_agent_whose_policy_removes_notify_is_not_offered_it(
     assert result.returncode == 0, result.stderr
     offered = _tools(fake_llm.requests[0].json)
     assert "bash" in offered and "notify" not in offered
+
+
+def test_text_mode_runs_through_a_notification(fake_llm: FakeLLM, repo: Path) -> None:
+    fake_llm.script(
+        fakellm.tool_call("notify", {"title": "Done", "message": None}),
+        fakellm.text("Finished."),
+    )
+    result = run_xum("run", "finish", cwd=repo, env=env_for(fake_llm))
+    assert result.returncode == 0, result.stderr
+    assert "Finished." in result.stdout

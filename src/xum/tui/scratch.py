@@ -5,16 +5,54 @@ message sent there; nothing is made before. Chats are listed with the project's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from xum.core.errors import XumError
 
 if TYPE_CHECKING:
-    from xum.tui.app import XumApp
-    from xum.tui.runner import Workspace
+    from xum.tui.runner import Runner, Workspace
 
 
-async def start_draft(app: XumApp) -> None:
+# What this module needs of the app, named here so that it does not import the app (which
+# imports it): the draft's settings on the app's actions, and a few of the app's own calls.
+class DraftSettings(Protocol):
+    draft_scratch: bool
+
+    @property
+    def draft_agent(self) -> str: ...
+
+    @property
+    def draft_permissions(self) -> str: ...
+
+    @property
+    def draft_model(self) -> str | None: ...
+
+    @property
+    def draft_thinking(self) -> str | None: ...
+
+
+class Focusable(Protocol):
+    def focus(self) -> object: ...
+
+
+class ScratchApp(Protocol):
+    @property
+    def actions(self) -> DraftSettings: ...
+
+    @property
+    def runner(self) -> Runner: ...
+
+    @property
+    def composer(self) -> Focusable: ...
+
+    async def select(self, ws: Workspace | None) -> None: ...
+
+    async def reload_workspaces(self, select: str | None = None) -> None: ...
+
+    def draft_note(self, text: str, level: str = "info") -> None: ...
+
+
+async def start_draft(app: ScratchApp) -> None:
     """The draft row now makes a scratch chat with its first message."""
     app.actions.draft_scratch = True
     await app.select(None)
@@ -25,7 +63,7 @@ async def start_draft(app: XumApp) -> None:
     app.composer.focus()
 
 
-async def create_chat(app: XumApp, title: str) -> Workspace | None:
+async def create_chat(app: ScratchApp, title: str) -> Workspace | None:
     """Make the chat the draft's first message goes to, with the draft's settings."""
     actions = app.actions
     fields: dict[str, object] = {"agent": actions.draft_agent}
