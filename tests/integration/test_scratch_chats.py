@@ -18,6 +18,7 @@ from tests.integration.server_support import (
     use_fake_llm,
     wait_for,
 )
+from xum.store.config import update_config
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 
@@ -26,6 +27,8 @@ def test_a_scratch_chat_lives_in_its_own_folder_and_goes_with_it(
     fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_fake_llm(monkeypatch, fake_llm)
+    # The sandbox is required, not best effort: bash must run in it and still write the folder.
+    update_config(lambda c: c.update({"sandbox": {"mode": "workspace-write"}}))
     root = Path(os.environ["XUM_ROOT"])
     with server_client() as client:
         made = client.post("/api/chats", json={"model": MODEL}, headers=AUTH)
