@@ -3,7 +3,8 @@ Python Playwright (headless; browsers are never downloaded).
 
 The fake model answers by keyword in the newest user prompt, so one server serves every test:
 `[slow]` streams a long reply slowly, `[tool]` runs a bash tool call, `[live] <path>` runs a bash
-command that prints a line and then waits until `<path>` exists, `[checkout] <name>` switches the
+command that prints a line and then waits until `<path>` exists, `[bg] <path>` starts a monitored
+background command that prints two lines and ends once `<path>` exists, `[checkout] <name>` switches the
 checkout to a new branch, `[edit]` inserts a line
 into a file, `[todo]` writes a task list, `[xss]` answers with hostile Markdown, `[rich]` with
 math and a diagram, `[fail]` with a provider error, `[ask]` asks a question (plan mode), `[plan]`
@@ -66,6 +67,21 @@ def live_script(barrier: str) -> str:
     """Prints a line, blocks until `barrier` exists (the test creates it), prints another."""
     wait = f"while [ ! -e {shlex.quote(barrier)} ]; do sleep 0.02; done"
     return f"echo {LIVE_FIRST}; {wait}; echo {LIVE_LAST}"
+
+
+BG_NAME = "bg watcher"
+
+
+def background_call(barrier: str) -> dict[str, Any]:
+    """`[bg] <path>`: a monitored background command that prints two lines, then ends once
+    `barrier` exists (its end wakes the workspace)."""
+    wait = f"while [ ! -e {shlex.quote(barrier)} ]; do sleep 0.02; done"
+    return {
+        "script": f"echo bg line one; echo bg line two; {wait}; echo bg finished",
+        "display_name": BG_NAME,
+        "run_in_background": True,
+        "monitor": {},
+    }
 
 
 RICH_TEXT = (
@@ -213,6 +229,9 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
     if approve is not None:
         script = approve.group(1)
         return fakellm.tool_call("bash", {"script": script, "display_name": "needs approval"})
+    bg = re.search(r"\[bg\] (\S+)", text)
+    if bg is not None:
+        return fakellm.tool_call("bash", background_call(bg.group(1)))
     live = re.search(r"\[live\] (\S+)", text)
     if live is not None:
         script = live_script(live.group(1))

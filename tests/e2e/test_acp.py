@@ -20,6 +20,7 @@ from acp import RequestError, text_block
 from tests.e2e.cli import XUM
 from tests.processes import alive
 from tests.support.acp import bridge, env_for, tool_results
+from xum.store.config import update_config
 from xum.testing import fakellm
 from xum.testing.acpeditor import EditorCapabilities, Received, TestEditor
 from xum.testing.fakellm import FakeLLM
@@ -363,6 +364,8 @@ async def test_load_replays_the_session_and_list_finds_it(fake_llm: FakeLLM, rep
 
 async def test_model_thinking_and_mode_are_selectable(fake_llm: FakeLLM, repo: Path) -> None:
     fake_llm.set_default(fakellm.text("ok"))
+    # No fallback chain: the model's refusal is how the turn ends (docs/models.md).
+    update_config(lambda config: config.__setitem__("modelFallbacks", {}))
     editor = TestEditor()
     async with bridge(editor, repo, env_for(fake_llm)) as (conn, _proc, _init):
         new = await conn.new_session(cwd=str(repo), mcp_servers=[])

@@ -25,3 +25,4 @@ def test_tui_help_lists_its_flags(tmp_path: Path) -> None:
     done = run_xum("tui", "--help", cwd=tmp_path)
     assert done.returncode == 0
     assert "--dir" in done.stdout and "--workspace" in done.stdout
+    assert "--server-url" in done.stdout and "--auth-token" in done.stdout

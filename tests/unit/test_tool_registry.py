@@ -21,7 +21,16 @@ from xum.tools.registry import (
 from xum.tools.schemas import build_schemas, render
 
 DOCUMENTED_PARAMETERS = {
-    "bash": ["script", "display_name", "timeout_secs", "run_in_background", "sandbox_escalation"],
+    "bash": [
+        "script",
+        "display_name",
+        "timeout_secs",
+        "run_in_background",
+        "monitor",
+        "sandbox_escalation",
+    ],
+    "bash_output": ["process_id", "filter", "filter_exclude", "timeout_secs"],
+    "bash_background_terminate": ["process_id"],
     "file_read": ["path", "offset", "limit"],
     "file_edit_replace_string": ["path", "old_string", "new_string", "replace_count"],
     "file_edit_replace_lines": ["path", "start_line", "end_line", "new_lines", "expected_lines"],

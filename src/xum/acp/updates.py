@@ -115,6 +115,9 @@ class UpdateTranslator:
             return [note(event.message)]
         if isinstance(event, E.DiscardPartial):
             return [note("the connection to the model dropped; the reply starts over")]
+        if isinstance(event, E.BackgroundWake):
+            what = "has ended" if event.reason == "exit" else "printed lines it watches for"
+            return [note(f"background process {event.task_id} ({event.display_name}) {what}")]
         if isinstance(event, E.InitOutput):
             return [update_agent_thought_text(f"init: {event.line}\n")]
         if isinstance(event, E.InitEnd) and event.status != "succeeded":

@@ -96,13 +96,10 @@ def _server_target(url: str | None, token: str | None) -> ServerTarget | None:
     root (its `server.lock`); None to run sessions in this process. The token is taken out of
     this process's environment so that nothing it starts inherits it."""
     from xum.core.errors import XumError
-    from xum.host.server_target import TOKEN_ENV, URL_ENV, resolve_server
-    from xum.workspaces.server_link import find_server
+    from xum.host.server_target import TOKEN_ENV, attach_target
 
-    if not (url or os.environ.get(URL_ENV, "").strip() or find_server() is not None):
-        return None
     try:
-        return resolve_server(url, token)
+        return attach_target(url, token)
     except XumError as exc:
         raise click.UsageError(str(exc)) from None
     finally:

@@ -97,6 +97,11 @@ class TextRenderer:
         elif isinstance(event, E.Advisory | E.ReplyStalled):
             self._newline()
             self.err.write(self._dim(f"note: {event.message}") + "\n")
+        elif isinstance(event, E.GovernorWait) and event.reason != "concurrency":
+            # A held turn, a provider's pause, a queued sub-agent (docs/governor.md); a wait
+            # for a free request slot is short and frequent, not worth a line.
+            self._newline()
+            self.err.write(self._dim(f"waiting: {event.message}") + "\n")
         elif isinstance(event, E.InitOutput):
             self.err.write(self._dim(f"init: {event.line}") + "\n")
         elif isinstance(event, E.ErrorEvent):

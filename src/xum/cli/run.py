@@ -251,7 +251,10 @@ def run(
         hint = "give it in USD: -b 2.00" if flag == "--budget" else "e.g. --goal-budget 5.00"
         outcome = RunOutcome.failed(XumError(f"{flag}: {exc.message}", hint=hint))
     except XumError as exc:
-        outcome = RunOutcome.failed(exc)
+        if exc.code == "held_turn_stopped":  # Ctrl-C while the fleet budget held the turn
+            outcome = RunOutcome.failed(exc, EXIT_INTERRUPTED, "interrupted")
+        else:
+            outcome = RunOutcome.failed(exc)
     except KeyboardInterrupt:  # Ctrl-C before the turn began (its own handler comes later)
         early = XumError("interrupted while starting, before a turn ran", hint="run it again")
         outcome = RunOutcome.failed(early, EXIT_INTERRUPTED, "interrupted")

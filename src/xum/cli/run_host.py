@@ -57,7 +57,12 @@ class RunAdapter:
         self.init = init
         self.listener = RunListener(workspace_id, req.renderer)
         options = HostOptions(
-            frontend="run", purpose="run", safety=req.safety, people=False, goals=True
+            frontend="run",
+            purpose="run",
+            safety=req.safety,
+            people=False,
+            goals=True,
+            wakes=False,  # one request (and its goal), then exit: nobody to wake
         )
         self.hosts = Hosts(self.listener, options=options)
         self.total: TurnResult | None = None  # the turns so far, their usage summed

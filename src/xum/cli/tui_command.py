@@ -18,10 +18,26 @@ from xum.cli.tui import launch
     default=None,
     help="Open this workspace of the project: its id, its name, or `last` (the newest).",
 )
-def tui(directory: Path, workspace: str | None) -> None:
+@click.option(
+    "--server-url",
+    default=None,
+    metavar="URL",
+    help="Attach to this running xum server (default: $XUM_SERVER_URL, else the server "
+    "running on this XUM_ROOT, else sessions run in this process).",
+)
+@click.option(
+    "--auth-token",
+    default=None,
+    metavar="TOKEN",
+    help="The server's token (default: $XUM_SERVER_AUTH_TOKEN, else the one the server "
+    "keeps on this XUM_ROOT).",
+)
+def tui(
+    directory: Path, workspace: str | None, server_url: str | None, auth_token: str | None
+) -> None:
     """Open the terminal UI in a project (what `xum` alone does on a terminal).
 
     The composer starts on a new workspace: type a message and Enter starts work. F1 lists
-    every key.
+    every key. With a running xum server (named, or on this XUM_ROOT) the UI attaches to it.
     """
-    launch(directory, workspace)
+    launch(directory, workspace, server_url, auth_token)

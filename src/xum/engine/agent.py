@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     # tool call (the tool prewarm thread loads it while the first reply streams), the user-input
     # helpers with the first slash command.
     from xum.engine.userinput import PreparedMessage, TurnOverride
-    from xum.tools.background import BackgroundProcesses
+    from xum.tools.background import BackgroundHooks, BackgroundProcesses
     from xum.tools.base import AskUser, SkillAccess, TodoItem, ToolContext
     from xum.tools.live import LiveOutputs
     from xum.tools.mcp_host import McpHost
@@ -141,6 +141,7 @@ class AgentSession:
         # which live as long as this session (aclose() kills them).
         self.subagents = subagents
         self._background: BackgroundProcesses | None = None  # made on first use
+        self.background_hooks: BackgroundHooks | None = None  # who hears of them (the host)
         # Live tool output (`tool-output` events), coalesced and bounded per stream.
         self._live: LiveOutputs | None = None  # made with the first tool call
         resumed = resume(log.frames)
@@ -286,6 +287,8 @@ class AgentSession:
             from xum.tools.background import BackgroundProcesses
 
             self._background = BackgroundProcesses(str(self.scratch_dir))
+            if self.background_hooks is not None:
+                self.background_hooks.attach(self._background)
         return self._background
 
     async def hold_writer(self, purpose: str) -> None:

@@ -73,8 +73,8 @@ class CallRunner:
             todos=s.todos,
             set_exit_code=s.set_exit_code,
             subagents=s.subagents,
-            # Background bash needs task_await to be read; without it, it is not offered.
-            background=s.background if "task_await" in offered else None,
+            # Background bash needs a tool that reads it; without one, it is not offered.
+            background=s.background if _reads_background(offered) else None,
             plan_file=live.plan_file if live else None,
             ask_user=s.ask_user,
             skills=s.skills,
@@ -152,6 +152,10 @@ class CallRunner:
             if verdict.advisory is not None:
                 self._advisories[call.id] = verdict.advisory
         return None
+
+
+def _reads_background(offered: Sequence[str]) -> bool:
+    return "bash_output" in offered or "task_await" in offered
 
 
 def _parsed_or_raw(arguments: str) -> Any:

@@ -363,6 +363,31 @@ class Advisory(Event):
     workspace_id: str | None = None
 
 
+class GovernorWait(Event):
+    """Something of this workspace waits for the process's governor (docs/governor.md):
+    `reason` is `concurrency` (the provider's or model's cap of requests in flight is reached),
+    `backoff` (the provider answered 429 or overloaded and asked every session to wait until
+    `retry_at`), `subagents` (the process's cap of running sub-agents is reached) or `budget`
+    (the fleet's daily budget is spent: a new turn is held until it is raised or the UTC day
+    ends). `since` and `retry_at` are Unix times in seconds. A `governor-wait-end` follows."""
+
+    type: ClassVar[str] = "governor-wait"
+    reason: str
+    message: str
+    since: float
+    provider: str | None = None
+    model: str | None = None
+    retry_at: float | None = None
+
+
+class GovernorWaitEnd(Event):
+    """The wait announced by the last `governor-wait` of this workspace is over."""
+
+    type: ClassVar[str] = "governor-wait-end"
+    reason: str
+    waited_s: float
+
+
 class ApprovalRequest(Event):
     """A tool call waits for a person: approve it once, always (a command prefix, or an MCP
     tool, in this project), or deny it. Every front-end answers it its own way (the browser's card, `xum run
@@ -445,6 +470,31 @@ class SubagentReport(Event):
 class SubagentRemoved(Event):
     type: ClassVar[str] = "subagent-removed"
     task_id: str
+
+
+# Background processes (docs/events.md, "Background processes").
+
+
+class BackgroundWake(Event):
+    """A monitored background process printed lines it watches for, or ended: the workspace is
+    woken with a turn (now if idle, else after the running drive)."""
+
+    type: ClassVar[str] = "background-wake"
+    task_id: str
+    process_id: str
+    display_name: str
+    reason: str  # "output": matching lines; "exit": the process ended
+    status: str  # the process's status then (running, exited, killed, timed_out, failed)
+    lines: list[str]  # the matching lines (bounded)
+    exit_code: int | None = None
+    retired: bool | None = None  # true: its monitor reached max_events
+
+
+class BackgroundProcesses(Event):
+    """The workspace's background processes after one started or ended (the newest last)."""
+
+    type: ClassVar[str] = "background-processes"
+    processes: list[JsonDict]
 
 
 # Goal runs (docs/events.md, "Goal runs"); the field names are the CLI page's.

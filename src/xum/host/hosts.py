@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
+from xum.host.governor import Governor
 from xum.host.inbox import Inbox
 from xum.host.inbox_feed import InboxFeed
 from xum.host.listener import HostListener
@@ -72,6 +73,7 @@ class Hosts:
         listener: HostListener,
         *,
         options: HostOptions | None = None,
+        governor: Governor | None = None,
         questions: Questions | None = None,
         approvals: Approvals | None = None,
         idle_close_s: float = 600.0,
@@ -97,8 +99,15 @@ class Hosts:
         listener = self.listener
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        # One governor for every session of the process (config.json `governor`).
+        self.governor = governor or Governor.from_config()
         self.services = HostServices(
-            listener, self.questions, self.approvals, self._spawn, options or HostOptions()
+            listener,
+            self.questions,
+            self.approvals,
+            self._spawn,
+            options or HostOptions(),
+            self.governor,
         )
 
     # Reading ----------------------------------------------------------------------------
@@ -315,6 +324,7 @@ class Hosts:
         await self.listener.opening(record.id)
         host = WorkspaceHost(record.id, self.services)
         host.on_drive_end = self._drive_ended
+        host.on_wake = self._wake_soon
 
         def take_created() -> CreatedWorkspace | None:
             prepared = self.prepared.pop(record.id, None)
@@ -327,6 +337,23 @@ class Hosts:
     def _drive_ended(self, host: WorkspaceHost) -> None:
         if host.stale and self.hosts.get(host.workspace_id) is host:
             self._spawn(self.mark_stale(host.workspace_id))
+
+    def _wake_soon(self, host: WorkspaceHost) -> None:
+        self._spawn(self._deliver_wakes(host))
+
+    async def _deliver_wakes(self, host: WorkspaceHost) -> None:
+        """An idle host's background wake-ups as a drive of their own (xum.host.background);
+        under the workspace's lock, like a message."""
+        async with self.lock_for(host.workspace_id):
+            if self.hosts.get(host.workspace_id) is not host or host.driving:
+                return  # closed meanwhile, or a drive started that delivers them
+            if not host.watch.pending:
+                return
+            if session_files.is_busy(host.workspace_id):
+                # Another process drives the session: the notices wait for this host's next turn.
+                log.info("background wake-up of %s waits: the session is busy", host.workspace_id)
+                return
+            host.start(None)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -371,6 +398,7 @@ class Hosts:
                 not host.busy
                 and now - host.last_active > self.idle_close_s
                 and not host.session.has_active_children()
+                and not host.watch.running()  # closing would kill its background processes
                 and self.hosts.get(host.workspace_id) is host
             ):
                 self._close_soon(host)
@@ -397,9 +425,7 @@ class Hosts:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
         hosts = list(self.hosts.values())
         for host in hosts:
-            host.take_queue()
-            if host.busy:
-                host.session.agent.interrupt()
+            host.interrupt()  # hands back the queue; a turn held for the budget just ends
         tasks = [h.task for h in hosts if h.task is not None and not h.task.done()]
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=wait_s)
@@ -414,6 +440,7 @@ class Hosts:
             await self.close_workspace(ws)
         for task in list(self._background):
             task.cancel()
+        await self.governor.aclose()
 
 
 async def _drop_prepared(prepared: Prepared) -> None:

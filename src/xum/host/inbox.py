@@ -223,6 +223,12 @@ class Inbox:
             detail = {"callId": event.call_id, "title": event.title, "message": event.message}
             summary = f"{event.title}: {event.message}" if event.message else event.title
             self._notice(workspace_id, "notify", summary, detail)
+        elif isinstance(event, E.GovernorWait) and event.reason == "budget":
+            # The fleet budget holds a new turn (docs/governor.md): it waits for a person.
+            self._clear_notices(workspace_id, "budget-spent")
+            self._notice(workspace_id, "budget-spent", event.message, {"held": True})
+        elif isinstance(event, E.GovernorWaitEnd) and event.reason == "budget":
+            self._clear_notices(workspace_id, "budget-spent")
 
     def drive_ended(self, workspace_id: str) -> None:
         """Nothing more runs in the workspace for now: its last turn end becomes an item

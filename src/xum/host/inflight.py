@@ -4,7 +4,7 @@ their live output.
 A (re)connecting subscriber gets, in order, the committed events after its last sequence (from
 the log), the partial message (the hub's snapshot), then what this module kept: a `tool-call`
 event for each call still running and one `tool-output` event per stream with the text printed
-so far, then live deltas. Without it, a browser reloaded while a command runs would show only
+so far, then the governor's wait in progress (`governor-wait`), then live deltas. Without it, a browser reloaded while a command runs would show only
 what the command printed after the reload.
 
 The engine already bounds each stream (`xum.tools.live`: 256 Ki characters, then one marker);
@@ -45,6 +45,7 @@ class InFlight:
 
     def __init__(self) -> None:
         self._calls: dict[str, _Call] = {}  # by call id, in the order last written
+        self._waiting: E.GovernorWait | None = None  # what the governor holds back now
 
     def fold(self, event: E.Event) -> None:
         if isinstance(event, E.ToolCall):
@@ -53,7 +54,12 @@ class InFlight:
             self._output(event)
         elif isinstance(event, E.ToolResult):
             self._end(event.call_id)
+        elif isinstance(event, E.GovernorWait):
+            self._waiting = event
+        elif isinstance(event, E.GovernorWaitEnd):
+            self._waiting = None
         elif isinstance(event, E.TurnEnd):
+            self._waiting = None
             for call_id in list(self._calls):
                 self._end(call_id)
 
@@ -70,10 +76,13 @@ class InFlight:
                     parts[:] = [text]  # joined once; the next snapshot reuses it
                 if text:
                     out.append(E.ToolOutput(call_id=call_id, stream=stream, text=text))
+        if self._waiting is not None:
+            out.append(self._waiting)
         return out
 
     def clear(self) -> None:
         self._calls.clear()
+        self._waiting = None
 
     def _call(self, call_id: str) -> _Call:
         call = self._calls.pop(call_id, None) or _Call()

@@ -1,6 +1,6 @@
 """`RemoteHosts`: the workspace host of a running `xum server`, reached over its API.
 
-A front-end that attaches to a server (`xum acp --server-url`) uses this instead of an
+A front-end that attaches to a server (`xum acp --server-url`, `xum tui --server-url`) uses this instead of an
 in-process `Hosts`: the same calls (create, fork, send, interrupt, clear the queue, Start Here,
 change settings, answer questions and approvals) go to the server's REST routes, and the same
 `HostListener` gets the same typed engine events, read from the server's WebSocket
@@ -215,6 +215,12 @@ class RemoteHosts:
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))
 
+    async def create_scratch(self, **fields: Any) -> WorkspaceRecord:
+        """A new scratch chat on the server (`POST /api/chats`); `fields`: title, model,
+        thinking, agent."""
+        body = {k: v for k, v in fields.items() if v is not None}
+        return self._record(await self._call("POST", "/api/chats", body))
+
     async def fork(self, workspace_id: str, name: str | None, title: str | None) -> WorkspaceRecord:
         body = {k: v for k, v in (("name", name), ("title", title)) if v is not None}
         return self._record(await self._call("POST", _ws(workspace_id, "fork"), body))
@@ -287,6 +293,44 @@ class RemoteHosts:
             raise
         return True
 
+    async def rename(self, workspace_id: str, name: str) -> WorkspaceRecord:
+        return self._record(await self._call("POST", _ws(workspace_id, "rename"), {"name": name}))
+
+    async def archive(self, workspace_id: str) -> WorkspaceRecord:
+        """Archive (the server interrupts a running turn first and keeps the checkout)."""
+        return self._record(await self._call("POST", _ws(workspace_id, "archive")))
+
+    async def unarchive(self, workspace_id: str) -> WorkspaceRecord:
+        return self._record(await self._call("POST", _ws(workspace_id, "unarchive")))
+
+    async def archived(self, project: str) -> list[WorkspaceRecord]:
+        params = {"project": project, "archived": "only"}
+        data = await self._call("GET", "/api/workspaces", params=params)
+        return [self._record(w) for w in data.get("workspaces", []) if isinstance(w, dict)]
+
+    async def deletion_preview(self, workspace_id: str) -> dict[str, Any]:
+        """What deleting would remove and keep (`removes`, `keeps`, `warnings`, `dirtyFiles`)."""
+        return await self._call("GET", _ws(workspace_id, "deletion"))
+
+    async def delete(self, workspace_id: str, *, force: bool = False) -> list[str]:
+        """Delete the workspace; the server's notes on what went otherwise than planned."""
+        params = {"force": "true"} if force else None
+        data = await self._call("DELETE", _ws(workspace_id), params=params)
+        return [str(n) for n in data.get("notes") or []]
+
+    async def git_review(self, workspace_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The checkout's git status and its diff against its base, as the server reads them
+        (where the checkout is: the server's machine, or the SSH host)."""
+        status = await self._call("GET", _ws(workspace_id, "git/status"))
+        if not status.get("isGit"):
+            return status, {}
+        return status, await self._call("GET", _ws(workspace_id, "git/diff"))
+
+    async def agents(self, workspace_id: str) -> list[dict[str, Any]]:
+        """What the agent picker offers in the workspace: id, name, description."""
+        data = await self._call("GET", _ws(workspace_id, "agents"))
+        return [a for a in data.get("agents") or [] if isinstance(a, dict)]
+
     async def slash_commands(self, workspace_id: str) -> list[dict[str, Any]]:
         """What `/` offers in the workspace (`GET .../slash`): name, description, usage, kind."""
         data = await self._call("GET", _ws(workspace_id, "slash"))
@@ -336,6 +380,12 @@ class RemoteHosts:
 
     # The event stream --------------------------------------------------------------------
 
+    def connect(self) -> None:
+        """Open the WebSocket now (before any subscription): every workspace's status comes
+        from then on, a snapshot first (the sidebar's dots), and `workspaces-changed`."""
+        if self._task is None and not self._closed:
+            self._task = asyncio.create_task(self._run(), name="xum remote host socket")
+
     async def subscribe(
         self, workspace_id: str, after_seq: int = 0, *, timeout_s: float = TIMEOUT_S
     ) -> None:
@@ -345,7 +395,7 @@ class RemoteHosts:
         self._after[workspace_id] = after_seq
         done = self._subscribed[workspace_id] = asyncio.Event()
         if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="xum remote host socket")
+            self.connect()
         elif self._socket is not None:
             await self._send_subscribe(workspace_id)
         try:

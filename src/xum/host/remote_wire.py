@@ -43,10 +43,17 @@ def event_from_json(data: object) -> E.Event | None:
         return None
 
 
+# The `discard-partial` that opens a resumed snapshot (every subscribe, every reconnect): the
+# reply so far follows at once, so a front-end may redraw it quietly. Told apart by identity
+# from the engine's own (a dropped model reply, which restarts).
+RESUMED = E.DiscardPartial()
+
+
 def partial_events(message: dict[str, Any]) -> list[E.Event]:
     """A `partial` snapshot as the events that would have built it: the in-flight reply is
-    thrown away (`discard-partial`), then its step, text, reasoning and tool calls so far."""
-    out: list[E.Event] = [E.DiscardPartial()]
+    thrown away (`RESUMED`, a `discard-partial`), then its step, text, reasoning and tool calls
+    so far."""
+    out: list[E.Event] = [RESUMED]
     step, turn_id = message.get("step"), message.get("turnId")
     if isinstance(step, int) and isinstance(turn_id, str):
         out.append(E.StepStart(step=step, turn_id=turn_id))
@@ -96,6 +103,13 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         init_exit_code=init.get("exitCode"),
         permissions=None if permissions == "auto" else permissions,
         ports=_ports(data.get("ports")),
+        # A scratch chat (docs/workspaces.md) and "Notify on all responses", as the server's
+        # own record keeps them.
+        extra={
+            key: True
+            for key, field in (("scratch", "scratch"), ("notify_on_response", "notifyOnResponse"))
+            if data.get(field) is True
+        },
     )
 
 

@@ -5,6 +5,10 @@ In order: the `--server-url` flag, else `XUM_SERVER_URL`, else the server runnin
 the one `server.lock` names for that same server, else the generated token the server keeps in
 `$XUM_ROOT/server/auth-token` (read only; never made here). The token is a secret: it is not part
 of the target's repr, never logged, and the caller keeps it out of children's environments.
+
+A running server says where it listens, with which token and in which process, in
+`server.lock` (mode 0600, so only this user reads it); `find_server` reads it. A lock whose
+process is gone (a server killed with SIGKILL leaves it behind) is not a server.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import orjson
+
 from xum.core.errors import UsageError, XumError
-from xum.core.paths import server_token_path
-from xum.workspaces.server_link import find_server
+from xum.core.paths import server_lock_path, server_token_path
 
 URL_ENV = "XUM_SERVER_URL"
 TOKEN_ENV = "XUM_SERVER_AUTH_TOKEN"
@@ -25,6 +30,15 @@ _MAX_TOKEN = 4096
 
 class NoServerError(XumError):
     code = "server_unreachable"
+
+
+@dataclass(frozen=True, slots=True)
+class RunningServer:
+    """The server `server.lock` names: its address, its token and its process."""
+
+    url: str  # e.g. http://127.0.0.1:8765, no trailing slash
+    token: str | None = field(repr=False)
+    pid: int  # the process whose turns hold a session's writer lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +77,18 @@ def resolve_server(
     return ServerTarget(wanted, given or _kept_token())
 
 
+def attach_target(
+    url: str | None = None, token: str | None = None, env: Mapping[str, str] | None = None
+) -> ServerTarget | None:
+    """For a front-end that can run sessions itself too (`xum acp`, `xum tui`): the server to
+    attach to when one is named (flag, `XUM_SERVER_URL`) or runs on this root; None to run
+    sessions in this process. Raises as `resolve_server` does for a bad URL."""
+    env = os.environ if env is None else env
+    if not (url or env.get(URL_ENV, "").strip() or find_server() is not None):
+        return None
+    return resolve_server(url, token, env)
+
+
 def _kept_token() -> str | None:
     """The token a server on this root generated and keeps, when the file can be trusted."""
     path = server_token_path()
@@ -83,3 +109,30 @@ def _kept_token() -> str | None:
         os.close(fd)
     text = raw.decode("ascii", "replace").strip()
     return text or None
+
+
+def find_server() -> RunningServer | None:
+    """The server running on this `$XUM_ROOT`, from its `server.lock`; None when there is none
+    (no lock, a damaged one, or one a dead process left)."""
+    try:
+        data = orjson.loads(server_lock_path().read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    url, token, pid = data.get("url"), data.get("token"), data.get("pid")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None
+    if not isinstance(pid, int) or not _alive(pid):
+        return None
+    return RunningServer(url.rstrip("/"), token if isinstance(token, str) else None, pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive, though not ours to talk to
+    return True

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -41,9 +42,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionChangedError, XumError
 from xum.engine import events as E
+from xum.host.background import WAKE_KIND, Watch
+from xum.host.governor import Governor, HeldTurnStopped
 from xum.host.inflight import InFlight
 from xum.host.listener import HostListener
 from xum.host.pending import Approvals, Questions
+from xum.llm.gate import request_gate
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces.safety.choice import SafetyChoice
@@ -74,6 +78,9 @@ class HostOptions:
     people: bool = True  # questions and approvals wait for a person (the pending maps)
     goals: bool = True  # offer the goal tools; the drive loop continues goals
     tool_middleware: Sequence[ToolMiddleware] = ()
+    # Monitored background processes wake the workspace with a turn (xum.host.background);
+    # off for `xum run`, which runs its request (and goal) and exits.
+    wakes: bool = True
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ class HostServices:
     approvals: Approvals
     spawn: Callable[[Coroutine[Any, Any, Any]], None]
     options: HostOptions
+    governor: Governor = field(default_factory=Governor)  # one per process (xum.host.governor)
 
 
 class WorkspaceHost:
@@ -124,6 +132,16 @@ class WorkspaceHost:
         # False: continue no goal after it (`xum run` without a goal of its own).
         self.turn_ended: TurnHook | None = None
         self.decision: Decision | None = None  # the goal's last decision in this drive
+        # The process's governor as this workspace sees it: every request of its turns (and of
+        # the sub-agents they start) waits there, and says so in this workspace's events.
+        self.gate = services.governor.gate_for(workspace_id, self._emit)
+        self.held = asyncio.Event()  # the drive's next turn waits for the fleet budget
+        self.unhold = asyncio.Event()  # the user stopped the held turn: it does not run
+        self.project = ""  # the workspace's project path (the fleet budget counts per project)
+        # Background processes: their wake-ups wait here for a turn; an idle host asks its
+        # registry (`on_wake`, set by Hosts) to start one under the workspace's lock.
+        self.watch = Watch(self._emit, self._poke)
+        self.on_wake: Callable[[WorkspaceHost], None] = lambda _h: None
 
     # Opening ----------------------------------------------------------------------------
 
@@ -149,12 +167,13 @@ class WorkspaceHost:
 
         options = self.services.options
         given = self.settings
+        self.project = record.project_path
         if given.route is not None and given.thinking is not None:
             route, thinking = given.route, given.thinking
         else:
             route, thinking = await asyncio.to_thread(route_for, record)
         people = options.people
-        return await open_workspace_session(
+        parts = await open_workspace_session(
             record,
             route=route,
             thinking=thinking,
@@ -171,7 +190,11 @@ class WorkspaceHost:
             budget_usd=given.budget_usd,
             set_exit_code=given.set_exit_code,
             task_settings=given.task_settings,
+            subagent_gate=self.gate,
         )
+        if options.wakes:
+            parts.agent.background_hooks = self.watch.hooks()
+        return parts
 
     async def configure(
         self, record: WorkspaceRecord, *, route: bool, thinking: bool, agent: str | None
@@ -215,14 +238,26 @@ class WorkspaceHost:
         self.session.agent.queue_message(text, when)
         self._status()
 
+    def _poke(self) -> None:
+        """A background wake-up arrived: a running drive delivers it after its turn; an idle
+        host asks for a drive of its own."""
+        if not self.driving:
+            self.on_wake(self)
+
     def start(self, text: str | None, *, idle: bool = False) -> None:
         """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued."""
         self.driving = True
         self.started.clear()
+        self.held.clear()
+        self.unhold.clear()
         self.start_error = None
         self.last_active = time.monotonic()
         name = f"{'idle compaction' if idle else 'turn'} {self.workspace_id}"
-        self.task = asyncio.create_task(self._drive(text, idle), name=name)
+        # The drive runs with this workspace's gate as the request gate: every client its turns
+        # use (and every sub-agent task they start) asks the governor before each request.
+        context = contextvars.copy_context()
+        context.run(request_gate.set, self.gate)
+        self.task = asyncio.create_task(self._drive(text, idle), name=name, context=context)
         self._status()
 
     async def wait_done(self) -> None:
@@ -237,8 +272,10 @@ class WorkspaceHost:
         if task is None:
             return
         waiter = asyncio.ensure_future(self.started.wait())
-        await asyncio.wait({waiter, task}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        held = asyncio.ensure_future(self.held.wait())  # held for the budget: it says so itself
+        await asyncio.wait({waiter, held, task}, timeout=timeout_s, return_when="FIRST_COMPLETED")
         waiter.cancel()
+        held.cancel()
         if not self.started.is_set() and self.start_error is not None:
             raise self.start_error
 
@@ -246,7 +283,10 @@ class WorkspaceHost:
         """Stop the running turn; the messages still queued are handed back, not run."""
         unsent = self.take_queue()
         if self.busy:
-            self.session.agent.interrupt()
+            if self.held.is_set():
+                self.unhold.set()  # held for the budget: no turn to stop, the wait ends
+            else:
+                self.session.agent.interrupt()
         self._status()
         return unsent
 
@@ -262,30 +302,39 @@ class WorkspaceHost:
         return boundary
 
     async def _drive(self, text: str | None, idle: bool) -> None:
+        """`text` (None: the waiting background notices, xum.host.background), then what
+        was queued, one turn each; then the background notices; then a goal's continuation."""
         next_text = text
         self.decision = None
         try:
             if idle:
                 next_text = await self._idle_compaction()
             continuation: Decision | None = None
-            while next_text is not None or continuation is not None:
-                result = await self._one_turn(next_text, continuation)
+            notice = self.watch.take() if next_text is None else None
+            while next_text is not None or continuation is not None or notice is not None:
+                result = await self._one_turn(next_text, continuation, notice)
                 reason = result.reason if result is not None else "error"
+                interrupted = reason == "interrupted"
                 agent = self.session.agent
                 # The engine's queue: "step" messages the turn ended before delivering first,
                 # then the "turn" ones, each a turn of its own (an interrupt handed them back).
-                next_text = None if reason == "interrupted" else agent.next_queued()
+                next_text = None if interrupted else agent.next_queued()
                 # A goal goes on once nothing the user sent is waiting (engine.goals).
                 continuation = None
                 goes_on = True
                 if result is not None and self.turn_ended is not None:
                     goes_on = await self.turn_ended(result)
-                if next_text is None and result is not None and goes_on:
+                notice = self.watch.take() if next_text is None and not interrupted else None
+                if next_text is None and notice is None and result is not None and goes_on:
                     decision = await agent.goals.after_turn(result)
                     self.decision = decision
                     if decision.kind in ("continue", "wrap_up"):
                         continuation = decision
-                if next_text is not None or continuation is not None:
+                if next_text is None and notice is None and continuation is None:
+                    # What came while the turn's end was handled (no await from here on).
+                    next_text = None if interrupted else agent.next_queued()
+                    notice = self.watch.take() if next_text is None and not interrupted else None
+                if next_text is not None or continuation is not None or notice is not None:
                     self.started.clear()
         finally:
             self.driving = False
@@ -294,13 +343,33 @@ class WorkspaceHost:
             self.on_drive_end(self)
 
     async def _one_turn(
-        self, text: str | None, continuation: Decision | None, *, reopened: bool = False
+        self,
+        text: str | None,
+        continuation: Decision | None,
+        notice: str | None = None,
+        *,
+        reopened: bool = False,
     ) -> TurnResult | None:
-        """The turn of `text` (or a goal's continuation); None when it failed to start."""
+        """The turn of `text` (or a goal's continuation, or background `notice`s); None when
+        it failed to start."""
         agent = self.session.agent
         try:
+            # A new turn waits while the fleet budget is spent; a running one is never cut.
+            runs = await self.gate.hold_for_budget(self.project, self._on_hold, self.unhold)
+            self.held.clear()
+            if not runs:  # stopped while held: nothing ran, nothing is queued
+                self._failed(
+                    HeldTurnStopped(
+                        "the turn was stopped while it waited for the fleet budget; it did not run",
+                        hint="send it again once the budget is raised (governor.budget in "
+                        "config.json) or the UTC day has ended",
+                    )
+                )
+                return None
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
+            if text is None and notice is not None:
+                return await agent.agent_turn(notice, synthetic={"kind": WAKE_KIND})
             assert text is not None
             return await agent.run_turn(text)
         except asyncio.CancelledError:
@@ -310,7 +379,7 @@ class WorkspaceHost:
             # log as it is now. A change in the middle of a turn ends that turn with the error;
             # the next message lands here and reopens.
             if not self.started.is_set() and not reopened and await self._reopen():
-                return await self._one_turn(text, continuation, reopened=True)
+                return await self._one_turn(text, continuation, notice, reopened=True)
             self._failed(exc)
             return None
         except XumError as exc:
@@ -367,9 +436,8 @@ class WorkspaceHost:
         """Hand back the queue, interrupt a running turn and wait (bounded) for it to end."""
         if self.parts is None:
             return
-        self.take_queue()
+        self.interrupt()
         if self.busy:
-            self.session.agent.interrupt()
             assert self.task is not None
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self.task), wait_s)
@@ -383,11 +451,23 @@ class WorkspaceHost:
     def _emit(self, event: E.Event) -> None:
         if isinstance(event, E.TurnStart):
             self.started.set()
+        self._count_cost(event)
         self.inflight.fold(event)
         self._guard(lambda: self.services.listener.event(self.workspace_id, event))
 
     def _child_event(self, workspace_id: str, event: E.Event) -> None:
+        self._count_cost(event)
         self._guard(lambda: self.services.listener.event(workspace_id, event))
+
+    def _count_cost(self, event: E.Event) -> None:
+        """What a reply or a compaction of this workspace (or of its sub-agents) cost goes
+        into the fleet's daily spending."""
+        if isinstance(event, E.AssistantMessage | E.Compaction) and event.cost_usd:
+            self.services.governor.note_cost(self.project, event.cost_usd)
+
+    def _on_hold(self) -> None:
+        self.held.set()
+        self._status()
 
     def _status(self) -> None:
         self._guard(lambda: self.services.listener.status_changed(self.workspace_id))

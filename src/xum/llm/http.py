@@ -27,6 +27,7 @@ from xum.llm.body import BodyReader, body_kind, http_error, json_body, read_some
 from xum.llm.common import dumps
 from xum.llm.endpoint import Endpoint, auth_headers
 from xum.llm.errors import ErrorContext, LLMError, invalid_response, network_error
+from xum.llm.gate import request_gate
 from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts
 from xum.llm.limits import PARTIAL_PROGRESS_BYTES, ReplyLimits, setting_name
 from xum.llm.params import Withheld, withheld_params
@@ -108,6 +109,8 @@ def proxy_for(url: str) -> str | None:
     return proxy
 
 
+# The failures that say "too many requests now": the governor pauses the provider for all.
+_PAUSING = frozenset({"rate_limit", "overloaded"})
 MAX_ERROR_BODY = 64 * 1024  # enough for any error JSON; the rest is not read
 DRAIN_S = 2.0  # after the final event, wait this long for the server to end the body
 # httpx's own read timeout is a backstop behind the reply clock (`xum.llm.limits`), which is
@@ -196,8 +199,13 @@ class WireClient:
         loop = asyncio.get_running_loop()
         started = loop.time()
         attempt = 0
+        gate = request_gate.get()
+        provider = self.endpoint.provider
         while True:
             emitted = False
+            # The process's governor (when the host set one) decides when this attempt may go
+            # out; its slot is held for the attempt only, never across the retry wait.
+            permit = await gate.acquire(provider, request.model) if gate is not None else None
             try:
                 async with aclosing(self._attempt(request, body, ctx, stream)) as events:
                     async for event in events:
@@ -210,7 +218,12 @@ class WireClient:
                 return
             except LLMError as err:
                 failure = err
+            finally:
+                if permit is not None:
+                    permit.release()
             retry_after = failure.retry_after
+            if gate is not None and failure.retryable and failure.kind in _PAUSING:
+                gate.report_rate_limited(provider, request.model, retry_after)
             too_long = retry_after is not None and retry_after > policy.max_retry_after_s
             if not failure.retryable or attempt >= policy.max_retries or too_long:
                 raise _final(failure, attempt + 1, retry_after if too_long else None)

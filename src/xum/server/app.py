@@ -38,6 +38,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server import static, ws
     from xum.server.routes import (
         auth,
+        background,
         chats,
         context,
         fallbacks,
@@ -89,6 +90,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         workspaces.router,
         chats.router,
         turns.router,
+        background.router,
         inbox.router,
         review.router,
         files.router,

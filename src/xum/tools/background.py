@@ -16,6 +16,11 @@ masking held back) only when the process ends.
 
 The session owns its `BackgroundProcesses` and closes it when it closes: no process outlives
 the session that started it.
+
+A process started with a monitor (`xum.tools.bgmonitor`) hands its wake-ups (matching lines,
+its end) to the registry's `on_wake`, which the workspace host sets; a registry without one
+cannot wake its session (`can_wake`), and `bash` says so instead of arming a monitor. `on_list`
+is told when a process starts or ends (front-ends' lists of background processes).
 """
 
 from __future__ import annotations
@@ -32,10 +37,13 @@ from typing import TYPE_CHECKING, Literal
 from xum.core.ids import random_suffix
 from xum.core.paths import FILE_MODE, ensure_private_dir
 from xum.runtime.base import ExecResult, Runtime
+from xum.tools.bgmonitor import BackgroundWake, LineMonitor, MonitorSpec, WakeReason
 from xum.tools.bounds import SpillPlace, clip_middle, spill_dir
 from xum.tools.tasking import BASH_TASK_PREFIX, ChangeSignal
 
 if TYPE_CHECKING:
+    import re
+
     from xum.tools.base import OutputFilter, OutputOpener, OutputStream
 
 RING_BYTES = 1024 * 1024
@@ -101,6 +109,7 @@ class BashRead:
     signal: int | None
     elapsed_s: float
     spill_path: str | None
+    lines_kept: int | None = None  # a filtered read: how many lines it shows
 
 
 class BackgroundProcess:
@@ -123,12 +132,14 @@ class BackgroundProcess:
         self.process_id = process_id
         self.task_id = BASH_TASK_PREFIX + process_id
         self.script = script
+        self.command = script  # as lists show it (the model's script)
         self.display_name = display_name
         self.timeout_s = timeout_s
         self.spill_path = spill_path
         self.spill_cap = spill_cap
         self.spill = SpillPlace(spill_path, visible=spill_visible)
         self.started = time.monotonic()
+        self.started_at = time.time()  # wall clock, for lists ("since when")
         self.ended: float | None = None
         self.ring = OutputRing(ring_bytes)
         self.cursor = 0  # absolute offset of the first byte not yet read
@@ -143,6 +154,8 @@ class BackgroundProcess:
         self.live: OutputStream | None = None  # the live view, closed when the process ends
         # The output filter (masking) the ring and the spill file are fed through, if any.
         self.kept: OutputStream | None = None
+        self.monitor: LineMonitor | None = None  # armed by a `monitor` argument
+        self.on_wake: Callable[[BackgroundWake], None] | None = None
 
     # Output --------------------------------------------------------------------------------
 
@@ -157,7 +170,33 @@ class BackgroundProcess:
     def _keep(self, chunk: bytes) -> None:
         self.ring.feed(chunk)
         self._spill(chunk)
+        if self.monitor is not None:
+            self.monitor.feed(chunk)
         self._on_change()
+
+    def arm(self, spec: MonitorSpec, on_wake: Callable[[BackgroundWake], None]) -> None:
+        """Watch this process for `spec`'s lines and its end; wake-ups go to `on_wake`."""
+        self.on_wake = on_wake
+        self.monitor = LineMonitor(spec, self._wake)
+
+    def _wake(self, reason: WakeReason, lines: tuple[str, ...], more: int, retired: bool) -> None:
+        if self.on_wake is None:
+            return
+        result = self.result
+        self.on_wake(
+            BackgroundWake(
+                task_id=self.task_id,
+                process_id=self.process_id,
+                display_name=self.display_name,
+                reason=reason,
+                lines=lines,
+                more_lines=more,
+                status=self.status,
+                exit_code=result.exit_code if result is not None else None,
+                signal=result.signal if result is not None else None,
+                retired=retired,
+            )
+        )
 
     def _spill(self, chunk: bytes) -> None:
         if self._spill_failed or self._spilled >= self.spill_cap:
@@ -220,6 +259,12 @@ class BackgroundProcess:
         if self.live is not None:
             live, self.live = self.live, None
             live.close()
+        if self.monitor is not None:
+            # An explicit stop (task_stop, terminate, the session closing) wakes nobody.
+            if self.stopped:
+                self.monitor.cancel()
+            else:
+                self.monitor.settled()
         self._on_change()
 
     async def publish_spill(self, runtime: Runtime) -> None:
@@ -238,11 +283,29 @@ class BackgroundProcess:
 
     def take(self) -> BashRead:
         """The output since the previous read (the cursor moves to the end)."""
+        return self.take_lines(None)
+
+    def take_lines(self, pattern: re.Pattern[str] | None, *, exclude: bool = False) -> BashRead:
+        """The output since the previous read. With `pattern`, only its complete lines that
+        match (`exclude`: that do not match) are shown and the others are consumed; an
+        unfinished last line stays unread until it ends (or the process does)."""
         missed, data = self.ring.read(self.cursor)
-        self.cursor = self.ring.total
+        lines_kept: int | None = None
+        cut = len(data)
+        if pattern is None:
+            self.cursor = self.ring.total
+            shown = data
+        else:
+            if not self.done:
+                newline = data.rfind(b"\n")
+                # A line longer than the ring can never be finished in memory: take it as is.
+                if newline >= 0 or len(data) < self.ring.capacity:
+                    cut = newline + 1
+            self.cursor = self.ring.total - (len(data) - cut)
+            shown, lines_kept = _filter_lines(data[:cut], pattern, exclude)
         spill, where = self._where()
         text = clip_middle(
-            data, head_bytes=SHOW_HEAD_BYTES, tail_bytes=SHOW_TAIL_BYTES, where=where
+            shown, head_bytes=SHOW_HEAD_BYTES, tail_bytes=SHOW_TAIL_BYTES, where=where
         )
         if missed:
             text = f"[... {missed:,} earlier bytes no longer in memory; {where} ...]\n{text}"
@@ -252,14 +315,50 @@ class BackgroundProcess:
             display_name=self.display_name,
             status=self.status,
             output=text,
-            new_bytes=missed + len(data),
+            new_bytes=missed + cut,
             missed_bytes=missed,
             total_bytes=self.ring.total,
             exit_code=result.exit_code if result else None,
             signal=result.signal if result else None,
             elapsed_s=round((self.ended or time.monotonic()) - self.started, 3),
             spill_path=spill,
+            lines_kept=lines_kept,
         )
+
+    def last_lines(self, count: int, *, max_bytes: int = 8 * 1024) -> list[str]:
+        """The last `count` lines of what it printed (from memory, at most `max_bytes`), for a
+        list of processes; reading them moves no cursor."""
+        _missed, data = self.ring.read(max(0, self.ring.total - max_bytes))
+        text = data.decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        if len(data) == max_bytes and lines and self.ring.total > max_bytes:
+            lines = lines[1:]  # the first one is probably cut
+        return lines[-count:] if count > 0 else []
+
+
+def _filter_lines(data: bytes, pattern: re.Pattern[str], exclude: bool) -> tuple[bytes, int]:
+    """The lines of `data` that `pattern` keeps (`search`; `exclude`: that it does not match),
+    and how many there are."""
+    kept: list[str] = []
+    for line in data.decode("utf-8", errors="replace").splitlines(keepends=True):
+        if (pattern.search(line.rstrip("\r\n")) is not None) != exclude:
+            kept.append(line)
+    return "".join(kept).encode("utf-8"), len(kept)
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundHooks:
+    """Who hears from a session's background processes: set on the session by whoever can
+    start a turn for it (the workspace host), attached to its registry when that is made."""
+
+    on_wake: Callable[[BackgroundWake], None]
+    on_list: Callable[[], None]
+    on_attach: Callable[[BackgroundProcesses], None]  # the registry, once it is made
+
+    def attach(self, procs: BackgroundProcesses) -> None:
+        procs.on_wake = self.on_wake
+        procs.on_list = self.on_list
+        self.on_attach(procs)
 
 
 class BackgroundProcesses:
@@ -271,6 +370,22 @@ class BackgroundProcesses:
         self.signal = ChangeSignal()
         self._procs: dict[str, BackgroundProcess] = {}
         self._closed = False
+        # Set by whoever can give the session a turn (the workspace host).
+        self.on_wake: Callable[[BackgroundWake], None] | None = None
+        self.on_list: Callable[[], None] | None = None
+
+    @property
+    def can_wake(self) -> bool:
+        """Whether a monitor's wake-ups reach someone who starts a turn with them."""
+        return self.on_wake is not None
+
+    def _wake(self, wake: BackgroundWake) -> None:
+        if self.on_wake is not None and not self._closed:
+            self.on_wake(wake)
+
+    def _listed(self) -> None:
+        if self.on_list is not None:
+            self.on_list()
 
     def start(
         self,
@@ -282,9 +397,13 @@ class BackgroundProcesses:
         timeout_s: float,
         open_output: OutputOpener | None = None,
         output_filter: OutputFilter | None = None,
+        monitor: MonitorSpec | None = None,
+        command: str | None = None,
     ) -> BackgroundProcess:
         """`open_output`: the starting call's, for a live stream named by the taskId;
-        `output_filter`: its filter for what is kept (masking)."""
+        `output_filter`: its filter for what is kept (masking); `monitor`: what wakes the
+        session (needs `can_wake`); `command`: the script as lists show it (default:
+        `script`, which may start with what xum sources before it)."""
         if self._closed:
             raise RuntimeError("the session is closing; no new background processes")
         if sum(not p.done for p in self._procs.values()) >= MAX_RUNNING:
@@ -311,9 +430,13 @@ class BackgroundProcesses:
             from xum.tools.base import ByteSink
 
             proc.kept = output_filter(ByteSink(proc._keep))
+        proc.command = script if command is None else command
+        if monitor is not None:
+            proc.arm(monitor, self._wake)
         proc.task = asyncio.create_task(self._run(proc, runtime, env), name=proc.task_id)
         self._procs[process_id] = proc
         self._forget_old()
+        self._listed()
         return proc
 
     async def _run(self, proc: BackgroundProcess, runtime: Runtime, env: Mapping[str, str]) -> None:
@@ -327,11 +450,14 @@ class BackgroundProcesses:
             if proc.stopped and not self._closed:  # task_stop: the model may read it next
                 await proc.publish_spill(runtime)
             proc.finish(result, None)
+            self._listed()
             raise
         except Exception as exc:  # e.g. the workspace directory vanished
             proc.finish(None, f"{type(exc).__name__}: {exc}")
+            self._listed()
             return
         proc.finish(result, None)
+        self._listed()
 
     def _forget_old(self) -> None:
         finished = [p for p in self._procs.values() if p.done]
@@ -361,6 +487,7 @@ class BackgroundProcesses:
             await proc.task
         if not proc.done:  # cancelled before its first step: nothing was started
             proc.finish(None, None)
+            self._listed()
 
     async def stop_all(self) -> None:
         running = [p for p in self._procs.values() if not p.done]

@@ -14,6 +14,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered
+from xum.tools.bgmonitor import MonitorSpec, parse_monitor
 from xum.tools.bounds import HeadTailCapture, new_spill_path
 from xum.tools.input import ToolInput
 
@@ -21,6 +22,40 @@ DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0
 BACKGROUND_DEFAULT_LIFETIME_S = 3600.0
 BACKGROUND_MAX_LIFETIME_S = 86400.0
+
+
+class BashMonitor(ToolInput):
+    filter: str | None = Field(
+        default=None,
+        description="Regex tested against each complete output line; a match wakes you.",
+    )
+    filter_exclude: bool | None = Field(
+        default=None,
+        description="When true, lines that do NOT match filter wake you. Needs filter.",
+    )
+    cooldown_ms: float | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Milliseconds to gather matching lines into one wake-up after the first one "
+            "(default 1000)."
+        ),
+    )
+    max_events: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Stop watching after this many matching lines (the process keeps running); a "
+            "monitor retired this way does not wake you when the process ends either."
+        ),
+    )
+    wake_on_exit: bool | None = Field(
+        default=None,
+        description=(
+            "Also wake when the process ends (exit, kill, lifetime), even if no line matched "
+            "(default true). An explicit stop never wakes."
+        ),
+    )
 
 
 class BashInput(ToolInput):
@@ -41,13 +76,27 @@ class BashInput(ToolInput):
     run_in_background: bool | None = Field(
         default=None,
         description=(
-            "Start the command and return at once with a taskId (`bash:<id>`), for things that "
-            "run longer than a few seconds (dev servers, builds, watchers). Read its new output "
-            "with task_await (each read returns only what arrived since the last one, and the "
-            "exit status once it ended), stop it with task_stop, list running ones with "
-            "task_list. It is killed when its lifetime (timeout_secs) runs out or the session "
-            "closes. It never wakes you on its own, and it has no stdin. Do not call task_await "
-            "for it in the same batch of tool calls that starts it."
+            "Start the command and return at once with a taskId (`bash:<id>`) and a "
+            "backgroundProcessId, for things that run longer than a few seconds (dev servers, "
+            "builds, watchers). Read its new output with bash_output (with a line filter and a "
+            "wait) or task_await (each read returns only what arrived since the last one, and "
+            "the exit status once it ended); stop it with bash_background_terminate or "
+            "task_stop; list running ones with task_list. It is killed when its lifetime "
+            "(timeout_secs) runs out or the session closes, and it has no stdin. Without a "
+            "monitor it never wakes you: read it when you need its output, without polling. "
+            "With a monitor, its matching lines and its end wake this workspace with a new "
+            "turn, also after your current response. Before you finish, stop what you no "
+            "longer need so stale output cannot start a turn. Do not read it in the same "
+            "batch of tool calls that starts it."
+        ),
+    )
+    monitor: BashMonitor | None = Field(
+        default=None,
+        description=(
+            "Only with run_in_background: wake this workspace when the process prints lines "
+            "matching filter (coalesced over cooldown_ms) and when it ends (exit, kill, "
+            "lifetime; unless wake_on_exit is false). Stopping it with task_stop or "
+            "bash_background_terminate wakes nobody."
         ),
     )
     sandbox_escalation: str | None = Field(
@@ -84,6 +133,11 @@ class BashTool(Tool):
     async def run(self, args: BashInput, ctx: ToolContext) -> ToolResult:
         if args.run_in_background:
             return self._start_background(args, ctx)
+        if args.monitor is not None:
+            return error(
+                "monitor only applies to a background command: set run_in_background true, "
+                "or leave monitor out"
+            )
         notes: list[str] = []
         timeout = args.timeout_secs or DEFAULT_TIMEOUT_S
         if timeout > MAX_TIMEOUT_S:
@@ -155,6 +209,22 @@ class BashTool(Tool):
                 f"{BACKGROUND_MAX_LIFETIME_S:.0f}"
             )
             lifetime = BACKGROUND_MAX_LIFETIME_S
+        spec: MonitorSpec | None = None
+        if args.monitor is not None:
+            m = args.monitor
+            try:
+                spec = parse_monitor(
+                    m.filter, m.filter_exclude, m.cooldown_ms, m.max_events, m.wake_on_exit
+                )
+            except ValueError as exc:
+                return error(str(exc))
+            if not ctx.background.can_wake:
+                # Nobody here starts a turn for it (`xum run` ends with its turn; sub-agents).
+                notes.append(
+                    "monitor ignored: this session is not woken by background processes; read "
+                    "the output with bash_output when you need it"
+                )
+                spec = None
         try:
             proc = ctx.background.start(
                 ctx.runtime,
@@ -164,14 +234,23 @@ class BashTool(Tool):
                 timeout_s=lifetime,
                 open_output=ctx.open_output,
                 output_filter=ctx.output_filter,
+                monitor=spec,
+                command=args.script,
             )
         except RuntimeError as exc:
             return error(f"could not start the background command: {exc}")
         lines = [
-            f"Started in the background: taskId {proc.task_id} ({args.display_name}).",
-            f"It will be killed after {lifetime:g} s. Read its output with task_await "
-            f'(task_ids ["{proc.task_id}"]); stop it with task_stop.',
+            f"Started in the background: taskId {proc.task_id}, backgroundProcessId "
+            f"{proc.process_id} ({args.display_name}).",
+            f"It will be killed after {lifetime:g} s. Read its output with bash_output "
+            f'(process_id "{proc.process_id}") or task_await; stop it with '
+            "bash_background_terminate or task_stop.",
         ]
+        if spec is not None:
+            lines.append(
+                f"Monitored: {spec.describe()} will wake this workspace with a new turn, also "
+                "after your response ends; no need to poll."
+            )
         lines.extend(f"[note: {note}]" for note in notes)
         return ToolResult(
             output="\n".join(lines),
@@ -180,6 +259,7 @@ class BashTool(Tool):
                 "backgroundProcessId": proc.process_id,
                 "display_name": args.display_name,
                 "lifetime_s": lifetime,
+                "monitored": spec is not None,
             },
         )
 

@@ -26,6 +26,11 @@ SCHEMAS_PATH = Path(__file__).with_name("schemas.json")
 # Name -> "module:Class", in the order tools are offered to a model.
 _TOOLS: dict[str, str] = {
     "bash": "xum.tools.bash:BashTool",
+    # Background processes that `bash` started (offered where background commands are).
+    "bash_output": "xum.tools.bash_output:BashOutputTool",
+    "bash_background_terminate": (
+        "xum.tools.bash_background_terminate:BashBackgroundTerminateTool"
+    ),
     "file_read": "xum.tools.file_read:FileReadTool",
     "file_edit_replace_string": "xum.tools.file_edit_replace_string:FileEditReplaceStringTool",
     "file_edit_replace_lines": "xum.tools.file_edit_replace_lines:FileEditReplaceLinesTool",

@@ -45,8 +45,7 @@ class Actions:
         self.draft_thinking: str | None = None
         self.draft_agent = DEFAULT_AGENT
         self.draft_permissions: PermissionMode = "auto"
-        # The draft row makes a scratch chat, not a local workspace (Ctrl+Shift+N, the dialog).
-        self.draft_scratch = False
+        self.draft_scratch = False  # the draft row makes a scratch chat (xum.tui.scratch)
         # One message at a time: a second Enter while the first one still creates its
         # workspace must go to that workspace (queued), not make another.
         self._sending = asyncio.Lock()
@@ -323,6 +322,15 @@ class Actions:
 
     # Questions ---------------------------------------------------------------------------
 
+    def interrupt(self, ws: Workspace) -> None:
+        """Esc: stop the turn this process runs and put back what was queued."""
+        unsent = self.app.runner.interrupt(ws)
+        if unsent is None:
+            if ws.busy_elsewhere:
+                self.app.notify("another process runs this turn: stop it there", markup=False)
+            return
+        self.app.put_back(unsent)
+
     def show_question(self) -> None:
         from xum.tui.question import QuestionPanel
 
@@ -444,8 +452,7 @@ class Actions:
         if choice is None:
             return
         if choice.runtime == "scratch":
-            await scratch.start_draft(self.app)
-            return
+            return await scratch.start_draft(self.app)
         self.draft_scratch = False
         ws = await self.create_workspace(choice.runtime, name=choice.name, title=choice.title)
         if ws is not None:
@@ -500,10 +507,11 @@ class Actions:
 
     async def archived_choices(self) -> list[tuple[str, str]]:
         """(id, label) of the project's archived workspaces, newest first."""
-        from xum.workspaces.lifecycle import list_workspaces
-
-        project = str(self.app.project_root)
-        records = await asyncio.to_thread(lambda: list_workspaces(project, archived=True))
+        try:
+            records = await self.app.runner.list_records(self.app.project_root, archived=True)
+        except XumError as exc:
+            self.app.notify(_said(exc), severity="error", markup=False)
+            return []
         return [
             (r.id, strip_controls(f"{r.name} — {r.title}" if r.title else r.name)) for r in records
         ]
@@ -554,7 +562,7 @@ class Actions:
 
     async def _gone(self, ws: Workspace) -> None:
         self.app.runner.forget(ws)
-        self.app.slash_cache.pop(ws.id, None)
+        self.app.completion.forget(ws.id)
         if self.app.selected is ws:
             await self.app.select(None)
         await self.app.reload_workspaces()

@@ -6,17 +6,18 @@ thinking level under it; a status line with the context used and the cost. It op
 workspace with the composer focused, so a message and Enter start work at once.
 
 Sessions run in this process, hosted by `xum.host` as in the server (`runner.py` is the view
-over it), several at a time; the app renders the one event vocabulary (`transcript.py` folds
-it, `views.py` draws it). What the user does to workspaces (create, fork, rename, archive,
-delete, change the model) is carried out by `actions.py` through the host and the workspace
-lifecycle, as the server's routes do.
+over it), several at a time, or, attached to a running `xum server`, on that server
+(`attached.py`, the same view over its API and WebSocket); the app renders the one event
+vocabulary (`transcript.py` folds it, `views.py` draws it). What the user does to workspaces
+(create, fork, rename, archive, delete, change the model) is carried out by `actions.py`
+through the host and the workspace lifecycle, as the server's routes do (attached:
+`attached_actions.py`, through the server's API).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -25,38 +26,32 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import ListView, Static
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui import history, scratch
 from xum.tui.actions import Actions
-from xum.tui.composer import Composer, Suggestion, Suggestions
+from xum.tui.completion import Completion
+from xum.tui.composer import Composer, Suggestions
 from xum.tui.fit import Fit, MoreBelow
 from xum.tui.notify import TerminalNotifier
-from xum.tui.paths import PathIndex
 from xum.tui.runner import Runner, Workspace
 from xum.tui.sidebar import Sidebar
 from xum.tui.statusline import status_line
+from xum.tui.theme import initial_theme
 from xum.tui.transcript import Change, Transcript
 from xum.tui.views import TranscriptView
 
 if TYPE_CHECKING:
+    from xum.host.inbox import Inbox
     from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.question import QuestionPanel
 
 POLL_S = 1.0  # how often logs other processes write are followed
 REGISTRY_EVERY = 3  # polls between two reads of the workspace list (other processes change it)
-
-
-def initial_theme(env: Mapping[str, str] | None = None) -> str:
-    """Dark unless the terminal says its background is light (`COLORFGBG`, e.g. `0;15`). The
-    ANSI themes draw with the terminal's own colours and background."""
-    env = os.environ if env is None else env  # read only: nothing is handed on
-    fgbg = env.get("COLORFGBG", "")
-    background = fgbg.rsplit(";", 1)[-1] if fgbg else ""
-    return "ansi-light" if background in ("7", "15") else "ansi-dark"
 
 
 class XumApp(App[None]):
@@ -81,6 +76,7 @@ class XumApp(App[None]):
         Binding("ctrl+r", "review", "Review", priority=True),
         Binding("ctrl+l", "inbox", "Inbox", priority=True),
         Binding("ctrl+f", "next_waiting", "Next waiting", show=False, priority=True),
+        Binding("f12", "background", "Background", show=False, priority=True),
         Binding("f2", "pick_model", "Model", show=False),
         Binding("f3", "next_thinking", "Thinking", show=False),
         Binding("f4", "toggle_mode", "Plan/Exec", show=False),
@@ -97,19 +93,35 @@ class XumApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, project_dir: Path, *, workspace: str | None = None) -> None:
+    def __init__(
+        self,
+        project_dir: Path,
+        *,
+        workspace: str | None = None,
+        attach: Callable[[XumApp], tuple[Runner, Actions]] | None = None,
+    ) -> None:
         super().__init__()
         self.project_dir = project_dir.resolve()
         self.project_root = self.project_dir
         self.open_request = workspace
-        self.runner = Runner(self)
-        self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
-        self.runner.on_notice = TerminalNotifier.for_app(self).show
-        self.actions = Actions(self)
+        self.runner: Runner
+        self.actions: Actions
+        if attach is None:  # sessions run in this process
+            self.runner, self.actions = Runner(self), Actions(self)
+            self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
+            self.runner.on_notice = TerminalNotifier.for_app(self).show
+        else:  # on a server (`attached_actions.attach_to`)
+            self.runner, self.actions = attach(self)
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
-        self.paths = PathIndex(self._paths_ready)
-        self.slash_cache: dict[str, list[Suggestion]] = {}
+        self.completion = Completion(
+            project_root=lambda: self.project_root,
+            selected=lambda: self.selected,
+            slash=lambda ws: self.actions.slash_suggestions(ws),
+            run=lambda work: self.run_worker(work, group="slash"),
+            refresh=lambda: self.composer._complete(),
+            focused=lambda: self.composer.has_focus,
+        )
         self.theme = initial_theme()
         self.ready = asyncio.Event()  # the workspace list is shown
         self._polls = 0
@@ -134,25 +146,34 @@ class XumApp(App[None]):
 
     @property
     def composer(self) -> Composer:
-        return self.query_one(Composer)
+        return self.main_screen.query_one(Composer)
 
     @property
     def transcript_view(self) -> TranscriptView:
-        return self.query_one(TranscriptView)
+        return self.main_screen.query_one(TranscriptView)
 
     @property
     def sidebar(self) -> Sidebar:
-        return self.query_one(Sidebar)
+        return self.main_screen.query_one(Sidebar)
+
+    @property
+    def main_screen(self) -> Screen[object]:
+        """The screen under any dialog: a redraw while a dialog is open still finds its parts."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
 
     def on_mount(self) -> None:
-        self.composer.completer = self.complete
+        self.composer.completer = self.completion.complete
         self.composer.focus()
         self.transcript_view.show(self.draft)
         # Before the first frame: the bar names the model a first message runs on.
         self.actions.resolve_default_model()
         self.fit.start()
         self.redraw_bar()
-        self.set_interval(POLL_S, self._poll)
+        if self.runner.attached:
+            # The server streams statuses and says when its workspace list changes: no polls.
+            self.runner.connect()
+        else:
+            self.set_interval(POLL_S, self._poll)
         # After the first frame: what it needs (the project, its workspaces, the default model)
         # imports the lifecycle and the route, which the first frame does not wait for.
         self.call_after_refresh(self.run_worker, self._start(), exclusive=True, group="start")
@@ -178,9 +199,11 @@ class XumApp(App[None]):
         self.ready.set()
 
     async def reload_workspaces(self, select: str | None = None) -> None:
-        from xum.workspaces.lifecycle import list_workspaces
-
-        records = await asyncio.to_thread(list_workspaces, str(self.project_root), chats=True)
+        try:
+            records = await self.runner.list_records(self.project_root)
+        except XumError as exc:
+            self.draft_note(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, "warn")
+            return
         self._listed = [(r.id, r.name, r.title, r.runtime) for r in records]
         shown = [self.runner.track(r) for r in records]
         ids = {r.id for r in records}
@@ -277,16 +300,22 @@ class XumApp(App[None]):
     def action_inbox(self) -> None:
         from xum.tui.inbox import InboxScreen
 
-        def opened(workspace_id: str | None) -> None:
-            self._open_waiting(workspace_id)
-
-        self.push_screen(InboxScreen(self.runner.hosts.inbox), opened)
+        if (inbox := self._inbox()) is not None:
+            self.push_screen(InboxScreen(inbox), self._open_waiting)
 
     def action_next_waiting(self) -> None:
         from xum.tui.inbox import next_waiting
 
-        items = self.runner.hosts.inbox.items()
-        self._open_waiting(next_waiting(items, self.selected.id if self.selected else None))
+        if (inbox := self._inbox()) is not None:
+            current = self.selected.id if self.selected else None
+            self._open_waiting(next_waiting(inbox.items(), current))
+
+    def _inbox(self) -> Inbox | None:
+        """This process's inbox; attached to a server, the server's is `xum inbox`'s."""
+        if self.runner.attached:
+            self.notify("attached to a server: `xum inbox` lists what waits there", markup=False)
+            return None
+        return self.runner.hosts.inbox
 
     def _open_waiting(self, workspace_id: str | None) -> None:
         ws = self.runner.workspaces.get(workspace_id) if workspace_id else None
@@ -340,10 +369,16 @@ class XumApp(App[None]):
         finally:
             self._following = False
 
-    async def _refresh_list(self) -> None:
-        from xum.workspaces.lifecycle import list_workspaces
+    async def list_changed(self) -> None:
+        """The server says its workspaces changed (created, renamed, archived, ...)."""
+        if self.ready.is_set() and self.is_running:
+            await self._refresh_list()
 
-        records = await asyncio.to_thread(list_workspaces, str(self.project_root))
+    async def _refresh_list(self) -> None:
+        try:
+            records = await self.runner.list_records(self.project_root)
+        except XumError:
+            return  # a server going away: the stream's reconnect lists again
         seen = [(r.id, r.name, r.title, r.runtime) for r in records]
         if seen != self._listed:
             await self.reload_workspaces()
@@ -356,36 +391,17 @@ class XumApp(App[None]):
         self._later(asyncio.to_thread(history.append, str(self.project_root), message.text))
 
     def on_composer_interrupt(self, _message: Composer.Interrupt) -> None:
-        ws = self.selected
-        if ws is None:
-            return
-        unsent = self.runner.interrupt(ws)
-        if unsent is None:
-            if ws.busy_elsewhere:  # a turn another process runs: the server can stop it
-                self._later(self._interrupt_elsewhere(ws))
-            return
-        self._put_back(unsent)
+        if self.selected is not None:
+            self.actions.interrupt(self.selected)
 
-    async def _interrupt_elsewhere(self, ws: Workspace) -> None:
-        try:
-            unsent = await self.runner.server.interrupt(ws)
-        except XumError as exc:
-            self.notify(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, markup=False)
-            return
-        if unsent is None:
-            self.notify(
-                "another process runs this turn (not xum server here): stop it there",
-                markup=False,
-            )
-            return
-        self._put_back(unsent)
-
-    def _put_back(self, unsent: list[str]) -> None:
+    def put_back(self, unsent: list[str]) -> None:
         self.composer.put_back(unsent)
         if unsent:
             self.notify(f"{len(unsent)} queued message(s) put back in the composer", markup=False)
 
     def redraw_bar(self) -> None:
+        if not self.main_screen.query("#bar"):
+            return  # the UI is closing (a worker that ends after the exit redraws nothing)
         ws = self.selected
         agent, model, thinking = self.actions.settings_of(ws)
         bar = Text()
@@ -400,56 +416,15 @@ class XumApp(App[None]):
         if permissions != "auto":  # the default is not worth the room on a narrow terminal
             bar.append(" · ")
             bar.append(permissions, style="bold red" if permissions == "ask" else "bold cyan")
-        self.query_one("#bar", Static).update(bar)
+        self.main_screen.query_one("#bar", Static).update(bar)
         width = max(self.size.width - 2, 1)  # the status line's padding
         line = status_line(ws, width, list_hidden=self.fit.list_hidden)
-        self.query_one("#status", Static).update(line)
+        self.main_screen.query_one("#status", Static).update(line)
 
     def draft_note(self, text: str, level: str = "info") -> None:
         changes = self.draft.note(text, "warn" if level == "warn" else "info")
         if self.selected is None:
             self.transcript_view.apply(changes)
-
-    # Completion --------------------------------------------------------------------------
-
-    def complete(self, text: str, offset: int) -> tuple[int, list[Suggestion]]:
-        if text.startswith("/"):
-            first = len(text.split(None, 1)[0]) if text.strip() else 1
-            if 1 <= offset <= first:
-                return 0, self._slash(text[:offset])
-        start = offset
-        while start > 0 and not text[start - 1].isspace():
-            start -= 1
-        word = text[start:offset]
-        if word.startswith("@"):
-            root = self.files_root()
-            return start, [
-                Suggestion(f"@{path} ", path) for path in self.paths.matches(root, word[1:])
-            ]
-        return 0, []
-
-    def files_root(self) -> Path:
-        ws = self.selected
-        if ws is None or ws.record.runtime == "ssh":
-            return self.project_root
-        return Path(ws.record.path)
-
-    def _slash(self, typed: str) -> list[Suggestion]:
-        key = self.selected.id if self.selected else ""
-        cached = self.slash_cache.get(key)
-        if cached is None:
-            self.run_worker(self._load_slash(key), group="slash")
-            return []
-        return [s for s in cached if s.insert.startswith(typed)]
-
-    async def _load_slash(self, key: str) -> None:
-        suggestions = await self.actions.slash_suggestions(self.selected)
-        self.slash_cache[key] = suggestions
-        self.composer._complete()
-
-    def _paths_ready(self) -> None:
-        if self.composer.has_focus:
-            self.composer._complete()
 
     # Actions (carried out by `actions.py`) ------------------------------------------------
 
@@ -524,6 +499,12 @@ class XumApp(App[None]):
         if ws is not None:
             self._later(self.actions.review(ws))
 
+    def action_background(self) -> None:
+        from xum.tui.background import BackgroundScreen
+
+        if (ws := self._needs_workspace("list the background processes of")) is not None:
+            self.push_screen(BackgroundScreen.of(self.runner, ws))
+
     def action_pick_model(self) -> None:
         from xum.tui.dialogs import Choice, ChoicePicker
 
@@ -588,7 +569,7 @@ class XumApp(App[None]):
 
     async def action_quit(self) -> None:
         running = [ws for ws in self.runner.workspaces.values() if ws.running]
-        if running:
+        if running and not self.runner.attached:  # attached, the server's turns go on
             self.notify(f"stopping {len(running)} turn(s)…", markup=False)
         await self.runner.shutdown()
         self.exit()

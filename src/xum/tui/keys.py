@@ -80,6 +80,12 @@ KEYS: tuple[Key, ...] = (
     Key("Ctrl+F", "go to the next workspace something waits in (the inbox's order)", "Views"),
     Key("Ctrl+R", "review the workspace's diff against its base", "Views"),
     Key(
+        "F12",
+        "the workspace's background processes: what runs, since when, its last lines; "
+        "Enter shows a process's output, Backspace stops it",
+        "Views",
+    ),
+    Key(
         "PageUp, PageDown",
         "scroll the transcript, from the composer too (at the end it follows new output)",
         "Views",

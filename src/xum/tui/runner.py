@@ -8,10 +8,11 @@ its transcript (folded from the session log, then from the host's live events), 
 the sidebar, and which question or approval it shows. `Runner` is the `HostListener` that turns
 host events into transcript changes, and the one place the app calls the host through.
 
-The writer lock decides who writes: a workspace whose session another process (`xum server`,
-`xum run`) is using has its log followed instead (committed events appear as that process writes
-them). A message to it goes to that turn through the server's API when the server runs it (and
-Esc interrupts it there, `remote.py`); any other writer's turn refuses it with a clear error.
+The writer lock decides who writes: a workspace whose session another process (`xum run`, a
+`xum server` that started after the UI) is using has its log followed instead (committed events
+appear as that process writes them), and a message to it is refused with a clear error. Attached
+to a running server (`xum tui --server-url`, or its `server.lock`), the server hosts every
+session instead: `attached.py` is the same view over `xum.host.remote.RemoteHosts`.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xum.core.errors import SessionBusyError, XumError
 from xum.engine import events as E
-from xum.tui.remote import ServerTurns
 from xum.tui.transcript import Change, Transcript
 
 if TYPE_CHECKING:
     from xum.host import pending as host_pending
     from xum.host.hosts import Hosts
     from xum.host.notifications import Notice
+    from xum.host.remote import RemoteHosts
     from xum.host.workspace_host import WorkspaceHost
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
@@ -52,28 +53,24 @@ __all__ = ["Runner", "SessionBusyError", "Workspace"]
 
 @dataclass(eq=False)
 class PendingQuestion:
-    """A question on screen: the host's (`question_id`) or a server turn's (`remote_id`, whose
-    answer goes back through `future`, see remote.py)."""
+    """A question on screen, the host's pending question `question_id`."""
 
     questions: Sequence[Question]
-    future: asyncio.Future[Answers] | None = field(default=None, repr=False)
-    remote_id: str | None = None
     question_id: str | None = None
 
 
 @dataclass(eq=False)
 class PendingApproval:
-    """An approval request on screen: the host's, or a server turn's (`remote_id`, `future`)."""
+    """An approval request on screen, waiting in the host."""
 
     request: E.ApprovalRequest
-    future: asyncio.Future[ApprovalAnswer] | None = field(default=None, repr=False)
-    remote_id: str | None = None
 
 
 @dataclass(eq=False)
 class Workspace:
     record: WorkspaceRecord
     hosts: Hosts | None = field(default=None, repr=False)
+    remote: RemoteHosts | None = field(default=None, repr=False)  # attached to a server instead
     transcript: Transcript = field(default_factory=Transcript)
     loaded: bool = False
     loading: list[E.Event] | None = None  # live events that came while the history was read
@@ -106,6 +103,8 @@ class Workspace:
 
     @property
     def running(self) -> bool:
+        if self.remote is not None:
+            return self.remote.is_running(self.id)
         return self.hosts is not None and self.hosts.is_driving(self.id)
 
     @property
@@ -120,6 +119,9 @@ class Workspace:
 
     @property
     def queued(self) -> tuple[int, int]:
+        if self.remote is not None:  # the server's exact counts (its previews stop at 20)
+            queued = (self.remote.status(self.id) or {}).get("queued") or {}
+            return int(queued.get("step") or 0), int(queued.get("turn") or 0)
         if self.hosts is None or self.host is None or self.host.parts is None:
             return (0, 0)
         step, turn = self.hosts.queued(self.id)
@@ -137,13 +139,14 @@ class Listener(Protocol):
 class Runner:
     """The app's workspaces, and the `HostListener` of the app's `Hosts`."""
 
+    attached = False  # sessions run in this process (`attached.py`: on a server)
+
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
         self.workspaces: dict[str, Workspace] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._early: dict[str, list[E.Event]] = {}  # init output of a workspace not yet listed
         self._hosts: Hosts | None = None
-        self.server = ServerTurns(self)
         # Whether the workspace is on screen: what happens there is read as it happens, so it
         # leaves no "ended unread" item in the inbox.
         self.on_screen: Callable[[str], bool] = lambda _ws: False
@@ -187,10 +190,27 @@ class Runner:
     def track(self, record: WorkspaceRecord) -> Workspace:
         ws = self.workspaces.get(record.id)
         if ws is None:
-            ws = self.workspaces[record.id] = Workspace(record, self.hosts)
+            ws = self.workspaces[record.id] = self._workspace(record)
         else:
             ws.record = record
         return ws
+
+    def connect(self) -> None:
+        return None  # the sessions are this process's own: nothing to connect to
+
+    def _workspace(self, record: WorkspaceRecord) -> Workspace:
+        return Workspace(record, self.hosts)
+
+    async def list_records(
+        self, project_root: Path, *, archived: bool = False
+    ) -> list[WorkspaceRecord]:
+        """The project's workspaces (the archived ones with `archived`), newest first."""
+        from xum.workspaces.lifecycle import list_workspaces
+
+        project = str(project_root)
+        return await asyncio.to_thread(
+            lambda: list_workspaces(project, archived=archived, chats=True)
+        )
 
     async def load(self, ws: Workspace) -> None:
         """Fold the workspace's recorded history into its transcript (once). Live events that
@@ -240,7 +260,6 @@ class Runner:
             if not elsewhere and ws.followed is not None:
                 ws.followed.close()
                 ws.followed = None
-            await self.server.sync(ws)  # what a server's turn waits for (or takes it down)
 
     # Creating ----------------------------------------------------------------------------
 
@@ -273,8 +292,6 @@ class Runner:
     ) -> Literal["started", "queued"]:
         """Run `text` as a turn, or queue it when a turn runs. Raises XumError when it cannot
         start (another process holds the session, no provider, an unknown model)."""
-        if ws.question is not None and ws.question.remote_id is not None:
-            self.answer(ws, None)  # a chat message instead of an answer (the server's turn)
         if not ws.running:
             if ws.record.archived_at is not None:
                 raise XumError(
@@ -283,19 +300,7 @@ class Runner:
             from xum.store import sessions as session_files
 
             if session_files.is_busy(ws.id):
-                link = await self.server.link_for(ws)
-                if link is not None:
-                    # The server runs this turn: the message joins it there, as from the browser
-                    # (what the turn does shows here as the log is followed).
-                    await link.send(ws.id, text, when)
-                    self.listener.status_changed(ws)
-                    return "queued"
-                holder = session_files.lock_holder(ws.id) or {}
-                who = str(holder.get("purpose") or "another process")
-                raise SessionBusyError(
-                    f"{who} is using this workspace's session right now",
-                    hint="wait for its turn to end (it shows here as it goes), then send again",
-                )
+                raise await asyncio.to_thread(_busy_error, ws.id)
             await self.load(ws)
             ws.failed, ws.last_sent = False, text
         try:
@@ -316,6 +321,10 @@ class Runner:
             return None
         return host.interrupt()
 
+    async def stop_turn(self, ws: Workspace) -> list[str] | None:
+        """`interrupt`, for the app (a server's turn is stopped over the network)."""
+        return self.interrupt(ws)
+
     async def start_here(self, ws: Workspace, seq: int) -> None:
         """Make the reply or plan at `seq` the whole context (a boundary frame, instant and
         free; docs/compaction.md). Raises XumError while a turn runs, here or elsewhere."""
@@ -328,11 +337,6 @@ class Runner:
         pending = ws.approval
         if pending is None:
             return False
-        if pending.future is not None:  # a server's turn waits for it (remote.py)
-            if pending.future.done():
-                return False
-            pending.future.set_result(answer)
-            return True
         request_id = pending.request.request_id
         return self.hosts.approvals.answer(ws.id, request_id, answer.decision, answer.reason)
 
@@ -342,11 +346,6 @@ class Runner:
         if pending is None:
             return False
         given = dict(answers) if answers is not None else None
-        if pending.future is not None:  # a server's turn asks (remote.py)
-            if pending.future.done():
-                return False
-            pending.future.set_result(given)
-            return True
         return self.hosts.questions.answer(ws.id, pending.question_id or "", given)
 
     # Settings and closing ----------------------------------------------------------------
@@ -369,6 +368,17 @@ class Runner:
 
     def forget(self, ws: Workspace) -> None:
         self.workspaces.pop(ws.id, None)
+
+    def background_rows(self, workspace_id: str) -> list[dict[str, Any]] | None:
+        """The background processes of the workspace's session hosted here (F12); None when
+        its session is not open in this process."""
+        host = self._hosts.get(workspace_id) if self._hosts is not None else None
+        return host.watch.snapshot() if host is not None else None
+
+    async def stop_background(self, workspace_id: str, process_id: str) -> None:
+        host = self._hosts.get(workspace_id) if self._hosts is not None else None
+        if host is not None:
+            await host.watch.stop(process_id)
 
     async def shutdown(self, wait_s: float = 10.0) -> None:
         """Stop every turn (each ends durably, as interrupted) and release every session."""
@@ -400,14 +410,16 @@ class Runner:
         ws = self.workspaces.get(workspace_id)
         if ws is None:
             return
-        current = ws.approval
-        if current is None or current.future is None:  # the host's requests, not a server's
-            waiting = self.hosts.approvals.requests_for(workspace_id)
-            if not waiting:
-                ws.approval = None
-            elif current is None or current.request not in waiting:
-                ws.approval = PendingApproval(waiting[0])
+        self._show_approval(ws, self.hosts.approvals.requests_for(workspace_id))
         self.listener.status_changed(ws)
+
+    def _show_approval(self, ws: Workspace, waiting: Sequence[E.ApprovalRequest]) -> None:
+        """The first request waiting is the one on screen (kept while it still waits)."""
+        current = ws.approval
+        if not waiting:
+            ws.approval = None
+        elif current is None or current.request not in waiting:
+            ws.approval = PendingApproval(waiting[0])
 
     def turn_failed(self, workspace_id: str, error: Exception) -> None:
         ws = self.workspaces.get(workspace_id)
@@ -459,6 +471,8 @@ class Runner:
             ws.unread = True  # the app clears it for the workspace on screen
         if isinstance(event, E.TurnStart | E.TurnEnd | E.UserMessage | E.ErrorEvent):
             self.listener.status_changed(ws)
+        elif isinstance(event, E.GovernorWait | E.GovernorWaitEnd) and not changes:
+            self.listener.transcript_changed(ws, [])  # the status line says why it waits
 
 
 def _history(workspace_id: str) -> list[E.Committed]:
@@ -495,3 +509,23 @@ def _follow(
         log_.refresh()
     events = [e for e in map(frame_event, log_.frames_after(after)) if e is not None]
     return log_, events
+
+
+def _busy_error(workspace_id: str) -> SessionBusyError:
+    """Why a message cannot go to a session another process holds, and what to do."""
+    from xum.host.server_target import find_server
+    from xum.store import sessions as session_files
+
+    holder = session_files.lock_holder(workspace_id) or {}
+    server = find_server()
+    if server is not None and holder.get("pid") == server.pid:
+        return SessionBusyError(
+            "xum server is running a turn in this workspace",
+            hint="quit and start `xum tui` again: it attaches to the running server and steers "
+            "its turns (or use the browser)",
+        )
+    who = str(holder.get("purpose") or "another process")
+    return SessionBusyError(
+        f"{who} is using this workspace's session right now",
+        hint="wait for its turn to end (it shows here as it goes), then send again",
+    )

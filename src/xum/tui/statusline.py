@@ -30,7 +30,8 @@ def status_line(ws: Workspace | None, width: int, *, list_hidden: bool = False) 
     block = block_for(ws.record)
     if block is not None:
         with_ports = facts + Text(f" · ports {block.label}")
-        if (name + with_ports).cell_len <= width:
+        hinted = len("  ·  " + " · ".join(hints))  # the ports go before any hint does
+        if (name + with_ports).cell_len + hinted <= width:
             facts = with_ports
     return _fit(name, facts, hints, width)
 
@@ -39,6 +40,9 @@ def _facts(ws: Workspace) -> Text:
     from xum.llm import catalog  # not before the first frame
 
     text = Text(f" · {ws.status}")
+    waiting = ws.transcript.governor
+    if waiting is not None:  # the process's governor holds it back (docs/governor.md)
+        text.append(f" · waiting: {waiting.reason}", style="bold yellow")
     usage = ws.transcript.usage
     model = usage.model or ws.record.model
     if usage.context_tokens and model and ":" in model:

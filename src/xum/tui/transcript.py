@@ -133,6 +133,8 @@ class Transcript:
         self._init: InitEntry | None = None
         self._last_user_text: str | None = None
         self._error_shown = False  # this turn's error is on screen already
+        # What the process's governor holds back now (the status line says why).
+        self.governor: E.GovernorWait | None = None
 
     # Reading -----------------------------------------------------------------------------
 
@@ -205,6 +207,9 @@ class Transcript:
     # Handlers ----------------------------------------------------------------------------
 
     def _user(self, event: E.UserMessage) -> list[Change]:
+        if event.synthetic and event.kind == "background_wake":
+            # A background process woke the agent: its first line, as a note of xum's.
+            return self.note(event.text.split("\n", 1)[0])
         if event.synthetic:
             return []  # a row xum added for the model (a context change), not the user's
         text = event.typed or event.text
@@ -242,18 +247,19 @@ class Transcript:
 
     def _discard(self, _event: E.DiscardPartial) -> list[Change]:
         """The connection dropped mid-reply: what streamed of this step goes; it restarts."""
-        changes = self._drop_streamed()
+        changes = self.restream()
         changes.extend(self.note("connection lost; the reply restarts", "warn"))
         return changes
 
     def _fallback(self, event: E.ModelFallback) -> list[Change]:
         """A model refused: its reply goes, a line says which model the turn went on with."""
-        changes = self._drop_streamed()
+        changes = self.restream()
         changes.extend(self.note(event.message, "warn"))
         return changes
 
-    def _drop_streamed(self) -> list[Change]:
-        """Remove what streamed of the step in flight."""
+    def restream(self) -> list[Change]:
+        """What streamed of this step goes, quietly: the same reply so far follows at once (a
+        client resuming a server's stream), or a note says why it went."""
         changes = []
         for entry_id in self._streaming:
             entry = self._find(entry_id)
@@ -314,6 +320,10 @@ class Transcript:
             changes = [self._add(entry)]
         else:
             changes = [Change("update", entry)]
+            if entry.state == "running":
+                # Sent again to a client resuming a server's stream, with all its output so
+                # far after it: that output replaces what was shown.
+                entry.live, entry.live_cut = "", False
         entry.arguments, entry.state, entry.started = event.arguments, "running", time.monotonic()
         return changes
 
@@ -367,6 +377,7 @@ class Transcript:
         return [self._add(PlanEntry(self._id(), event.call_id, event.path, event.content))]
 
     def _turn_end(self, event: E.TurnEnd) -> list[Change]:
+        self.governor = None
         changes: list[Change] = []
         for entry_id in self._streaming:
             entry = self._find(entry_id)
@@ -414,6 +425,16 @@ class Transcript:
 
     def _stalled(self, event: E.ReplyStalled) -> list[Change]:
         return self.note(event.message, "warn")
+
+    def _governor_wait(self, event: E.GovernorWait) -> list[Change]:
+        self.governor = event
+        # A held turn and a provider's pause are worth a line; a wait for a free slot only
+        # shows in the status line (there can be one per request).
+        return self.note(event.message, "warn") if event.reason in ("budget", "backoff") else []
+
+    def _governor_wait_end(self, _event: E.GovernorWaitEnd) -> list[Change]:
+        self.governor = None
+        return []
 
     def _advisory(self, event: E.Advisory) -> list[Change]:
         return self.note(event.message, "warn")
@@ -512,6 +533,8 @@ _HANDLERS: dict[type[E.Event], Callable[[Transcript, Any], list[Change]]] = {
     E.Retrying: Transcript._retrying,
     E.Advisory: Transcript._advisory,
     E.ReplyStalled: Transcript._stalled,
+    E.GovernorWait: Transcript._governor_wait,
+    E.GovernorWaitEnd: Transcript._governor_wait_end,
     E.AgentChanged: Transcript._agent,
     E.Compaction: Transcript._compaction,
     E.ContextReset: Transcript._reset,

@@ -44,6 +44,7 @@ from xum.workspaces.ports import block_for, ensure_block
 from xum.workspaces.safety.approvals import Approver
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.state import scratch_dir
+from xum.workspaces.subagents.gate import SubagentGate
 from xum.workspaces.subagents.host import DeferredHost, TaskSettings
 from xum.workspaces.wiring import SessionWiring, wire_session
 
@@ -180,6 +181,7 @@ async def open_workspace_session(
     goals: bool = False,
     safety: SafetyChoice = DEFAULT_CHOICE,
     approver: Approver | None = None,
+    subagent_gate: SubagentGate | None = None,
 ) -> WorkspaceSession:
     """Open the agent session of `record`.
 
@@ -200,7 +202,8 @@ async def open_workspace_session(
     front-end's choices over the user's config (sandbox, permission mode, approval policy); a
     child gets its parent's. `approver`: who answers approval requests (the server's browser
     clients); without one, requests are refused (children never have one: their requests are
-    refused and they report back).
+    refused and they report back). `subagent_gate`: the process's cap on running sub-agents
+    (the host's governor), which every child of this session's tree waits on.
     """
     from xum.workspaces.checkouts.factory import checkout_for
 
@@ -261,6 +264,7 @@ async def open_workspace_session(
                 listener=children,
                 box=manager_box,
                 safety=safety,
+                gate=subagent_gate,
             )
         agent_box: list[AgentSession] = []
         mcp = _mcp_manager(record, runtime, wiring, trust, emit, agent_box)
@@ -399,11 +403,12 @@ def _deferred_host(
     listener: ChildListener | None,
     box: list[SubAgentManager],
     safety: SafetyChoice,
+    gate: SubagentGate | None = None,
 ) -> DeferredHost:
     """A top-level session's host; the manager (and its imports) is made on first real use."""
 
     def make() -> SubAgentHost:
-        manager = subagent_manager(settings=settings, listener=listener)
+        manager = subagent_manager(settings=settings, listener=listener, gate=gate)
         box.append(manager)
         return manager.host_for(
             info,
@@ -420,12 +425,15 @@ def _deferred_host(
 
 
 def subagent_manager(
-    *, settings: TaskSettings | None = None, listener: ChildListener | None = None
+    *,
+    settings: TaskSettings | None = None,
+    listener: ChildListener | None = None,
+    gate: SubagentGate | None = None,
 ) -> SubAgentManager:
     """A manager of sub-agents whose sessions this assembly opens (the manager is handed the
     opener instead of importing this module, which makes it)."""
     from xum.workspaces.subagents.manager import SubAgentManager
 
     return SubAgentManager(
-        open_session=open_workspace_session, settings=settings, listener=listener
+        open_session=open_workspace_session, settings=settings, listener=listener, gate=gate
     )

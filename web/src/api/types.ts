@@ -513,6 +513,23 @@ export interface ReplyStalledEvent {
   began: boolean;
   message: string;
 }
+/** Something of this workspace waits for the process's governor (docs/governor.md). */
+export interface GovernorWaitEvent {
+  type: "governor-wait";
+  reason: "concurrency" | "backoff" | "subagents" | "budget" | string;
+  message: string;
+  /** Unix time in seconds. */
+  since: number;
+  provider?: string;
+  model?: string;
+  /** Unix time in seconds when the pause ends (backoff) or the day ends (budget). */
+  retry_at?: number;
+}
+export interface GovernorWaitEndEvent {
+  type: "governor-wait-end";
+  reason: string;
+  waited_s: number;
+}
 export interface DiscardPartialEvent {
   type: "discard-partial";
 }
@@ -568,6 +585,36 @@ export interface SubagentReportEvent {
 export interface SubagentRemovedEvent {
   type: "subagent-removed";
   task_id: string;
+}
+/** A monitored background process printed lines it watches for, or ended. */
+export interface BackgroundWakeEvent {
+  type: "background-wake";
+  task_id: string;
+  process_id: string;
+  display_name: string;
+  reason: "output" | "exit" | string;
+  status: string;
+  lines: string[];
+  exit_code?: number;
+  retired?: boolean;
+}
+/** One row of the background processes list (GET /api/workspaces/:id/background). */
+export interface BackgroundProcessRow {
+  task_id: string;
+  process_id: string;
+  display_name: string;
+  script: string;
+  status: string;
+  started_at: number;
+  exit_code: number | null;
+  monitored: boolean;
+  total_bytes: number;
+  last_lines?: string[];
+}
+/** The workspace's background processes after one started or ended. */
+export interface BackgroundProcessesEvent {
+  type: "background-processes";
+  processes: BackgroundProcessRow[];
 }
 export interface ErrorEvent extends ErrorInfo {
   type: "error";
@@ -665,6 +712,8 @@ export type LiveEvent =
   | UsageEvent
   | RetryingEvent
   | ReplyStalledEvent
+  | GovernorWaitEvent
+  | GovernorWaitEndEvent
   | DiscardPartialEvent
   | AdvisoryEvent
   | ErrorEvent
@@ -677,6 +726,8 @@ export type LiveEvent =
   | SubagentStatusEvent
   | SubagentReportEvent
   | SubagentRemovedEvent
+  | BackgroundWakeEvent
+  | BackgroundProcessesEvent
   | GoalAdoptedEvent
   | GoalContinuingEvent
   | GoalCompletedEvent

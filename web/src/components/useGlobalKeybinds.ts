@@ -18,6 +18,7 @@ import { inbox, nextWaiting } from "../state/inbox";
 import { openScratchDraft } from "../state/scratch";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
+import { toggleStrip } from "./chat/BackgroundStrip";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
@@ -77,6 +78,9 @@ function run(action: ActionId): void {
       return;
     case "TOGGLE_NOTIFY":
       void toggleNotifyOnResponse();
+      return;
+    case "TOGGLE_BACKGROUND":
+      toggleStrip();
       return;
     case "NEXT_INBOX_ITEM": {
       // The next workspace something waits in (oldest first), wherever the focus is.

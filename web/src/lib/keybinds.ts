@@ -40,6 +40,7 @@ export type ActionId =
   | "INTERRUPT"
   | "JUMP_TO_BOTTOM"
   | "TOGGLE_RIGHT_SIDEBAR"
+  | "TOGGLE_BACKGROUND"
   | "NEXT_INBOX_ITEM"
   | "TOGGLE_NOTIFY"
   | "NEW_SCRATCH_CHAT";
@@ -71,6 +72,11 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
   INTERRUPT: { binds: [{ key: "Escape" }] },
   JUMP_TO_BOTTOM: { binds: [{ key: "G", shift: true, code: "KeyG" }] },
   TOGGLE_RIGHT_SIDEBAR: { binds: [{ key: "b", ctrl: true, shift: true, code: "KeyB" }] },
+  // The background processes strip. Chromium and Firefox keep Ctrl+Shift+J for their consoles.
+  TOGGLE_BACKGROUND: {
+    binds: [{ key: "j", alt: true, code: "KeyJ" }],
+    reserved: [{ key: "j", ctrl: true, shift: true, code: "KeyJ" }],
+  },
   NEXT_INBOX_ITEM: { binds: [{ key: "i", alt: true, code: "KeyI" }] },
   // "Notify on all responses" for the workspace on screen (docs/notifications.md).
   TOGGLE_NOTIFY: { binds: [{ key: ",", ctrl: true, shift: true, code: "Comma" }] },

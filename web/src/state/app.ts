@@ -18,6 +18,7 @@ import { capabilitiesOf, NO_CAPABILITIES, routesOf, type Capabilities, type Open
 import { drafts } from "../lib/drafts";
 import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
+import { noteBackgroundEvents } from "./background";
 import { noteActivity } from "./activity";
 import { applyInboxMessage } from "./inbox";
 import { showNotice } from "./notifications";
@@ -171,6 +172,7 @@ const socket = new EventSocket({
   onEvents(id, events) {
     transcriptStore(id).set((t) => applyEvents(t, events));
     noteActivity(id, events);
+    noteBackgroundEvents(id, events);
     if (events.some((e) => e.type === "turn-end")) {
       app.set((s) => ({ ...s, turnEpoch: s.turnEpoch + 1 }));
     }

@@ -38,7 +38,7 @@ export interface NoticeRow {
   kind: "notice";
   key: string;
   seq: number | null;
-  tone: "advisory" | "damaged" | "boundary" | "goal";
+  tone: "advisory" | "damaged" | "boundary" | "goal" | "background";
   text: string;
 }
 

@@ -8,6 +8,7 @@ import type {
   ApprovalRequestEvent,
   AssistantMessageEvent,
   EngineEvent,
+  GovernorWaitEvent,
   PartialMessage,
   ReplyStalledEvent,
   RetryingEvent,
@@ -63,6 +64,9 @@ export interface TranscriptState {
   retrying: RetryingEvent | null;
   /** The reply in flight is stalling (`reply-stalled`), until it moves, retries or ends. */
   stalled: ReplyStalledEvent | null;
+  /** The process's governor holds something of this workspace back (`governor-wait`), until
+   * its `governor-wait-end` or the turn's end. */
+  governor: GovernorWaitEvent | null;
   /** Results whose assistant message is not loaded (older page) yet. */
   orphans: ReadonlyMap<string, ToolResultEvent>;
   /** turn_id -> the user text that opened it (for retry). */
@@ -91,6 +95,7 @@ export function emptyTranscript(): TranscriptState {
     turnOpen: false,
     retrying: null,
     stalled: null,
+    governor: null,
     orphans: new Map(),
     prompts: new Map(),
     promptFor: null,
@@ -154,6 +159,14 @@ function addDurable(b: Builder, ev: EngineEvent): void {
       b.turnOpen = true;
       return;
     case "user-message":
+      if (ev.synthetic && ev.kind === "background_wake") {
+        // A background process woke the agent: say so in one line (its first), not as the
+        // user's words; the prompt of this turn is xum's.
+        b.promptFor = null;
+        const first = ev.text.split("\n", 1)[0] ?? "";
+        b.rows.push({ kind: "notice", key: `s${ev.seq}`, seq: ev.seq, tone: "background", text: first });
+        return;
+      }
       if (ev.synthetic && ev.kind !== "goal_continuation") {
         // A context update (or any other note of xum's for the model): not the user's words,
         // and not the prompt of the turn it landed in.
@@ -311,6 +324,7 @@ export function applyEvents(state: TranscriptState, events: readonly EngineEvent
           running: new Set(),
           retrying: null,
           stalled: null,
+          governor: null,
           live: endLive(next.live, null),
           compacting: null,
           approvals: [],
@@ -366,6 +380,10 @@ function applyLive(state: TranscriptState, ev: EngineEvent): TranscriptState {
       return { ...state, retrying: ev, stalled: null };
     case "reply-stalled":
       return { ...state, stalled: ev };
+    case "governor-wait":
+      return { ...state, governor: ev };
+    case "governor-wait-end":
+      return { ...state, governor: null };
     case "tool-output":
       return { ...state, live: appendLive(state.live, ev) };
     case "approval-request":
@@ -468,9 +486,15 @@ export function applyPartial(state: TranscriptState, message: PartialMessage): T
  * (bounded), then the live deltas, so nothing printed while away is missing. Waiting approvals
  * are dropped: the server sends the ones still waiting again. */
 export function resetInFlight(state: TranscriptState): TranscriptState {
-  const idle = state.partial === null && state.retrying === null && state.stalled === null && state.live.size === 0;
+  const idle =
+    state.partial === null &&
+    state.retrying === null &&
+    state.stalled === null &&
+    state.governor === null &&
+    state.live.size === 0;
   if (idle && state.approvals.length === 0) return state;
-  return { ...state, partial: null, retrying: null, stalled: null, live: new Map(), approvals: [] };
+  // The server sends what is still in flight again (a governor wait included).
+  return { ...state, partial: null, retrying: null, stalled: null, governor: null, live: new Map(), approvals: [] };
 }
 
 /** Apply the newest page of history (the first load). */

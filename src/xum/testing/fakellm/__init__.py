@@ -20,6 +20,8 @@ Python::
         ...  # run the client against server.base_url()
         assert server.requests[1].cache.read_tokens > 0
 
+    server.limit_concurrency(3, retry_after=1)  # an account's limit: a 4th at once gets 429
+
 JSON script (`python -m xum.testing.fakellm --script FILE`)::
 
     {

@@ -15,6 +15,7 @@ from typing import Any, Self
 import orjson
 
 from xum.testing.fakellm.cache import CacheConfig, PromptCache
+from xum.testing.fakellm.capacity import Capacity
 from xum.testing.fakellm.http import Cut, HttpRequest, HttpServer, Response
 from xum.testing.fakellm.record import RecordedRequest, ReplySource
 from xum.testing.fakellm.script import Reply, Script, Stall, Wire
@@ -70,6 +71,7 @@ class FakeLLM:
         self._default = default
         self._responder = responder
         self._http = HttpServer(self._handle, self._bad_request_body)
+        self.capacity = Capacity()  # a provider's concurrency limit: `limit_concurrency`
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self.script(*replies)
@@ -106,6 +108,11 @@ class FakeLLM:
         quick, or make it async."""
         with self._cond:
             self._responder = responder
+
+    def limit_concurrency(self, max_concurrent: int | None, retry_after: float = 1.0) -> None:
+        """Answer at most `max_concurrent` model requests at once; one more gets 429 with
+        `Retry-After: retry_after` and takes no reply (`capacity` counts). None: no limit."""
+        self.capacity.set(max_concurrent, retry_after)
 
     def reset(self) -> None:
         """Forget replies, responder, default, recordings, errors and the prompt cache."""
@@ -299,7 +306,19 @@ class FakeLLM:
             body = openai_error_body(404, rec.error)
             await self._send_json(rec, resp, 404, body, [])
         else:
-            await self._handle_model_call(rec, CODECS[wire], resp)
+            await self._limited_model_call(rec, CODECS[wire], resp)
+
+    async def _limited_model_call(
+        self, rec: RecordedRequest, codec: WireCodec, resp: Response
+    ) -> None:
+        if not self.capacity.enter():  # over `limit_concurrency`: the provider's 429
+            body = codec.error_body(429, self.capacity.busy_message(), new_id("req_"))
+            await self._send_json(rec, resp, 429, body, self.capacity.headers())
+            return
+        try:
+            await self._handle_model_call(rec, codec, resp)
+        finally:
+            self.capacity.leave()
 
     async def _send_json(
         self,

@@ -53,6 +53,7 @@ from xum.store.registry import WorkspaceRecord
 from xum.tools.tasking import ACTIVE_STATUSES, SubAgentError, TaskStatus
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
 from xum.workspaces.service import open_runtime
+from xum.workspaces.subagents.gate import SubagentGate
 from xum.workspaces.subagents.host import ParentInfo, ScopedHost
 from xum.workspaces.subagents.host import TaskSettings as TaskSettings
 from xum.workspaces.subagents.opener import SessionOpener
@@ -86,12 +87,15 @@ class SubAgentManager:
         open_session: SessionOpener,
         settings: TaskSettings | None = None,
         listener: EventListener | None = None,
+        gate: SubagentGate | None = None,
     ) -> None:
         # How a child's session is opened: the assembly's `open_workspace_session`, handed in by
         # whoever makes the manager (`assembly.subagent_manager`).
         self.open_session = open_session
         self.settings = settings or TaskSettings.from_config()
         self.listener = listener
+        # The process's cap on running sub-agents (the host's governor), after the parent's.
+        self.gate = gate
         self._children: dict[str, Child] = {}
         self._hosts: dict[str, ScopedHost] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
@@ -426,15 +430,20 @@ class SubAgentManager:
             while child.pending and not child.stop_requested:
                 text = child.pending.pop(0)
                 async with self._slot(child.parent_id):
-                    if child.stop_requested:
-                        break
-                    child.ran = True
-                    self._set_status(child, "running")
-                    started = time.monotonic()
+                    permit = await self.gate.acquire_subagent(child.id) if self.gate else None
                     try:
-                        result = await session.run_turn(text)
+                        if child.stop_requested:
+                            break
+                        child.ran = True
+                        self._set_status(child, "running")
+                        started = time.monotonic()
+                        try:
+                            result = await session.run_turn(text)
+                        finally:
+                            child.elapsed_s += time.monotonic() - started
                     finally:
-                        child.elapsed_s += time.monotonic() - started
+                        if permit is not None:
+                            permit.release()
                 child.account(result)
                 leftover = session.take_step_queue() + session.take_turn_queue()
                 if not child.stop_requested:

@@ -10,6 +10,7 @@ import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
 import { ApprovalCards } from "./ApprovalCard";
+import { BackgroundStrip } from "./BackgroundStrip";
 import { Composer } from "./Composer";
 import { NotifyBell } from "./NotifyBell";
 import { PortsLabel } from "./PortsLabel";
@@ -89,6 +90,7 @@ export function ChatView(props: { workspace: Workspace }) {
       <ConnectionBanner />
       <Transcript key={ws.id} workspaceId={ws.id} />
       <ApprovalCards workspaceId={ws.id} />
+      <BackgroundStrip workspaceId={ws.id} />
       <Composer workspace={ws} />
     </div>
   );

@@ -1,6 +1,6 @@
 import { Loader2 } from "lucide-react";
 import { memo } from "react";
-import type { ReplyStalledEvent, RetryingEvent } from "../../api/types";
+import type { GovernorWaitEvent, ReplyStalledEvent, RetryingEvent } from "../../api/types";
 import { startsHere, type AssistantRow, type ContextNoteRow, type InFlight, type LiveCall, type NoticeRow, type TurnEndRow, type UserRow } from "../../state/transcript";
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
@@ -79,6 +79,8 @@ interface InFlightProps {
   retrying: RetryingEvent | null;
   /** The reply is stalling: a notice until it moves again. */
   stalled?: ReplyStalledEvent | null;
+  /** The process's governor holds this workspace back: why, until it lets go. */
+  governor?: GovernorWaitEvent | null;
   workspaceId: string;
   /** A question waits for the user's answer. */
   waiting: boolean;
@@ -110,6 +112,11 @@ export function InFlightMessage(props: InFlightProps) {
           The model has sent nothing for {Math.round(props.stalled.silent_s)}s
           {props.stalled.began ? " in the middle of its reply" : " since it answered"}; the attempt ends
           and is retried after {props.stalled.idle_s}s of silence.
+        </div>
+      ) : null}
+      {props.governor ? (
+        <div className="notice advisory" role="status" data-role="governor-wait">
+          Waiting ({props.governor.reason}): {props.governor.message}
         </div>
       ) : null}
       {props.retrying ? (

@@ -205,6 +205,7 @@ export function Transcript(props: { workspaceId: string }) {
           partial={t.partial}
           retrying={t.retrying}
           stalled={t.stalled}
+          governor={t.governor}
           workspaceId={props.workspaceId}
           waiting={status?.state === "waiting"}
           compacting={t.compacting}

@@ -1,17 +1,18 @@
-"""Finding the server of this root from its `server.lock`, and what a dead one looks like."""
+"""Finding the server of this root from its `server.lock` (a dead one is none), and whether a
+front-end attaches to one."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 
 import orjson
 import pytest
 
+from xum.core.errors import UsageError
 from xum.core.paths import ensure_root, server_lock_path
-from xum.workspaces.server_link import ServerLink, ServerLinkError, find_server
+from xum.host.server_target import RunningServer, ServerTarget, attach_target, find_server
 
 
 def write_lock(**fields: object) -> None:
@@ -25,7 +26,7 @@ def test_no_lock_no_server() -> None:
 
 def test_a_live_lock_names_the_server() -> None:
     write_lock(url="http://127.0.0.1:9/", token="t", pid=os.getpid())
-    assert find_server() == ServerLink("http://127.0.0.1:9", "t", os.getpid())
+    assert find_server() == RunningServer("http://127.0.0.1:9", "t", os.getpid())
 
 
 @pytest.mark.parametrize(
@@ -52,11 +53,11 @@ def test_a_lock_a_dead_process_left_is_no_server() -> None:
     assert find_server() is None
 
 
-async def test_a_server_that_does_not_answer_says_so() -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    link = ServerLink(f"http://127.0.0.1:{port}", "t", os.getpid())
-    with pytest.raises(ServerLinkError) as caught:
-        await link.send("abc", "hello", "step")
-    assert "did not answer" in caught.value.message and caught.value.hint
+def test_attach_only_to_a_named_or_running_server() -> None:
+    assert attach_target(None, None, env={}) is None  # no lock, no URL: run sessions here
+    write_lock(url="http://127.0.0.1:9/", token="from-lock", pid=os.getpid())
+    assert attach_target(None, None, env={}) == ServerTarget("http://127.0.0.1:9", "from-lock")
+    named = attach_target(None, None, env={"XUM_SERVER_URL": "http://10.0.0.1:8765"})
+    assert named is not None and named.url == "http://10.0.0.1:8765"
+    with pytest.raises(UsageError):
+        attach_target("ftp://example.com", None, env={})
