@@ -48,7 +48,7 @@ async def test_initialize_advertises_what_is_implemented(fake_llm: FakeLLM, repo
         assert caps.load_session is True
         assert caps.session_capabilities.list is not None
         assert caps.prompt_capabilities.embedded_context is True
-        assert not caps.prompt_capabilities.image and not caps.prompt_capabilities.audio
+        assert caps.prompt_capabilities.image and not caps.prompt_capabilities.audio
         assert not caps.mcp_capabilities.http and not caps.mcp_capabilities.sse
         assert caps.session_capabilities.fork is None and caps.session_capabilities.resume is None
         assert init.auth_methods == []

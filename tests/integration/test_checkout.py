@@ -227,7 +227,7 @@ def test_each_kind_answers_the_facts_other_code_decides_on(repo: Path) -> None:
     assert ssh.is_git(known=True) is False and ssh.fork_point() is None
     assert checkout_for(record("ssh", host="box")).is_git() is True  # not recorded: assumed
     # A kind this version does not know opens as a directory it neither moves nor removes.
-    assert isinstance(checkout_for(record("docker")), LocalCheckout)
+    assert isinstance(checkout_for(record("devcontainer")), LocalCheckout)
 
 
 async def test_a_child_records_its_task_fields_once_and_reads_them_back(repo: Path) -> None:

@@ -679,7 +679,9 @@ async def test_replay_server_tool_use(fake_llm: FakeLLM) -> None:
     assert not [e for e in events if isinstance(e, ToolCallStart)]
     finish = events[-1]
     assert isinstance(finish, Finish)
-    assert finish.message["content"] == [{"type": "text", "text": "Let me search for that."}]
+    text, search = finish.message["content"]
+    assert text == {"type": "text", "text": "Let me search for that."}
+    assert search["type"] == "web_search" and search["query"] == "weather in Paris"
 
 
 async def test_replay_missing_usage(fake_llm: FakeLLM) -> None:

@@ -426,10 +426,11 @@ async def test_a_delete_hook_that_hangs_is_killed_logged_and_does_not_block(
 def test_unknown_workspace_and_runtime_are_clear_errors() -> None:
     with pytest.raises(lifecycle.WorkspaceNotFoundError):
         lifecycle.get_workspace("nope")
-    for spec in ("docker node:20", "ssh", "ssh -oProxyCommand=x", "cloud"):
+    for spec in ("docker", "docker -v/:/h", "ssh", "ssh -oProxyCommand=x", "cloud"):
         with pytest.raises(XumError):
             lifecycle.parse_runtime(spec)
     assert lifecycle.parse_runtime("ssh user@host") == ("ssh", "user@host")
+    assert lifecycle.parse_runtime("docker node:20") == ("docker", "node:20")
 
 
 # Several processes, one $XUM_ROOT ---------------------------------------------------------------

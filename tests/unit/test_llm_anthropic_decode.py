@@ -98,7 +98,11 @@ def test_block_at_index_one_without_index_zero_and_no_message_delta() -> None:
 def test_server_tool_use_is_not_a_client_tool_call() -> None:
     events, finish = decode(fixture("server_tool_use_response.txt"))
     assert not [e for e in events if isinstance(e, ToolCallStart | ToolCallDelta | ToolCallEnd)]
-    assert finish.message["content"] == [{"type": "text", "text": "Let me search for that."}]
+    text, search = finish.message["content"]
+    assert text == {"type": "text", "text": "Let me search for that."}
+    # The provider's own search is kept (for the transcript and a replay), not run by xum.
+    assert search["type"] == "web_search" and search["query"] == "weather in Paris"
+    assert search["results"] == [] and search["id"] == "srvtoolu_01WebSearch"
     assert finish.reason == "stop"
 
 

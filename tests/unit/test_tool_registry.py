@@ -38,6 +38,8 @@ DOCUMENTED_PARAMETERS = {
     "todo_write": ["todos"],
     "todo_read": [],
     "web_fetch": ["url"],
+    "web_search": ["query"],  # xum's own: the docs list the tool, not its parameters
+    "attach_file": ["path", "filename", "mediaType"],
     "notify": ["title", "message"],
     "agent_skill_read": ["name"],
     "agent_skill_read_file": ["name", "filePath", "offset", "limit"],
@@ -87,6 +89,7 @@ def test_names_and_parameters_match_the_documented_contract() -> None:
         assert schema["name"] == name
         assert list(schema["parameters"]["properties"]) == params
     assert is_read_only("file_read") and is_read_only("web_fetch") and is_read_only("todo_read")
+    assert is_read_only("web_search")
     assert not is_read_only("bash") and not is_read_only("file_edit_insert")
 
 

@@ -14,7 +14,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from acp import PROTOCOL_VERSION
 from acp.schema import (
@@ -37,7 +37,7 @@ from acp.schema import (
 )
 
 from xum.acp import options as opts
-from xum.acp.prompt import PromptBlock, prompt_text
+from xum.acp.prompt import PromptBlock, prompt_parts
 from xum.acp.session_common import SessionBase, invalid, request_error
 from xum.acp.updates import note
 from xum.core.errors import XumError
@@ -77,6 +77,9 @@ def session_page(rows: Sequence[WorkspaceRecord], cursor: str | None) -> ListSes
 
 class AgentBase(ABC, Generic[S]):
     """The ACP methods of a xum bridge over sessions of type `S`."""
+
+    # Whether `image` prompt blocks are taken (and `promptCapabilities.image` advertised).
+    takes_images: ClassVar[bool] = True
 
     def __init__(self, runtime: str) -> None:
         self.runtime = runtime  # how new sessions' workspaces are made: local, worktree, ssh <host>
@@ -145,7 +148,7 @@ class AgentBase(ABC, Generic[S]):
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=self.takes_images, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=False, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
@@ -219,12 +222,12 @@ class AgentBase(ABC, Generic[S]):
     ) -> PromptResponse:
         session = self._session(session_id)
         try:
-            text = prompt_text(prompt)
+            text, images = prompt_parts(prompt, images=self.takes_images)
         except XumError as exc:
             raise request_error(exc) from None
-        if not text.strip():
+        if not text.strip() and not images:
             raise invalid("the prompt is empty")
-        stop = await session.prompt(text)
+        stop = await session.prompt(text, images)
         return PromptResponse(stop_reason=stop)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -3,12 +3,16 @@
 Text blocks are the message. A file the user mentioned arrives either as a link (`resource_link`:
 the model is pointed at the path, which it can read with its tools) or embedded with its text
 (`resource`, which the bridge accepts: `embeddedContext`), which is appended under a heading that
-names the file. Images and audio are not accepted (the bridge does not advertise them), and a
-prompt that carries one anyway is refused with a clear error rather than sent without it.
+names the file. Images (`image` blocks: base64 `data` and `mimeType`) go with the message where
+the bridge advertises them (`prompt_parts(..., images=True)`; checked like any image,
+xum.core.images); audio is not accepted, and a prompt that carries something the bridge does not
+take is refused with a clear error rather than sent without it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Sequence
 from urllib.parse import unquote, urlparse
 
@@ -24,6 +28,7 @@ from acp.schema import (
 
 from xum.acp.toolviews import fenced
 from xum.core.errors import UsageError
+from xum.core.images import ImageUpload, check_count, check_image
 
 PromptBlock = (
     TextContentBlock
@@ -54,10 +59,19 @@ def _join(parts: list[tuple[str, bool]]) -> str:
 
 
 def prompt_text(blocks: Sequence[PromptBlock]) -> str:
+    """The prompt's text; images are refused (a bridge that does not advertise them)."""
+    return prompt_parts(blocks, images=False)[0]
+
+
+def prompt_parts(blocks: Sequence[PromptBlock], *, images: bool) -> tuple[str, list[ImageUpload]]:
+    """The prompt's text and, with `images`, the images it carries (checked)."""
     parts: list[tuple[str, bool]] = []
     attached: list[str] = []
+    pictures: list[ImageUpload] = []
     for block in blocks:
-        if isinstance(block, TextContentBlock):
+        if isinstance(block, ImageContentBlock) and images:
+            pictures.append(_image(block, len(pictures) + 1))
+        elif isinstance(block, TextContentBlock):
             parts.append((block.text, False))
         elif isinstance(block, ResourceContentBlock):
             parts.append((f"@{_shown(block.uri)}", True))
@@ -80,4 +94,17 @@ def prompt_text(blocks: Sequence[PromptBlock]) -> str:
     text = _join(parts)
     if attached:
         text = "\n\n".join([text, *attached]) if text else "\n\n".join(attached)
-    return text
+    check_count(len(pictures))
+    return text, pictures
+
+
+def _image(block: ImageContentBlock, number: int) -> ImageUpload:
+    name = _shown(block.uri).rsplit("/", 1)[-1] if block.uri else f"image {number}"
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise UsageError(
+            f"{name}: the image data is not valid base64", hint="send the image as base64"
+        ) from None
+    check_image(data, name)
+    return ImageUpload(data, name if block.uri else None)

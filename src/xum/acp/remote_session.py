@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from acp import RequestError
@@ -24,6 +24,7 @@ from xum.acp import options as opts
 from xum.acp.session_common import SessionBase, StopReason, command_entry, log, request_error
 from xum.acp.updates import SessionUpdate, note
 from xum.core.errors import XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host import commands
 
@@ -177,13 +178,14 @@ class RemoteBridgeSession(SessionBase):
     def _prompt_started(self) -> None:
         self._unreachable = False
 
-    async def _run_prompt(self, text: str) -> StopReason:
+    async def _run_prompt(self, text: str, images: Sequence[ImageUpload] = ()) -> StopReason:
         try:
             command = commands.parse(text, "acp")  # refuses what an editor does not offer
             await self._title_from(text)
             self.translator.last_finish = None
             self._ends = []
-            sent = await self.hosts.send_message(self.id, text)
+            # Images are uploaded to the server, then named by hash (RemoteHosts).
+            sent = await self.hosts.send_message(self.id, text, images=images)
         except XumError as exc:
             raise request_error(exc) from None
         if sent.disposition == "command":

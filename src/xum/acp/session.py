@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from acp import RequestError
@@ -36,7 +36,8 @@ from xum.acp.session_common import (
     request_error,
 )
 from xum.context.slash import ModelCommand
-from xum.core.errors import XumError
+from xum.core.errors import UsageError, XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host import commands
 from xum.store.registry import WorkspaceRecord
@@ -217,15 +218,19 @@ class BridgeSession(SessionBase):
 
     # Prompts -----------------------------------------------------------------------------
 
-    async def _run_prompt(self, text: str) -> StopReason:
+    async def _run_prompt(self, text: str, images: Sequence[ImageUpload] = ()) -> StopReason:
         try:
             command = commands.parse(text, "acp")
+            if command is not None and images:
+                raise UsageError(
+                    "images cannot go with a chat command", hint="send them in a plain message"
+                )
             if commands.is_workspace_command(command):
                 return await self._workspace_command(command)
             await self._title_from(text)
             self.translator.last_finish = None
             self._last_end, self._failure = None, None
-            await self.hosts.send(self.record, text)
+            await self.hosts.send(self.record, text, images=images)
         except XumError as exc:
             raise request_error(exc) from None
         # The host's drive: the turn, then what a goal continues with (engine.goals).

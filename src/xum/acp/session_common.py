@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp import RequestError
@@ -35,6 +35,7 @@ from xum.acp.pump import UpdatePump
 from xum.acp.questions import EditorQuestions
 from xum.acp.updates import SessionUpdate, UpdateTranslator, note
 from xum.core.errors import UsageError, XumError
+from xum.core.images import ImageUpload
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -117,7 +118,7 @@ class SessionBase(ABC):
     async def set_thinking(self, level: str) -> None: ...
 
     @abstractmethod
-    async def _run_prompt(self, text: str) -> StopReason:
+    async def _run_prompt(self, text: str, images: Sequence[ImageUpload] = ()) -> StopReason:
         """Send the prompt (or carry out its command) and wait until the workspace is idle."""
 
     @abstractmethod
@@ -180,7 +181,7 @@ class SessionBase(ABC):
 
     # Prompts -----------------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> StopReason:
+    async def prompt(self, text: str, images: Sequence[ImageUpload] = ()) -> StopReason:
         if self._running:
             raise invalid("a prompt is already running in this session; cancel it first")
         self._running = True
@@ -188,7 +189,7 @@ class SessionBase(ABC):
         self._prompt_started()
         self._finished.clear()
         try:
-            return await self._run_prompt(text)
+            return await self._run_prompt(text, images)
         finally:
             self._running = False
             self._finished.set()

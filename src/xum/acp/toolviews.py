@@ -36,6 +36,7 @@ _KINDS: dict[str, ToolKind] = {
     "file_edit_insert": "edit",
     "bash": "execute",
     "web_fetch": "fetch",
+    "web_search": "search",
     "todo_write": "think",
     "ask_user_question": "think",
     "propose_plan": "switch_mode",
@@ -68,6 +69,8 @@ def tool_title(name: str, arguments: Any) -> str:
         return f"Insert into {args['path']}" if isinstance(args.get("path"), str) else name
     if name == "web_fetch" and isinstance(args.get("url"), str):
         return f"Fetch {_short(args['url'], 120)}"
+    if name == "web_search" and isinstance(args.get("query"), str):
+        return f"Search the web: {_short(args['query'])}"
     if name == "todo_write":
         return "Update the task list"
     if name == "ask_user_question":

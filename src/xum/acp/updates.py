@@ -136,7 +136,11 @@ class UpdateTranslator:
         if isinstance(event, E.UserMessage):
             if event.synthetic:
                 return []
-            return [update_user_message_text(event.typed or event.text)]
+            text = event.typed or event.text
+            if event.images:  # named, not resent: the editor had the pictures when it sent them
+                shown = " ".join(f"[image: {i.get('name') or 'image'}]" for i in event.images)
+                text = f"{text}\n{shown}" if text else shown
+            return [update_user_message_text(text)]
         if isinstance(event, E.AssistantMessage):
             out: list[SessionUpdate] = []
             if event.reasoning:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 )
 @runtime_option(
     "Where new sessions' workspaces run: local (the editor's project directory, with file "
-    'and terminal delegation to the editor), worktree, or "ssh <host>".'
+    'and terminal delegation to the editor), worktree, "ssh <host>" or "docker <image>".'
 )
 @click.option(
     "--server-url",

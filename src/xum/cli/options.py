@@ -26,18 +26,18 @@ def dir_option(help: str) -> Callable[[F], F]:
 
 
 class RuntimeSpec(click.ParamType[str]):
-    """`local`, `worktree` or `ssh <host>` (one argument: quote it)."""
+    """`local`, `worktree`, `ssh <host>` or `docker <image>` (one argument: quote it)."""
 
-    name = "local|worktree|ssh <host>"
+    name = "local|worktree|ssh <host>|docker <image>"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from xum.workspaces.runtime_spec import parse_runtime
+        from xum.workspaces.runtime_spec import format_runtime, parse_runtime
 
         try:
             kind, host = parse_runtime(str(value))
         except XumError as exc:
             self.fail(f"{exc.message} ({exc.hint})" if exc.hint else exc.message, param, ctx)
-        return kind if host is None else f"ssh {host}"
+        return format_runtime(kind, host)
 
 
 def runtime_option(help: str) -> Callable[[F], F]:

@@ -107,7 +107,8 @@ def _budget(value: str | None) -> float | None:
 )
 @runtime_option(
     "local runs in the directory; worktree in a new git worktree and branch under "
-    '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there).'
+    '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there); '
+    '"docker <image>" in a new container of the image (a git bundle of HEAD goes to /src).'
 )
 @click.option(
     "--mode",

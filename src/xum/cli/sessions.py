@@ -183,6 +183,12 @@ def _print_event(event: dict[str, Any]) -> None:
         prefix = "(xum)" if event.get("synthetic") else ">"
         click.echo(f"{prefix} {event['text']}")
     elif kind == "assistant-message":
+        from xum.engine.display import strip_controls
+
+        for search in event.get("web_searches") or ():
+            # The provider's own searches: the query only (results are in `--json`).
+            query = strip_controls(str(search.get("query", "")))[:100]
+            click.echo(f"  ⌕ searched: {query} ({len(search.get('results') or ())} results)")
         if event["text"]:
             click.echo(event["text"])
         for call in event["tool_calls"]:

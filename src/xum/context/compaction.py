@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from xum.context.workspace import LiveContext, builtin_agents
+from xum.core.images import ImagePart
 from xum.core.messages import Message, text_message
 
 COMPACT_AGENT = "compact"
@@ -73,6 +74,10 @@ def instructions(words: int) -> str:
     )
 
 
+def _image_note(part: ImagePart) -> str:
+    return f"[image {part.get('name') or part['sha256'][:12]} ({part['media_type']})]"
+
+
 def as_transcript(messages: Sequence[Message]) -> list[Message]:
     """`messages` as plain user and assistant text, for a summarization request that declares
     no tools: tool calls and their results are written out as text (a provider refuses tool
@@ -89,12 +94,18 @@ def as_transcript(messages: Sequence[Message]) -> list[Message]:
                     pieces.append(part["text"])
             elif part["type"] == "tool_call":
                 pieces.append(f"[tool call {part['name']} ({part['id']}): {part['arguments']}]")
+            elif part["type"] == "web_search":
+                pieces.append(f"[web search: {part['query']}]")
             elif part["type"] == "tool_result":
                 failed = " (failed)" if part.get("is_error") else ""
                 pieces.append(
                     f"[tool result of {part['name']} ({part['call_id']}){failed}:\n"
                     f"{part['output']}\n]"
                 )
+                pieces.extend(_image_note(i) for i in part.get("images") or [])
+            elif part["type"] == "image":
+                # The summary is text: it can say an image was there, not what it showed.
+                pieces.append(_image_note(part))
         if not pieces:
             continue  # reasoning alone, or an empty message
         speaker: Literal["user", "assistant"] = "assistant" if role == "assistant" else "user"

@@ -22,6 +22,10 @@ _RUNTIME_LINES: dict[str, str] = {
         "You are working in a clone of the project on a remote host reached over SSH. "
         "$XUM_PROJECT_PATH refers to the user's local machine, not to this host."
     ),
+    "docker": (
+        "You are working in a clone of the project (a git repository at /src) inside a Docker "
+        "container. $XUM_PROJECT_PATH refers to the user's machine, not to this container."
+    ),
 }
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
+from xum.core.images import ImagePart
+
 
 class TextPart(TypedDict):
     type: Literal["text"]
@@ -46,13 +48,39 @@ class ToolResultPart(TypedDict):
     name: str
     output: str
     is_error: NotRequired[bool]
+    # Images the tool returned (`attach_file`, an MCP tool's image content): references to
+    # the session's stored images, sent to a model that takes images (`xum.core.images`).
+    images: NotRequired[list[ImagePart]]
 
 
-Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart
+class SearchHit(TypedDict):
+    """One result of a web search, as shown: a title and a link (never the page's HTML)."""
+
+    title: str
+    url: str
+
+
+class WebSearchPart(TypedDict):
+    """A web search the provider ran itself inside the reply (Anthropic's web search tool,
+    OpenAI Responses' `web_search`). Nothing for xum to execute: it records what was searched
+    and what came back, for the transcript and the log. `state` keeps the provider's own blocks
+    so a replay to the same wire sends them back unchanged; other wires drop the part."""
+
+    type: Literal["web_search"]
+    id: str
+    query: str
+    results: list[SearchHit]
+    error: NotRequired[str]  # the provider's error code when the search failed
+    wire: NotRequired[str]
+    state: NotRequired[dict[str, Any]]
+
+
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | WebSearchPart | ImagePart
 
 
 class Message(TypedDict):
-    """role `user` holds text, `assistant` holds text/reasoning/tool calls, `tool` holds results."""
+    """role `user` holds text (and images), `assistant` holds text/reasoning/tool calls, `tool`
+    holds results."""
 
     role: Literal["user", "assistant", "tool"]
     content: list[Part]

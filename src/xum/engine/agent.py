@@ -33,21 +33,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from xum.context.workspace import (
-    AgentSelection,
-    ContextProvider,
-    StaticContext,
-    WorkspaceContext,
-)
+from xum.context.workspace import AgentSelection, ContextProvider, StaticContext, WorkspaceContext
 from xum.core.ids import sortable_id
+from xum.core.images import ImagePart
 from xum.core.messages import text_message
 from xum.engine import events as E
 from xum.engine.calls import CallRunner
-from xum.engine.commits import (
-    BUDGET_TOOL_OUTPUT,
-    INTERRUPTED_TOOL_OUTPUT,
-    Commits,
-)
+from xum.engine.commits import BUDGET_TOOL_OUTPUT, INTERRUPTED_TOOL_OUTPUT, Commits
 from xum.engine.compaction import Compactor, ForceCompaction
 from xum.engine.contextsync import ContextSync
 from xum.engine.dispatch import run_message
@@ -56,23 +48,14 @@ from xum.engine.events import EventSink, null_sink
 from xum.engine.extensions import ToolCall, ToolMiddleware
 from xum.engine.fallback import Fallbacks
 from xum.engine.goals import GOAL_TOOLS, Goals
+from xum.engine.images import ImageSources, check_images
 from xum.engine.ledger import BudgetExceeded, Ledger
+from xum.engine.native_search import native_search
 from xum.engine.planmode import TurnRules
 from xum.engine.queue import MessageQueue
 from xum.engine.recorder import FrameSpec, Recorder, user_frame
-from xum.engine.records import (
-    Interrupted,
-    QueueMode,
-    SessionSettings,
-    TurnResult,
-    WorkspaceInfo,
-)
-from xum.engine.requests import (
-    StepRecords,
-    debug_record,
-    debug_requested,
-    write_debug_request,
-)
+from xum.engine.records import Interrupted, QueueMode, SessionSettings, TurnResult, WorkspaceInfo
+from xum.engine.requests import StepRecords, debug_record, debug_requested, write_debug_request
 from xum.engine.resume import resume
 from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
@@ -166,6 +149,7 @@ class AgentSession:
         self._tool_specs: list[ToolSpec] = []
         self._offered: list[str] = []
         self._tools_hash = ""
+        self._images = ImageSources(workspace.id)
         # What the model is told: the agent, the workspace's instructions and skills, frozen
         # per context segment (see xum.engine.contextsync and xum.context.frozen).
         self.context = ContextSync(
@@ -350,12 +334,13 @@ class AgentSession:
             self.recorder.append_now(frames)
         return self._build_request()
 
-    async def run_turn(self, text: str) -> TurnResult:
+    async def run_turn(self, text: str, images: Sequence[ImagePart] = ()) -> TurnResult:
         """One turn. A leading slash command is carried out first (`/<skill> args`, a one-shot
         `/<alias>+<level>` override, `/compact`, `/clear`); a command that cannot be carried
         out raises UsageError before anything is written. A message that would start at or
-        above the model's auto-compaction threshold is preceded by a compaction turn."""
-        return await run_message(self, text)
+        above the model's auto-compaction threshold is preceded by a compaction turn. `images`:
+        stored images (`xum.store.blobs`) the message carries after its text."""
+        return await run_message(self, text, images)
 
     @asynccontextmanager
     async def turn(
@@ -379,12 +364,17 @@ class AgentSession:
         prepared: PreparedMessage | None = None,
         synthetic: ev.SyntheticNote | None = None,
         override: TurnOverride | None = None,
+        images: Sequence[ImagePart] = (),
     ) -> TurnResult:
         """One turn of steps. `text` is what the model receives; `prepared`, what a slash
         command made of the message (None for plain text); `synthetic`: the message is xum's,
         not the user's (a goal continuation), recorded as a synthetic row with these fields;
-        `override`: another model and thinking level for this turn only."""
-        said = user_frame(text, prepared, synthetic)
+        `override`: another model and thinking level for this turn only; `images`: stored
+        images the message carries (refused here, before anything is written, for a model
+        that does not take images)."""
+        if images:
+            check_images(override.route if override is not None else self.route, images)
+        said = user_frame(text, prepared, synthetic, images)
         result = TurnResult(turn_id=sortable_id(), reason="completed")
         kind: TurnKind = "continuation" if synthetic is not None else "agent"
         async with self.turn(result, kind, override) as turn:
@@ -513,6 +503,10 @@ class AgentSession:
             return self.settings.goals and not self.context.selection.subagent
         if name in ("tool_catalog_search", "mcp_prompt_get"):
             return self.mcp is not None
+        if name == "web_search":  # native or client-side, as config.json `webSearch` says
+            return self.route.web_search is not None or self.route.search_tool
+        if name == "attach_file":
+            return self._images.for_route(self.route) is not None
         if name in HOST_TOOLS or name in CHILD_TOOLS:
             return self.subagents is not None and self.subagents.offers(name)
         if name.startswith("task_"):  # task_await/list/stop also serve background bash
@@ -543,6 +537,7 @@ class AgentSession:
     def _build_request(self, tool_choice: ToolChoice | None = None) -> LLMRequest:
         messages = self.projection.update(self.log)
         system, tools = self._use_frozen()
+        tools, native = native_search(tools, self.route.web_search)
         request = LLMRequest(
             model=self.route.model_id,
             system=system,
@@ -553,6 +548,8 @@ class AgentSession:
             tool_choice=tool_choice,
             cache_key=f"xum-{self.workspace.id}",
             params=self.route.params,
+            web_search=native,
+            images=self._images.for_route(self.route),
         )
         if debug_requested():
             live = self.context.live

@@ -126,7 +126,12 @@ class CallRunner:
             output = f"{output}\n\n{note}"
             s.emit(E.Advisory(kind="doom-loop", call_id=call.id, message=note))
         frame = result_frame(
-            call, output, is_error=result.is_error, meta=result.meta, seconds=seconds
+            call,
+            output,
+            is_error=result.is_error,
+            meta=result.meta,
+            seconds=seconds,
+            images=result.images,
         )
         await s.recorder.append([frame])
         s.rules.note_result(call, result)

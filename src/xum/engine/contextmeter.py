@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from xum.core.images import message_image_tokens
 from xum.llm import catalog
 from xum.store import compaction_config as cc
 from xum.store import frame_types as ev
@@ -86,7 +87,9 @@ class ContextMeter(LogFollower):
                 self.extra += estimate_tokens(data.get("message"))
         elif kind in ev.MESSAGE_ROLES:
             self.messages += 1
-            self.extra += estimate_tokens(data.get("message"))
+            message = data.get("message")
+            # An image's reference is a few bytes; what it costs the request is far more.
+            self.extra += estimate_tokens(message) + message_image_tokens(message)
 
 
 @dataclass(frozen=True, slots=True)

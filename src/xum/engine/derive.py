@@ -37,6 +37,45 @@ def _calls(message: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _parts(message: Any, kind: str) -> list[dict[str, Any]]:
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return []
+    return [p for p in message["content"] if isinstance(p, dict) and p.get("type") == kind]
+
+
+def _searches(message: Any) -> list[dict[str, Any]] | None:
+    """The provider-side searches of a reply: what was searched and the titles and links found
+    (never a page's content)."""
+    out: list[dict[str, Any]] = []
+    for part in _parts(message, "web_search"):
+        hits = part.get("results")
+        search: dict[str, Any] = {
+            "query": str(part.get("query", "")),
+            "results": [
+                {"title": str(h.get("title", "")), "url": str(h.get("url", ""))}
+                for h in (hits if isinstance(hits, list) else [])
+                if isinstance(h, dict)
+            ],
+        }
+        if isinstance(part.get("error"), str):
+            search["error"] = part["error"]
+        out.append(search)
+    return out or None
+
+
+def _citations(message: Any) -> list[dict[str, Any]] | None:
+    """The pages a reply's text cites (Anthropic's `citations`, Responses' url annotations),
+    each once, in order."""
+    seen: dict[str, str] = {}
+    for part in _parts(message, "text"):
+        state = part.get("state")
+        cited = state.get("citations") if isinstance(state, dict) else None
+        for c in cited if isinstance(cited, list) else []:
+            if isinstance(c, dict) and isinstance(c.get("url"), str) and c["url"] not in seen:
+                seen[c["url"]] = str(c.get("title") or "")
+    return [{"title": t, "url": u} for u, t in seen.items()] or None
+
+
 def _opt_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -74,6 +113,7 @@ def frame_event(frame: Frame) -> E.Committed | None:
             queued=True if user.get("queued") else None,
             typed=_opt_str(user.get("typed")),
             slash=_opt_dict(user.get("slash")) if "typed" in user else None,
+            images=_images(user.get("message")),
         )
     if kind == ev.SYNTHETIC_MESSAGE:
         note = ev.payload(frame, ev.SYNTHETIC_MESSAGE)
@@ -116,6 +156,8 @@ def frame_event(frame: Frame) -> E.Committed | None:
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
             model=_opt_str(reply.get("model")),
             step=_opt_int(reply.get("step")),
+            web_searches=_searches(message),
+            citations=_citations(message),
         )
     if kind == ev.TOOL_RESULT:
         result = ev.payload(frame, ev.TOOL_RESULT)
@@ -224,3 +266,15 @@ def replay_events(frames: Iterable[Frame]) -> Iterator[E.Committed]:
         event = frame_event(frame)
         if event is not None:
             yield event
+
+
+def _images(message: object) -> list[dict[str, Any]] | None:
+    """The image parts of a logged message (None when it has none), as plain references."""
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return None
+    found = [
+        {k: v for k, v in part.items() if k != "type"}
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") == "image"
+    ]
+    return found or None

@@ -12,6 +12,7 @@ at or above the model's auto-compaction threshold gets a compaction turn before 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from xum.engine.compaction import Compactor
@@ -21,6 +22,7 @@ from xum.engine.turnhost import TurnHost
 
 if TYPE_CHECKING:
     from xum.context.slash import GoalCommand
+    from xum.core.images import ImagePart
     from xum.engine.userinput import PreparedMessage
 
 
@@ -33,7 +35,9 @@ class MessageHost(TurnHost, Protocol):
     def goals(self) -> Goals: ...
 
 
-async def run_message(session: MessageHost, text: str) -> TurnResult:
+async def run_message(
+    session: MessageHost, text: str, images: Sequence[ImagePart] = ()
+) -> TurnResult:
     if not text.lstrip().startswith("/"):
         referenced = None
         if "$" in text:  # `$skill` references; the import only when a message could have one
@@ -42,9 +46,11 @@ async def run_message(session: MessageHost, text: str) -> TurnResult:
             referenced = await with_references(session, text)
         if referenced is not None:
             stopped = await compact_before(session, referenced.text)
-            return stopped or await session.agent_turn(referenced.text, prepared=referenced)
+            return stopped or await session.agent_turn(
+                referenced.text, prepared=referenced, images=images
+            )
         stopped = await compact_before(session, text)
-        return stopped or await session.agent_turn(text)
+        return stopped or await session.agent_turn(text, images=images)
     from xum.engine.skillinput import with_dynamic_context
     from xum.engine.userinput import prepare_message  # slash commands only: off start-up
 
@@ -56,12 +62,20 @@ async def run_message(session: MessageHost, text: str) -> TurnResult:
         resolve_model=session.resolve_model,
     )
     if prepared.command is not None:
+        if images:
+            from xum.core.errors import UsageError
+
+            raise UsageError(
+                "images cannot go with a chat command", hint="send them in a plain message"
+            )
         return await _session_command(session, prepared)
     prepared = await with_dynamic_context(session, prepared)
     stopped = await compact_before(session, prepared.text)
     if stopped is not None:
         return stopped
-    return await session.agent_turn(prepared.text, prepared=prepared, override=prepared.override)
+    return await session.agent_turn(
+        prepared.text, prepared=prepared, override=prepared.override, images=images
+    )
 
 
 async def compact_before(session: MessageHost, text: str) -> TurnResult | None:

@@ -24,6 +24,7 @@ _KEY_ARGUMENT = {
     "file_edit_replace_lines": "path",
     "file_edit_insert": "path",
     "web_fetch": "url",
+    "web_search": "query",
     "set_exit_code": "code",
     "notify": "title",
 }

@@ -131,6 +131,9 @@ class UserMessage(Committed):
     synthetic: bool | None = None  # a row xum added (context changes)
     kind: str | None = None
     changed: list[str] | None = None
+    # Images the message carries: references (sha256, media_type, size, name, width, height)
+    # to the session's stored images, which the server serves by hash.
+    images: list[JsonDict] | None = None
 
 
 class ContextFrozen(Committed):
@@ -152,6 +155,10 @@ class AssistantMessage(Committed):
     cost_usd: float | None  # null: the model has no known price
     model: str | None = None
     step: int | None = None
+    # The provider's own web searches in this reply (`query`, `results`: `title`, `url`;
+    # `error`) and the pages its text cites (`title`, `url`); absent when there are none.
+    web_searches: list[JsonDict] | None = None
+    citations: list[JsonDict] | None = None
 
 
 class ToolResult(Committed):

@@ -27,6 +27,7 @@ from xum.store.sessionlog import SessionLog
 from xum.store.turns import open_turn
 
 if TYPE_CHECKING:
+    from xum.core.images import ImagePart
     from xum.engine.userinput import PreparedMessage
 
 FrameSpec = ev.FrameSpec
@@ -127,9 +128,19 @@ class Recorder:
 
 
 def result_frame(
-    call: ToolCall, output: str, *, is_error: bool, meta: dict[str, Any], seconds: float
+    call: ToolCall,
+    output: str,
+    *,
+    is_error: bool,
+    meta: dict[str, Any],
+    seconds: float,
+    images: Sequence[ImagePart] = (),
 ) -> FrameSpec:
     message: Message = ev.tool_result_message(call.id, call.name, output, is_error=is_error)
+    if images:
+        part = message["content"][0]
+        assert part["type"] == "tool_result"
+        part["images"] = list(images)  # references; the bytes are in the session's blobs
     return ev.spec(
         ev.TOOL_RESULT, {"message": message, "meta": meta, "duration_s": round(seconds, 4)}
     )
@@ -154,10 +165,15 @@ def turn_end_frame(result: TurnResult, reason: TurnReason) -> FrameSpec:
 
 
 def user_frame(
-    text: str, prepared: PreparedMessage | None, synthetic: ev.SyntheticNote | None
+    text: str,
+    prepared: PreparedMessage | None,
+    synthetic: ev.SyntheticNote | None,
+    images: Sequence[ImagePart] = (),
 ) -> FrameSpec:
-    """The frame that opens a turn: the user's message, or xum's own (`synthetic`)."""
+    """The frame that opens a turn: the user's message, or xum's own (`synthetic`). `images`
+    follow the text as references to the session's stored images, never their bytes."""
     message = text_message("user", text)
+    message["content"].extend(images)
     if synthetic is not None:
         note: ev.SyntheticMessageData = {"message": message}
         if "kind" in synthetic:

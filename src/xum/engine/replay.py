@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from xum.engine.native_search import from_header, header_value, native_search
 from xum.llm.types import LLMRequest, ToolSpec
 from xum.store import frame_types as ev
 from xum.store.frames import Frame
@@ -34,6 +35,7 @@ SHAPE_FIELDS = (
     "params",
     "cache_key",
     "cache",
+    "web_search",
 )
 
 
@@ -41,7 +43,7 @@ def request_shape(
     request: LLMRequest, model_string: str, tools_sha256: str
 ) -> ev.RequestHeaderData:
     """The header fields of `request`; `tools_sha256` is passed in because the engine keeps it."""
-    return {
+    shape: ev.RequestHeaderData = {
         "system_sha256": hashlib.sha256(request.system.encode()).hexdigest(),
         "tools_sha256": tools_sha256,
         "model": model_string,
@@ -52,6 +54,10 @@ def request_shape(
         "cache_key": request.cache_key,
         "cache": request.cache,
     }
+    native = header_value(request.web_search)
+    if native is not None:  # only then: headers of requests without it stay as they were
+        shape["web_search"] = native
+    return shape
 
 
 def header_key(data: Mapping[str, Any]) -> bytes:
@@ -124,17 +130,22 @@ def _step_request(
                 f"request_header points at context_frozen frame {header['frozen_seq']}, which "
                 "is missing or damaged"
             )
+    tools, native = native_search(
+        [ToolSpec(t["name"], t["description"], t["parameters"]) for t in texts["tools"]],
+        from_header(header.get("web_search")),
+    )
     request = LLMRequest(
         model=header.get("model_id") or str(header.get("model", "")).partition(":")[2],
         system=texts["system"],
         messages=messages,
-        tools=[ToolSpec(t["name"], t["description"], t["parameters"]) for t in texts["tools"]],
+        tools=tools,
         thinking=header.get("thinking", "off"),
         max_output_tokens=header.get("max_output_tokens"),
         tool_choice=start.get("tool_choice"),
         cache_key=header.get("cache_key"),
         params=header.get("params") or {},
         cache=header.get("cache", True),
+        web_search=native,
     )
     return StepRequest(
         frame.seq,

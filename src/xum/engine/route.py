@@ -23,6 +23,7 @@ from xum.llm.limits import CONFIG_KEY as LIMITS_KEY
 from xum.llm.limits import ReplyLimits, limits_from_config
 from xum.llm.pricing import Price, parse_user_prices, price_for
 from xum.llm.types import Usage
+from xum.llm.websearch import NativeSearch, native_supported, web_search_config
 from xum.store.config import load_config
 from xum.store.providers import ProvidersConfig, load_providers, model_parameters_for
 
@@ -49,6 +50,10 @@ class ModelRoute:
     endpoint: Endpoint
     params: dict[str, Any] = field(default_factory=dict)
     user_prices: Mapping[str, Price] = field(default_factory=dict)
+    # config.json `webSearch` for this model: the provider's own search (a request carries it),
+    # else whether the client-side `web_search` tool is offered (xum.llm.websearch).
+    web_search: NativeSearch | None = None
+    search_tool: bool = False
 
     @property
     def model_string(self) -> str:
@@ -81,6 +86,22 @@ def _reply_limits(config: Mapping[str, Any]) -> ReplyLimits:
         raise ConfigError(
             str(exc), path="config.json", hint="docs/providers.md lists the keys and defaults"
         ) from None
+
+
+def _web_search(
+    config: Mapping[str, Any], endpoint: Endpoint, env: Mapping[str, str]
+) -> tuple[NativeSearch | None, bool]:
+    """The route's web search: native where config asks for it and the API has it, else the
+    client-side tool where a search backend is configured, else none."""
+    try:
+        search = web_search_config(config)
+    except ValueError as exc:
+        raise ConfigError(
+            str(exc), path="config.json", hint="docs/tools.md (web_search) lists the keys"
+        ) from None
+    if search.native and native_supported(endpoint.provider, endpoint.wire):
+        return search.native_search(), False
+    return None, search.client_backend(env)
 
 
 def default_model_string(
@@ -120,4 +141,13 @@ def resolve_route(
     endpoint = replace(resolve_endpoint(provider, providers, env), limits=_reply_limits(config))
     entry = providers.get(provider)
     params = model_parameters_for(entry, model_id) if entry is not None else {}
-    return ModelRoute(provider, model_id, endpoint, params, _user_prices(config))
+    native, tool = _web_search(config, endpoint, env)
+    return ModelRoute(
+        provider,
+        model_id,
+        endpoint,
+        params,
+        _user_prices(config),
+        web_search=native,
+        search_tool=tool,
+    )

@@ -37,6 +37,7 @@ from xum.store.sessionlog import SessionLog
 from xum.tools.tasking import SubAgentHost
 
 if TYPE_CHECKING:
+    from xum.core.images import ImagePart
     from xum.engine.userinput import PreparedMessage, TurnOverride
     from xum.tools.background import BackgroundProcesses
     from xum.tools.base import AskUser, GoalAccess, SkillAccess, TodoItem
@@ -94,6 +95,7 @@ class TurnHost(Protocol):
         prepared: PreparedMessage | None = None,
         synthetic: ev.SyntheticNote | None = None,
         override: TurnOverride | None = None,
+        images: Sequence[ImagePart] = (),
     ) -> TurnResult:
         """One turn of steps with tools, `text` being what the model receives."""
         ...

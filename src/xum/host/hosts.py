@@ -19,12 +19,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from xum.core.errors import SessionBusyError, XumError
+from xum.core.errors import SessionBusyError, UsageError, XumError
+from xum.core.images import ImageUpload, check_count
 from xum.engine import events as E
 from xum.host.governor import Governor
 from xum.host.inbox import Inbox
@@ -41,6 +42,7 @@ from xum.host.workspace_host import (
 )
 from xum.store import registry
 from xum.store import sessions as session_files
+from xum.store.blobs import SessionBlobs
 from xum.store.registry import WorkspaceRecord
 
 if TYPE_CHECKING:
@@ -181,13 +183,33 @@ class Hosts:
     # Sending ----------------------------------------------------------------------------
 
     async def send(
-        self, record: WorkspaceRecord, text: str, when: When = "step"
+        self,
+        record: WorkspaceRecord,
+        text: str,
+        when: When = "step",
+        images: Sequence[ImageUpload] = (),
     ) -> Literal["started", "queued"]:
         """Start a turn of `text` in an idle workspace (opening its host), or queue it in a
         busy one. Raises what keeps the turn from starting (a configuration problem, an
-        unusable slash command, `SessionBusyError` when another process drives the session)."""
+        unusable slash command, `SessionBusyError` when another process drives the session,
+        an image that is refused). `images` are stored in the session's blobs first and go
+        with the message; a message with images is not queued into a running turn."""
         async with self.lock_for(record.id):
             host = self.hosts.get(record.id)
+            if images:
+                if host is not None and host.busy:
+                    raise UsageError(
+                        "images can only be sent while the agent is idle",
+                        hint="wait for the turn to end (or stop it), then send them again",
+                    )
+                check_count(len(images))
+                blobs = SessionBlobs(record.id)
+                # Written durably (fsync) off the event loop, before the frame that names them.
+                refs = await asyncio.to_thread(
+                    lambda: [blobs.put(image.data, image.name) for image in images]
+                )
+            else:
+                refs = []
             if host is not None and host.busy:
                 host.queue(text, when)
                 return "queued"
@@ -198,7 +220,7 @@ class Hosts:
                 )
             if host is None:
                 host = await self._open(record)
-            host.start(text)
+            host.start(text, images=refs)
         await host.wait_started(START_WAIT_S)
         return "started"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_address
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +31,7 @@ from urllib.parse import quote, urlsplit
 import orjson
 
 from xum.core.errors import XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host.listener import HostListener, NullListener
 from xum.host.pending import PendingQuestion
@@ -144,13 +145,19 @@ class RemoteHosts:
         path: str,
         body: object = None,
         params: Mapping[str, str] | None = None,
+        content: bytes | None = None,
     ) -> dict[str, Any]:
+        """One API call: `body` as JSON, or `content` as raw bytes (an image upload)."""
         import httpx
 
+        options: dict[str, Any] = {"params": dict(params) if params else None}
+        if content is not None:
+            options["content"] = content
+            options["headers"] = {"Content-Type": "application/octet-stream"}
+        else:
+            options["json"] = body
         try:
-            res = await self._client().request(
-                method, path, json=body, params=dict(params) if params else None
-            )
+            res = await self._client().request(method, path, **options)
         except httpx.HTTPError as exc:
             raise RemoteError(
                 f"the xum server at {self.target.url} did not answer ({type(exc).__name__})",
@@ -206,11 +213,12 @@ class RemoteHosts:
 
     async def create(self, directory: str, runtime: str, **fields: Any) -> WorkspaceRecord:
         """A new workspace of the project at `directory` (registered first when it is not);
-        `fields`: name, title, model, thinking, agent, host (SSH)."""
+        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
         project = await self.add_project(directory)
         kind: dict[str, Any] = {"type": runtime}
         if fields.get("host"):
-            kind["host"] = fields.pop("host")
+            # The runtime's target: an SSH host, or a container image.
+            kind["image" if runtime == "docker" else "host"] = fields.pop("host")
         body = {"projectPath": project, "runtime": kind}
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))
@@ -226,10 +234,24 @@ class RemoteHosts:
         return self._record(await self._call("POST", _ws(workspace_id, "fork"), body))
 
     async def send_message(
-        self, workspace: WorkspaceRecord | str, text: str, when: Literal["step", "turn"] = "step"
+        self,
+        workspace: WorkspaceRecord | str,
+        text: str,
+        when: Literal["step", "turn"] = "step",
+        images: Sequence[ImageUpload] = (),
     ) -> SentMessage:
         ws = workspace if isinstance(workspace, str) else workspace.id
-        data = await self._call("POST", _ws(ws, "messages"), {"text": text, "when": when})
+        body: dict[str, Any] = {"text": text, "when": when}
+        if images:  # uploaded first (raw bytes), then named by hash (docs/images.md)
+            refs = []
+            for image in images:
+                params = {"name": image.name} if image.name else None
+                stored = await self._call(
+                    "POST", _ws(ws, "images"), params=params, content=image.data
+                )
+                refs.append({"sha256": stored.get("sha256"), "name": image.name})
+            body["images"] = refs
+        data = await self._call("POST", _ws(ws, "messages"), body)
         record = data.get("workspace")
         idle = data.get("idleHours")
         fork_error = data.get("forkMessageError")
@@ -243,10 +265,14 @@ class RemoteHosts:
         )
 
     async def send(
-        self, workspace: WorkspaceRecord | str, text: str, when: Literal["step", "turn"] = "step"
+        self,
+        workspace: WorkspaceRecord | str,
+        text: str,
+        when: Literal["step", "turn"] = "step",
+        images: Sequence[ImageUpload] = (),
     ) -> Disposition:
         """`started`, `queued`, or `command` (a workspace command the server carried out)."""
-        return (await self.send_message(workspace, text, when)).disposition
+        return (await self.send_message(workspace, text, when, images)).disposition
 
     async def interrupt(self, workspace_id: str) -> tuple[bool, list[str]]:
         data = await self._call("POST", _ws(workspace_id, "interrupt"))

@@ -103,14 +103,20 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         init_exit_code=init.get("exitCode"),
         permissions=None if permissions == "auto" else permissions,
         ports=_ports(data.get("ports")),
-        # A scratch chat (docs/workspaces.md) and "Notify on all responses", as the server's
-        # own record keeps them.
-        extra={
-            key: True
-            for key, field in (("scratch", "scratch"), ("notify_on_response", "notifyOnResponse"))
-            if data.get(field) is True
-        },
+        # A Docker workspace's image, a scratch chat (docs/workspaces.md) and "Notify on all
+        # responses", where this side's record keeps them.
+        extra=_extra(data, runtime),
     )
+
+
+def _extra(data: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if runtime.get("image"):
+        extra["container_image"] = runtime["image"]
+    for key, field in (("scratch", "scratch"), ("notify_on_response", "notifyOnResponse")):
+        if data.get(field) is True:
+            extra[key] = True
+    return extra
 
 
 def _ports(data: object) -> PortBlock | None:

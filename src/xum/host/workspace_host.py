@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import SessionChangedError, XumError
+from xum.core.images import ImagePart
 from xum.engine import events as E
 from xum.host.background import WAKE_KIND, Watch
 from xum.host.governor import Governor, HeldTurnStopped
@@ -244,8 +245,11 @@ class WorkspaceHost:
         if not self.driving:
             self.on_wake(self)
 
-    def start(self, text: str | None, *, idle: bool = False) -> None:
-        """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued."""
+    def start(
+        self, text: str | None, *, idle: bool = False, images: Sequence[ImagePart] = ()
+    ) -> None:
+        """Drive `text` as a turn (or, `idle`, an idle compaction), then what gets queued.
+        `images` (stored already) go with `text`."""
         self.driving = True
         self.started.clear()
         self.held.clear()
@@ -257,7 +261,7 @@ class WorkspaceHost:
         # use (and every sub-agent task they start) asks the governor before each request.
         context = contextvars.copy_context()
         context.run(request_gate.set, self.gate)
-        self.task = asyncio.create_task(self._drive(text, idle), name=name, context=context)
+        self.task = asyncio.create_task(self._drive(text, idle, images), name=name, context=context)
         self._status()
 
     async def wait_done(self) -> None:
@@ -301,10 +305,12 @@ class WorkspaceHost:
         self._status()
         return boundary
 
-    async def _drive(self, text: str | None, idle: bool) -> None:
-        """`text` (None: the waiting background notices, xum.host.background), then what
-        was queued, one turn each; then the background notices; then a goal's continuation."""
+    async def _drive(self, text: str | None, idle: bool, images: Sequence[ImagePart] = ()) -> None:
+        """`text` (None: the waiting background notices, xum.host.background) with `images`,
+        then what was queued, one turn each; then the background notices; then a goal's
+        continuation."""
         next_text = text
+        next_images = images
         self.decision = None
         try:
             if idle:
@@ -312,7 +318,8 @@ class WorkspaceHost:
             continuation: Decision | None = None
             notice = self.watch.take() if next_text is None else None
             while next_text is not None or continuation is not None or notice is not None:
-                result = await self._one_turn(next_text, continuation, notice)
+                result = await self._one_turn(next_text, continuation, notice, images=next_images)
+                next_images = ()
                 reason = result.reason if result is not None else "error"
                 interrupted = reason == "interrupted"
                 agent = self.session.agent
@@ -349,6 +356,7 @@ class WorkspaceHost:
         notice: str | None = None,
         *,
         reopened: bool = False,
+        images: Sequence[ImagePart] = (),
     ) -> TurnResult | None:
         """The turn of `text` (or a goal's continuation, or background `notice`s); None when
         it failed to start."""
@@ -371,7 +379,7 @@ class WorkspaceHost:
             if text is None and notice is not None:
                 return await agent.agent_turn(notice, synthetic={"kind": WAKE_KIND})
             assert text is not None
-            return await agent.run_turn(text)
+            return await agent.run_turn(text, images)
         except asyncio.CancelledError:
             raise
         except SessionChangedError as exc:
@@ -379,7 +387,9 @@ class WorkspaceHost:
             # log as it is now. A change in the middle of a turn ends that turn with the error;
             # the next message lands here and reopens.
             if not self.started.is_set() and not reopened and await self._reopen():
-                return await self._one_turn(text, continuation, notice, reopened=True)
+                return await self._one_turn(
+                    text, continuation, notice, reopened=True, images=images
+                )
             self._failed(exc)
             return None
         except XumError as exc:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from xum.core.images import ImageSource
 from xum.llm.catalog import anthropic_thinking_style, default_max_output_tokens, lookup
 from xum.llm.common import (
     MessageBuilder,
@@ -18,6 +19,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.images import anthropic_block
 from xum.llm.params import SAMPLING_PARAMS, Withheld, apply_params, withheld_params
 from xum.llm.thinking import (
     ANTHROPIC_ANSWER_ROOM,
@@ -31,6 +33,7 @@ from xum.llm.types import (
     LLMRequest,
     Message,
     ReasoningDelta,
+    SearchHit,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -39,8 +42,10 @@ from xum.llm.types import (
     Usage,
     UsageUpdate,
 )
+from xum.llm.websearch import NativeSearch
 
 API_VERSION = "2023-06-01"
+WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
 DEFAULT_MAX_TOKENS = 32_000  # for an Anthropic-wire model the catalog knows nothing about
 _EPHEMERAL = {"type": "ephemeral"}
 _CACHEABLE = frozenset({"text", "tool_use", "tool_result", "image", "document"})
@@ -79,7 +84,7 @@ class AnthropicClient(WireClient):
         return {"anthropic-version": API_VERSION}
 
     def encode(self, request: LLMRequest, *, stream: bool = True) -> dict[str, Any]:
-        messages = encode_messages(request.messages, request.model)
+        messages = encode_messages(request.messages, request.model, request.images)
         plan = self._plan(request, messages)
         body: dict[str, Any] = {"model": request.model, "max_tokens": plan.max_tokens}
         if stream:
@@ -92,15 +97,17 @@ class AnthropicClient(WireClient):
         if request.cache:
             _mark_history_tail(messages)
         body["messages"] = messages
-        if request.tools:
-            tools = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ]
+        if request.web_search is not None:
+            tools.append(server_search_tool(request.web_search))
+        if tools:
             if request.cache:
                 tools[-1]["cache_control"] = _EPHEMERAL
             body["tools"] = tools
-            if plan.tool_choice is not None:
+            if request.tools and plan.tool_choice is not None:
                 body["tool_choice"] = _tool_choice(plan.tool_choice)
         if plan.thinking is not None:
             body["thinking"] = plan.thinking
@@ -114,7 +121,8 @@ class AnthropicClient(WireClient):
         if not any(request.params.get(k) is not None for k in SAMPLING_PARAMS):
             return self._withheld(request, None)  # no thinking rule can apply
         return self._withheld(
-            request, self._plan(request, encode_messages(request.messages, request.model))
+            request,
+            self._plan(request, encode_messages(request.messages, request.model, request.images)),
         )
 
     def _withheld(self, request: LLMRequest, plan: _Plan | None) -> list[Withheld]:
@@ -195,13 +203,19 @@ class AnthropicClient(WireClient):
 # Encoding ------------------------------------------------------------------------------------
 
 
-def encode_messages(messages: Sequence[Message], model: str) -> list[dict[str, Any]]:
+def encode_messages(
+    messages: Sequence[Message], model: str, images: ImageSource | None = None
+) -> list[dict[str, Any]]:
     """History in Anthropic's shape: alternating user/assistant turns, where all tool results
     of one step sit together in the user turn right after the assistant's tool calls."""
     out: list[dict[str, Any]] = []
     for message in messages:
         role = "assistant" if message["role"] == "assistant" else "user"
-        blocks = _assistant_blocks(message, model) if role == "assistant" else _user_blocks(message)
+        blocks = (
+            _assistant_blocks(message, model)
+            if role == "assistant"
+            else _user_blocks(message, images)
+        )
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -211,12 +225,40 @@ def encode_messages(messages: Sequence[Message], model: str) -> list[dict[str, A
     return out
 
 
+def server_search_tool(search: NativeSearch) -> dict[str, Any]:
+    """Anthropic's server-side web search tool, as the request's `tools` lists it."""
+    tool: dict[str, Any] = {
+        "type": WEB_SEARCH_TOOL_TYPE,
+        "name": "web_search",
+        "max_uses": search.max_uses,
+    }
+    if search.allowed_domains:
+        tool["allowed_domains"] = list(search.allowed_domains)
+    return tool
+
+
 def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message["content"]:
         if part["type"] == "text":
             if part["text"].strip():
-                blocks.append({"type": "text", "text": part["text"]})
+                text: dict[str, Any] = {"type": "text", "text": part["text"]}
+                cited = own_state(part, "anthropic")
+                if cited and cited.get("citations"):
+                    text["citations"] = cited["citations"]
+                blocks.append(text)
+        elif part["type"] == "web_search":
+            # The provider's own blocks go back as they came (the results' encrypted content
+            # is what lets the model cite them). Not resent: another wire's search, and a
+            # search without its result (a paused reply), since the API takes a
+            # `server_tool_use` block only together with the result that answers it.
+            state = own_state(part, "anthropic")
+            if (
+                state is not None
+                and isinstance(state.get("use"), dict)
+                and isinstance(state.get("result"), dict)
+            ):
+                blocks.extend((state["use"], state["result"]))
         elif part["type"] == "tool_call":
             blocks.append(
                 {
@@ -241,15 +283,25 @@ def _assistant_blocks(message: Message, model: str) -> list[dict[str, Any]]:
     return blocks
 
 
-def _user_blocks(message: Message) -> list[dict[str, Any]]:
+def _user_blocks(message: Message, images: ImageSource | None) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message["content"]:
         if part["type"] == "text":
             if part["text"]:
                 blocks.append({"type": "text", "text": part["text"]})
+        elif part["type"] == "image":
+            blocks.append(anthropic_block(part, images))
         elif part["type"] == "tool_result":
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id(part["call_id"])}
-            if part["output"]:
+            shown = part.get("images") or []
+            if shown:
+                # A tool result's content may mix text and image blocks.
+                content: list[dict[str, Any]] = []
+                if part["output"]:
+                    content.append({"type": "text", "text": part["output"]})
+                content.extend(anthropic_block(image, images) for image in shown)
+                block["content"] = content
+            elif part["output"]:
                 block["content"] = part["output"]
             if part.get("is_error"):
                 block["is_error"] = True
@@ -297,6 +349,7 @@ class AnthropicDecoder:
         "_ctx",
         "_model",
         "_response_id",
+        "_search_blocks",
         "_stop_details",
         "_stop_reason",
         "_tools",
@@ -310,6 +363,7 @@ class AnthropicDecoder:
         self._builder = MessageBuilder("anthropic")
         self._blocks: dict[int, str] = {}  # block index -> text | reasoning | tool | ignored
         self._tools: dict[int, int] = {}  # block index -> tool call ordinal
+        self._search_blocks: dict[int, dict[str, Any]] = {}  # open server_tool_use blocks
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
         self._stop_details: dict[str, Any] | None = None
@@ -332,6 +386,7 @@ class AnthropicDecoder:
         if kind == "content_block_start":
             return self._start(obj)
         if kind == "content_block_stop":
+            self._end_search(obj.get("index", -1))
             ordinal = self._tools.get(obj.get("index", -1))
             return (ToolCallEnd(ordinal),) if ordinal is not None else _NO_EVENTS
         if kind == "message_start":
@@ -367,8 +422,11 @@ class AnthropicDecoder:
         if dtype == "input_json_delta":
             ordinal = self._tools.get(index)
             fragment = delta.get("partial_json", "")
+            if self._blocks.get(index) == "search" and fragment:
+                self._builder.tool_args(index, fragment)  # the search's query, kept whole
+                return _NO_EVENTS
             if ordinal is None or not fragment:
-                return _NO_EVENTS  # a provider-side tool's input, or an empty fragment
+                return _NO_EVENTS  # another provider-side tool's input, or an empty fragment
             self._builder.tool_args(index, fragment)
             return (ToolCallDelta(ordinal, fragment),)
         if dtype == "thinking_delta":
@@ -377,6 +435,9 @@ class AnthropicDecoder:
                 return _NO_EVENTS
             self._builder.reasoning(index, text)
             return (ReasoningDelta(text),)
+        if dtype == "citations_delta" and isinstance(delta.get("citation"), dict):
+            self._builder.cite(index, delta["citation"])
+            return _NO_EVENTS
         if dtype == "signature_delta":
             self._builder.state(index, "reasoning", signature=delta.get("signature", ""))
         return _NO_EVENTS
@@ -388,6 +449,9 @@ class AnthropicDecoder:
         builder = self._builder
         if btype == "text":
             self._blocks[index] = "text"
+            for citation in block.get("citations") or ():
+                if isinstance(citation, dict):  # a whole (non-streamed) reply carries them here
+                    builder.cite(index, citation)
             text = block.get("text") or ""
             if text:
                 builder.text(index, text)
@@ -421,10 +485,29 @@ class AnthropicDecoder:
                 builder.tool_args(index, raw)
                 events.append(ToolCallDelta(ordinal, raw))
             return events
-        # server_tool_use, web_search_tool_result and other provider-side blocks: the provider
-        # ran them itself; they are not calls for xum to make, and are not replayed.
+        if btype == "server_tool_use" and block.get("name") == "web_search":
+            # The provider's own search: recorded (and resent) but not a call for xum to make.
+            self._blocks[index] = "search"
+            builder.web_search(index, str(block.get("id", "")))
+            self._search_blocks[index] = block
+            return _NO_EVENTS
+        if btype == "web_search_tool_result":
+            self._blocks[index] = "ignored"
+            key = builder.find_search(str(block.get("tool_use_id", "")))
+            record_search_result(builder, index if key is None else key, block)
+            return _NO_EVENTS
+        # Other provider-side blocks (other server tools): the provider ran them itself; they
+        # are not calls for xum to make, and are not replayed.
         self._blocks[index] = "ignored"
         return _NO_EVENTS
+
+    def _end_search(self, index: int) -> None:
+        """A search's input is complete: its block, with that input, is what a replay sends."""
+        block = self._search_blocks.pop(index, None)
+        if block is not None:
+            raw = self._builder.args_text(index)
+            use = {**block, "input": parse_arguments(raw) if raw else block.get("input") or {}}
+            self._builder.state(index, "web_search", use=use)
 
     def _update_usage(self, raw: Any) -> Sequence[StreamEvent]:
         if not isinstance(raw, dict):
@@ -458,6 +541,8 @@ class AnthropicDecoder:
     def finish(self) -> Finish:
         if not self.complete:
             raise network_error(self._ctx, "the stream ended before the reply was complete")
+        for index in list(self._search_blocks):
+            self._end_search(index)  # a reply cut short (or a whole one) has no block stop
         message = self._builder.build()
         return Finish(
             reason=finish_reason(self._stop_reason, message, FINISH_REASONS),
@@ -468,3 +553,22 @@ class AnthropicDecoder:
             usage_reported=bool(self._usage),
             stop_details=self._stop_details,
         )
+
+
+def record_search_result(builder: MessageBuilder, key: Any, block: dict[str, Any]) -> None:
+    """A `web_search_tool_result` block: its hits (title and URL only, for the transcript) and
+    the block itself, replay state of the search it answers."""
+    content = block.get("content")
+    hits: list[SearchHit] = []
+    if isinstance(content, list):
+        for item in content:
+            if isinstance(item, dict) and item.get("type") == "web_search_result":
+                hits.append(
+                    {"title": str(item.get("title") or ""), "url": str(item.get("url") or "")}
+                )
+        builder.state(key, "web_search", result=block)
+    elif isinstance(content, dict):  # web_search_tool_result_error
+        builder.state(
+            key, "web_search", result=block, error=str(content.get("error_code") or "error")
+        )
+    builder.search_results(key, hits=hits)

@@ -195,3 +195,21 @@ def resolve_model_string(text: str) -> tuple[str, str]:
         hint="use an alias (" + ", ".join(sorted(_ALIASES)[:8]) + ", ...) or any model a "
         "provider serves as provider:model-id (docs/models.md lists them all)",
     )
+
+
+# Image input, per model family (an assumption where a provider's page was not at hand): Claude,
+# GPT (4o and later) and OpenAI's o-series, Gemini and Grok 4 read images; the other built-in
+# families (DeepSeek, Kimi, GLM) and any model of an unknown provider are treated as text-only,
+# so an image is refused before the request instead of failing at the provider. `imageInput`
+# in config.json overrides this per model (xum.engine.images).
+_IMAGE_FAMILIES: dict[str, tuple[str, ...]] = {
+    "anthropic": ("claude-",),
+    "openai": ("gpt-4o", "gpt-4.1", "gpt-5", "gpt-6", "o3", "o4"),
+    "google": ("gemini-",),
+    "xai": ("grok-4",),
+}
+
+
+def takes_images(provider: str, model: str) -> bool:
+    """Whether `provider:model` is known to take image input."""
+    return model.startswith(_IMAGE_FAMILIES.get(provider, ()))

@@ -12,8 +12,10 @@ from xum.llm.types import (
     Message,
     Part,
     ReasoningPart,
+    SearchHit,
     TextPart,
     ToolCallPart,
+    WebSearchPart,
     Wire,
 )
 
@@ -71,14 +73,16 @@ def max_output(request_max: int | None, params: Mapping[str, Any]) -> int | None
 
 
 class _Slot:
-    __slots__ = ("call_id", "chunks", "kind", "name", "state")
+    __slots__ = ("call_id", "chunks", "hits", "kind", "name", "query", "state")
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind  # "text" | "reasoning" | "tool_call"
+        self.kind = kind  # "text" | "reasoning" | "tool_call" | "web_search"
         self.chunks: list[str] = []
         self.state: dict[str, Any] | None = None
         self.call_id = ""
         self.name = ""
+        self.query: str | None = None  # web_search: set when the wire names it outright
+        self.hits: list[SearchHit] | None = None  # web_search: the results, once known
 
 
 class MessageBuilder:
@@ -124,6 +128,37 @@ class MessageBuilder:
     def tool_args(self, key: Any, delta: str) -> None:
         self._slot(key, "tool_call").chunks.append(delta)
 
+    def web_search(self, key: Any, call_id: str) -> None:
+        """A provider-side search begins; its input may follow as `tool_args` chunks."""
+        self._slot(key, "web_search").call_id = call_id
+
+    def search_results(
+        self, key: Any, *, query: str | None = None, hits: list[SearchHit] | None = None
+    ) -> None:
+        slot = self._slot(key, "web_search")
+        if query is not None:
+            slot.query = query
+        if hits is not None:
+            slot.hits = hits
+
+    def find_search(self, call_id: str) -> Any | None:
+        """The key of the search with this id, if any."""
+        for key, slot in self._slots.items():
+            if slot.kind == "web_search" and slot.call_id == call_id:
+                return key
+        return None
+
+    def cite(self, key: Any, citation: dict[str, Any]) -> None:
+        """A citation of a text block (replay state: the wire may want it back)."""
+        slot = self._slot(key, "text")
+        if slot.state is None:
+            slot.state = {}
+        slot.state.setdefault("citations", []).append(citation)
+
+    def args_text(self, key: Any) -> str:
+        slot = self._slots.get(key)
+        return "".join(slot.chunks) if slot is not None else ""
+
     def has(self, key: Any) -> bool:
         return key in self._slots
 
@@ -151,6 +186,8 @@ class MessageBuilder:
                 call["wire"] = self._wire
                 call["state"] = slot.state
             return call
+        if slot.kind == "web_search":
+            return self._search_part(slot, text)
         if slot.kind == "reasoning":
             if not text and not slot.state:
                 return None
@@ -165,6 +202,25 @@ class MessageBuilder:
         if slot.state:
             part["wire"] = self._wire
             part["state"] = slot.state
+        return part
+
+    def _search_part(self, slot: _Slot, raw_input: str) -> WebSearchPart:
+        query = slot.query
+        if query is None:
+            value = parse_arguments(raw_input).get("query")
+            query = value if isinstance(value, str) else ""
+        part: WebSearchPart = {
+            "type": "web_search",
+            "id": slot.call_id,
+            "query": query,
+            "results": slot.hits or [],
+        }
+        state = dict(slot.state or {})
+        if isinstance(state.get("error"), str):
+            part["error"] = state.pop("error")
+        if state:
+            part["wire"] = self._wire
+            part["state"] = state
         return part
 
 

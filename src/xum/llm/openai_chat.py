@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from xum.core.images import ImageSource
 from xum.llm.catalog import lookup
 from xum.llm.common import (
     MessageBuilder,
@@ -23,6 +24,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.images import chat_block, tool_images_intro
 from xum.llm.params import apply_params
 from xum.llm.thinking import chat_effort, clamp_thinking
 from xum.llm.types import (
@@ -74,7 +76,7 @@ class OpenAIChatClient(WireClient):
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        messages.extend(encode_messages(request.messages))
+        messages.extend(encode_messages(request.messages, request.images))
         body["messages"] = messages
         if request.tools:
             body["tools"] = [
@@ -138,11 +140,29 @@ class OpenAIChatClient(WireClient):
 # Encoding ------------------------------------------------------------------------------------
 
 
-def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def encode_messages(
+    messages: Sequence[Message], images: ImageSource | None = None
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    # Tool messages take text only: a tool's images follow the step's results in one user
+    # message (a user message may not come between the results of one step).
+    shown: list[dict[str, Any]] = []
     for message in messages:
         role = message["role"]
+        if role != "tool" and shown:
+            out.append({"role": "user", "content": shown})
+            shown = []
         if role == "user":
+            pictured = any(p["type"] == "image" for p in message["content"])
+            if pictured:
+                content: list[dict[str, Any]] = []
+                for p in message["content"]:
+                    if p["type"] == "text" and p["text"]:
+                        content.append({"type": "text", "text": p["text"]})
+                    elif p["type"] == "image":
+                        content.append(chat_block(p, images))
+                out.append({"role": "user", "content": content})
+                continue
             text = "\n\n".join(
                 p["text"] for p in message["content"] if p["type"] == "text" and p["text"]
             )
@@ -154,10 +174,16 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     out.append(
                         {"role": "tool", "tool_call_id": part["call_id"], "content": part["output"]}
                     )
+                    if part.get("images"):
+                        intro = tool_images_intro(part["call_id"], part["name"])
+                        shown.append({"type": "text", "text": intro})
+                        shown.extend(chat_block(i, images) for i in part.get("images") or [])
         else:
             encoded = _assistant(message)
             if encoded is not None:
                 out.append(encoded)
+    if shown:
+        out.append({"role": "user", "content": shown})
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from xum.core.images import ImageSource
 from xum.llm.catalog import lookup
 from xum.llm.common import (
     MessageBuilder,
@@ -23,6 +24,7 @@ from xum.llm.common import (
 )
 from xum.llm.errors import ErrorContext, classify, invalid_response, network_error, payload_fields
 from xum.llm.http import WireClient
+from xum.llm.images import responses_block, tool_images_intro
 from xum.llm.params import apply_params
 from xum.llm.thinking import OPENAI_EFFORT, clamp_thinking
 from xum.llm.types import (
@@ -31,6 +33,7 @@ from xum.llm.types import (
     LLMRequest,
     Message,
     ReasoningDelta,
+    SearchHit,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -39,8 +42,10 @@ from xum.llm.types import (
     Usage,
     UsageUpdate,
 )
+from xum.llm.websearch import NativeSearch
 
 WIRE: Final = "openai-responses"
+SEARCH_SOURCES: Final = "web_search_call.action.sources"
 
 
 FINISH_REASONS: dict[str, FinishReason] = {
@@ -65,20 +70,24 @@ class OpenAIResponsesClient(WireClient):
             body["stream"] = True
         if request.system:
             body["instructions"] = request.system
-        body["input"] = encode_input(request.messages)
-        if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                    "strict": False,
-                }
-                for t in request.tools
-            ]
-            if request.tool_choice is not None:
+        body["input"] = encode_input(request.messages, request.images)
+        tools: list[dict[str, Any]] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": False,
+            }
+            for t in request.tools
+        ]
+        if request.web_search is not None:
+            tools.append(server_search_tool(request.web_search))
+        if tools:
+            body["tools"] = tools
+            if request.tools and request.tool_choice is not None:
                 body["tool_choice"] = _tool_choice(request.tool_choice)
+        include: list[str] = []
         # A model the catalog does not know may not reason at all: "off" sends nothing rather
         # than a `reasoning` object such a model would reject.
         if known or level != "off":
@@ -86,7 +95,11 @@ class OpenAIResponsesClient(WireClient):
             if level != "off":
                 reasoning["summary"] = "auto"
             body["reasoning"] = reasoning
-            body["include"] = ["reasoning.encrypted_content"]
+            include.append("reasoning.encrypted_content")
+        if request.web_search is not None:
+            include.append(SEARCH_SOURCES)  # the search's results, not only what is cited
+        if include:
+            body["include"] = include
         body["store"] = False
         if request.cache_key:
             body["prompt_cache_key"] = request.cache_key
@@ -123,16 +136,24 @@ class OpenAIResponsesClient(WireClient):
 # Encoding ------------------------------------------------------------------------------------
 
 
-def encode_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def encode_input(
+    messages: Sequence[Message], images: ImageSource | None = None
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    # A tool's images follow the step's results as one user message (see openai_chat).
+    shown: list[dict[str, Any]] = []
     for message in messages:
         role = message["role"]
+        if role != "tool" and shown:
+            items.append({"type": "message", "role": "user", "content": shown})
+            shown = []
         if role == "user":
-            content = [
-                {"type": "input_text", "text": p["text"]}
-                for p in message["content"]
-                if p["type"] == "text" and p["text"]
-            ]
+            content: list[dict[str, Any]] = []
+            for p in message["content"]:
+                if p["type"] == "text" and p["text"]:
+                    content.append({"type": "input_text", "text": p["text"]})
+                elif p["type"] == "image":
+                    content.append(responses_block(p, images))
             if content:
                 items.append({"type": "message", "role": "user", "content": content})
         elif role == "tool":
@@ -145,8 +166,14 @@ def encode_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
                             "output": part["output"],
                         }
                     )
+                    if part.get("images"):
+                        intro = tool_images_intro(part["call_id"], part["name"])
+                        shown.append({"type": "input_text", "text": intro})
+                        shown.extend(responses_block(i, images) for i in part.get("images") or [])
         else:
             _assistant_items(message, items)
+    if shown:
+        items.append({"type": "message", "role": "user", "content": shown})
     return items
 
 
@@ -177,6 +204,9 @@ def _assistant_items(message: Message, items: list[dict[str, Any]]) -> None:
                     "encrypted_content": state["encrypted_content"],
                 }
             )
+        # A `web_search` part is not resent: its item can only be referenced by id, and with
+        # `store: false` the API keeps no items to look up. The answer's text carries what the
+        # search found.
         elif part["type"] == "tool_call":
             flush()
             items.append(
@@ -188,6 +218,15 @@ def _assistant_items(message: Message, items: list[dict[str, Any]]) -> None:
                 }
             )
     flush()
+
+
+def server_search_tool(search: NativeSearch) -> dict[str, Any]:
+    """The Responses API's hosted web search tool. It has no per-request search limit, so
+    `maxUses` does not apply here."""
+    tool: dict[str, Any] = {"type": "web_search"}
+    if search.allowed_domains:
+        tool["filters"] = {"allowed_domains": list(search.allowed_domains)}
+    return tool
 
 
 def _tool_choice(choice: Any) -> Any:
@@ -313,6 +352,8 @@ class ResponsesDecoder:
             return self._start_call(index, item)
         if itype == "reasoning" and item.get("id"):
             self._builder.state((index, 0), "reasoning", id=item["id"])
+        if itype == "web_search_call":
+            self._builder.web_search((index, 0), str(item.get("id") or ""))
         return _NO_EVENTS
 
     def _start_call(self, index: int, item: dict[str, Any]) -> list[StreamEvent]:
@@ -339,6 +380,9 @@ class ResponsesDecoder:
                 if isinstance(text, str) and text and not streamed:
                     builder.text((index, ci), text)
                     events.append(TextDelta(text))
+                for note in content.get("annotations") or ():
+                    if isinstance(note, dict) and note.get("type") == "url_citation":
+                        builder.cite((index, ci), note)
         elif itype == "reasoning":
             summary = [s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict)]
             state: dict[str, Any] = {"summary": summary}
@@ -351,6 +395,8 @@ class ResponsesDecoder:
             if joined and not streamed:
                 builder.reasoning((index, 0), joined)
                 events.append(ReasoningDelta(joined))
+        elif itype == "web_search_call":
+            record_search_call(builder, (index, 0), item)
         elif itype == "function_call":
             if index not in self._tools:
                 events.extend(self._start_call(index, item))
@@ -414,3 +460,25 @@ def responses_usage(raw: dict[str, Any]) -> Usage:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def record_search_call(builder: MessageBuilder, key: Any, item: dict[str, Any]) -> None:
+    """A finished `web_search_call` item: what was searched and, when the request asked for the
+    sources, the pages it found."""
+    builder.web_search(key, str(item.get("id") or ""))
+    raw_action = item.get("action")
+    action: dict[str, Any] = raw_action if isinstance(raw_action, dict) else {}
+    query = action.get("query")
+    if not isinstance(query, str):
+        queries = action.get("queries")
+        query = str(queries[0]) if isinstance(queries, list) and queries else ""
+    hits: list[SearchHit] = [
+        {"title": str(source.get("title") or ""), "url": str(source["url"])}
+        for source in action.get("sources") or ()
+        if isinstance(source, dict) and isinstance(source.get("url"), str)
+    ]
+    state: dict[str, Any] = {"item": item}
+    if item.get("status") == "failed":
+        state["error"] = "failed"
+    builder.state(key, "web_search", **state)
+    builder.search_results(key, query=query, hits=hits)

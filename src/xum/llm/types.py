@@ -8,14 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # The shared message and usage types live in core (the session log stores them too).
+from xum.core.images import ImageSource
 from xum.core.messages import Message as Message
 from xum.core.messages import Part as Part
 from xum.core.messages import ReasoningPart as ReasoningPart
+from xum.core.messages import SearchHit as SearchHit
 from xum.core.messages import TextPart as TextPart
 from xum.core.messages import ToolCallPart as ToolCallPart
 from xum.core.messages import ToolResultPart as ToolResultPart
 from xum.core.messages import Usage as Usage
+from xum.core.messages import WebSearchPart as WebSearchPart
 from xum.core.messages import text_message as text_message
+from xum.llm.websearch import NativeSearch
 
 Wire = Literal["anthropic", "openai-responses", "openai-chat"]
 ThinkingLevel = Literal["off", "low", "medium", "high", "xhigh", "max"]
@@ -49,6 +53,12 @@ class LLMRequest:
     cache_key: str | None = None  # OpenAI `prompt_cache_key`: stable per workspace
     params: dict[str, Any] = field(default_factory=dict)  # resolved `modelParameters`
     cache: bool = True  # Anthropic: place cache breakpoints on the prefix and the history tail
+    # The provider's own server-side web search, when config enables it and the route's API has
+    # it (xum.llm.websearch); the wire client adds the provider's tool to the request.
+    web_search: NativeSearch | None = None
+    # Where the encoders read the bytes of the images the messages refer to; None when the
+    # model does not take images (each image is then sent as a short text placeholder).
+    images: ImageSource | None = None
 
 
 # Stream events -------------------------------------------------------------------------------

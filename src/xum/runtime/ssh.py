@@ -258,7 +258,7 @@ def _payload(script: str, env: Mapping[str, str], cwd: str) -> bytes:
         raise ValueError("the script contains a NUL byte")
     lines = []
     merged = dict(NON_INTERACTIVE_ENV)
-    merged.update({k: v for k, v in env.items() if k not in LOCAL_ONLY_ENV})
+    merged.update(env)
     for name, value in merged.items():
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and "\0" not in value:
             lines.append(f"export {name}={shlex.quote(value)}")
@@ -329,10 +329,11 @@ class SshRuntime:
         on_output: OutputSink | None = None,
     ) -> ExecResult:
         started = time.monotonic()
-        payload = _payload(script, env, self.resolve(cwd) if cwd else self.workspace_path)
+        where = self.resolve(cwd) if cwd else self.workspace_path
+        payload = _payload(script, self._remote_env(env), where)
         childwatch.install()
         proc = await asyncio.create_subprocess_exec(
-            *ssh_command(self.host, "exec bash -c " + shlex.quote(_BOOTSTRAP)),
+            *self._argv("exec bash -c " + shlex.quote(_BOOTSTRAP)),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -469,7 +470,7 @@ class SshRuntime:
         """`input`: bytes for the script's stdin; `stdin`: an open file to read it from instead."""
         childwatch.install()
         proc = await asyncio.create_subprocess_exec(
-            *ssh_command(self.host, remote_bash(script, *args)),
+            *self._argv(remote_bash(script, *args)),
             stdin=stdin if stdin is not None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -487,9 +488,23 @@ class SshRuntime:
                 proc.kill()
             raise
         code = proc.returncode if proc.returncode is not None else -1
-        if code == 255:
-            raise SshError(_ssh_message(self.host, err))
+        if code == self.transport_failure_exit:
+            raise self._transport_error(err)
         return code, out, err
+
+    def _argv(self, remote_command: str) -> list[str]:
+        """The client command line that runs `remote_command` (a shell command line) where the
+        workspace is. A runtime that reaches its files another way (a container) overrides it."""
+        return ssh_command(self.host, remote_command)
+
+    def _remote_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """What of the caller's environment a command gets: not the variables naming local
+        paths."""
+        return {k: v for k, v in env.items() if k not in LOCAL_ONLY_ENV}
+
+    def _transport_error(self, stderr: bytes) -> OSError:
+        """The error for a client that exited with `transport_failure_exit`."""
+        return SshError(_ssh_message(self.host, stderr))
 
 
 async def _pump(stream: asyncio.StreamReader, on_output: OutputSink | None) -> None:

@@ -3,11 +3,13 @@ auth requirement, a request-size bound and security headers."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from xum.core.images import MAX_IMAGE_BYTES
 from xum.server.auth import (
     COOKIE_NAME,
     bearer_token,
@@ -29,6 +31,28 @@ TOO_LARGE = (
     f"the request body is larger than the server's limit of {MAX_BODY_BYTES // (1024 * 1024)} MiB",
     "send a smaller request body",
 )
+# An image upload (the composer's paste or drop) is one image's raw bytes: its own, larger bound.
+_IMAGE_UPLOAD = re.compile(r"^/api/workspaces/[^/]+/images$")
+IMAGE_BODY_BYTES = MAX_IMAGE_BYTES
+
+
+def body_limit(scope: Scope) -> int:
+    """The largest body this request may carry."""
+    if scope.get("method") == "POST" and _IMAGE_UPLOAD.match(scope.get("path", "")):
+        return IMAGE_BODY_BYTES
+    return MAX_BODY_BYTES
+
+
+def _too_large(limit: int) -> tuple[str, str, str]:
+    if limit == MAX_BODY_BYTES:
+        return TOO_LARGE
+    return (
+        TOO_LARGE[0],
+        f"the request body is larger than the server's limit of {limit:,} bytes for it",
+        "an image may be at most 5 MB: scale it down or save it as JPEG",
+    )
+
+
 OPEN_API_PATHS = frozenset({"/api/auth/login", "/api/auth/status"})
 
 SECURITY_HEADERS = [
@@ -67,14 +91,15 @@ class SecurityMiddleware:
             return
         if scope["type"] == "http":
             length = header(headers, b"content-length")
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-                await self._refuse(scope, receive, send, 413, *TOO_LARGE)
+            limit = body_limit(scope)
+            if length is not None and (not length.isdigit() or int(length) > limit):
+                await self._refuse(scope, receive, send, 413, *_too_large(limit))
                 return
-            await self._bounded(scope, receive, send)
+            await self._bounded(scope, receive, send, limit)
             return
         await self.app(scope, receive, send)
 
-    async def _bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
         """Run the app with the body cut at MAX_BODY_BYTES. A body without a length (chunked)
         is counted as it arrives: past the limit the app is told the client went away (it stops
         reading; nothing more is held), whatever it answers to that is dropped, and the client
@@ -92,7 +117,7 @@ class SecurityMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > MAX_BODY_BYTES:
+                if seen > limit:
                     over = True
                     return {"type": "http.disconnect"}
             return message
@@ -113,7 +138,7 @@ class SecurityMiddleware:
         if over and not started:
             # The rest of the body is read and thrown away by the HTTP server (uvicorn discards
             # what arrives after the response), so the client can read this answer.
-            await self._refuse(scope, receive, send, 413, *TOO_LARGE)
+            await self._refuse(scope, receive, send, 413, *_too_large(limit))
 
     def _check(
         self, scope: Scope, headers: list[tuple[bytes, bytes]]

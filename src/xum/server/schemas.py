@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 from xum.store.registry import ProjectRecord, WorkspaceRecord, project_name
 from xum.workspaces.ports import block_for
@@ -44,8 +44,17 @@ class WorkspaceStatus(BaseModel):
 
 
 class RuntimeInfo(BaseModel):
-    type: Literal["local", "worktree", "ssh"]
+    type: Literal["local", "worktree", "ssh", "docker"]
     host: str | None = None
+    image: str | None = None  # docker: the container image
+
+    @model_serializer(mode="wrap")
+    def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # `image` appears only on Docker workspaces: the other runtimes keep their shape.
+        data: dict[str, Any] = handler(self)
+        if data.get("image") is None:
+            data.pop("image", None)
+        return data
 
 
 class InitHook(BaseModel):
@@ -113,7 +122,9 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         title=record.title,
         projectPath=record.project_path,
         projectName=project_name(record.project_path),
-        runtime=RuntimeInfo(type=record.runtime, host=record.host),
+        runtime=RuntimeInfo(
+            type=record.runtime, host=record.host, image=record.extra.get("container_image")
+        ),
         path=record.path,
         branch=record.branch,
         agent=record.agent,

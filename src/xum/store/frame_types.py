@@ -174,6 +174,7 @@ class RequestHeaderData(TypedDict):
     params: JsonObject
     cache_key: str | None
     cache: bool
+    web_search: NotRequired[JsonObject]  # the provider's own search (xum.engine.native_search)
     frozen_seq: NotRequired[int]
     system: NotRequired[str]
     tools: NotRequired[list[JsonObject]]

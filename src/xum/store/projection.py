@@ -201,6 +201,8 @@ def clean_assistant(message: Message) -> Message | None:
         if kind in ("text", "reasoning"):
             if part.get("text") or part.get("state"):  # empty text with replay state stays
                 kept.append(part)
+        elif kind == "web_search":  # a provider-side search: the encoders decide what to resend
+            kept.append(part)
         elif kind == "tool_call":
             call_id = part.get("id")
             if isinstance(call_id, str) and call_id and call_id not in seen:

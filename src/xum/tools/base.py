@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from xum.core.images import ImagePart
 from xum.runtime.base import Runtime
 
 if TYPE_CHECKING:
@@ -46,6 +47,9 @@ class ToolResult:
     output: str  # what the model sees; always bounded
     is_error: bool = False
     meta: dict[str, Any] = field(default_factory=dict)  # structured facts for UIs and the log
+    # Images the model sees after `output` (stored in the session's blobs already; bounded by
+    # the tool): `attach_file`, an MCP tool's image content.
+    images: list[ImagePart] = field(default_factory=list)
 
 
 def error(message: str, **meta: Any) -> ToolResult:

@@ -11,13 +11,21 @@ Progress. Every call carries a progress token, and what the server reports for i
 output stream `progress`, one line per notification (`[3/10] message`), so a front-end shows a
 long call moving. Like `bash` output it is a view, masked and bounded by the live stream; the
 result is what the model reads.
+
+Images. Image content is saved under the scratch directory (xum.workspaces.mcp.content) and,
+when it passes the image checks, also goes to the model with the result (`saved_images`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from xum.core.errors import UsageError
+from xum.core.images import MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE, ImagePart
+from xum.store.blobs import SessionBlobs
 from xum.tools.base import ToolContext, ToolResult, error
 from xum.tools.bounds import HEAD_BYTES, TAIL_BYTES, bound_text
 
@@ -44,7 +52,33 @@ async def run_mcp_tool(name: str, raw_arguments: str, ctx: ToolContext) -> ToolR
     finally:
         if stream is not None:
             stream.close()  # flushes: every progress line is out before the result
-    return await bounded_result(outcome, ctx, suffix=".mcp.txt")
+    result = await bounded_result(outcome, ctx, suffix=".mcp.txt")
+    result.images = await asyncio.to_thread(saved_images, result.meta, ctx.workspace_id)
+    if result.images:  # for the front-ends' thumbnails, as attach_file gives them
+        result.meta["images"] = [dict(image) for image in result.images]
+    return result
+
+
+def saved_images(meta: dict[str, Any], workspace_id: str) -> list[ImagePart]:
+    """The images an MCP tool returned, for the model to see: the ones the content reader saved
+    under the scratch directory (`meta["files"]`) that pass the image checks (PNG, JPEG, GIF or
+    WebP, at most 5 MB; at most 4 per result), stored in the session's blobs. The others stay
+    files named in the text, as before."""
+    found: list[ImagePart] = []
+    files = meta.get("files")
+    for entry in files if isinstance(files, list) else []:
+        if len(found) >= MAX_IMAGES_PER_MESSAGE:
+            break
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            continue
+        if int(entry.get("bytes") or 0) > MAX_IMAGE_BYTES:
+            continue
+        try:
+            data = Path(entry["path"]).read_bytes()
+            found.append(SessionBlobs(workspace_id).put(data, Path(entry["path"]).name))
+        except (OSError, UsageError):
+            continue  # not an image we send (SVG, audio, too large): it stays a saved file
+    return found
 
 
 PROGRESS_STREAM = "progress"

@@ -38,6 +38,11 @@ _TOOLS: dict[str, str] = {
     "todo_write": "xum.tools.todo_write:TodoWriteTool",
     "todo_read": "xum.tools.todo_read:TodoReadTool",
     "web_fetch": "xum.tools.web_fetch:WebFetchTool",
+    # Offered only where config.json `webSearch` gives the model a search (xum.llm.websearch);
+    # with the provider's own search the request carries that instead (engine.native_search).
+    "web_search": "xum.tools.web_search:WebSearchTool",
+    # Offered only to models that take images (xum.engine.images).
+    "attach_file": "xum.tools.attach_file:AttachFileTool",
     # A desktop notification for the user (docs/notifications.md); an agent whose tool policy
     # removes it never gets it.
     "notify": "xum.tools.notify:NotifyTool",

@@ -6,6 +6,7 @@ import asyncio
 import codecs
 import re
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 from urllib.parse import urljoin
@@ -79,12 +80,14 @@ async def fetch(
     timeout_s: float = TIMEOUT_S,
     max_bytes: int = MAX_BODY_BYTES,
     verify: ssl.SSLContext | bool = True,
+    headers: Mapping[str, str] | None = None,
 ) -> FetchedPage:
     """GET `url`, checking every hop with the SSRF guard and following at most 5 redirects.
 
     Raises Refused (the guard said no) or FetchFailed (network, TLS, protocol, time).
     `verify` is httpx's: True checks certificates against the bundled roots; an SSLContext
-    brings its own (tests, private CAs).
+    brings its own (tests, private CAs). `headers` go with the first request only: a
+    credential for `url`'s service must not follow a redirect anywhere.
     """
     rules = rules or []
     redirects: list[str] = []
@@ -100,8 +103,10 @@ async def fetch(
             ) as client,
         ):
             current = url
+            extra = dict(headers or {})
             for _ in range(MAX_REDIRECTS + 1):
-                page = await _fetch_once(client, current, resolver, rules, max_bytes)
+                page = await _fetch_once(client, current, resolver, rules, max_bytes, extra)
+                extra = {}
                 if isinstance(page, str):
                     redirects.append(page)
                     current = page
@@ -121,6 +126,7 @@ async def _fetch_once(
     resolver: Resolver,
     rules: list[AllowRule],
     max_bytes: int,
+    extra_headers: dict[str, str],
 ) -> FetchedPage | str:
     """One hop: the page, or the next URL when the server redirects."""
     try:
@@ -146,6 +152,7 @@ async def _fetch_once(
         headers={
             "Host": parsed.netloc.decode("ascii"),
             "Accept": "text/html, text/plain;q=0.9, application/json;q=0.8, */*;q=0.5",
+            **extra_headers,
         },
         extensions=extensions,
     )

@@ -14,11 +14,13 @@ nothing here raises into the app.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.tui import scratch
+from xum.tui.attachments import PendingImages, image_command
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
 from xum.workspaces.safety.choice import PERMISSION_MODES, PermissionMode, stored_permissions
@@ -49,6 +51,7 @@ class Actions:
         # One message at a time: a second Enter while the first one still creates its
         # workspace must go to that workspace (queued), not make another.
         self._sending = asyncio.Lock()
+        self.images = PendingImages()  # `/image <path>`: what the next message carries
 
     # Settings ----------------------------------------------------------------------------
 
@@ -195,6 +198,13 @@ class Actions:
         from xum.host import commands
 
         app = self.app
+        if (image := image_command(text)) is not None:  # held for the next message
+            try:
+                app.notify(self.images.command(image, Path.cwd()), markup=False)
+            except XumError as exc:
+                self._problem(exc.message, exc.hint)
+            app.redraw_bar()
+            return
         try:
             command = commands.parse(text, "tui")
         except XumError as exc:
@@ -242,7 +252,10 @@ class Actions:
                 ws = await self._create_for(text)
                 if ws is None:
                     return
-            await app.runner.send(ws, text, "turn" if when == "turn" else "step")
+            await app.runner.send(
+                ws, text, "step" if when != "turn" else "turn", self.images.images
+            )
+            self.images.clear()  # sent with this message (kept when it was refused)
         except XumError as exc:
             self._problem(exc.message, exc.hint, retry=text)
         app.redraw_bar()
@@ -451,9 +464,6 @@ class Actions:
     async def new_workspace(self, choice: NewWorkspace | None) -> None:
         if choice is None:
             return
-        if choice.runtime == "scratch":
-            return await scratch.start_draft(self.app)
-        self.draft_scratch = False
         ws = await self.create_workspace(choice.runtime, name=choice.name, title=choice.title)
         if ws is not None:
             self.app.composer.focus()

@@ -405,6 +405,8 @@ class XumApp(App[None]):
         ws = self.selected
         agent, model, thinking = self.actions.settings_of(ws)
         bar = Text()
+        for name in self.actions.images.names:  # `/image`: what the next message carries
+            bar.append(f"[image: {strip_controls(name)}] ", "bold cyan")
         if ws is not None:
             step, turn = ws.queued
             if step or turn:  # first: the bar is cut at the right edge of a narrow terminal
@@ -435,7 +437,7 @@ class XumApp(App[None]):
         from xum.tui.dialogs import NewWorkspaceDialog
 
         def chosen(choice: NewWorkspace | None) -> None:
-            self._later(self.actions.new_workspace(choice))
+            self._later(scratch.new_workspace(self, choice))
 
         self.push_screen(NewWorkspaceDialog(), chosen)
 

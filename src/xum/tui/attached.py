@@ -13,11 +13,12 @@ running (they belong to the server, as the browser's do).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from xum.core.errors import XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host.remote import RemoteHosts
 from xum.host.remote_wire import RESUMED
@@ -133,14 +134,14 @@ class AttachedRunner(Runner):
         return ws
 
     async def send(
-        self, ws: Workspace, text: str, when: When = "step"
+        self, ws: Workspace, text: str, when: When = "step", images: Sequence[ImageUpload] = ()
     ) -> Literal["started", "queued"]:
         if ws.record.archived_at is not None:
             raise XumError("this workspace is archived", hint="unarchive it to continue the chat")
         await self.load(ws)
         if not ws.running:
             ws.failed, ws.last_sent = False, text
-        sent = await self.remote.send_message(ws.id, text, when)
+        sent = await self.remote.send_message(ws.id, text, when, images)
         if sent.record is not None:
             ws.record = sent.record
         self.listener.status_changed(ws)

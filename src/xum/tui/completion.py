@@ -55,7 +55,7 @@ class Completion:
 
     def files_root(self) -> Path:
         ws = self._selected()
-        if ws is None or ws.record.runtime == "ssh":
+        if ws is None or ws.record.runtime in ("ssh", "docker"):
             return self._project_root()
         return Path(ws.record.path)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from xum.core.errors import SessionBusyError, XumError
+from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.tui.transcript import Change, Transcript
 
@@ -288,10 +289,11 @@ class Runner:
     # Sending -----------------------------------------------------------------------------
 
     async def send(
-        self, ws: Workspace, text: str, when: When = "step"
+        self, ws: Workspace, text: str, when: When = "step", images: Sequence[ImageUpload] = ()
     ) -> Literal["started", "queued"]:
-        """Run `text` as a turn, or queue it when a turn runs. Raises XumError when it cannot
-        start (another process holds the session, no provider, an unknown model)."""
+        """Run `text` (with `images`) as a turn, or queue it when a turn runs. Raises XumError
+        when it cannot start (another process holds the session, no provider, an unknown
+        model, images while a turn runs)."""
         if not ws.running:
             if ws.record.archived_at is not None:
                 raise XumError(
@@ -304,7 +306,7 @@ class Runner:
             await self.load(ws)
             ws.failed, ws.last_sent = False, text
         try:
-            outcome = await self.hosts.send(ws.record, text, when)
+            outcome = await self.hosts.send(ws.record, text, when, images)
         except XumError as exc:
             if exc is ws.reported:  # the turn failed as it started: its card says so already
                 return "started"

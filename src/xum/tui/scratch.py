@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from xum.core.errors import XumError
 
 if TYPE_CHECKING:
+    from xum.tui.dialogs import NewWorkspace
     from xum.tui.runner import Runner, Workspace
 
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 # imports it): the draft's settings on the app's actions, and a few of the app's own calls.
 class DraftSettings(Protocol):
     draft_scratch: bool
+
+    async def new_workspace(self, choice: NewWorkspace | None) -> None: ...
 
     @property
     def draft_agent(self) -> str: ...
@@ -50,6 +53,14 @@ class ScratchApp(Protocol):
     async def reload_workspaces(self, select: str | None = None) -> None: ...
 
     def draft_note(self, text: str, level: str = "info") -> None: ...
+
+
+async def new_workspace(app: ScratchApp, choice: NewWorkspace | None) -> None:
+    """The new-workspace dialog's choice: a scratch chat's draft, or any other kind at once."""
+    if choice is not None and choice.runtime == "scratch":
+        return await start_draft(app)
+    app.actions.draft_scratch = False
+    await app.actions.new_workspace(choice)
 
 
 async def start_draft(app: ScratchApp) -> None:

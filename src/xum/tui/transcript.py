@@ -73,6 +73,27 @@ class NoticeEntry(Entry):
     level: Literal["info", "warn"] = "info"
 
 
+def search_notes(event: E.AssistantMessage, shown: int = 5) -> list[str]:
+    """The provider's web searches and the cited pages of a reply, as plain-text notes: the
+    query, then a title and link per result (at most `shown`), never a page's markup."""
+    notes: list[str] = []
+    for search in event.web_searches or ():
+        head = f"searched: {search.get('query', '')}"
+        if search.get("error"):
+            notes.append(f"{head} (failed: {search['error']})")
+            continue
+        hits = [h for h in search.get("results") or () if isinstance(h, dict)]
+        rows = [f"  {h.get('title') or h.get('url')} <{h.get('url')}>" for h in hits[:shown]]
+        if len(hits) > shown:
+            rows.append(f"  … {len(hits) - shown} more")
+        notes.append("\n".join([f"{head} ({len(hits)} results)", *rows]))
+    cited = [c for c in event.citations or () if isinstance(c, dict)]
+    if cited:
+        rows = [f"  {c.get('title') or c.get('url')} <{c.get('url')}>" for c in cited[:shown]]
+        notes.append("\n".join(["sources:", *rows]))
+    return notes
+
+
 @dataclass
 class ErrorEntry(Entry):
     code: str
@@ -214,6 +235,9 @@ class Transcript:
             return []  # a row xum added for the model (a context change), not the user's
         text = event.typed or event.text
         self._last_user_text = text
+        if event.images:  # shown by name; the terminal draws no pictures
+            shown = " ".join(f"[image: {i.get('name') or 'image'}]" for i in event.images)
+            text = f"{text}\n{shown}" if text else shown
         return [self._add(UserEntry(self._id(), text, bool(event.queued)))]
 
     def _turn_start(self, _event: E.TurnStart) -> list[Change]:
@@ -289,6 +313,8 @@ class Transcript:
             changes.append(self._add(reply))
         if reply is not None and final:
             reply.start_here_seq = event.seq
+        for line in search_notes(event):
+            changes.append(self._add(NoticeEntry(self._id(), line)))
         for call in event.tool_calls:
             call_id = str(call.get("id", ""))
             entry = self._tools.get(call_id)

@@ -42,10 +42,11 @@ from xum.workspaces.checkouts.protocol import (
     Origin,
     Removal,
     RemovalItem,
+    Suspendable,
 )
 from xum.workspaces.env import lifecycle_env
 from xum.workspaces.init_hook import INIT_TIMEOUT_S, InitHookRun, LineSink, start_init_hook
-from xum.workspaces.runtime_spec import parse_runtime
+from xum.workspaces.runtime_spec import origin_target, parse_runtime
 from xum.workspaces.safety.trust import project_automation_allowed
 from xum.workspaces.state import local_state, plan_path, remove_local_state
 from xum.workspaces.wiring import project_secrets
@@ -147,8 +148,8 @@ async def create_workspace(
     branch: str | None = None,
     **fields: Any,
 ) -> CreatedWorkspace:
-    """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree` or
-    `ssh <host>`. The init hook (trusted projects) starts in the background; `on_init_line`
+    """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree`,
+    `ssh <host>` or `docker <image>`. The init hook (trusted projects) starts in the background; `on_init_line`
     receives its output lines. `project_query`: the git call for `directory`'s project, started
     earlier by the caller (`xum run` starts it before its imports). `branch`: an existing branch
     a worktree checks out (kept when the workspace is deleted) instead of a new one."""
@@ -160,7 +161,7 @@ async def create_workspace(
         paths = service.project_paths(directory, project_query)
         checkout = create_checkout(
             kind,
-            Origin(directory, paths.root, host=host, branch=branch),
+            Origin(directory, paths.root, branch=branch, **origin_target(kind, host)),
             NewWorkspace(name_hint, title, name, fields),
         )
         opened = checkout.open_runtime()
@@ -283,6 +284,8 @@ def copy_conversation(source_id: str, target_id: str) -> int:
     frames copied."""
     import bisect
 
+    from xum.store.blobs import copy_blobs
+
     source = SessionLog.open(source_id, purpose="fork (read)")
     frames = [f for f in source.frames if not f.damaged and f.seq is not None]
     old_seqs = [f.seq or 0 for f in frames]
@@ -301,6 +304,7 @@ def copy_conversation(source_id: str, target_id: str) -> int:
     try:
         if target.frames:
             raise XumError(f"the session log of {target_id} is not empty; refusing to fork into it")
+        copy_blobs(source_id, target_id)  # the images the copied frames name, first
         if batch:
             target.append_many(batch)
             target.recover()
@@ -323,6 +327,9 @@ async def archive_workspace(
         return record
     with hold_workspace(record, "archive"):
         await run_lifecycle_hook(record, "archive", timeout_s=hook_timeout_s)
+        checkout = checkout_for(record)
+        if isinstance(checkout, Suspendable):  # a container is stopped
+            await asyncio.to_thread(checkout.suspend)
         return await asyncio.to_thread(registry.update_workspace, record.id, archived_at=now_ms())
 
 
@@ -330,6 +337,9 @@ async def unarchive_workspace(workspace_id: str) -> WorkspaceRecord:
     record = get_workspace(workspace_id)
     if record.archived_at is None:
         return record
+    checkout = checkout_for(record)
+    if isinstance(checkout, Suspendable):  # a container is started again
+        await asyncio.to_thread(checkout.resume)
     return await asyncio.to_thread(registry.update_workspace, record.id, archived_at=None)
 
 

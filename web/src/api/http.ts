@@ -34,12 +34,14 @@ function errorBody(status: number, data: unknown): ApiErrorBody {
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  // A Blob (an image upload) goes as its raw bytes; anything else as JSON.
+  const raw = body instanceof Blob;
   const init: RequestInit = {
     method,
     credentials: "same-origin",
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    headers: body === undefined ? {} : { "Content-Type": raw ? "application/octet-stream" : "application/json" },
   };
-  if (body !== undefined) init.body = JSON.stringify(body);
+  if (body !== undefined) init.body = raw ? body : JSON.stringify(body);
   let res: Response;
   try {
     res = await fetch(path, init);

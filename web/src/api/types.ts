@@ -363,6 +363,17 @@ export interface UserMessageEvent extends Durable {
   kind?: string;
   /** A context update: the sections that changed. */
   changed?: string[];
+  /** Images the message carries, served by GET /api/workspaces/{id}/images/{sha256}. */
+  images?: ImageRef[];
+}
+/** A stored image a message refers to (never its bytes). */
+export interface ImageRef {
+  sha256: string;
+  media_type: string;
+  size: number;
+  name?: string;
+  width?: number;
+  height?: number;
 }
 /** A context segment starts: its system prompt and tools were frozen (names only here). */
 export interface ContextFrozenEvent extends Durable {
@@ -371,6 +382,17 @@ export interface ContextFrozenEvent extends Durable {
   agent?: string;
   mode?: string;
   tools: string[];
+}
+/** A search result or a cited page: a title and a link (text, never HTML). */
+export interface SearchHitRef {
+  title: string;
+  url: string;
+}
+/** A web search the provider ran inside a reply. */
+export interface WebSearchRef {
+  query: string;
+  results: SearchHitRef[];
+  error?: string;
 }
 export interface AssistantMessageEvent extends Durable {
   type: "assistant-message";
@@ -382,6 +404,8 @@ export interface AssistantMessageEvent extends Durable {
   cost_usd?: number | null;
   model?: string;
   step?: number;
+  web_searches?: WebSearchRef[];
+  citations?: SearchHitRef[];
 }
 export interface ToolResultEvent extends Durable {
   type: "tool-result";

@@ -2,13 +2,19 @@
 // delete. Each calls the server and applies its answer to the app state.
 
 import { api, qs } from "../api/http";
-import type { Project, SentMessage, Workspace } from "../api/types";
+import type { ImageRef, Project, SentMessage, Workspace } from "../api/types";
 import { app, forgetWorkspace, loadWorkspaces, orderedWorkspaces, selectWorkspace, toast } from "./app";
 
 /** Send a message. A chat command (`/model x`, `/fork`) is carried out by the server; its
  *  result (the changed workspace, or the new fork, which is then selected) is applied here. */
-export async function sendMessage(id: string, text: string, when: "step" | "turn"): Promise<SentMessage> {
-  const sent = await api<SentMessage>("POST", `/api/workspaces/${encodeURIComponent(id)}/messages`, { text, when });
+export async function sendMessage(
+  id: string,
+  text: string,
+  when: "step" | "turn",
+  images: readonly ImageRef[] = [],
+): Promise<SentMessage> {
+  const body = images.length ? { text, when, images: images.map((i) => ({ sha256: i.sha256, name: i.name })) } : { text, when };
+  const sent = await api<SentMessage>("POST", `/api/workspaces/${encodeURIComponent(id)}/messages`, body);
   const ws = sent.workspace;
   if (sent.disposition === "command" && ws) {
     if (sent.command === "fork") addWorkspace(ws);

@@ -1,6 +1,13 @@
 // The rows of a transcript (what `applyEvents` folds committed events into), one kind each.
 
-import type { ErrorInfo, ToolCallRef, ToolResultEvent } from "../api/types";
+import type {
+  ErrorInfo,
+  ImageRef,
+  SearchHitRef,
+  ToolCallRef,
+  ToolResultEvent,
+  WebSearchRef,
+} from "../api/types";
 
 export interface UserRow {
   kind: "user";
@@ -8,6 +15,8 @@ export interface UserRow {
   seq: number;
   text: string;
   queued: boolean;
+  /** Images the message carried (references; the server serves them by hash). */
+  images?: ImageRef[];
 }
 
 export interface AssistantRow {
@@ -21,6 +30,9 @@ export interface AssistantRow {
   results: Readonly<Record<string, ToolResultEvent>>;
   /** Prompt size of the request that produced this reply (cached tokens included). */
   inputTokens: number | null;
+  /** The provider's own web searches in the reply, and the pages its text cites. */
+  webSearches: readonly WebSearchRef[];
+  citations: readonly SearchHitRef[];
 }
 
 export interface TurnEndRow {

@@ -12,9 +12,11 @@ import type {
   PartialMessage,
   ReplyStalledEvent,
   RetryingEvent,
+  SearchHitRef,
   ToolCallRef,
   ToolOutputEvent,
   ToolResultEvent,
+  WebSearchRef,
 } from "../api/types";
 import { goalText } from "./boundaries";
 
@@ -129,6 +131,9 @@ function attachResult(b: Builder, result: ToolResultEvent): void {
   b.orphans.set(result.call_id, result);
 }
 
+const NO_SEARCHES: readonly WebSearchRef[] = [];
+const NO_HITS: readonly SearchHitRef[] = [];
+
 function assistantRow(b: Builder, ev: AssistantMessageEvent): AssistantRow {
   let results = EMPTY_RESULTS;
   for (const call of ev.tool_calls ?? []) {
@@ -148,6 +153,8 @@ function assistantRow(b: Builder, ev: AssistantMessageEvent): AssistantRow {
     finishReason: ev.finish_reason ?? "stop",
     results,
     inputTokens: ev.usage ? ev.usage.input_tokens : null,
+    webSearches: ev.web_searches ?? NO_SEARCHES,
+    citations: ev.citations ?? NO_HITS,
   };
 }
 
@@ -189,6 +196,7 @@ function addDurable(b: Builder, ev: EngineEvent): void {
         // model received (the terminal UI and ACP do the same).
         text: ev.typed ?? ev.text,
         queued: ev.queued === true,
+        ...(ev.images?.length ? { images: ev.images } : {}),
       });
       return;
     case "assistant-message":

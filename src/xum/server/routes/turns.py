@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from xum.core.errors import XumError
+from xum.core.errors import UsageError, XumError
+from xum.core.images import MAX_IMAGES_PER_MESSAGE, ImageUpload
 from xum.engine.derive import frame_event
 from xum.server.errors import ApiError, from_xum_error
 from xum.server.hosting import workspace_or_404
 from xum.server.hostlink import question_message
 from xum.server.schemas import Workspace
 from xum.server.state import ServerState, get_state
+from xum.store.blobs import SessionBlobs
 
 if TYPE_CHECKING:
     from xum.host.commands import CommandResult
@@ -24,9 +26,17 @@ MAX_MESSAGE_CHARS = 512 * 1024
 MAX_PAGE = 500
 
 
+class ImageRef(BaseModel):
+    """An image uploaded first (`POST .../images`), named by its hash."""
+
+    sha256: str = Field(min_length=64, max_length=64, pattern="^[0-9a-f]{64}$")
+    name: str | None = Field(None, max_length=255)
+
+
 class SendMessage(BaseModel):
     text: str = Field(max_length=MAX_MESSAGE_CHARS)
     when: Literal["step", "turn"] = "step"
+    images: list[ImageRef] = Field(default_factory=list, max_length=MAX_IMAGES_PER_MESSAGE)
 
 
 class Sent(BaseModel):
@@ -99,20 +109,42 @@ async def send_message(workspace_id: str, body: SendMessage, request: Request) -
 
     state = get_state(request)
     record = workspace_or_404(workspace_id)
-    if not body.text.strip():
+    if not body.text.strip() and not body.images:
         raise ApiError(422, "invalid_request", "text: the message is empty")
+    images = _uploaded(record.id, body.images)
     try:
         command = commands.parse(body.text, "server")
+        if command is not None and images:
+            raise UsageError(
+                "images cannot go with a chat command", hint="send them in a plain message"
+            )
         if commands.is_workspace_command(command):
             return _sent(state, await commands.apply(state.hosts, record, command))
         if record.archived_at is not None:
             raise ApiError(
                 409, "conflict", "this workspace is archived", "unarchive it to continue the chat"
             )
-        disposition = await state.hosts.send(record, body.text, body.when)
+        disposition = await state.hosts.send(record, body.text, body.when, images)
     except XumError as exc:
         raise from_xum_error(exc) from None
     return Sent(disposition=disposition, when=body.when if disposition == "queued" else None)
+
+
+def _uploaded(workspace_id: str, refs: list[ImageRef]) -> list[ImageUpload]:
+    """The bytes of images uploaded to this workspace; 422 naming one that is not there."""
+    blobs = SessionBlobs(workspace_id)
+    out: list[ImageUpload] = []
+    for ref in refs:
+        data = blobs.read(ref.sha256)
+        if data is None:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"images: no uploaded image {ref.sha256[:12]} in this workspace",
+                "upload it first with POST /api/workspaces/{id}/images",
+            )
+        out.append(ImageUpload(data, ref.name))
+    return out
 
 
 def _sent(state: ServerState, result: CommandResult) -> Sent:

@@ -28,11 +28,15 @@ router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
 
 AGENT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 HOST_PATTERN = r"^[A-Za-z0-9_.@:\[\]-]{1,255}$"
+IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"  # runtime_spec.IMAGE_RE
 
 
 class RuntimeSpec(BaseModel):
-    type: Literal["local", "worktree", "ssh"]
+    type: Literal["local", "worktree", "ssh", "docker"]
     host: str | None = Field(default=None, pattern=HOST_PATTERN)
+    image: str | None = Field(default=None, pattern=IMAGE_PATTERN)
+    # Docker: "Share credentials" (the SSH agent, ~/.gitconfig, GH_TOKEN with gh).
+    shareCredentials: bool = False
 
 
 class CreateWorkspace(BaseModel):
@@ -156,10 +160,19 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
     model = checked_model(body.model)
     thinking = checked_thinking(body.thinking, model)
     spec: str = body.runtime.type
+    fields: dict[str, Any] = {}
     if spec == "ssh":
         if not body.runtime.host:
             raise ApiError(422, "invalid_request", "runtime.host: an SSH workspace needs a host")
         spec = f"ssh {body.runtime.host}"
+    elif spec == "docker":
+        if not body.runtime.image:
+            raise ApiError(
+                422, "invalid_request", "runtime.image: a Docker workspace needs an image"
+            )
+        spec = f"docker {body.runtime.image}"
+        if body.runtime.shareCredentials:
+            fields["extra"] = {"container_credentials": True}
     title = (body.title or "").strip()
     name = (body.name or "").strip() or None
     hint = title or "workspace"
@@ -186,6 +199,7 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
         model=model,
         thinking=thinking,
         agent=body.agent or "exec",
+        **fields,
     )
     state.hub.workspaces_changed()
     return as_json(state, record)

@@ -58,6 +58,9 @@ JSON script (`python -m xum.testing.fakellm --script FILE`)::
       ]
     }
 
+A reply in which the provider ran its own web search: `fakellm.web_search_reply(query,
+[(title, url), ...], answer, wire="anthropic" | "openai-responses")` (xum.testing.fakellm.websearch).
+
 (The `//` comments are for this docstring only; the file is strict JSON. A top-level list is
 a list of replies. Replay paths are relative to the script file.)
 """
@@ -98,6 +101,7 @@ from xum.testing.fakellm.script import (
 )
 from xum.testing.fakellm.server import DEFAULT_MODELS, FakeLLM, Responder
 from xum.testing.fakellm.tokens import count as count_tokens
+from xum.testing.fakellm.websearch import web_search_reply
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -135,4 +139,5 @@ __all__ = [
     "script_from_json",
     "text",
     "tool_call",
+    "web_search_reply",
 ]

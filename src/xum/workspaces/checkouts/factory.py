@@ -76,6 +76,10 @@ def _kind(kind: str) -> _CheckoutKind:
         from xum.workspaces.checkouts.ssh import SshCheckout
 
         return SshCheckout
+    if kind == "docker":
+        from xum.workspaces.checkouts.container import ContainerCheckout
+
+        return ContainerCheckout
     # A kind this version does not know (a newer xum wrote the record) is opened the way it
     # always was: as a directory on this machine that xum neither moves nor removes.
     from xum.workspaces.checkouts.local import LocalCheckout

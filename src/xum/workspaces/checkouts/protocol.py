@@ -1,6 +1,6 @@
 """The Checkout protocol: a workspace's files, and everything that differs between kinds of them.
 
-A workspace runs in one of three kinds of checkout:
+A workspace runs in one of four kinds of checkout:
 
 * local (`checkouts.local`): the project directory itself, shared with every other local
   workspace of the project. xum never makes, moves or removes it.
@@ -8,6 +8,8 @@ A workspace runs in one of three kinds of checkout:
   `$XUM_ROOT/src/<project>/<name>`, on a branch named after the workspace.
 * ssh (`checkouts.ssh`): a snapshot of the project's committed HEAD on a remote host (a git
   repository there when the host has git).
+* docker (`checkouts.container`): a git repository at `/src` in a container of its own, made
+  from a bundle of the project's committed HEAD.
 
 A sub-agent that works in its parent's checkout (`isolation: "none"`) has a record of the
 parent's kind pointing at the parent's directory; `checkout_for` wraps it in a `SharedCheckout` (`checkouts.shared`),
@@ -29,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from xum.core.errors import XumError
 from xum.store.registry import RuntimeName, WorkspaceRecord
@@ -42,13 +44,15 @@ if TYPE_CHECKING:
 # `never` keeps it.
 BranchPolicy = Literal["merged", "always", "never"]
 
-# The things deleting a workspace removes: its checkout's (worktree, remote-checkout, branch),
+# The things deleting a workspace removes: its checkout's (worktree, remote-checkout, container,
+# branch),
 # xum's local state (see `state.StateKind`), and its registry record.
 RemovalKind = Literal[
     "session-log",
     "scratch-dir",
     "worktree",
     "remote-checkout",
+    "container",
     "branch",
     "plan-file",
     "init-log",
@@ -82,6 +86,7 @@ class Origin:
     directory: Path  # the directory the user pointed at (a local workspace runs in it)
     project: Path  # its project: the git toplevel, or the directory itself
     host: str | None = None  # the SSH host (ssh)
+    image: str | None = None  # the container image (docker)
     base: str | None = None  # the commit a worktree branches from (default: the project's HEAD)
     # An existing branch a worktree checks out instead of making its own; the workspace leaves
     # it in place when it is deleted.
@@ -134,7 +139,7 @@ class Removal:
 
 class Checkout(Protocol):
     """A workspace's checkout. Implementations: `LocalCheckout`, `WorktreeCheckout`,
-    `SshCheckout`, and `SharedCheckout` around any of them."""
+    `SshCheckout`, `ContainerCheckout`, and `SharedCheckout` around any of them."""
 
     @property
     def record(self) -> WorkspaceRecord:
@@ -218,3 +223,13 @@ class Checkout(Protocol):
         """Remove a checkout nobody needs any more (a sub-agent's that never started, or whose
         removal failed halfway), as far as it goes: never raises, keeps no branch."""
         ...
+
+
+@runtime_checkable
+class Suspendable(Protocol):
+    """A checkout with something running that archiving stops and unarchiving starts again (a
+    Docker workspace's container). Other kinds have nothing to stop and do not implement it."""
+
+    def suspend(self) -> None: ...
+
+    def resume(self) -> None: ...

@@ -126,12 +126,14 @@ class McpManager:
         if self._closed:
             return None
         config = self.loader.load()
-        if self.runtime_kind == "ssh":
+        if self.runtime_kind in ("ssh", "docker"):
             if config.servers:
+                where = "SSH" if self.runtime_kind == "ssh" else "Docker"
+                place = "on the host" if self.runtime_kind == "ssh" else "in the container"
                 self._tell(
                     "mcp-unsupported-runtime",
-                    "MCP servers are not started for SSH workspaces (they would run on this "
-                    "machine, not on the host): "
+                    f"MCP servers are not started for {where} workspaces (they would run on "
+                    f"this machine, not {place}): "
                     + ", ".join(s.name for s in config.servers)
                     + " not available here; use a local or worktree workspace for them",
                 )

@@ -14,7 +14,8 @@
 The hooks (`.xum/tool_pre`, `tool_post`, `init`, ...) are trusted configuration and run outside
 the sandbox, as the user; what a hook sources for bash (`tool_env`) runs inside it, with the
 script. On an SSH workspace the backend is the remote host's bubblewrap, probed once per
-session; granted folders are local paths and do not apply there.
+session; granted folders are local paths and do not apply there. On a Docker workspace the
+container is the boundary (`container_sandbox`).
 """
 
 from __future__ import annotations
@@ -108,6 +109,10 @@ class SandboxMiddleware:
             settings = dataclasses.replace(settings, mode="read-only")
         if settings.mode == "off":
             return None
+        if ctx.runtime.kind == "docker":  # the container is the boundary
+            from xum.workspaces.safety.container_sandbox import container_call
+
+            return container_call(ctx, settings)
         backend, is_root, git = await self._backend(ctx.runtime)
         if not backend.ok:
             if settings.mode == "auto":

@@ -4,6 +4,7 @@
 // server (`/model x`, `/fork`, skills, overrides); the one exception is a bare `/model`, which
 // opens the model picker here. Enter on a suggestion runs it when it is complete (typed out, or
 // needing no arguments) and completes it otherwise. `@` suggests the workspace's file paths.
+// Images pasted into the box or dropped on the composer go with the next message.
 
 import { ArrowUp, Square } from "lucide-react";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
@@ -20,6 +21,7 @@ import { onComposerText } from "./composerBus";
 import { ComposerPickers } from "./Pickers";
 import { AutoCompactHint } from "../ContextBar";
 import { useMentions } from "./useMentions";
+import { AttachedImages, imageFiles, useImageAttachments } from "./AttachedImages";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
@@ -80,6 +82,8 @@ export function Composer(props: { workspace: Workspace }) {
   const commands = useStore(app, (s) => s.slash);
   const streaming = status.state === "streaming";
   const queued = status.queued.step + status.queued.turn;
+  const attachments = useImageAttachments(ws.id, setError);
+  const [dragging, setDragging] = useState(false);
 
   useEffect(() => {
     setText(drafts.get(ws.id));
@@ -151,7 +155,8 @@ export function Composer(props: { workspace: Workspace }) {
   const send = async (when: "step" | "turn", override?: string) => {
     const typed = override ?? text;
     const value = typed.trim();
-    if (!value || sending) return;
+    const images = override === undefined ? attachments.images : [];
+    if ((!value && images.length === 0) || sending || attachments.uploading > 0) return;
     setSending(true);
     setError(null);
     const source = ws.id;
@@ -161,7 +166,8 @@ export function Composer(props: { workspace: Workspace }) {
     setDismissedAt(null);
     try {
       if (isBareModelCommand(value, commands)) openPicker("model");
-      else await sendMessage(source, value, when);
+      else await sendMessage(source, value, when, images);
+      if (images.length) attachments.clear();
       // A /fork has moved the composer to the new fork by now: clear the source's draft.
       drafts.set(source, "");
     } catch (exc) {
@@ -245,7 +251,23 @@ export function Composer(props: { workspace: Workspace }) {
 
   const plan = ws.agent === "plan";
   return (
-    <div className={`composer ${plan ? "plan" : ""}`}>
+    <div
+      className={`composer ${plan ? "plan" : ""} ${dragging ? "dropping" : ""}`}
+      onDragOver={(e) => {
+        if (!Array.from(e.dataTransfer.items).some((i) => i.kind === "file")) return;
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        const files = imageFiles(e.dataTransfer);
+        setDragging(false);
+        if (e.dataTransfer.files.length === 0) return;
+        e.preventDefault();
+        if (files.length === 0) setError("Only images (PNG, JPEG, GIF, WebP) can be dropped here.");
+        else void attachments.add(files);
+      }}
+    >
       <div className="composer-inner">
         {slashOpen ? (
           <div className="popover" role="listbox" aria-label="Slash commands" style={{ left: 12 }}>
@@ -307,6 +329,7 @@ export function Composer(props: { workspace: Workspace }) {
         {status.busyElsewhere ? (
           <div className="queue-bar">Another process (such as xum run) is writing this workspace's session.</div>
         ) : null}
+        <AttachedImages workspaceId={ws.id} attachments={attachments} />
         <textarea
           ref={ref}
           data-composer
@@ -322,6 +345,12 @@ export function Composer(props: { workspace: Workspace }) {
           }}
           onSelect={noteCaret}
           onKeyDown={onKeyDown}
+          onPaste={(e) => {
+            const files = imageFiles(e.clipboardData);
+            if (files.length === 0) return; // text pastes as usual
+            e.preventDefault();
+            void attachments.add(files);
+          }}
         />
         {error ? (
           <div className="form-error" role="alert" data-network={error.network || undefined}>
@@ -348,7 +377,7 @@ export function Composer(props: { workspace: Workspace }) {
             label={streaming ? "Queue message" : "Send"}
             shortcut="Enter"
             onClick={() => void send("step")}
-            disabled={!text.trim() || sending}
+            disabled={(!text.trim() && attachments.images.length === 0) || sending || attachments.uploading > 0}
             className="send"
           >
             <ArrowUp size={16} />

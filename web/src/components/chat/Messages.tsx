@@ -5,12 +5,15 @@ import { startsHere, type AssistantRow, type ContextNoteRow, type InFlight, type
 import { Markdown } from "../markdown/Markdown";
 import { ToolCard } from "../tools/ToolCard";
 import { ErrorCard } from "./ErrorCard";
+import { Citations, WebSearches } from "./WebSearches";
 import { Compacting, StartHere } from "./Compaction";
+import { ImageThumbs } from "./ImageThumbs";
 
-export const UserMessage = memo(function UserMessage(props: { row: UserRow }) {
+export const UserMessage = memo(function UserMessage(props: { row: UserRow; workspaceId: string }) {
   return (
     <div className="msg-user" data-role="user">
       <div className="bubble">
+        {props.row.images?.length ? <ImageThumbs workspaceId={props.workspaceId} images={props.row.images} /> : null}
         {props.row.text}
         {props.row.queued ? <span className="queued">queued while the agent worked</span> : null}
       </div>
@@ -51,7 +54,9 @@ export const AssistantMessage = memo(function AssistantMessage(props: AssistantP
   return (
     <div className="msg-assistant" data-role="assistant">
       <Reasoning text={row.reasoning} />
+      <WebSearches searches={row.webSearches} />
       {row.text ? <Markdown text={row.text} /> : null}
+      <Citations citations={row.citations} />
       {row.finishReason === "interrupted" ? <div className="faint">(interrupted)</div> : null}
       {note ? <div className="notice advisory">{note}</div> : null}
       {row.toolCalls.map((call) => (

@@ -215,7 +215,7 @@ export function Transcript(props: { workspaceId: string }) {
     const row = item.row;
     switch (row.kind) {
       case "user":
-        return <UserMessage row={row} />;
+        return <UserMessage row={row} workspaceId={props.workspaceId} />;
       case "assistant":
         return (
           <AssistantMessage

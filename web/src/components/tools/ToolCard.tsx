@@ -19,8 +19,10 @@ import { firstLine, num, parseArgs, pretty, str, type Args } from "../../lib/arg
 import { formatDuration } from "../../lib/format";
 import { useStore } from "../../lib/store";
 import { app, transcriptStore } from "../../state/app";
+import { imagesOf } from "../../state/images";
 import { latestPlanCall } from "../../state/rows";
 import { isBackgroundStream, type LiveCall, type LiveStream } from "../../state/transcript";
+import { ImageThumbs } from "../chat/ImageThumbs";
 import { CodeBlock } from "../markdown/CodeBlock";
 import { DiffView } from "./DiffView";
 import { PlanCard } from "./PlanCard";
@@ -226,11 +228,13 @@ function Body(props: Props & { args: Args | null }) {
   if (name === "file_read") {
     return result ? <Output text={result.output} label="Content" /> : null;
   }
+  const images = imagesOf(meta);
   return (
     <>
       <div className="label">Arguments</div>
       <pre>{args ? pretty(args) : call.arguments}</pre>
       {result ? <Output text={result.output} label="Result" /> : null}
+      {images.length ? <ImageThumbs workspaceId={props.workspaceId} images={images} /> : null}
     </>
   );
 }

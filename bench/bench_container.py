@@ -1,0 +1,120 @@
+"""The Docker runtime: what a container workspace costs to make and what each command costs.
+
+* `create_to_first_output_ms`: `lifecycle.create_workspace(repo, "docker <image>")` (the
+  container started, the bundle synced into /src) until the first command's output arrives;
+  median of a few creations (each deleted afterwards).
+* per-command, interleaved so that load hits all alike: `true` through the local runtime
+  (`local`), through the bubblewrap sandbox (`sandboxed`, when bwrap works here) and through
+  the container runtime (`container`: the CLI's `exec -i`, the bootstrap, the lifeline).
+
+The image: `XUM_BENCH_IMAGE` when set (it needs bash and git), else the tests' image built
+from this machine's binaries (tests/support/container_image.py). Podman is used when present,
+with the tests' containers.conf (`XUM_CONTAINER_CLI` and `CONTAINERS_CONF` set by the caller
+win).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.util import git_repo, median_ms
+
+CREATIONS = 5
+REPEAT = 50
+
+
+def run() -> dict[str, Any]:
+    cli = os.environ.get("XUM_CONTAINER_CLI") or ("podman" if shutil.which("podman") else None)
+    if cli is None:
+        return {"skipped": "no container engine (install podman)"}
+    with tempfile.TemporaryDirectory(prefix="xum-bench-container-") as tmp:
+        os.environ["XUM_ROOT"] = str(Path(tmp, "root"))
+        os.environ["XUM_CONTAINER_CLI"] = cli
+        image = os.environ.get("XUM_BENCH_IMAGE") or _test_image(cli, Path(tmp))
+        repo = git_repo(Path(tmp))
+        figures = asyncio.run(_measure(repo, image))
+    figures["cli"] = cli
+    return figures
+
+
+def _test_image(cli: str, work: Path) -> str:
+    from tests.support.container_image import ensure_image, podman_conf
+
+    if cli == "podman" and "CONTAINERS_CONF" not in os.environ:
+        os.environ["CONTAINERS_CONF"] = str(podman_conf(work))
+    return ensure_image(cli, work)
+
+
+async def _measure(repo: Path, image: str) -> dict[str, Any]:
+    from xum.runtime.base import Runtime
+    from xum.runtime.local import LocalRuntime
+    from xum.workspaces import lifecycle
+
+    creations: list[float] = []
+    for i in range(CREATIONS):
+        started = time.perf_counter()
+        created = await lifecycle.create_workspace(
+            repo, f"docker {image}", name_hint=f"bench{i}", run_init=False
+        )
+        first: list[float] = []  # when the first output arrived
+        await created.runtime.exec("echo up", env={}, on_output=_stamp(first))
+        assert first
+        creations.append(first[0] - started)
+        if i < CREATIONS - 1:
+            await lifecycle.delete_workspace(created.record.id, force=True)
+    container = created.runtime
+    runtimes: dict[str, Runtime] = {"local": LocalRuntime(str(repo)), "container": container}
+    sandboxed = _sandboxed(repo)
+    if sandboxed is not None:
+        runtimes["sandboxed"] = sandboxed
+    for runtime in runtimes.values():  # warm up
+        assert (await runtime.exec("true", env={})).exit_code == 0
+    samples: dict[str, list[float]] = {name: [] for name in runtimes}
+    for _ in range(REPEAT):
+        for name, runtime in runtimes.items():
+            began = time.perf_counter()
+            await runtime.exec("true", env={})
+            samples[name].append(time.perf_counter() - began)
+    await lifecycle.delete_workspace(created.record.id, force=True)
+    medians = {f"{name}_ms": median_ms(values) for name, values in samples.items()}
+    return {
+        "create_to_first_output_ms": median_ms(creations),
+        **medians,
+        "container_added_ms": round(medians["container_ms"] - medians["local_ms"], 2),
+    }
+
+
+def _stamp(first: list[float]) -> Callable[[bytes], None]:
+    def sink(_chunk: bytes) -> None:
+        if not first:
+            first.append(time.perf_counter())
+
+    return sink
+
+
+def _sandboxed(repo: Path) -> Any:
+    from xum.runtime.local import LocalRuntime
+    from xum.runtime.sandbox import Layout, SandboxedRuntime, local_backend, read_git_layout
+
+    if not local_backend().ok:
+        return None
+    scratch = Path(os.environ["XUM_ROOT"], "scratch", "bench")
+    scratch.mkdir(parents=True, exist_ok=True)
+    layout = Layout(
+        workspace=str(repo),
+        writable_workspace=True,
+        temp_dir=str(scratch / "sandbox-tmp"),
+        egress="shared",
+        writable=(str(scratch),),
+        git=read_git_layout(str(repo)),
+        hidden=(os.environ["XUM_ROOT"],),
+        drop_caps=os.geteuid() == 0,
+    )
+    return SandboxedRuntime(LocalRuntime(str(repo)), layout)
