@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.support import on_screen, send, start_app, until
+from tests.tui.support import notified, on_screen, send, start_app, until
 from xum.host.server_target import ServerTarget
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
@@ -48,3 +48,24 @@ async def test_an_attached_ui_makes_and_lists_scratch_chats(
         made = server.api("GET", f"/api/workspaces/{chat.id}")
         assert made["scratch"] is True
         assert made["path"] == str(server.root / "chats" / chat.id)
+
+
+async def test_an_attached_ui_shows_the_servers_notifications(
+    fake_llm: FakeLLM, server: XumServer
+) -> None:
+    ws = server.create_workspace("notifying", runtime="local")
+    fake_llm.script(
+        fakellm.tool_call("notify", {"title": "Server says", "message": "deploy finished"}),
+        fakellm.text("Done."),
+    )
+    target = ServerTarget(server.url, TOKEN)
+    app = XumApp(server.repo, workspace=ws["id"], attach=attach_to(target))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await start_app(pilot)
+        # Followed: the server has the UI's notifications-subscribe (sent before any subscribe).
+        await until(pilot, lambda: app.selected is not None and app.selected.loaded, "followed")
+        # Sent by another client of the server: the notice still reaches this UI.
+        server.api("POST", f"/api/workspaces/{ws['id']}/messages", json={"text": "deploy"})
+        await until(
+            pilot, lambda: notified(app, "notifying: deploy finished"), "the notification's toast"
+        )

@@ -14,6 +14,8 @@ from typing import Any
 
 from xum.core.portblock import PortBlock
 from xum.engine import events as E
+from xum.host.inbox import WorkspaceRef
+from xum.host.notifications import Notice
 from xum.host.pending import PendingQuestion
 from xum.store.registry import WorkspaceRecord
 from xum.tools.base import Question, QuestionOption
@@ -152,4 +154,23 @@ def question_from_json(message: dict[str, Any]) -> PendingQuestion:
         workspace_id=str(message.get("workspaceId", "")),
         questions=questions,
         future=future,
+    )
+
+
+def notice_from_json(data: object) -> Notice | None:
+    """A `notification` message's notice (docs/api.md); None when it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("workspaceId"), str):
+        return None
+    body = data.get("body")
+    since = data.get("since")
+    return Notice(
+        id=str(data.get("id") or ""),
+        source=str(data.get("source") or ""),
+        workspace_id=data["workspaceId"],
+        workspace=WorkspaceRef(
+            str(data.get("workspaceName") or ""), str(data.get("project") or "")
+        ),
+        title=str(data.get("title") or ""),
+        body=body if isinstance(body, str) else None,
+        since=since / 1000 if isinstance(since, int | float) else 0.0,
     )

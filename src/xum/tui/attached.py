@@ -43,6 +43,7 @@ class AttachedRunner(Runner):
     ) -> None:
         super().__init__(listener)
         self.remote = RemoteHosts(target, self)
+        self.remote.on_notice = self._notice  # the server's notifications (docs/notifications.md)
         self._on_list_changed = on_list_changed
         self._list_stale = False  # a change the list was not re-read for yet
         self._listing = False
