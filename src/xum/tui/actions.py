@@ -588,21 +588,9 @@ class Actions:
         return True
 
     async def review(self, ws: Workspace) -> None:
-        from xum.runtime.ssh import SshError
-        from xum.tui.screens import ReviewScreen
-        from xum.workspaces.review import review
+        from xum.tui.screens import show_review
 
-        try:
-            found = await review(ws.record)
-        except SshError as exc:
-            self.app.notify(
-                f"cannot run git on {ws.record.host}: {exc}", severity="error", markup=False
-            )
-            return
-        except XumError as exc:
-            self.app.notify(_said(exc), severity="error", markup=False)
-            return
-        self.app.push_screen(ReviewScreen(ws.record.name, found))
+        await show_review(self.app, ws.record)
 
 
 def _said(exc: XumError) -> str:
