@@ -66,7 +66,7 @@ async def execute(req: RunRequest) -> RunOutcome:
     from xum.engine.route import resolve_route
     from xum.llm.http import prewarm
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-    from xum.store.config import load_config
+    from xum.store.config import read_config
     from xum.store.providers import load_providers
 
     _check_goal_flags(req)
@@ -94,8 +94,9 @@ async def execute(req: RunRequest) -> RunOutcome:
         from xum.context.workspace import agent_ai_defaults
 
         agent_model, agent_thinking = await agent_ai_defaults(str(req.directory), mode)
-    # config.json is read once, for the route and the sub-agent settings.
-    providers, config = load_providers(), load_config()
+    # config.json is read once, for the route and the sub-agent settings (the shared snapshot
+    # the later readers revalidate with a stat).
+    providers, config = load_providers(), read_config()
     route = resolve_route(model or agent_model, providers=providers, config=config)
     prewarm(route.endpoint.base_url)  # overlaps the setup below
     thinking = parse_thinking(

@@ -23,9 +23,21 @@ from xum.core.paths import config_path, ensure_root
 T = TypeVar("T")
 
 
+# How many times this process parsed config.json (tests and benchmarks hold it to one parse
+# per change of the file).
+_parses = 0
+
+
 def load_config(path: Path | None = None) -> dict[str, Any]:
     """A fresh copy of the config, the caller's to change."""
+    global _parses
+    _parses += 1
     return read_json_object(path or config_path())
+
+
+def parse_count() -> int:
+    """config.json parses so far in this process."""
+    return _parses
 
 
 # The last snapshot `read_config` parsed: (path, the file's identity, its content).

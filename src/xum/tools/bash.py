@@ -9,57 +9,19 @@ from __future__ import annotations
 
 import shlex
 import signal as signals
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
-
-from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered
+from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered, input_model
 from xum.tools.bounds import HeadTailCapture, new_spill_path
-from xum.tools.input import ToolInput
+
+if TYPE_CHECKING:
+    from xum.tools.bash_input import BashInput
+    from xum.tools.input import ToolInput
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0
 BACKGROUND_DEFAULT_LIFETIME_S = 3600.0
 BACKGROUND_MAX_LIFETIME_S = 86400.0
-
-
-class BashInput(ToolInput):
-    script: str = Field(description="The bash script to run (non-interactive; stdin is empty).")
-    display_name: str = Field(
-        description="A short human-readable name for this command, such as 'Unit tests'."
-    )
-    timeout_secs: float | None = Field(
-        default=None,
-        gt=0,
-        description=(
-            f"Seconds before the command and everything it started are killed. "
-            f"Default {DEFAULT_TIMEOUT_S:.0f}, at most {MAX_TIMEOUT_S:.0f}. Start small; raise "
-            "it on a retry. In the background it is the process's lifetime (default "
-            f"{BACKGROUND_DEFAULT_LIFETIME_S:.0f}, at most {BACKGROUND_MAX_LIFETIME_S:.0f})."
-        ),
-    )
-    run_in_background: bool | None = Field(
-        default=None,
-        description=(
-            "Start the command and return at once with a taskId (`bash:<id>`), for things that "
-            "run longer than a few seconds (dev servers, builds, watchers). Read its new output "
-            "with task_await (each read returns only what arrived since the last one, and the "
-            "exit status once it ended), stop it with task_stop, list running ones with "
-            "task_list. It is killed when its lifetime (timeout_secs) runs out or the session "
-            "closes. It never wakes you on its own, and it has no stdin. Do not call task_await "
-            "for it in the same batch of tool calls that starts it."
-        ),
-    )
-    sandbox_escalation: str | None = Field(
-        default=None,
-        max_length=500,
-        description=(
-            "Only after this command failed because xum's sandbox denied it (a 'Read-only file "
-            "system' error on a write the task needs): one sentence saying why it must run "
-            "outside the sandbox. The user is asked to approve; if they do, this one call runs "
-            "outside it. Do not set it otherwise."
-        ),
-    )
 
 
 class BashTool(Tool):
@@ -73,7 +35,8 @@ class BashTool(Tool):
         "and changing files; use bash for builds, tests, git, search (rg/grep) and anything "
         "else a shell does. Set run_in_background for servers, watchers and long builds."
     )
-    Input: ClassVar[type[ToolInput]] = BashInput
+    # Its pydantic model is imported only when needed (xum.tools.plain_args checks plain calls).
+    Input: ClassVar[type[ToolInput]] = input_model("xum.tools.bash_input:BashInput")
     read_only = False
     risk = "execute"
 
@@ -182,6 +145,16 @@ class BashTool(Tool):
                 "lifetime_s": lifetime,
             },
         )
+
+
+def __getattr__(name: str) -> Any:
+    # `from xum.tools.bash import BashInput` keeps working; importing this module stays free of
+    # pydantic.
+    if name == "BashInput":
+        from xum.tools.bash_input import BashInput
+
+        return BashInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def with_env_source(ctx: ToolContext, script: str) -> str:

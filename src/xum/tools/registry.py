@@ -1,7 +1,9 @@
 """The tool registry: names, precomputed schemas, lazy dispatch, and safe validation.
 
 Listing tools and their schemas costs one small orjson read of `schemas.json`; no tool module
-(and no pydantic) is imported until a tool is actually called. `validate_and_run` is the one
+(and no pydantic) is imported until a tool is actually called. A well-formed call to a tool with
+a plain input model (bash, file_read) is checked against the spec in `schemas.json` without
+pydantic (`xum.tools.plain_args`); any other call, and every invalid one, goes to pydantic. `validate_and_run` is the one
 door the engine uses: whatever the model sends (bad JSON, wrong types, an unknown tool) and
 whatever the tool does (even crash), the answer is a ToolResult and the turn goes on.
 """
@@ -20,6 +22,7 @@ import orjson
 
 if TYPE_CHECKING:
     from xum.tools.base import RiskTier, Tool, ToolContext, ToolResult
+    from xum.tools.plain_args import PlainArgs
 
 SCHEMAS_PATH = Path(__file__).with_name("schemas.json")
 
@@ -170,7 +173,9 @@ async def validate_and_run(
     arguments = _parse_arguments(name, raw_arguments_json)
     if isinstance(arguments, ToolResult):
         return arguments
-    args = _validate(tool, arguments)
+    args: Any = _plain(tool, name, arguments)
+    if args is None:
+        args = _validate(tool, arguments)
     if isinstance(args, ToolResult):
         return args
     try:
@@ -203,6 +208,18 @@ def _parse_arguments(name: str, raw: str) -> dict[str, Any] | ToolResult:
             bad_json=True,
         )
     return value
+
+
+def _plain(tool: Tool, name: str, arguments: dict[str, Any]) -> PlainArgs | None:
+    """The arguments checked without pydantic, when the tool's model is plain and they plainly
+    fit it (`xum.tools.plain_args`); None: pydantic validates them (and words any error)."""
+    from xum.tools.plain_args import check
+
+    entry = _schemas().get(name)
+    # Only the registry's own class matches the spec generated from its model.
+    if entry is None or not entry.get("plain") or type(tool) is not tool_class(name):
+        return None
+    return check(entry["plain"], arguments)
 
 
 def _validate(tool: Tool, arguments: dict[str, Any]) -> Any:
