@@ -74,6 +74,10 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.workspaces.checkouts.worktree",
     "xum.workspaces.checkouts.xumignore",
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
+    "xum.tools.plain_args",  # plain tool arguments: the first tool call
+    "xum.tools.bash",
+    "xum.tools.command_risk",  # a command's risk and its parser: the first bash call
+    "tree_sitter",
     "bs4",  # web_fetch's HTML reader
     "markdownify",
     "acp",  # the ACP SDK and bridge: `xum acp` only

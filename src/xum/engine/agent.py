@@ -418,7 +418,8 @@ class AgentSession:
                     await self.recorder.append(frames)
             self.compactor.check_fits()
             self.emit(E.StepStart(step=step, turn_id=result.turn_id))
-            registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
+            # Overlaps tool imports (and the step machinery's) with the model's reply.
+            registry.prewarm(self._offered, modules=("xum.engine.toolrun",))
             request = self._build_request(self.rules.tool_choice())
             self.steps.start_step(
                 result.turn_id,

@@ -262,6 +262,9 @@ class Tool(ABC):
     Input: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
     risk: ClassVar[RiskTier] = "read"
+    # Modules a call of this tool imports on its way (its approval check, the process runner):
+    # the tool prewarm thread (`xum.tools.registry.prewarm`) loads them with the tool.
+    warm: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:

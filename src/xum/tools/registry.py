@@ -117,11 +117,13 @@ def tool_class(name: str) -> type[Tool]:
 _prewarmed = False
 
 
-def prewarm(names: Sequence[str]) -> None:
-    """Import pydantic and these tools' modules on a background thread (once per process).
+def prewarm(names: Sequence[str], modules: Sequence[str] = ()) -> None:
+    """Import the caller's `modules`, then these tools' modules, each followed by what its calls
+    import on the way (`Tool.warm`), on a background thread (once per process). Tool modules
+    whose input models are not kept apart import pydantic with them.
 
     The engine calls this when it sends its first request: a model takes far longer to answer
-    than the ~100 ms these imports cost, so the first tool call no longer pays for them.
+    than these imports, so the first tool call no longer pays for them.
     """
     global _prewarmed
     if _prewarmed:
@@ -130,9 +132,13 @@ def prewarm(names: Sequence[str]) -> None:
     wanted = [n for n in names if n in _TOOLS]
 
     def work() -> None:
+        with contextlib.suppress(Exception):  # an import error shows where it is used
+            for module in (*modules, "xum.tools.plain_args"):
+                importlib.import_module(module)
         for name in wanted:
             with contextlib.suppress(Exception):  # a broken tool reports itself when called
-                get_tool(name)
+                for module in get_tool(name).warm:
+                    importlib.import_module(module)
 
     threading.Thread(target=work, name="xum-tool-prewarm", daemon=True).start()
 
