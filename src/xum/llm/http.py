@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 # imports httpx, which carries that path.
 _warm_thread: threading.Thread | None = None
 _warm_tls: dict[str, Any] = {}  # "default" -> ssl.SSLContext
+# Set when a reply's head first arrives in this process: the request is out and the model is at
+# work. Background work meant to fill that wait (the engine's tool prewarm) starts then, so it
+# does not compete with the first request for the interpreter while it is being prepared.
+first_reply_started = threading.Event()
 
 
 def prewarm(url: str) -> None:
@@ -300,9 +304,11 @@ class WireClient:
         headers = self._headers(stream)
         if self._use_lean:
             async with self._lean_client().post(self.url, body, headers) as lean:
+                first_reply_started.set()
                 yield _Reply(lean.status, lean.headers, lean.aiter_bytes())
             return
         async with self._client().stream("POST", self.url, content=body, headers=headers) as resp:
+            first_reply_started.set()
             yield _Reply(resp.status_code, resp.headers, resp.aiter_bytes())
 
     async def _attempt(

@@ -117,13 +117,21 @@ def tool_class(name: str) -> type[Tool]:
 _prewarmed = False
 
 
-def prewarm(names: Sequence[str], modules: Sequence[str] = ()) -> None:
+# How long the prewarm thread waits for its gate before it starts anyway.
+PREWARM_GATE_S = 2.0
+
+
+def prewarm(
+    names: Sequence[str], modules: Sequence[str] = (), gate: threading.Event | None = None
+) -> None:
     """Import the caller's `modules`, then these tools' modules, each followed by what its calls
     import on the way (`Tool.warm`), on a background thread (once per process). Tool modules
     whose input models are not kept apart import pydantic with them.
 
-    The engine calls this when it sends its first request: a model takes far longer to answer
-    than these imports, so the first tool call no longer pays for them.
+    The engine calls this when it sends its first request, with a `gate` set once the request
+    is out: a model takes far longer to answer than these imports, so the first tool call no
+    longer pays for them, and until the gate opens (or `PREWARM_GATE_S` passed) the thread
+    waits, leaving the interpreter to the request being prepared.
     """
     global _prewarmed
     if _prewarmed:
@@ -132,6 +140,8 @@ def prewarm(names: Sequence[str], modules: Sequence[str] = ()) -> None:
     wanted = [n for n in names if n in _TOOLS]
 
     def work() -> None:
+        if gate is not None:
+            gate.wait(PREWARM_GATE_S)
         with contextlib.suppress(Exception):  # an import error shows where it is used
             for module in (*modules, "xum.tools.plain_args"):
                 importlib.import_module(module)
