@@ -78,6 +78,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.tools.bash",
     "xum.tools.command_risk",  # a command's risk and its parser: the first bash call
     "tree_sitter",
+    "xum.runtime.sandbox",  # bubblewrap's machinery: the first sandboxed command
     "bs4",  # web_fetch's HTML reader
     "markdownify",
     "acp",  # the ACP SDK and bridge: `xum acp` only

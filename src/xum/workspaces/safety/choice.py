@@ -17,7 +17,7 @@ from xum.core.errors import XumError
 from xum.store.config import read_config
 
 if TYPE_CHECKING:  # the sandbox module loads with the first command
-    from xum.runtime.sandbox import SandboxMode, SandboxSettings
+    from xum.runtime.sandbox_settings import SandboxMode, SandboxSettings
 
 
 class SafetyConfigError(XumError):
@@ -72,7 +72,7 @@ def sandbox_settings(
     import dataclasses
 
     from xum.core.paths import config_path
-    from xum.runtime.sandbox import parse_settings
+    from xum.runtime.sandbox_settings import parse_settings
 
     section = (read_config() if config is None else config).get("sandbox")
     try:

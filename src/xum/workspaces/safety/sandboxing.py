@@ -50,7 +50,7 @@ _DENIED_MARKERS = ("Read-only file system", "EROFS")
 def missing_backend_notice(mode: str) -> E.Advisory | None:
     """At session start: the advisory for a sandbox that cannot work here because `bwrap` is
     not installed (a PATH scan, no process), or None."""
-    from xum.runtime.sandbox import INSTALL_HINT, find_bwrap
+    from xum.runtime.sandbox_settings import INSTALL_HINT, find_bwrap
 
     if mode == "off" or find_bwrap() is not None:
         return None
