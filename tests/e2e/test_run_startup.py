@@ -79,6 +79,8 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.tools.command_risk",  # a command's risk and its parser: the first bash call
     "tree_sitter",
     "xum.runtime.sandbox",  # bubblewrap's machinery: the first sandboxed command
+    "xum.context.skill_store",  # skill writes and deletes: the first of them
+    "xum.tools.skill_records",
     "bs4",  # web_fetch's HTML reader
     "markdownify",
     "acp",  # the ACP SDK and bridge: `xum acp` only
