@@ -91,11 +91,23 @@ def local_backend() -> Backend:
     new mount and PID namespaces (one short `bwrap ... true`, once per process and bwrap)."""
     path = find_bwrap()
     if path is None:
-        return Backend(False, f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+        return _missing()
     known = _tried.get(path)
     if known is None:
         known = _tried[path] = _try_bwrap(path)
     return known
+
+
+def _missing() -> Backend:
+    return Backend(False, f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+
+
+def known_local_backend() -> Backend | None:
+    """`local_backend()`'s answer when it needs no probe (bwrap is missing, or the one on PATH
+    was tried already), else None. A PATH scan and a lookup: cheap enough to ask on the event
+    loop, so a sandboxed command after the first one does not hop to a thread for it."""
+    path = find_bwrap()
+    return _missing() if path is None else _tried.get(path)
 
 
 def _try_bwrap(path: str) -> Backend:

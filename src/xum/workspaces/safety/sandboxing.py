@@ -170,9 +170,13 @@ class SandboxMiddleware:
         """(backend, runs as root, git dirs); the git dirs only for a remote runtime (a local
         checkout's are read from its files on every call)."""
         if runtime.sees_local_files:
-            from xum.runtime.sandbox import local_backend
+            from xum.runtime.sandbox import known_local_backend, local_backend
 
-            return await asyncio.to_thread(local_backend), os.geteuid() == 0, None
+            # Only the first probe (a short bwrap run) goes to a thread; later calls know.
+            backend = known_local_backend()
+            if backend is None:
+                backend = await asyncio.to_thread(local_backend)
+            return backend, os.geteuid() == 0, None
         async with self._probe_lock:
             if self._remote is None:
                 self._remote = await _probe_remote(runtime)
