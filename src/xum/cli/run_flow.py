@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunRequest:
+    """What `xum run` was asked to do: its flags and message, as parsed."""
+
     text: str
     directory: Path
     model: str | None

@@ -34,6 +34,8 @@ Answers = Mapping[str, str] | None
 
 @dataclass
 class PendingQuestion:
+    """Questions a session asked a person, waiting for the answers."""
+
     id: str
     workspace_id: str
     questions: Sequence[Question]
@@ -102,6 +104,8 @@ class Questions:
 
 @dataclass(eq=False)
 class _PendingApproval:
+    """An approval request waiting for a person's answer."""
+
     request: E.ApprovalRequest
     future: asyncio.Future[ApprovalAnswer] = field(repr=False)
 

@@ -58,6 +58,8 @@ MAX_SUBJECT_CHARS = 4000  # an MCP call's arguments, as the approval request sho
 
 @dataclass(frozen=True, slots=True)
 class ApprovalAnswer:
+    """A person's answer to an approval request."""
+
     decision: Decision
     reason: str | None = None  # why the user denied it (shown to the model)
 
@@ -154,6 +156,8 @@ def forget_rule(project: str, prefix: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Need:
+    """Why a call needs a person's approval, and what to show them."""
+
     kind: str  # command | critical | escalation | write | mcp
     subject: str
     why: str

@@ -35,6 +35,8 @@ ApprovalPolicy = Literal["ask", "never", "deny"]
 
 @dataclass(frozen=True, slots=True)
 class SafetyChoice:
+    """What a front-end chose for sandbox, permissions and approvals; None: the default."""
+
     sandbox: SandboxMode | None = None  # `xum run --sandbox`; None: config.json's
     permissions: PermissionMode | None = None  # `xum run --permissions`; None: the workspace's
     approval: ApprovalPolicy | None = None  # None: `ask` where there is an approver, else `deny`
