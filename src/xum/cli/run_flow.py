@@ -25,6 +25,7 @@ from xum.cli.run_outcome import (
     EXIT_OK,
     RunOutcome,
 )
+from xum.core import startup_gc
 from xum.core.errors import UsageError, XumError
 from xum.core.paths import config_path
 from xum.workspaces.safety.choice import SafetyChoice
@@ -145,6 +146,8 @@ async def execute(req: RunRequest) -> RunOutcome:
     if created is not None:
         record = created.record
     assert record is not None
+    # What the run needs is loaded: the collector, held off since the entry point, runs again.
+    startup_gc.release()
     adapter = RunAdapter(req, record.id, created.init if created is not None else None)
     try:
         result, decision, host = await adapter.run(record, text, created, settings)
