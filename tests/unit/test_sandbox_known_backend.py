@@ -1,15 +1,18 @@
-"""Whether bubblewrap works is probed once per process and bwrap; later sandboxed commands ask
-`known_local_backend` on the event loop instead of hopping to a thread for the answer."""
+"""Whether bubblewrap works is probed once per process and bwrap (by a session, once its first
+request is out, or by the first command); later sandboxed commands ask `known_local_backend` on
+the event loop instead of hopping to a thread for the answer."""
 
 from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from xum.runtime import sandbox
+from xum.runtime.sandbox_settings import probe_soon
 
 
 def _fake_bwrap(folder: Path, exit_code: int) -> None:
@@ -40,3 +43,20 @@ def test_a_missing_bwrap_is_known_without_a_probe(
     assert known is not None and not known.ok
     assert known == sandbox.local_backend()
     assert "not installed" in known.detail
+
+
+def test_the_background_probe_waits_for_its_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_bwrap(tmp_path / "bin", 0)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    gate = threading.Event()
+    before = set(threading.enumerate())
+    probe_soon(gate, wait_s=600.0)
+    (thread,) = [t for t in threading.enumerate() if t not in before]
+    assert thread.name.startswith("xum-prewarm") and thread.is_alive()
+    assert sandbox.known_local_backend() is None  # not probed before the gate opens
+    gate.set()
+    thread.join()
+    known = sandbox.known_local_backend()
+    assert known is not None and known.ok

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,7 @@ class Backend:
 # By the bwrap found on PATH: a change of PATH (or an install) is noticed, a working one is not
 # tried twice.
 _tried: dict[str, Backend] = {}
+_probing = threading.Lock()
 
 
 def local_backend() -> Backend:
@@ -92,9 +94,10 @@ def local_backend() -> Backend:
     path = find_bwrap()
     if path is None:
         return _missing()
-    known = _tried.get(path)
-    if known is None:
-        known = _tried[path] = _try_bwrap(path)
+    with _probing:  # a background probe (`probe_soon`) and a command's: one runs, one waits
+        known = _tried.get(path)
+        if known is None:
+            known = _tried[path] = _try_bwrap(path)
     return known
 
 

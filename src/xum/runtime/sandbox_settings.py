@@ -5,6 +5,7 @@ what a session needs when it starts, apart from the bubblewrap machinery in
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -73,3 +74,18 @@ def find_bwrap() -> str | None:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+def probe_soon(gate: threading.Event, wait_s: float) -> None:
+    """Find out whether bubblewrap works (`xum.runtime.sandbox.local_backend`: one short
+    `bwrap ... true`, once per process) on a daemon thread once `gate` is set (or `wait_s`
+    passed), so the first sandboxed command does not wait for that process. The thread loads
+    the sandbox module itself: nothing of it is imported here."""
+
+    def work() -> None:
+        gate.wait(wait_s)
+        from xum.runtime.sandbox import local_backend
+
+        local_backend()
+
+    threading.Thread(target=work, name="xum-prewarm-sandbox", daemon=True).start()

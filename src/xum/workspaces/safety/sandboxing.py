@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from xum.tools.base import ToolContext, ToolResult
 
 SANDBOXED_TOOLS = frozenset({"bash"})
+# How long the background probe waits for the first request to go out before it runs anyway.
+PROBE_GATE_S = 2.0
 # What a denied write looks like in a command's output: the note after it says why.
 _DENIED_MARKERS = ("Read-only file system", "EROFS")
 
@@ -89,6 +91,22 @@ class SandboxMiddleware:
         self._warned = warned
         self._remote: tuple[Backend, bool, GitLayout | None] | None = None
         self._probe_lock = asyncio.Lock()
+        if runtime.sees_local_files and self._may_sandbox():
+            from xum.llm.http import first_reply_started
+            from xum.runtime.sandbox_settings import find_bwrap, probe_soon
+
+            # The probe (a short bwrap run) starts once the first request is out, while the
+            # model answers, instead of with the first command.
+            if find_bwrap() is not None:
+                probe_soon(first_reply_started, PROBE_GATE_S)
+
+    def _may_sandbox(self) -> bool:
+        """Whether a command of this session may run in the sandbox (its settings as now)."""
+        try:
+            mode = sandbox_settings(self.choice).mode
+        except SafetyConfigError:
+            return False  # every command says so; nothing to probe for
+        return mode != "off" or permission_mode(self.choice, self.workspace_id) == "read-only"
 
     async def before_tool(
         self, call: ToolCall, ctx: ToolContext
