@@ -59,3 +59,22 @@ def test_a_record_read_from_the_snapshot_is_the_callers_to_change(tmp_path: Path
     again = registry.get_workspace(ws.id)
     assert again is not None
     assert again.extra == {"future_key": {"nested": [1]}} and again.title == ws.title
+
+
+def test_a_file_changed_just_now_is_read_again_but_parsed_only_when_its_bytes_differ(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)  # written just now: inside the racy window
+    before = parse_count()
+    for _ in range(3):
+        assert registry.get_workspace(ws.id) is not None
+    assert parse_count() - before == 1
+    # A change with the same size and times is still seen: the bytes are compared.
+    path = config_path()
+    st = path.stat()
+    raw = path.read_bytes()
+    path.write_bytes(raw.replace(b'"snap-', b'"snaq-'))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    record = registry.get_workspace(ws.id)
+    assert record is not None and record.name.startswith("snaq-")
+    assert parse_count() - before == 2
