@@ -92,13 +92,13 @@ class SandboxMiddleware:
         self._remote: tuple[Backend, bool, GitLayout | None] | None = None
         self._probe_lock = asyncio.Lock()
         if runtime.sees_local_files and self._may_sandbox():
-            from xum.llm.http import first_reply_started
+            from xum.llm.http import first_request_sent
             from xum.runtime.sandbox_settings import find_bwrap, probe_soon
 
             # The probe (a short bwrap run) starts once the first request is out, while the
             # model answers, instead of with the first command.
             if find_bwrap() is not None:
-                probe_soon(first_reply_started, PROBE_GATE_S)
+                probe_soon(first_request_sent, PROBE_GATE_S)
 
     def _may_sandbox(self) -> bool:
         """Whether a command of this session may run in the sandbox (its settings as now)."""
