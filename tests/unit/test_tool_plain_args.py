@@ -154,3 +154,34 @@ def _valid_value(field: dict[str, Any]) -> Any:
         low = limits.get("ge", limits.get("gt", 0))
         return int(low) + 1
     return {"string": "x", "boolean": True}[kind]
+
+
+def test_a_model_with_its_own_methods_or_validators_is_not_plain() -> None:
+    from pydantic import field_validator
+
+    from xum.tools.input import ToolInput
+    from xum.tools.schemas import plain_spec
+
+    class Plain(ToolInput):
+        name: str
+        count: int | None = None
+
+    class WithProperty(Plain):
+        @property
+        def shown(self) -> str:
+            return self.name.upper()
+
+    class WithValidator(ToolInput):
+        name: str
+
+        @field_validator("name")
+        @classmethod
+        def _not_blank(cls, value: str) -> str:
+            return value
+
+    assert plain_spec(Plain) == {
+        "name": {"type": "string", "required": True},
+        "count": {"type": "integer", "nullable": True},
+    }
+    assert plain_spec(WithProperty) is None
+    assert plain_spec(WithValidator) is None

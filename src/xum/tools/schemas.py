@@ -114,6 +114,7 @@ def plain_spec(model: type[ToolInput]) -> dict[str, Any] | None:
         or decorators.root_validators
         or decorators.model_validators
         or dict(model.model_config) != {"extra": "forbid"}
+        or _own_members(model)
     ):
         return None
     spec: dict[str, Any] = {}
@@ -138,6 +139,23 @@ def plain_spec(model: type[ToolInput]) -> dict[str, Any] | None:
             entry["limits"] = limits
         spec[name] = entry
     return spec
+
+
+def _own_members(model: type[ToolInput]) -> list[str]:
+    """Methods and properties a model adds to its fields: a plain call's arguments (attributes
+    only) would lack them."""
+    members: list[str] = []
+    for cls in model.__mro__:
+        if cls is ToolInput or not issubclass(cls, ToolInput):
+            break
+        members += [
+            name
+            for name in vars(cls)
+            if not name.startswith(("__", "_abc"))
+            and name not in model.model_fields
+            and name != "model_config"
+        ]
+    return members
 
 
 def _normalized(annotation: Any) -> Any:
