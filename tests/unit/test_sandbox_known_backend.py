@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xum.runtime import sandbox
+from xum.runtime import sandbox, sandbox_settings
 from xum.runtime.sandbox_settings import probe_soon
 
 
@@ -50,9 +50,11 @@ def test_the_background_probe_waits_for_its_gate(
 ) -> None:
     _fake_bwrap(tmp_path / "bin", 0)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sandbox_settings, "_probe_started", False)  # once per process
     gate = threading.Event()
     before = set(threading.enumerate())
     probe_soon(gate, wait_s=600.0)
+    probe_soon(gate, wait_s=600.0)  # a second session: no second thread
     (thread,) = [t for t in threading.enumerate() if t not in before]
     assert thread.name.startswith("xum-prewarm") and thread.is_alive()
     assert sandbox.known_local_backend() is None  # not probed before the gate opens

@@ -76,11 +76,19 @@ def find_bwrap() -> str | None:
     return None
 
 
+_probe_started = False
+
+
 def probe_soon(gate: threading.Event, wait_s: float) -> None:
     """Find out whether bubblewrap works (`xum.runtime.sandbox.local_backend`: one short
     `bwrap ... true`, once per process) on a daemon thread once `gate` is set (or `wait_s`
-    passed), so the first sandboxed command does not wait for that process. The thread loads
-    the sandbox module itself: nothing of it is imported here."""
+    passed), so the first sandboxed command does not wait for that process. Once per process
+    (later sessions find the answer, or their first command probes a bwrap PATH now names).
+    The thread loads the sandbox module itself: nothing of it is imported here."""
+    global _probe_started
+    if _probe_started:
+        return
+    _probe_started = True
 
     def work() -> None:
         gate.wait(wait_s)
