@@ -21,12 +21,15 @@ print("before:", thread.is_alive(), *[m for m in WANTED if m in sys.modules])
 gate.set()
 thread.join()
 print("after:", *[m for m in WANTED if m in sys.modules])
+from xum.tools import shell_parse
+print("parser built:", shell_parse._parser.cache_info().currsize == 1)
 """
 
 
 def test_prewarm_waits_for_its_gate_then_loads_what_first_calls_need_but_not_pydantic() -> None:
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True)
-    before, after = out.stdout.splitlines()
+    before, after, parser = out.stdout.splitlines()
+    assert parser == "parser built: True"  # bash's `warm` calls shell_parse.warm_parser
     assert before.split() == ["before:", "True"]
     assert after.split() == [
         "after:",

@@ -262,8 +262,9 @@ class Tool(ABC):
     Input: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
     risk: ClassVar[RiskTier] = "read"
-    # Modules a call of this tool imports on its way (its approval check, the process runner):
-    # the tool prewarm thread (`xum.tools.registry.prewarm`) loads them with the tool.
+    # What a call of this tool loads on its way (its approval check, the process runner): the
+    # tool prewarm thread (`xum.tools.registry.prewarm`) imports each module, and calls the
+    # `module:function` entries (no arguments), with the tool.
     warm: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod

@@ -39,7 +39,12 @@ class BashTool(Tool):
     Input: ClassVar[type[ToolInput]] = input_model("xum.tools.bash_input:BashInput")
     read_only = False
     risk = "execute"
-    warm = ("xum.tools.command_risk", "xum.runtime.sandbox", "xum.runtime.process")
+    warm = (
+        "xum.tools.command_risk",
+        "xum.tools.shell_parse:warm_parser",
+        "xum.runtime.sandbox",
+        "xum.runtime.process",
+    )
 
     def summary(self, args: BashInput) -> str:
         first_line = args.script.strip().splitlines()[0] if args.script.strip() else ""

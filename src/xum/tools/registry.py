@@ -125,7 +125,7 @@ def prewarm(
     names: Sequence[str], modules: Sequence[str] = (), gate: threading.Event | None = None
 ) -> None:
     """Import the caller's `modules`, then these tools' modules, each followed by what its calls
-    import on the way (`Tool.warm`), on a background thread (once per process). Tool modules
+    load on the way (`Tool.warm`), on a background thread (once per process). Tool modules
     whose input models are not kept apart import pydantic with them.
 
     The engine calls this when it sends its first request, with a `gate` set once the request
@@ -147,8 +147,11 @@ def prewarm(
                 importlib.import_module(module)
         for name in wanted:
             with contextlib.suppress(Exception):  # a broken tool reports itself when called
-                for module in get_tool(name).warm:
-                    importlib.import_module(module)
+                for entry in get_tool(name).warm:
+                    module, _, function = entry.partition(":")
+                    loaded = importlib.import_module(module)
+                    if function:
+                        getattr(loaded, function)()
 
     threading.Thread(target=work, name="xum-tool-prewarm", daemon=True).start()
 
