@@ -85,6 +85,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.runtime.sandbox",  # bubblewrap's machinery: the first sandboxed command
     "xum.context.skill_store",  # skill writes and deletes: the first of them
     "xum.tools.skill_records",
+    "secrets",  # approval and question ids are os.urandom's (secrets brings random and hmac)
     "bs4",  # web_fetch's HTML reader
     "markdownify",
     "acp",  # the ACP SDK and bridge: `xum acp` only

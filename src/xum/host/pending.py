@@ -15,7 +15,7 @@ Everything here runs on the host's event loop.
 from __future__ import annotations
 
 import asyncio
-import secrets
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -56,7 +56,7 @@ class Questions:
     def asker(self, workspace_id: str) -> Callable[[Sequence[Question]], Awaitable[Answers]]:
         async def ask(questions: Sequence[Question]) -> Answers:
             future: asyncio.Future[Answers] = asyncio.get_running_loop().create_future()
-            pending = PendingQuestion(secrets.token_hex(6), workspace_id, list(questions), future)
+            pending = PendingQuestion(os.urandom(6).hex(), workspace_id, list(questions), future)
             self._open(pending)
             try:
                 return await pending.future

@@ -32,7 +32,7 @@ the call's committed `tool-result` (`meta.approval`).
 from __future__ import annotations
 
 import dataclasses
-import secrets
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -355,7 +355,7 @@ class ApprovalMiddleware:
 
     async def _ask(self, call: ToolCall, need: _Need) -> tuple[ApprovalAnswer, str]:
         request = E.ApprovalRequest(
-            request_id=secrets.token_hex(6),
+            request_id=os.urandom(6).hex(),
             call_id=call.id,
             tool=call.name,
             kind=need.kind,
