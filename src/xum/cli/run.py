@@ -32,12 +32,12 @@ from xum.cli.run_outcome import (
     limit_line,
 )
 from xum.core.errors import XumError
-from xum.runtime.sandbox import SANDBOX_MODES
+from xum.runtime.sandbox_settings import SANDBOX_MODES
 from xum.workspaces.safety.choice import PERMISSION_MODES, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
-    from xum.runtime.sandbox import SandboxMode
+    from xum.runtime.sandbox_settings import SandboxMode
     from xum.workspaces.safety.choice import ApprovalPolicy, PermissionMode
 
 
