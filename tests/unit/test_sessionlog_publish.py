@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,25 @@ def test_a_forked_child_publishes_with_helpers_of_its_own(xum_root: Path) -> Non
     assert [f.data["message"]["content"][0]["text"] for f in child.frames] == ["child"]
     raw = orjson.loads((child.directory / MANIFEST_NAME).read_bytes())
     assert raw["frames"] == 1
+
+
+def test_sessions_appending_at_once_all_publish() -> None:
+    """Appends of several sessions in flight together (the server's case) flush one after the
+    other instead of through the helper; each still publishes every frame."""
+    logs = [SessionLog.open(f"ws-many-{i}") for i in range(4)]
+    start = threading.Barrier(len(logs))
+
+    def work(log: SessionLog) -> None:
+        start.wait()
+        for i in range(20):
+            log.append_many([(ev.USER_MESSAGE, user(f"{log.directory.name} {i}"))])
+
+    threads = [threading.Thread(target=work, args=(log,)) for log in logs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for log in logs:
+        again = SessionLog.open(log.directory.name)
+        assert [f.seq for f in again.frames] == list(range(1, 21))
+        assert leftovers(log.directory) == []
