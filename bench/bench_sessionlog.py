@@ -16,6 +16,7 @@ import random
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,10 +25,11 @@ from typing import Any
 import orjson
 
 from bench.util import median_ms, time_call
+from xum.core.fsutil import atomic_write_bytes
 from xum.store import frame_types as ev
 from xum.store.projection import HistoryProjection
 from xum.store.scan import gc_paused
-from xum.store.sessionlog import LOG_NAME, SessionLog
+from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog
 
 SIZES = (1_000, 10_000, 100_000)
 
@@ -122,6 +124,60 @@ def _append_figures(root: Path) -> dict[str, Any]:
     }
 
 
+def _publish_figures(root: Path, rounds: int = 300) -> dict[str, Any]:
+    """An append's publish, flushes side by side (what `SessionLog` does when the append is the
+    process's only one in flight) against the same bytes flushed one after the other (log, then
+    the manifest's temp file: how appends published before), interleaved so both see the same
+    disk; and 8 sessions appending at once (they flush one after the other, joining each
+    other's filesystem commits)."""
+    frame = realistic_events(3)[1]
+    log = SessionLog(root / "publish")
+    log.append(*frame)
+    seq_dir = root / "sequential"
+    seq_dir.mkdir()
+    fd = os.open(seq_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    line = (root / "publish" / LOG_NAME).read_bytes().splitlines(keepends=True)[-1]
+    manifest = (root / "publish" / MANIFEST_NAME).read_bytes()
+    side: list[float] = []
+    one_by_one: list[float] = []
+
+    def sequential() -> None:
+        os.write(fd, line)
+        os.fdatasync(fd)
+        atomic_write_bytes(seq_dir / MANIFEST_NAME, manifest)
+
+    try:
+        with log.writing("bench"):
+            for i in range(rounds):
+                for which in (0, 1) if i % 2 else (1, 0):
+                    if which:
+                        side += time_call(lambda: log.append(*frame), 1)
+                    else:
+                        one_by_one += time_call(sequential, 1)
+    finally:
+        os.close(fd)
+    logs = [SessionLog(root / f"many-{i}") for i in range(8)]
+    together: list[float] = []
+
+    def appender(target: SessionLog) -> None:
+        with target.writing("bench"):
+            together.extend(time_call(lambda: target.append(*frame), rounds // 3))
+
+    threads = [threading.Thread(target=appender, args=(target,)) for target in logs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {
+        "side_by_side_median_ms": median_ms(side),
+        "one_after_the_other_median_ms": median_ms(one_by_one),
+        "side_vs_one_after_the_other": round(
+            statistics.median(side) / statistics.median(one_by_one), 2
+        ),
+        "eight_sessions_at_once_median_ms": median_ms(together),
+    }
+
+
 def _timed(fn: Callable[[], object], repeat: int) -> list[float]:
     """Like `time_call`, but the result is freed after the clock stops: tearing down the
     previous 100k-frame log is not part of opening the next one."""
@@ -187,6 +243,7 @@ def run() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="xum-bench-sessionlog-"))
     try:
         out: dict[str, Any] = {"appends": _append_figures(root)}
+        out["publish"] = _publish_figures(root)
         logs = {}
         for n in SIZES:
             t0 = time.perf_counter()
