@@ -114,11 +114,11 @@ def sync_and_publish(log_fd: int, manifest_path: Path, manifest: Manifest) -> Si
         pending = _side_by_side(manifest_path, data) if alone else None
         try:
             os.fdatasync(log_fd)
-        except BaseException:
+            tmp = pending.result() if pending is not None else write_temp(manifest_path, data)
+        except BaseException:  # a failed flush, or interrupted while waiting for the helper
             if pending is not None:
                 _discard(pending)
             raise
-        tmp = pending.result() if pending is not None else write_temp(manifest_path, data)
     finally:
         _leave()
     replace(tmp, manifest_path)
@@ -134,7 +134,8 @@ def _side_by_side(manifest_path: Path, data: bytes) -> Future[Path] | None:
 
 
 def _discard(pending: Future[Path]) -> None:
-    """The log could not be flushed: wait for the temp file and remove it unpublished."""
+    """Nothing is published: wait for the helper's temp file and remove it (a failed write
+    removed its own)."""
     with contextlib.suppress(BaseException):
         tmp = pending.result()
         with contextlib.suppress(OSError):
