@@ -112,8 +112,12 @@ class Connection:
         mask: Callable[[str], str],
         log_path: Path,
         on_exit: Callable[[Connection], None] | None = None,
+        ssh_host: str | None = None,
     ) -> None:
+        """`ssh_host`: run a stdio server on that host (an SSH workspace), `cwd` and `env`
+        being the remote directory and environment (`xum.workspaces.mcp.remote`)."""
         self.spec = spec
+        self.ssh_host = ssh_host
         self.cwd = cwd
         self.env = dict(env)
         self.mask = mask
@@ -239,9 +243,17 @@ class Connection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         errlog = self._stderr_pipe()
-        params = StdioServerParameters(
-            command="bash", args=["-c", spec.command or ""], env=self.env, cwd=self.cwd
-        )
+        if self.ssh_host is not None:
+            from xum.workspaces.mcp.remote import remote_server_process
+
+            command, args, env = remote_server_process(
+                self.ssh_host, spec.command or "", env=self.env, cwd=self.cwd
+            )
+            params = StdioServerParameters(command=command, args=args, env=env)
+        else:
+            params = StdioServerParameters(
+                command="bash", args=["-c", spec.command or ""], env=self.env, cwd=self.cwd
+            )
         return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
 
     async def _on_message(self, message: IncomingMessage) -> None:

@@ -44,6 +44,7 @@ class SessionMcp:
         trusted: Callable[[], bool],
         emit: EventSink = null_sink,
         idle_timeout_s: float | None = None,
+        ssh_host: str | None = None,
     ) -> None:
         self._args: dict[str, Any] = {
             "workspace_id": workspace_id,
@@ -54,6 +55,7 @@ class SessionMcp:
             "mask": mask,
             "trusted": trusted,
             "emit": emit,
+            "ssh_host": ssh_host,
         }
         self._idle_timeout_s = idle_timeout_s
         self._paths = (

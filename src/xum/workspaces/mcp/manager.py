@@ -16,10 +16,11 @@ message (lazy start). From then on:
 * after `idle_timeout_s` (10 minutes) without a message or a call, every server is stopped;
   the next call restarts its server. The tool list stays as it was listed.
 
-SSH workspaces run no MCP servers: a server started here would run on xum's machine, outside
-the workspace, and the SSH runtime has no channel that could carry a server's stdio to the host
-without putting secrets on a command line. The session says so once when servers are
-configured, and offers no MCP tools.
+On an SSH workspace (`ssh_host` set), stdio servers run on the host, in the workspace's remote
+directory, through ssh (`xum.workspaces.mcp.remote`); the config files are the ones xum reads
+(the repository's live on the host, so only the global file applies there). Docker workspaces
+run no MCP servers: a server started here would run on xum's machine, outside the container.
+The session says so once when servers are configured, and offers no MCP tools.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ class McpManager:
     trusted: Callable[[], bool]
     emit: EventSink = null_sink
     settings: ManagerSettings = field(default_factory=ManagerSettings)
+    ssh_host: str | None = None  # an SSH workspace's host: stdio servers run there
 
     def __post_init__(self) -> None:
         self.loader = ConfigLoader(
@@ -126,7 +128,7 @@ class McpManager:
         if self._closed:
             return None
         config = self.loader.load()
-        if self.runtime_kind in ("ssh", "docker"):
+        if self.runtime_kind == "docker" or (self.runtime_kind == "ssh" and not self.ssh_host):
             if config.servers:
                 where = "SSH" if self.runtime_kind == "ssh" else "Docker"
                 place = "on the host" if self.runtime_kind == "ssh" else "in the container"
@@ -290,6 +292,7 @@ class McpManager:
             mask=self.mask,
             log_path=self.log_path,
             on_exit=self._on_exit,
+            ssh_host=self.ssh_host,
         )
         server.status = "starting"
         try:
@@ -297,8 +300,10 @@ class McpManager:
         except McpError as exc:
             server.status, server.error = "failed", str(exc)
             server.failed_at = time.monotonic()
+            host = f" on {self.ssh_host}" if self.ssh_host else ""
             where = (
-                f"the command runs in the workspace directory; its stderr is in {self.log_path}"
+                f"the command runs in the workspace directory{host}; its stderr is in "
+                f"{self.log_path}"
                 if spec.transport == "stdio"
                 else f"it is reached at {spec.url}"
             )
