@@ -45,6 +45,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         images,
         inbox,
         mcp,
+        mcp_resources,
         plan,
         projects,
         review,
@@ -99,6 +100,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         settings.router,
         fallbacks.router,
         mcp.router,
+        mcp_resources.router,
         safety.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientSession, IncomingMessage
     from mcp.shared.dispatcher import ProgressFnT
     from mcp.shared.exceptions import MCPError
-    from mcp_types import CallToolResult, GetPromptResult
+    from mcp_types import CallToolResult, GetPromptResult, ReadResourceResult
 
 STDERR_TAIL_BYTES = 4096
 MAX_LIST_PAGES = 50  # a server whose listing never ends cannot hang a start
@@ -80,6 +80,15 @@ class ToolDef:
     parameters: dict[str, Any]
     read_only: bool
     annotations: dict[str, Any] = field(default_factory=dict)  # as sent, wire names
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceDef:
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str | None = None
+    size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +140,7 @@ class Connection:
         # The server said its tools or prompts changed (`notifications/*/list_changed`).
         self.stale = False
         self._has_prompts = False
+        self.has_resources = False  # the server declared the `resources` capability
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -200,6 +210,7 @@ class Connection:
                 result = await session.initialize()
                 self.tools = await self._list_tools(session)
                 self._has_prompts = result.capabilities.prompts is not None
+                self.has_resources = result.capabilities.resources is not None
                 if self._has_prompts:
                     self.prompts = await self._list_prompts(session)
                 self.session = session
@@ -355,6 +366,49 @@ class Connection:
 
         try:
             return await session.get_prompt(prompt, dict(arguments))
+        except MCPError as exc:
+            raise McpError(self._call_failure(exc)) from None
+
+    async def list_resources(self) -> tuple[ResourceDef, ...]:
+        """The server's resources (every page, up to MAX_LIST_PAGES); () when it offers none.
+        Listed on demand, not at start: a server may have many, and most sessions read none."""
+        session = self._session_or_raise()
+        if not self.has_resources:
+            return ()
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import PaginatedRequestParams
+
+        found: list[ResourceDef] = []
+        cursor: str | None = None
+        try:
+            for _ in range(MAX_LIST_PAGES):
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await session.list_resources(params=params)
+                for res in page.resources:
+                    found.append(
+                        ResourceDef(
+                            uri=str(res.uri),
+                            name=res.name,
+                            description=res.description or "",
+                            mime_type=res.mime_type,
+                            size=res.size,
+                        )
+                    )
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except MCPError as exc:
+            raise McpError(self._call_failure(exc)) from None
+        return tuple(found)
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        session = self._session_or_raise()
+        if not self.has_resources:
+            raise McpError("it offers no resources")
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return await session.read_resource(uri)
         except MCPError as exc:
             raise McpError(self._call_failure(exc)) from None
 

@@ -42,6 +42,8 @@ from xum.tools.mcp_host import (
     McpPrompt,
     McpPromptArgument,
     McpPromptOutcome,
+    McpResource,
+    McpResourceListing,
     McpServerState,
     McpSnapshot,
     McpTool,
@@ -234,6 +236,66 @@ class McpManager:
         finally:
             server.calls -= 1
             self._touch()
+
+    async def list_resources(self, server: str | None = None) -> McpResourceListing:
+        from xum.workspaces.mcp.client import McpError
+
+        chosen = [
+            s for name, s in sorted(self._servers.items()) if server is None or name == server
+        ]
+        if server is not None and not chosen:
+            return McpResourceListing(errors=(self._unknown_server(server),))
+
+        async def one(entry: _Server) -> tuple[McpResource, ...] | str:
+            entry.calls += 1
+            try:
+                conn = await self._connected(entry)
+                listed = await conn.list_resources()
+            except McpError as exc:
+                return self.mask(f"MCP server {entry.spec.name!r}: {exc}")
+            finally:
+                entry.calls -= 1
+                self._touch()
+            return tuple(
+                McpResource(entry.spec.name, r.uri, r.name, r.description, r.mime_type, r.size)
+                for r in listed
+            )
+
+        self._touch()
+        found = await asyncio.gather(*(one(s) for s in chosen))
+        resources = tuple(r for part in found if not isinstance(part, str) for r in part)
+        errors = tuple(part for part in found if isinstance(part, str))
+        return McpResourceListing(resources, errors)
+
+    async def read_resource(
+        self, server: str, uri: str, *, scratch_dir: str | None
+    ) -> McpCallOutcome:
+        from xum.workspaces.mcp.client import McpError
+        from xum.workspaces.mcp.content import contents_text
+
+        entry = self._servers.get(server)
+        if entry is None:
+            return McpCallOutcome(self._unknown_server(server), is_error=True)
+        meta: dict[str, Any] = {"mcp_server": server, "mcp_resource": uri}
+        entry.calls += 1
+        self._touch()
+        try:
+            try:
+                conn = await self._connected(entry)
+                result = await conn.read_resource(uri)
+            except McpError as exc:
+                return McpCallOutcome(
+                    self.mask(f"MCP server {server!r}: {exc}"), is_error=True, meta=meta
+                )
+            text = contents_text(result.contents, scratch_dir=scratch_dir, meta=meta)
+            return McpCallOutcome(self.mask(text), meta=meta)
+        finally:
+            entry.calls -= 1
+            self._touch()
+
+    def _unknown_server(self, name: str) -> str:
+        known = ", ".join(sorted(self._servers)) or "none"
+        return f"There is no MCP server named {name!r} in this workspace (servers: {known})."
 
     # For the UI and tests ------------------------------------------------------------------------
 
