@@ -45,6 +45,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         images,
         inbox,
         mcp,
+        mcp_oauth,
         mcp_resources,
         plan,
         projects,
@@ -101,6 +102,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         fallbacks.router,
         mcp.router,
         mcp_resources.router,
+        mcp_oauth.router,
         safety.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does

@@ -17,7 +17,9 @@ from typing import Any, Literal, Protocol
 from xum.llm.types import ToolSpec
 
 ServerScope = Literal["global", "repo"]
-ServerStatus = Literal["starting", "ready", "idle", "failed", "exited", "disabled", "withheld"]
+ServerStatus = Literal[
+    "starting", "ready", "idle", "failed", "needs-sign-in", "exited", "disabled", "withheld"
+]
 
 
 @dataclass(frozen=True, slots=True)

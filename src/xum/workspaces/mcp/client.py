@@ -122,11 +122,17 @@ class Connection:
         log_path: Path,
         on_exit: Callable[[Connection], None] | None = None,
         ssh_host: str | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
         """`ssh_host`: run a stdio server on that host (an SSH workspace), `cwd` and `env`
-        being the remote directory and environment (`xum.workspaces.mcp.remote`)."""
+        being the remote directory and environment (`xum.workspaces.mcp.remote`). `auth`: the
+        OAuth of an HTTP server's sign-in (`xum.workspaces.mcp.oauth`); by default a server
+        without a static Authorization header gets the session's, which never waits for a
+        person."""
         self.spec = spec
         self.ssh_host = ssh_host
+        self.auth = auth
+        self.needs_sign_in = False  # the server wants OAuth and no usable token is stored
         self.cwd = cwd
         self.env = dict(env)
         self.mask = mask
@@ -225,6 +231,8 @@ class Connection:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # the SDK raises exception groups from its task groups
+            if not self._stopping and self.error is None and self.needs_sign_in:
+                self.error = "needs you to sign in (OAuth)"
             if not self._stopping and self.error is None:
                 text = _exception_text(exc)
                 if not self._ready.is_set() and text == "Connection closed":
@@ -242,7 +250,7 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=dict(spec.headers))
+            client = create_mcp_http_client(headers=dict(spec.headers), auth=self._http_auth())
 
             async def note_status(response: httpx2.Response) -> None:
                 if response.status_code >= 400:
@@ -266,6 +274,18 @@ class Connection:
                 command="bash", args=["-c", spec.command or ""], env=self.env, cwd=self.cwd
             )
         return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
+
+    def _http_auth(self) -> httpx2.Auth | None:
+        if self.auth is not None:
+            return self.auth
+        if any(name.lower() == "authorization" for name, _ in self.spec.headers):
+            return None  # the user's own token: no OAuth on top of it
+        from xum.workspaces.mcp.oauth import session_auth
+
+        def sign_in_needed() -> None:
+            self.needs_sign_in = True
+
+        return session_auth(self.spec.url or "", sign_in_needed)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         method = getattr(message, "method", None)

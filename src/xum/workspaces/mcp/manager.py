@@ -154,6 +154,7 @@ class McpManager:
                 and (
                     server.failed_at is None
                     or now - server.failed_at >= self.settings.retry_after_s
+                    or self._signed_in_since(server)
                 )
             ):
                 server.starting = asyncio.create_task(self._start(server))
@@ -293,6 +294,14 @@ class McpManager:
             entry.calls -= 1
             self._touch()
 
+    def _signed_in_since(self, server: _Server) -> bool:
+        """A server that needed sign-in is tried again at once once a sign-in stored tokens."""
+        if server.status != "needs-sign-in" or server.spec.url is None:
+            return False
+        from xum.workspaces.mcp.oauth import has_tokens
+
+        return has_tokens(server.spec.url)
+
     def _unknown_server(self, name: str) -> str:
         known = ", ".join(sorted(self._servers)) or "none"
         return f"There is no MCP server named {name!r} in this workspace (servers: {known})."
@@ -362,6 +371,15 @@ class McpManager:
         except McpError as exc:
             server.status, server.error = "failed", str(exc)
             server.failed_at = time.monotonic()
+            if conn.needs_sign_in:
+                server.status = "needs-sign-in"
+                self._tell(
+                    "mcp-sign-in",
+                    f"MCP server {spec.name!r} needs you to sign in (OAuth): use Sign in for it "
+                    "in Settings → MCP or the workspace's MCP dialog; it is tried again with "
+                    "the next message after that",
+                )
+                return
             host = f" on {self.ssh_host}" if self.ssh_host else ""
             where = (
                 f"the command runs in the workspace directory{host}; its stderr is in "
