@@ -10,7 +10,7 @@ code with PKCE, token exchange, refresh). Two ways of driving it:
   needing sign-in (`needs-sign-in`). Stored tokens are used, and refreshed by the SDK when they
   expired (a stored token past its expiry is handed to the SDK without its access token, so the
   SDK refreshes it before the first request instead of sending a token the server refuses).
-* **A sign-in** (`begin_sign_in`, the Settings page's and workspace dialog's **Sign in**) runs
+* **A sign-in** (`begin_sign_in`, the **Sign in** button of Settings → MCP) runs
   the same flow in a task: the SDK builds the authorization URL, which is handed to the browser;
   the authorization server redirects back to xum's `/api/mcp/oauth/callback` with the code and
   the state, `complete_sign_in` hands them to the waiting flow, the SDK exchanges the code and
@@ -25,8 +25,10 @@ registers the tokens it holds with its own-secrets masker, so a command that pri
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
+import stat
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 import orjson
 
 from xum.core import ownsecrets
+from xum.core.errors import ConfigError
 from xum.core.fsutil import atomic_write_bytes
 from xum.core.jsonfile import read_json_object
 from xum.core.lock import locked
@@ -82,8 +85,20 @@ def store_path() -> Path:
     return xum_root() / STORE_NAME
 
 
+def _check_mode(path: Path) -> None:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ConfigError(
+            f"is readable or writable by other users (mode {mode:o})",
+            path=str(path),
+            hint=f"it holds MCP sign-in tokens: run `chmod 600 {path}`",
+        )
+
+
 def _load() -> dict[str, Any]:
-    return read_json_object(store_path(), top_level="the top level must be an object keyed by URL")
+    return read_json_object(
+        store_path(), top_level="the top level must be an object keyed by URL", check=_check_mode
+    )
 
 
 def _update(url: str, change: Callable[[dict[str, Any]], None]) -> None:
@@ -104,7 +119,10 @@ def _remember(tokens: dict[str, Any]) -> None:
     for key in ("access_token", "refresh_token"):
         value = tokens.get(key)
         if isinstance(value, str) and value:
-            ownsecrets.remember(f"{MASK_NAME}:{key}:{value[-6:]}", value)
+            # Named by a hash: the name is shown in place of the value, so it must not be a
+            # piece of it; each token gets its own name, so an old one stays masked too.
+            digest = hashlib.sha256(value.encode()).hexdigest()[:8]
+            ownsecrets.remember(f"{MASK_NAME}-{digest}", value)
 
 
 def has_tokens(url: str) -> bool:
