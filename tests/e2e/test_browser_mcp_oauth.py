@@ -1,6 +1,7 @@
 """Signing in to an OAuth-protected MCP server from the browser, against a real `xum server` and
 a local OAuth-protected MCP server built with the SDK's auth (tests/mcp/oauth_server.py): the
-Sign in button of Settings → MCP opens a tab that goes through the authorization server and
+Sign in button of Settings → MCP (and of the workspace MCP dialog, for a server whose session
+found it needs a sign-in) opens a tab that goes through the authorization server and
 lands on xum's callback page, and the tokens are stored (tests/integration/test_mcp_oauth.py
 shows sessions using them)."""
 
@@ -22,6 +23,7 @@ from tests.e2e.browser_support import (
     browser_fake,
     fake_env,
     open_new_workspace,
+    send,
     serving,
 )
 from tests.mcp import oauth_server
@@ -59,10 +61,33 @@ def oauth_xum(
         yield server, fake
 
 
+def test_the_workspace_dialog_offers_sign_in_when_a_server_needs_it(
+    browser_context: Any, oauth_xum: tuple[XumServer, FakeLLM], oauth_url: str
+) -> None:
+    server, _fake = oauth_xum
+    store = Path(server.root) / "mcp-oauth.json"
+    store.unlink(missing_ok=True)  # not signed in yet
+    page, ws, errors = open_new_workspace(browser_context, server, "mcp-oauth-dialog")
+    send(page, "hello")  # the session starts its servers: this one needs a sign-in
+    page.locator("[data-role='assistant']").first.wait_for()
+    row = page.locator(f'.ws-row[data-workspace-id="{ws["id"]}"]')
+    row.hover()
+    row.get_by_role("button", name="Workspace MCP servers").click()
+    dialog = page.get_by_role("dialog", name="Workspace MCP servers")
+    entry = dialog.locator("[data-mcp-server='web']")
+    entry.get_by_text("needs-sign-in").wait_for()
+    with page.expect_popup() as popup_info:
+        entry.get_by_role("button", name="Sign in to web").click()
+    popup_info.value.get_by_text("Signed in to web").wait_for()
+    assert json.loads(store.read_text())[oauth_url]["tokens"]["access_token"]
+    assert errors == []
+
+
 def test_sign_in_from_settings_stores_the_tokens(
     browser_context: Any, oauth_xum: tuple[XumServer, FakeLLM], oauth_url: str
 ) -> None:
     server, _fake = oauth_xum
+    (Path(server.root) / "mcp-oauth.json").unlink(missing_ok=True)
     page, _ws, errors = open_new_workspace(browser_context, server, "mcp-oauth")
     page.keyboard.press("Control+Comma")
     section = page.get_by_role("dialog", name="Settings").get_by_test_id("mcp-settings")

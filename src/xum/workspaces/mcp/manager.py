@@ -376,7 +376,8 @@ class McpManager:
                 self._tell(
                     "mcp-sign-in",
                     f"MCP server {spec.name!r} needs you to sign in (OAuth): use Sign in for it "
-                    "in Settings → MCP; it is tried again with the next message after that",
+                    "in Settings → MCP or the workspace's MCP dialog; it is tried again with "
+                    "the next message after that",
                 )
                 return
             host = f" on {self.ssh_host}" if self.ssh_host else ""

@@ -10,7 +10,8 @@ code with PKCE, token exchange, refresh). Two ways of driving it:
   needing sign-in (`needs-sign-in`). Stored tokens are used, and refreshed by the SDK when they
   expired (a stored token past its expiry is handed to the SDK without its access token, so the
   SDK refreshes it before the first request instead of sending a token the server refuses).
-* **A sign-in** (`begin_sign_in`, the **Sign in** button of Settings → MCP) runs
+* **A sign-in** (`begin_sign_in`, the **Sign in** buttons of Settings → MCP and of the workspace
+  MCP dialog) runs
   the same flow in a task: the SDK builds the authorization URL, which is handed to the browser;
   the authorization server redirects back to xum's `/api/mcp/oauth/callback` with the code and
   the state, `complete_sign_in` hands them to the waiting flow, the SDK exchanges the code and
