@@ -43,6 +43,7 @@ class AttachedRunner(Runner):
     ) -> None:
         super().__init__(listener)
         self.remote = RemoteHosts(target, self)
+        self.remote.on_notice = self._notice  # the server's notifications (docs/notifications.md)
         self._on_list_changed = on_list_changed
         self._list_stale = False  # a change the list was not re-read for yet
         self._listing = False
@@ -71,7 +72,10 @@ class AttachedRunner(Runner):
         project = str(project_root)
         if archived:
             return await self.remote.archived(project)
-        return await self.remote.list_workspaces(project)
+        # One read of every workspace: the project's, and the scratch chats, which belong to no
+        # project (docs/workspaces.md); newest first, as the server lists them.
+        listed = await self.remote.list_workspaces()
+        return [r for r in listed if r.project_path == project or r.extra.get("scratch")]
 
     async def load(self, ws: Workspace) -> None:
         """The workspace's history from the server, then its stream (what was committed since,
@@ -111,6 +115,13 @@ class AttachedRunner(Runner):
         if host:
             fields["host"] = host
         record = await self.remote.create(str(directory), kind, **fields)
+        if permissions is not None:
+            record = await self.remote.change_settings(record.id, permissions=permissions)
+        return await self._opened(record)
+
+    async def create_scratch(self, **fields: Any) -> Workspace:
+        permissions = fields.pop("permissions", None)
+        record = await self.remote.create_scratch(**fields)
         if permissions is not None:
             record = await self.remote.change_settings(record.id, permissions=permissions)
         return await self._opened(record)

@@ -57,6 +57,7 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 yield RadioButton("local: in the project directory", value=True, id="local")
                 yield RadioButton("worktree: a new git worktree and branch", id="worktree")
                 yield RadioButton("ssh: on a remote host", id="ssh")
+                yield RadioButton("scratch chat: no project, a folder of its own", id="scratch")
             yield Input(placeholder="SSH host (for ssh)", id="host")
             yield Input(placeholder="name (optional; a name is made up otherwise)", id="name")
             yield Input(placeholder="title (optional)", id="title")
