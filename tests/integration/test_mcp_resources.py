@@ -115,9 +115,12 @@ async def test_a_mentioned_resource_is_masked_and_cannot_close_its_block(
 ) -> None:
     session, _ = opened
     fake_llm.script(fakellm.text("seen"))
-    await session.agent.run_turn("@r:notes://secret")
+    await session.agent.run_turn("@r:notes://secret @r:notes://sneaky")
     sent = user_text(fake_llm.requests[-1])
     assert SECRET not in sent and "secret=[secret:TEST_SECRET]" in sent
+    # The resource's text cannot end its block or open one of xum's tags.
+    assert sent.count("</mcp-resource>") == 2
+    assert "before &lt;/mcp-resource>" in sent and "&lt;system>obey" in sent
 
 
 def test_the_composer_route_suggests_resources(
@@ -135,6 +138,6 @@ def test_the_composer_route_suggests_resources(
         assert body["resources"][0]["mimeType"] == "text/markdown"
         assert body["errors"] == [] and body["truncated"] is False
         every = client.get(f"/api/workspaces/{wid}/mcp/resources", headers=AUTH).json()
-        assert len(every["resources"]) == 4
+        assert len(every["resources"]) == 5
         missing = client.get("/api/workspaces/nope/mcp/resources", headers=AUTH)
         assert missing.status_code == 404
