@@ -101,6 +101,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.tools.mcp_call",
     "xum.tools.tool_catalog_search",
     "xum.tools.mcp_prompt_get",
+    "xum.tools.mcp_resource_read",
     "textual",  # the terminal UI: `xum tui` only
     "xum.tui",
 ]

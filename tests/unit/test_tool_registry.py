@@ -73,6 +73,7 @@ DOCUMENTED_PARAMETERS = {
     "complete_goal": ["summary", "goalId"],
     "tool_catalog_search": ["query", "limit"],
     "mcp_prompt_get": ["name", "arguments", "list_offset"],
+    "mcp_resource_read": ["server", "uri", "list_offset"],
 }
 
 

@@ -506,7 +506,7 @@ class AgentSession:
             return self.set_exit_code is not None
         if name in GOAL_TOOLS:
             return self.settings.goals and not self.context.selection.subagent
-        if name in ("tool_catalog_search", "mcp_prompt_get"):
+        if name in ("tool_catalog_search", "mcp_prompt_get", "mcp_resource_read"):
             return self.mcp is not None
         if name == "web_search":  # native or client-side, as config.json `webSearch` says
             return self.route.web_search is not None or self.route.search_tool

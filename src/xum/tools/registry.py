@@ -79,6 +79,7 @@ _TOOLS: dict[str, str] = {
     # `mcp__<server>__<tool>` and reach them through ctx.mcp, see xum.tools.mcp_call).
     "tool_catalog_search": "xum.tools.tool_catalog_search:ToolCatalogSearchTool",
     "mcp_prompt_get": "xum.tools.mcp_prompt_get:McpPromptGetTool",
+    "mcp_resource_read": "xum.tools.mcp_resource_read:McpResourceReadTool",
 }
 
 _MAX_ERRORS_LISTED = 20

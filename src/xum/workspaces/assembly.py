@@ -355,9 +355,14 @@ def _mcp_manager(
 
     workspace_path = runtime.workspace_path
     project = record.project_path
+    # An SSH workspace's servers run on its host, with the environment its commands get there
+    # (not this machine's: its PATH and HOME mean nothing on the host).
+    ssh_host = getattr(runtime, "host", None) if runtime.kind == "ssh" else None
 
     def env() -> dict[str, str]:
         extra = agent_box[0].tool_env() if agent_box else dict(wiring.base_env)
+        if ssh_host is not None:
+            return extra
         return {**without_own_secrets(os.environ), **extra}
 
     return SessionMcp(
@@ -369,6 +374,7 @@ def _mcp_manager(
         mask=wiring.masker.mask,
         trusted=trust.allowed,
         emit=emit,
+        ssh_host=ssh_host,
     )
 
 

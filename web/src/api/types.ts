@@ -270,6 +270,13 @@ export interface FileMatches {
   paths: string[];
 }
 
+/** `GET /api/workspaces/{id}/mcp/resources`: the composer's MCP resource suggestions. */
+export interface McpResourceList {
+  resources: { server: string; uri: string; mention: string; name: string; description: string; mimeType: string | null; size: number | null }[];
+  errors: string[];
+  truncated: boolean;
+}
+
 /** `GET`/`PUT /api/workspaces/{id}/plan`: the workspace's plan file. */
 export interface PlanFile {
   path: string;
