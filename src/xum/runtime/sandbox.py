@@ -36,11 +36,14 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from xum.core.pathtext import is_within
 from xum.runtime.base import ExecResult, OutputSink, Runtime
 from xum.runtime.forwarding import ForwardingRuntime
+
+if TYPE_CHECKING:
+    from xum.runtime.sandboxd import SessionSandbox
 
 SandboxMode = Literal["auto", "workspace-write", "read-only", "off"]
 EgressMode = Literal["shared", "off"]
@@ -390,11 +393,18 @@ def parse_remote_probe(output: str, host: str) -> RemoteFacts:
 class SandboxedRuntime(ForwardingRuntime):
     """A view of `inner` whose `exec` runs the script inside the sandbox. Files, paths and
     everything else are `inner`'s own (xum's file tools are fenced separately, in
-    `xum.tools.paths`). It is made per tool call and owns nothing."""
+    `xum.tools.paths`). It is made per tool call and owns nothing.
 
-    def __init__(self, inner: Runtime, layout: Layout) -> None:
+    `session`: the session's one sandbox (`xum.runtime.sandboxd`), used for a local
+    workspace-write command; a read-only one keeps a fresh bwrap per command, since its
+    writable `$TMPDIR` must be empty and thrown away with each command."""
+
+    def __init__(
+        self, inner: Runtime, layout: Layout, session: SessionSandbox | None = None
+    ) -> None:
         super().__init__(inner)
         self.layout = layout
+        self.session = session
 
     def __repr__(self) -> str:
         mode = "workspace-write" if self.layout.writable_workspace else "read-only"
@@ -417,6 +427,23 @@ class SandboxedRuntime(ForwardingRuntime):
             tmp = self.layout.temp_dir
             if tmp is not None:
                 os.makedirs(tmp, mode=0o700, exist_ok=True)
+            if self.session is not None and self.layout.writable_workspace:
+                # The last step names the command's $TMPDIR and directory: per command, the
+                # rest is the session sandbox's boundaries.
+                tail = plan[-1].present
+                full_env = self.inner.base_env()
+                full_env.update(env)
+                full_env["TMPDIR"] = tail[2]
+                result = await self.session.run(
+                    argv_for(plan[:-1]),
+                    script,
+                    env=full_env,
+                    cwd=where,
+                    timeout_s=timeout_s,
+                    on_output=on_output,
+                )
+                if result is not None:
+                    return result
             return await self.inner.exec(
                 script,
                 env=env,

@@ -1,0 +1,342 @@
+"""One sandbox per session: a long-lived `bwrap` whose launcher starts each command.
+
+A fresh bubblewrap per command costs its namespaces every time (the mount namespace alone is a
+few milliseconds). A `SessionSandbox` starts one `bwrap` with the session's boundaries, running
+the launcher (`xum.runtime.sandboxd_launch`), and hands it each command: the script, its
+environment and working directory, and the write end of its output pipe. Every descendant of a
+command still ends with it (each command has a reaper inside that is a subreaper, see the
+launcher); timeouts and interrupts signal the command's whole group, then kill it.
+
+Never stale: the boundaries are the exact `bwrap` arguments a per-command sandbox would get now,
+plus the identity (device, inode) of every path they mount. A command whose boundaries differ
+(a mode change, a new denied path, a protected directory that appeared) restarts the session's
+sandbox, or, while other commands still run in it, gets a fresh bwrap of its own. Where the
+session sandbox cannot start, the caller falls back to a bwrap per command, as before.
+
+Tied to xum's life: the `bwrap` is started by the command helper (`xum.runtime.reaper`), which
+kills all it started when xum dies, even by SIGKILL; the launcher also ends when its socket to
+xum closes. bwrap's `--die-with-parent` follows the helper, a single-threaded process.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import fcntl
+import logging
+import marshal
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from xum.runtime import reaper
+from xum.runtime.base import ExecResult, OutputSink
+from xum.runtime.process import (
+    EOF_AFTER_KILL_S,
+    PIPE_DRAIN_GRACE_S,
+    PIPE_SIZE,
+    TERM_GRACE_S,
+    _PipeReader,
+)
+from xum.runtime.sandbox import find_bwrap
+from xum.runtime.sandboxd_launch import EXITED, READY, REPLY, REQUEST_HEADER, RUN, STOP
+
+log = logging.getLogger(__name__)
+
+_LAUNCHER = str(Path(__file__).with_name("sandboxd_launch.py"))
+READY_TIMEOUT_S = 10.0
+LOST_EXIT_CODE = 255  # what a command reports when its sandbox vanished under it
+_BIND_FLAGS = ("--bind", "--ro-bind", "--dev-bind")
+
+Key = tuple[tuple[str, ...], tuple[tuple[int, int] | None, ...]]
+# (STOP, id, signal) or (RUN, id, argv, env, cwd)
+Request = tuple[int, int, int] | tuple[int, int, list[bytes], dict[bytes, bytes], bytes]
+
+
+def boundaries_key(argv: Sequence[str]) -> Key:
+    """The bwrap arguments and the identity of every path they mount: a directory or file
+    replaced on the host since the sandbox started (a rewritten `.git/config`) would still show
+    its old self through a mount made before, so it counts as a change."""
+    ids: list[tuple[int, int] | None] = []
+    for index, arg in enumerate(argv[:-1]):
+        if arg in _BIND_FLAGS:
+            try:
+                st = os.stat(argv[index + 1])
+                ids.append((st.st_dev, st.st_ino))
+            except OSError:
+                ids.append(None)
+    return tuple(argv), tuple(ids)
+
+
+class SandboxLost(OSError):
+    """The session sandbox ended while a command was being handed to it."""
+
+
+class _Server:
+    """One running session sandbox: the bwrap (started through the command helper) and the
+    socket to its launcher."""
+
+    def __init__(self, key: Key, child: reaper.Child, sock: socket.socket) -> None:
+        self.key = key
+        self.child = child
+        self.sock = sock
+        self.loop = asyncio.get_running_loop()
+        self.alive = True
+        self.next_id = 0
+        self.running: dict[int, asyncio.Future[int]] = {}
+        self.buffer = b""
+        self.loop.add_reader(sock.fileno(), self._readable)
+
+    @property
+    def pid(self) -> int:
+        """The bwrap's pid on this machine."""
+        return self.child.pid
+
+    def _readable(self) -> None:
+        try:
+            chunk = self.sock.recv(64 * 1024)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.close()
+            return
+        self.buffer += chunk
+        usable = len(self.buffer) - len(self.buffer) % REPLY.size
+        for offset in range(0, usable, REPLY.size):
+            kind, request_id, code = REPLY.unpack_from(self.buffer, offset)
+            future = self.running.get(request_id) if kind == EXITED else None
+            if future is not None and not future.done():
+                future.set_result(code)
+        self.buffer = self.buffer[usable:]
+
+    def close(self) -> None:
+        """End the sandbox and everything in it; commands still waiting report it lost."""
+        if not self.alive:
+            return
+        self.alive = False
+        self.loop.remove_reader(self.sock.fileno())
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()  # the launcher's cue: it kills its commands and exits
+        # The bwrap leads its own session (the helper starts it so): its group is the sandbox.
+        if self.child.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.child.pid, signal.SIGKILL)
+        for future in self.running.values():
+            if not future.done():
+                future.set_result(LOST_EXIT_CODE)
+
+    async def _send(self, body: Request, fds: Sequence[int] = ()) -> None:
+        payload = marshal.dumps(body)
+        data = REQUEST_HEADER.pack(len(payload), len(fds)) + payload
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        while True:
+            try:
+                sent = self.sock.sendmsg([data], ancillary)
+                break
+            except (BlockingIOError, InterruptedError):
+                await asyncio.sleep(0.001)  # the launcher is behind; the buffer drains soon
+            except OSError as exc:
+                self.close()
+                raise SandboxLost(f"the session sandbox is gone: {exc}") from exc
+        if sent < len(data):
+            await self.loop.sock_sendall(self.sock, data[sent:])
+
+    async def stop(self, request_id: int, done: asyncio.Future[int]) -> None:
+        """SIGTERM the command's group, a grace period, then SIGKILL (sent even when this is
+        cancelled in between)."""
+        try:
+            await self._send((STOP, request_id, int(signal.SIGTERM)))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(done), TERM_GRACE_S)
+        finally:
+            if not done.done() and self.alive:
+                with contextlib.suppress(OSError):
+                    await self._send((STOP, request_id, int(signal.SIGKILL)))
+
+    async def run(
+        self,
+        script: str,
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        timeout_s: float | None,
+        on_output: OutputSink | None,
+    ) -> ExecResult:
+        started = time.monotonic()
+        os.stat(cwd)  # a missing directory fails as it would for a command started here
+        self.next_id += 1
+        request_id = self.next_id
+        done: asyncio.Future[int] = self.loop.create_future()
+        self.running[request_id] = done
+        read_fd, write_fd = os.pipe()
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+        request = (
+            RUN,
+            request_id,
+            [b"bash", b"-c", os.fsencode(script)],
+            {os.fsencode(k): os.fsencode(v) for k, v in env.items()},
+            os.fsencode(cwd),
+        )
+        try:
+            try:
+                await self._send(request, [write_fd])
+            finally:
+                os.close(write_fd)  # the launcher has its copy
+        except BaseException:
+            os.close(read_fd)
+            self.running.pop(request_id, None)
+            raise
+        os.set_blocking(read_fd, False)
+        reader = _PipeReader(read_fd, on_output)
+        timed_out = False
+        try:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    await asyncio.shield(done)
+                    # The reaper ended every descendant before it exited: the pipe closes now.
+                    await reader.wait_eof(PIPE_DRAIN_GRACE_S + EOF_AFTER_KILL_S)
+            except TimeoutError:
+                timed_out = True
+                await self.stop(request_id, done)
+                await asyncio.shield(done)
+                await reader.wait_eof(EOF_AFTER_KILL_S)
+            reader.raise_if_failed()
+        except asyncio.CancelledError:
+            await self.stop(request_id, done)
+            raise
+        except BaseException:
+            with contextlib.suppress(OSError):
+                await self._send((STOP, request_id, int(signal.SIGKILL)))
+            raise
+        finally:
+            reader.close()
+            self.running.pop(request_id, None)
+        code = done.result()
+        return ExecResult(
+            exit_code=code if code >= 0 else None,
+            signal=-code if code < 0 else None,
+            timed_out=timed_out,
+            duration_s=time.monotonic() - started,
+        )
+
+
+async def _start_server(key: Key, boundaries: Sequence[str]) -> _Server:
+    """Start bwrap with `boundaries` running the launcher, through the command helper; OSError
+    saying why not."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    argv = [*boundaries, "--chdir", "/", "--", sys.executable, "-I", "-S", _LAUNCHER]
+    argv[0] = find_bwrap() or argv[0]  # the helper's search path is not xum's
+    try:
+        try:
+            child = await reaper.spawn(
+                argv,
+                env={"PATH": os.environ.get("PATH", os.defpath)},
+                cwd="/",
+                output_fd=theirs.fileno(),
+            )
+        finally:
+            theirs.close()
+        if child is None:
+            raise OSError(
+                "the command helper, which ties the sandbox to xum's life, is unavailable "
+                f"({reaper.unavailable_reason()})"
+            )
+    except BaseException:
+        ours.close()
+        raise
+    ours.setblocking(False)
+    loop = asyncio.get_running_loop()
+    said = b""
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_S):
+            while len(said) < REPLY.size:
+                chunk = await loop.sock_recv(ours, 4096)
+                if not chunk:
+                    break
+                said += chunk
+    except TimeoutError:
+        said += b"\nno answer in time"
+    if said[: REPLY.size] != REPLY.pack(READY, 1, 0) or len(said) != REPLY.size:
+        ours.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        text = said.decode(errors="replace").strip().splitlines()
+        raise OSError(f"the session sandbox did not start: {text[-1] if text else 'no reply'}")
+    return _Server(key, child, ours)
+
+
+class SessionSandbox:
+    """A session's sandbox server, started at its first command and restarted when the
+    boundaries change. `run` returns None where the caller must start a bwrap of its own."""
+
+    def __init__(self) -> None:
+        self._server: _Server | None = None
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self.unavailable: str | None = None  # why the session sandbox is not used, once known
+        self.closed = False
+
+    @property
+    def pid(self) -> int | None:
+        """The running bwrap's pid, if one runs."""
+        server = self._server
+        return server.pid if server is not None and server.alive else None
+
+    async def run(
+        self,
+        boundaries: Sequence[str],
+        script: str,
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        timeout_s: float | None,
+        on_output: OutputSink | None,
+    ) -> ExecResult | None:
+        server = await self._server_for(boundaries)
+        if server is None:
+            return None
+        return await server.run(script, env=env, cwd=cwd, timeout_s=timeout_s, on_output=on_output)
+
+    async def _server_for(self, boundaries: Sequence[str]) -> _Server | None:
+        if self.unavailable is not None or self.closed:
+            return None
+        key = boundaries_key(boundaries)
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        async with self._lock:
+            server = self._server
+            if server is not None and server.alive and server.loop is loop and server.key == key:
+                return server
+            if server is not None and server.alive:
+                if server.running and server.loop is loop:
+                    # Its commands keep the boundaries they started with; this one gets a fresh
+                    # bwrap with the new ones.
+                    return None
+                server.close()
+            self._server = None
+            if self.closed:
+                return None
+            try:
+                self._server = await _start_server(key, boundaries)
+            except OSError as exc:
+                self.unavailable = str(exc)
+                log.warning("each command starts its own sandbox: %s", exc)
+                return None
+            return self._server
+
+    def close(self) -> None:
+        """End the sandbox and every command in it (the session is closing)."""
+        self.closed = True
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
