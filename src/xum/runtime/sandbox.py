@@ -24,6 +24,10 @@ the descendants did with `setsid` or their output), and capabilities are dropped
 as root cannot remount its way out). Egress `off` adds a network namespace with only its own
 loopback.
 
+A local workspace-write session runs these arguments once, as one long-lived sandbox whose
+launcher starts each command (`xum.runtime.sandboxd`; there a subreaper per command ends its
+descendants, in place of the PID namespace per command).
+
 This module is pure: it turns a `Layout` into arguments, probes whether bubblewrap works, and
 wraps a runtime so its `exec` runs inside. Which mode applies, and what goes in the layout, is
 decided by the workspace layer (`xum.workspaces.safety.sandboxing`).
