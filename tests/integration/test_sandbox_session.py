@@ -304,3 +304,38 @@ def test_sigkill_of_xum_leaves_no_sandbox_behind(
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+FIND_LAUNCHER = (
+    # The bracket keeps the pattern from matching this very script in bash's command line.
+    "for p in /proc/[0-9]*; do "
+    'grep -qa "sandboxd_[l]aunch" "$p/cmdline" 2>/dev/null && echo "${p#/proc/}"; done'
+)
+
+
+async def test_a_command_that_kills_the_launcher_ends_its_sandbox_not_the_session(
+    session: Session,
+) -> None:
+    set_sandbox(mode="workspace-write")
+    runtime = await session.sandboxed_runtime()
+    await runtime.exec("true", env={})
+    first = session.sandbox_pid
+    result = await runtime.exec(f"kill -KILL $({FIND_LAUNCHER}); sleep 30", env={}, timeout_s=20)
+    assert not result.timed_out and result.exit_code == 255  # lost with its sandbox
+    assert first is not None and await wait_gone(first, timeout=10.0)
+    out = bytearray()
+    again = await runtime.exec("echo again", env={}, on_output=out.extend)
+    assert again.exit_code == 0 and out == b"again\n"
+    assert session.sandbox_pid not in (None, first)
+
+
+async def test_a_stopped_launcher_still_lets_a_timeout_end_the_command(session: Session) -> None:
+    set_sandbox(mode="workspace-write")
+    runtime = await session.sandboxed_runtime()
+    await runtime.exec("true", env={})
+    first = session.sandbox_pid
+    result = await runtime.exec(f"kill -STOP $({FIND_LAUNCHER}); sleep 30", env={}, timeout_s=1)
+    assert result.timed_out
+    assert first is not None and await wait_gone(first, timeout=10.0)
+    again = await runtime.exec("true", env={})
+    assert again.exit_code == 0

@@ -27,6 +27,7 @@ import fcntl
 import logging
 import marshal
 import os
+import select
 import signal
 import socket
 import sys
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 
 _LAUNCHER = str(Path(__file__).with_name("sandboxd_launch.py"))
 READY_TIMEOUT_S = 10.0
+SEND_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0  # after SIGKILL, for the launcher to report the command ended
 LOST_EXIT_CODE = 255  # what a command reports when its sandbox vanished under it
 _BIND_FLAGS = ("--bind", "--ro-bind", "--dev-bind")
 
@@ -133,33 +136,49 @@ class _Server:
             if not future.done():
                 future.set_result(LOST_EXIT_CODE)
 
-    async def _send(self, body: Request, fds: Sequence[int] = ()) -> None:
+    def _send(self, body: Request, fds: Sequence[int] = ()) -> None:
+        """Send one request whole. Synchronous on purpose: a request is never cut by a
+        cancellation or interleaved with another's; the launcher reads at once, so waiting for
+        room in the socket's buffer (a very long script) is short, and bounded."""
         payload = marshal.dumps(body)
-        data = REQUEST_HEADER.pack(len(payload), len(fds)) + payload
+        data = memoryview(REQUEST_HEADER.pack(len(payload), len(fds)) + payload)
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
-        while True:
+        deadline = time.monotonic() + SEND_TIMEOUT_S
+        while data:
             try:
                 sent = self.sock.sendmsg([data], ancillary)
-                break
             except (BlockingIOError, InterruptedError):
-                await asyncio.sleep(0.001)  # the launcher is behind; the buffer drains soon
+                sent = 0
             except OSError as exc:
                 self.close()
                 raise SandboxLost(f"the session sandbox is gone: {exc}") from exc
-        if sent < len(data):
-            await self.loop.sock_sendall(self.sock, data[sent:])
+            if sent:
+                data, ancillary = data[sent:], []  # the descriptors went with the first byte
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self.sock], [], left)[1]:
+                self.close()  # the launcher stopped reading (stopped, or stuck)
+                raise SandboxLost("the session sandbox stopped taking commands")
 
     async def stop(self, request_id: int, done: asyncio.Future[int]) -> None:
         """SIGTERM the command's group, a grace period, then SIGKILL (sent even when this is
-        cancelled in between)."""
+        cancelled in between). A launcher that does not answer even then (a command stopped
+        it) takes the whole sandbox with it."""
         try:
-            await self._send((STOP, request_id, int(signal.SIGTERM)))
+            with contextlib.suppress(OSError):
+                self._send((STOP, request_id, int(signal.SIGTERM)))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(done), TERM_GRACE_S)
         finally:
             if not done.done() and self.alive:
                 with contextlib.suppress(OSError):
-                    await self._send((STOP, request_id, int(signal.SIGKILL)))
+                    self._send((STOP, request_id, int(signal.SIGKILL)))
+        if not done.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(done), STOP_TIMEOUT_S)
+        if not done.done():
+            log.warning("the session sandbox did not stop a command; ending the sandbox")
+            self.close()
 
     async def run(
         self,
@@ -169,7 +188,9 @@ class _Server:
         cwd: str,
         timeout_s: float | None,
         on_output: OutputSink | None,
-    ) -> ExecResult:
+    ) -> ExecResult | None:
+        """The command's result; None when the sandbox was lost before it took the command
+        (which then never ran: the caller may start it elsewhere)."""
         started = time.monotonic()
         os.stat(cwd)  # a missing directory fails as it would for a command started here
         self.next_id += 1
@@ -188,12 +209,14 @@ class _Server:
         )
         try:
             try:
-                await self._send(request, [write_fd])
+                self._send(request, [write_fd])
             finally:
                 os.close(write_fd)  # the launcher has its copy
-        except BaseException:
+        except BaseException as exc:
             os.close(read_fd)
             self.running.pop(request_id, None)
+            if isinstance(exc, SandboxLost):
+                return None  # the launcher runs only a whole request: this one never started
             raise
         os.set_blocking(read_fd, False)
         reader = _PipeReader(read_fd, on_output)
@@ -215,7 +238,7 @@ class _Server:
             raise
         except BaseException:
             with contextlib.suppress(OSError):
-                await self._send((STOP, request_id, int(signal.SIGKILL)))
+                self._send((STOP, request_id, int(signal.SIGKILL)))
             raise
         finally:
             reader.close()

@@ -192,9 +192,11 @@ class Launcher:
             return
         _, request_id, argv, env, cwd = request
         assert isinstance(request_id, int) and fds
+        # The reaper closes every descriptor but its command's: another command's output pipe
+        # held open here would keep that command's call waiting.
         pid = os.fork()
         if pid == 0:
-            run_command(argv, env, cwd, fds[0], [*self.keep, *fds[1:]])  # type: ignore[arg-type]
+            run_command(argv, env, cwd, fds[0], [*self.keep, *fds[1:], *self.fds])  # type: ignore[arg-type]
         self.commands[pid] = request_id
         self.by_id[request_id] = pid
         self.send(STARTED, request_id, pid)
