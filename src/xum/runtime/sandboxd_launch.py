@@ -10,7 +10,7 @@ and the sandbox (bwrap's PID namespace) ends with it.
 Each command gets a process of its own, forked from the launcher (the *command reaper*): it
 leads a new session and process group, marks itself a child subreaper, runs `bash` in its group,
 and when bash exits it kills every descendant left (a `setsid` child, a double-forked orphan: the
-subreaper adopts them all) before it exits with bash's status. So, as with a fresh bwrap per
+subreaper adopts them all) before it reports bash's status and exits. So, as with a fresh bwrap per
 command, every descendant of a command ends with it. The launcher is a subreaper too: a process
 orphaned because its command reaper was killed comes up to the launcher, which kills it.
 
@@ -19,7 +19,8 @@ The wire (a stream socket, both ways; the same framing as `xum.runtime.launch`):
   with the command's output descriptor as SCM_RIGHTS, or `(STOP, id, signal)`, which signals the
   command's whole process group.
 * replies: `!Bqq` records: READY (1, 0), STARTED (id, pid in the sandbox), EXITED (id, exit code
-  as `os.waitstatus_to_exitcode` gives it).
+  as `os.waitstatus_to_exitcode` gives it). A command's reaper sends its EXITED itself (one hop
+  less than through the launcher); the launcher sends it for a reaper that failed or was killed.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ import contextlib
 import importlib.util
 import marshal
 import os
-import resource
 import selectors
 import signal
 import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from types import FrameType, ModuleType
 from typing import NoReturn
 
@@ -44,6 +45,7 @@ REPLY = struct.Struct("!Bqq")
 READY, STARTED, EXITED = 1, 2, 4
 RUN, STOP = 1, 2
 START_FAILED_CODE = 127
+REPORTED = 0  # a reaper's exit status when it reported its command's end itself
 _MAX_FDS = 16
 _RECV = 256 * 1024
 
@@ -62,30 +64,60 @@ def _load_launch() -> ModuleType:
 launch = _load_launch()
 
 
+def _prctl_setter() -> Callable[[], int]:
+    """A function that makes the calling process a child subreaper (0, else the errno), with
+    libc loaded once here rather than in every command reaper (a few tenths of a millisecond
+    each)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ulong = ctypes.c_ulong
+    prctl = libc.prctl
+    prctl.argtypes = [ctypes.c_int, ulong, ulong, ulong, ulong]
+    prctl.restype = ctypes.c_int
+
+    def set_subreaper() -> int:
+        if prctl(launch.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return ctypes.get_errno() or 1
+        return 0
+
+    return set_subreaper
+
+
+set_subreaper: Callable[[], int] = launch.set_subreaper  # the cached one once main() runs
+
+
 def _ignore(signum: int, frame: FrameType | None) -> None:
     pass  # caught, not ignored: exec resets a caught signal in the command
 
 
 def run_command(
-    argv: list[bytes], env: dict[bytes, bytes], cwd: bytes, out_fd: int, close: list[int]
+    request_id: int,
+    argv: list[bytes],
+    env: dict[bytes, bytes],
+    cwd: bytes,
+    out_fd: int,
+    sock: socket.socket,
+    close: list[int],
 ) -> NoReturn:
-    """The command reaper (a forked child of the launcher): run bash, then end every
-    descendant it left, then exit as bash did."""
-    code = START_FAILED_CODE
+    """The command reaper (a forked child of the launcher): run bash, end every descendant it
+    left, then report how bash ended on the socket itself (one reply: a short write on a
+    stream socket is never split among other writers' replies) and exit 0. The launcher
+    reports for a reaper that exits otherwise (it failed, or was killed)."""
     try:
         signal.set_wakeup_fd(-1)
         for fd in close:
             with contextlib.suppress(OSError):
                 os.close(fd)
         devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 1)  # the socket to xum: only the launcher writes on it
+        os.dup2(devnull, 1)  # stray output must never reach the socket
         os.dup2(devnull, 2)
         os.close(devnull)
         os.setsid()  # its own group: a STOP signals the reaper, bash and bash's jobs together
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, _ignore)  # the group's signal is for bash; the reaper outlasts it
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        if launch.set_subreaper() != 0:
+        if set_subreaper() != 0:
             raise OSError("the command reaper cannot adopt orphans")
         try:
             child = subprocess.Popen(
@@ -105,18 +137,12 @@ def run_command(
         child.returncode = code = os.waitstatus_to_exitcode(status)
         if _has_children():  # the usual command leaves none: no /proc scan then
             launch.kill_descendants()
+        sock.sendall(REPLY.pack(EXITED, request_id, code))
     except BaseException:
         with contextlib.suppress(BaseException):
             launch.kill_descendants()
         os._exit(START_FAILED_CODE)
-    if code < 0:  # bash died of a signal: die of the same one, so the launcher reports it
-        with contextlib.suppress(OSError, ValueError):
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(-code, signal.SIG_DFL)  # refused for SIGKILL and SIGSTOP: no need
-        with contextlib.suppress(OSError):
-            os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
+    os._exit(REPORTED)
 
 
 def _has_children() -> bool:
@@ -135,7 +161,7 @@ def _has_children() -> bool:
 class Launcher:
     def __init__(self, sock: socket.socket, keep: list[int]) -> None:
         self.sock = sock
-        self.keep = keep  # descriptors a command reaper closes (the socket, the wake-up pipe)
+        self.keep = keep  # descriptors a command reaper closes (the wake-up pipe)
         self.buffer = b""
         self.fds: list[int] = []
         self.commands: dict[int, int] = {}  # reaper pid -> request id
@@ -185,18 +211,21 @@ class Launcher:
     def handle(self, request: tuple[object, ...], fds: list[int]) -> None:
         if request[0] == STOP:
             _, request_id, sig = request
-            pid = self.by_id.get(int(request_id))  # type: ignore[call-overload]
+            assert isinstance(request_id, int) and isinstance(sig, int)
+            pid = self.by_id.get(request_id)
             if pid is not None:
                 with contextlib.suppress(OSError):
-                    os.killpg(pid, int(sig))  # type: ignore[call-overload]
+                    os.killpg(pid, sig)
             return
         _, request_id, argv, env, cwd = request
-        assert isinstance(request_id, int) and fds
+        assert isinstance(request_id, int) and isinstance(argv, list) and fds
+        assert isinstance(env, dict) and isinstance(cwd, bytes)
         # The reaper closes every descriptor but its command's: another command's output pipe
         # held open here would keep that command's call waiting.
+        close = [*self.keep, *fds[1:], *self.fds]
         pid = os.fork()
         if pid == 0:
-            run_command(argv, env, cwd, fds[0], [*self.keep, *fds[1:], *self.fds])  # type: ignore[arg-type]
+            run_command(request_id, argv, env, cwd, fds[0], self.sock, close)
         self.commands[pid] = request_id
         self.by_id[request_id] = pid
         self.send(STARTED, request_id, pid)
@@ -218,7 +247,8 @@ class Launcher:
                 continue
             self.by_id.pop(request_id, None)
             code = os.waitstatus_to_exitcode(status)
-            self.send(EXITED, request_id, code)
+            if code != REPORTED:
+                self.send(EXITED, request_id, code)
             # A reaper that exited on its own ended every descendant first; one killed by a
             # signal (a STOP, or its own command) may have left orphans to the launcher.
             strays = strays or code < 0
@@ -249,9 +279,11 @@ def main() -> int:
     os.dup2(devnull, 2)
     os.close(devnull)
     wake_read, wake_write = os.pipe()
-    launcher = Launcher(sock, [sock.fileno(), wake_read, wake_write])
+    launcher = Launcher(sock, [wake_read, wake_write])
+    global set_subreaper
     if launch.set_subreaper() != 0:
         return 1  # no READY: xum falls back to a bwrap per command
+    set_subreaper = _prctl_setter()
     os.set_blocking(wake_write, False)
     os.set_blocking(wake_read, False)
     signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
