@@ -9,6 +9,7 @@ sandbox ends with the session and with xum, even when xum is killed with SIGKILL
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
@@ -158,7 +159,8 @@ async def test_descendants_die_with_their_command_and_the_sandbox_lives_on(
     session: Session,
 ) -> None:
     """A `setsid` child with its output closed, a double-forked orphan and a plain background
-    job: the command's reaper ends them all when bash exits; the sandbox stays."""
+    job: bash adopts them (a subreaper) and the launcher ends them when bash exits; the
+    sandbox stays."""
     set_sandbox(mode="workspace-write")
     tag = f"311.{os.getpid()}{time.monotonic_ns() % 10000}"
     try:
@@ -339,3 +341,31 @@ async def test_a_stopped_launcher_still_lets_a_timeout_end_the_command(session: 
     assert first is not None and await wait_gone(first, timeout=10.0)
     again = await runtime.exec("true", env={})
     assert again.exit_code == 0
+
+
+async def test_an_orphan_lives_as_long_as_its_command_while_others_end(session: Session) -> None:
+    """A double-forked child of a running command belongs to that command (its bash adopts it),
+    not to the strays another command's end clears away."""
+    set_sandbox(mode="workspace-write")
+    runtime = await session.sandboxed_runtime()
+    marks = session.workspace / "marks"
+    marks.mkdir()
+    out = bytearray()
+    first = asyncio.create_task(
+        runtime.exec(
+            f"( sleep 30 & echo $! > {marks}/pid )\n"
+            f"while [ ! -e {marks}/go ]; do sleep 0.02; done\n"
+            f'kill -0 "$(cat {marks}/pid)" && echo alive',
+            env={},
+            timeout_s=20,
+            on_output=out.extend,
+        )
+    )
+    deadline = time.monotonic() + DEADLINE_S
+    while not (marks / "pid").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    other = await runtime.exec("true", env={})  # a command that ends meanwhile
+    assert other.exit_code == 0
+    (marks / "go").touch()
+    result = await first
+    assert result.exit_code == 0 and out == b"alive\n", (result, out)

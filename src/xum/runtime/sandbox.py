@@ -25,8 +25,8 @@ as root cannot remount its way out). Egress `off` adds a network namespace with 
 loopback.
 
 A local workspace-write session runs these arguments once, as one long-lived sandbox whose
-launcher starts each command (`xum.runtime.sandboxd`; there a subreaper per command ends its
-descendants, in place of the PID namespace per command).
+launcher starts each command (`xum.runtime.sandboxd`; there each command's bash is a subreaper
+and the launcher ends what it leaves, in place of a PID namespace per command).
 
 This module is pure: it turns a `Layout` into arguments, probes whether bubblewrap works, and
 wraps a runtime so its `exec` runs inside. Which mode applies, and what goes in the layout, is

@@ -4,8 +4,9 @@ A fresh bubblewrap per command costs its namespaces every time (the mount namesp
 few milliseconds). A `SessionSandbox` starts one `bwrap` with the session's boundaries, running
 the launcher (`xum.runtime.sandboxd_launch`), and hands it each command: the script, its
 environment and working directory, and the write end of its output pipe. Every descendant of a
-command still ends with it (each command has a reaper inside that is a subreaper, see the
-launcher); timeouts and interrupts signal the command's whole group, then kill it.
+command still ends with it (each command's bash is a subreaper, and the launcher kills what an
+ended command left: see the launcher); timeouts and interrupts signal the command's whole
+group, then kill it.
 
 Never stale: the boundaries are the exact `bwrap` arguments a per-command sandbox would get now,
 plus the identity (device, inode) of every path they mount. A command whose boundaries differ
@@ -225,7 +226,7 @@ class _Server:
             try:
                 async with asyncio.timeout(timeout_s):
                     await asyncio.shield(done)
-                    # The reaper ended every descendant before it exited: the pipe closes now.
+                    # The launcher ended every descendant before it said so: the pipe closes now.
                     await reader.wait_eof(PIPE_DRAIN_GRACE_S + EOF_AFTER_KILL_S)
             except TimeoutError:
                 timed_out = True

@@ -7,20 +7,20 @@ stream socket whose other end only xum holds: requests come in on it and replies
 End-of-file means xum let go or died; the launcher then kills everything it started and exits,
 and the sandbox (bwrap's PID namespace) ends with it.
 
-Each command gets a process of its own, forked from the launcher (the *command reaper*): it
-leads a new session and process group, marks itself a child subreaper, runs `bash` in its group,
-and when bash exits it kills every descendant left (a `setsid` child, a double-forked orphan: the
-subreaper adopts them all) before it reports bash's status and exits. So, as with a fresh bwrap per
-command, every descendant of a command ends with it. The launcher is a subreaper too: a process
-orphaned because its command reaper was killed comes up to the launcher, which kills it.
+Each command's `bash` is started in a session (and process group) of its own and, before it
+execs, is marked a child subreaper (the mark survives exec): an orphan among its descendants (a
+`setsid` child, a double fork) is re-parented to bash, not lost. When bash exits, whatever it
+left is re-parented to the launcher, itself a subreaper; the launcher's only legitimate children
+are the commands still running, so it kills every other child (and their groups, again until
+none is left) before it reports the command's end. So, as with a fresh bwrap per command, every
+descendant of a command ends with it, and when its command is reported ended it is gone.
 
 The wire (a stream socket, both ways; the same framing as `xum.runtime.launch`):
 * request: `!II` (body length, descriptors) then a `marshal` body: `(RUN, id, argv, env, cwd)`
   with the command's output descriptor as SCM_RIGHTS, or `(STOP, id, signal)`, which signals the
   command's whole process group.
 * replies: `!Bqq` records: READY (1, 0), STARTED (id, pid in the sandbox), EXITED (id, exit code
-  as `os.waitstatus_to_exitcode` gives it). A command's reaper sends its EXITED itself (one hop
-  less than through the launcher); the launcher sends it for a reaper that failed or was killed.
+  as `os.waitstatus_to_exitcode` gives it).
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ REPLY = struct.Struct("!Bqq")
 READY, STARTED, EXITED = 1, 2, 4
 RUN, STOP = 1, 2
 START_FAILED_CODE = 127
-REPORTED = 0  # a reaper's exit status when it reported its command's end itself
 _MAX_FDS = 16
 _RECV = 256 * 1024
 
@@ -64,10 +63,9 @@ def _load_launch() -> ModuleType:
 launch = _load_launch()
 
 
-def _prctl_setter() -> Callable[[], int]:
-    """A function that makes the calling process a child subreaper (0, else the errno), with
-    libc loaded once here rather than in every command reaper (a few tenths of a millisecond
-    each)."""
+def _prctl_setter() -> Callable[[], None]:
+    """What a command runs between fork and exec: mark itself a child subreaper (OSError when it
+    cannot, so the command is not started). libc is loaded once, here."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -76,96 +74,25 @@ def _prctl_setter() -> Callable[[], int]:
     prctl.argtypes = [ctypes.c_int, ulong, ulong, ulong, ulong]
     prctl.restype = ctypes.c_int
 
-    def set_subreaper() -> int:
+    def set_subreaper() -> None:
         if prctl(launch.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return ctypes.get_errno() or 1
-        return 0
+            raise OSError(ctypes.get_errno() or 1, "the command cannot be made a subreaper")
 
     return set_subreaper
-
-
-set_subreaper: Callable[[], int] = launch.set_subreaper  # the cached one once main() runs
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:
     pass  # caught, not ignored: exec resets a caught signal in the command
 
 
-def run_command(
-    request_id: int,
-    argv: list[bytes],
-    env: dict[bytes, bytes],
-    cwd: bytes,
-    out_fd: int,
-    sock: socket.socket,
-    close: list[int],
-) -> NoReturn:
-    """The command reaper (a forked child of the launcher): run bash, end every descendant it
-    left, then report how bash ended on the socket itself (one reply: a short write on a
-    stream socket is never split among other writers' replies) and exit 0. The launcher
-    reports for a reaper that exits otherwise (it failed, or was killed)."""
-    try:
-        signal.set_wakeup_fd(-1)
-        for fd in close:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 1)  # stray output must never reach the socket
-        os.dup2(devnull, 2)
-        os.close(devnull)
-        os.setsid()  # its own group: a STOP signals the reaper, bash and bash's jobs together
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, _ignore)  # the group's signal is for bash; the reaper outlasts it
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        if set_subreaper() != 0:
-            raise OSError("the command reaper cannot adopt orphans")
-        try:
-            child = subprocess.Popen(
-                argv, stdin=0, stdout=out_fd, stderr=out_fd, cwd=cwd or None, env=env
-            )
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.write(out_fd, f"xum sandbox: the command did not start: {exc}\n".encode())
-            raise
-        os.close(out_fd)
-        while True:
-            try:
-                _, status = os.waitpid(child.pid, 0)
-                break
-            except InterruptedError:
-                continue
-        child.returncode = code = os.waitstatus_to_exitcode(status)
-        if _has_children():  # the usual command leaves none: no /proc scan then
-            launch.kill_descendants()
-        sock.sendall(REPLY.pack(EXITED, request_id, code))
-    except BaseException:
-        with contextlib.suppress(BaseException):
-            launch.kill_descendants()
-        os._exit(START_FAILED_CODE)
-    os._exit(REPORTED)
-
-
-def _has_children() -> bool:
-    """Whether this process has a child (live, or a zombie, which is reaped on the way)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        except InterruptedError:
-            continue
-        if pid == 0:
-            return True  # one still runs
-
-
 class Launcher:
-    def __init__(self, sock: socket.socket, keep: list[int]) -> None:
+    def __init__(self, sock: socket.socket, as_subreaper: Callable[[], None]) -> None:
         self.sock = sock
-        self.keep = keep  # descriptors a command reaper closes (the wake-up pipe)
+        self.as_subreaper = as_subreaper
         self.buffer = b""
         self.fds: list[int] = []
-        self.commands: dict[int, int] = {}  # reaper pid -> request id
-        self.by_id: dict[int, int] = {}  # request id -> reaper pid
+        self.commands: dict[int, int] = {}  # bash pid (its group, its session) -> request id
+        self.by_id: dict[int, int] = {}  # request id -> bash pid
 
     def send(self, kind: int, a: int, b: int) -> None:
         try:
@@ -204,7 +131,7 @@ class Launcher:
             try:
                 self.handle(marshal.loads(body), passed)
             finally:
-                for fd in passed:  # the reaper has its copy; ours would hold the pipe open
+                for fd in passed:  # the command has its copy; ours would hold the pipe open
                     with contextlib.suppress(OSError):
                         os.close(fd)
 
@@ -220,17 +147,30 @@ class Launcher:
         _, request_id, argv, env, cwd = request
         assert isinstance(request_id, int) and isinstance(argv, list) and fds
         assert isinstance(env, dict) and isinstance(cwd, bytes)
-        # The reaper closes every descriptor but its command's: another command's output pipe
-        # held open here would keep that command's call waiting.
-        close = [*self.keep, *fds[1:], *self.fds]
-        pid = os.fork()
-        if pid == 0:
-            run_command(request_id, argv, env, cwd, fds[0], self.sock, close)
-        self.commands[pid] = request_id
-        self.by_id[request_id] = pid
-        self.send(STARTED, request_id, pid)
+        try:
+            child = subprocess.Popen(
+                argv,
+                stdin=0,  # the launcher's own: /dev/null
+                stdout=fds[0],
+                stderr=fds[0],
+                cwd=cwd or None,
+                env=env,
+                start_new_session=True,  # its own group: a STOP signals bash and its jobs
+                preexec_fn=self.as_subreaper,
+            )
+        except Exception as exc:  # no such directory, a refused prctl: said in its output
+            with contextlib.suppress(OSError):
+                os.write(fds[0], f"xum sandbox: the command did not start: {exc}\n".encode())
+            self.send(EXITED, request_id, START_FAILED_CODE)
+            return
+        # Popen never reaps it: `reap` does (returncode set first, so no Popen waits for it).
+        child.returncode = 0
+        self.commands[child.pid] = request_id
+        self.by_id[request_id] = child.pid
+        self.send(STARTED, request_id, child.pid)
 
     def reap(self) -> None:
+        ended: list[tuple[int, int]] = []
         strays = False
         while True:
             try:
@@ -243,30 +183,33 @@ class Launcher:
                 break
             request_id = self.commands.pop(pid, None)
             if request_id is None:
-                strays = True  # an adopted orphan ended: there may be more
+                strays = True  # an orphan that ended: there may be more
                 continue
             self.by_id.pop(request_id, None)
-            code = os.waitstatus_to_exitcode(status)
-            if code != REPORTED:
-                self.send(EXITED, request_id, code)
-            # A reaper that exited on its own ended every descendant first; one killed by a
-            # signal (a STOP, or its own command) may have left orphans to the launcher.
-            strays = strays or code < 0
-        if strays:
+            ended.append((request_id, os.waitstatus_to_exitcode(status)))
+        if ended or strays:
+            # What an ended bash left came up to the launcher: gone before its end is reported.
             self.kill_strays()
+        for request_id, code in ended:
+            self.send(EXITED, request_id, code)
 
     def kill_strays(self) -> None:
-        """Kill every child that is not a command reaper: orphans of a reaper that was killed
-        before it could end them."""
+        """Kill every child that is not a running command's bash, and reap it, until none is
+        left (a stray's own children come up to the launcher when it dies)."""
         own_group = os.getpgid(0)
-        for pid, group in launch._children():
-            if pid in self.commands:
-                continue
-            if group != own_group and group not in self.commands:
+        while True:
+            strays = [(pid, group) for pid, group in launch._children() if pid not in self.commands]
+            if not strays:
+                return
+            for pid, group in strays:
+                if group != own_group and group not in self.commands:
+                    with contextlib.suppress(OSError):
+                        os.killpg(group, signal.SIGKILL)
                 with contextlib.suppress(OSError):
-                    os.killpg(group, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
+            for pid, _group in strays:
+                with contextlib.suppress(ChildProcessError, InterruptedError):
+                    os.waitpid(pid, 0)
 
 
 def main() -> int:
@@ -278,12 +221,10 @@ def main() -> int:
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
-    wake_read, wake_write = os.pipe()
-    launcher = Launcher(sock, [wake_read, wake_write])
-    global set_subreaper
     if launch.set_subreaper() != 0:
         return 1  # no READY: xum falls back to a bwrap per command
-    set_subreaper = _prctl_setter()
+    launcher = Launcher(sock, _prctl_setter())
+    wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     os.set_blocking(wake_read, False)
     signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
