@@ -111,6 +111,20 @@ def outside() -> Iterator[Path]:
     subprocess.run(["rm", "-rf", str(path)], check=False)
 
 
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def is_bwrap(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"bwrap")
@@ -297,7 +311,9 @@ def test_sigkill_of_xum_leaves_no_sandbox_behind(
         poll("the command's sleeps run", lambda: len(running_with(tag)) >= 2, proc)
         # The sandbox: the bwraps whose arguments name this checkout.
         sandboxes = [pid for pid in running_with(str(repo)) if is_bwrap(pid)]
-        assert sandboxes
+        # The session's sandbox, started by the command helper (a per-command one is xum's own
+        # child).
+        assert any(b"launch.py" in cmdline(parent_of(pid)) for pid in sandboxes), sandboxes
         proc.kill()
         proc.communicate()
         poll("no process of the command is left", lambda: not running_with(tag))
@@ -369,3 +385,24 @@ async def test_an_orphan_lives_as_long_as_its_command_while_others_end(session: 
     (marks / "go").touch()
     result = await first
     assert result.exit_code == 0 and out == b"alive\n", (result, out)
+
+
+def test_xum_run_leaves_no_sandbox_behind_when_it_ends(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    fake_llm.script(
+        fakellm.tool_call("bash", {"script": "echo one", "display_name": "one"}),
+        fakellm.tool_call("bash", {"script": "echo two", "display_name": "two"}),
+        fakellm.text("done"),
+    )
+    done = subprocess.run(
+        [XUM, "run", "--json", "--sandbox", "workspace-write", "run two commands"],
+        cwd=repo,
+        env=dict(os.environ, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake_llm.url),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "one" in done.stdout and "two" in done.stdout
+    poll("no sandbox is left", lambda: not [p for p in running_with(str(repo)) if is_bwrap(p)])
