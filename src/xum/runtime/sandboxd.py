@@ -33,6 +33,7 @@ import signal
 import socket
 import sys
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -303,11 +304,18 @@ class SessionSandbox:
     boundaries change. `run` returns None where the caller must start a bwrap of its own."""
 
     def __init__(self) -> None:
-        self._server: _Server | None = None
+        # In a list of its own: what the finalizer closes, without holding the sandbox alive.
+        self._servers: list[_Server] = []
+        # A session dropped without `close` (a test's, an error path) still ends its sandbox.
+        self._finalizer = weakref.finalize(self, _close_all, self._servers)
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self.unavailable: str | None = None  # why the session sandbox is not used, once known
         self.closed = False
+
+    @property
+    def _server(self) -> _Server | None:
+        return self._servers[-1] if self._servers else None
 
     @property
     def pid(self) -> int | None:
@@ -347,20 +355,27 @@ class SessionSandbox:
                     # bwrap with the new ones.
                     return None
                 server.close()
-            self._server = None
+            self._servers.clear()
             if self.closed:
                 return None
             try:
-                self._server = await _start_server(key, boundaries)
+                started = await _start_server(key, boundaries)
             except OSError as exc:
                 self.unavailable = str(exc)
                 log.warning("each command starts its own sandbox: %s", exc)
                 return None
-            return self._server
+            if self.closed:  # closed while it started
+                started.close()
+                return None
+            self._servers.append(started)
+            return started
 
     def close(self) -> None:
         """End the sandbox and every command in it (the session is closing)."""
         self.closed = True
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
+        self._finalizer()
+
+
+def _close_all(servers: list[_Server]) -> None:
+    while servers:
+        servers.pop().close()
