@@ -126,7 +126,8 @@ class _Server:
         if not self.alive:
             return
         self.alive = False
-        self.loop.remove_reader(self.sock.fileno())
+        with contextlib.suppress(RuntimeError):  # its loop may be closed (a dropped session)
+            self.loop.remove_reader(self.sock.fileno())
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()  # the launcher's cue: it kills its commands and exits
@@ -136,7 +137,8 @@ class _Server:
                 os.killpg(self.child.pid, signal.SIGKILL)
         for future in self.running.values():
             if not future.done():
-                future.set_result(LOST_EXIT_CODE)
+                with contextlib.suppress(RuntimeError):
+                    future.set_result(LOST_EXIT_CODE)
 
     def _send(self, body: Request, fds: Sequence[int] = ()) -> None:
         """Send one request whole. Synchronous on purpose: a request is never cut by a
@@ -290,6 +292,11 @@ async def _start_server(key: Key, boundaries: Sequence[str]) -> _Server:
                 said += chunk
     except TimeoutError:
         said += b"\nno answer in time"
+    except BaseException:  # cancelled: the half-started sandbox goes
+        ours.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        raise
     if said[: REPLY.size] != REPLY.pack(READY, 1, 0) or len(said) != REPLY.size:
         ours.close()
         with contextlib.suppress(ProcessLookupError, PermissionError):
