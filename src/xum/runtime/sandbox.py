@@ -24,6 +24,10 @@ the descendants did with `setsid` or their output), and capabilities are dropped
 as root cannot remount its way out). Egress `off` adds a network namespace with only its own
 loopback.
 
+A local workspace-write session runs these arguments once, as one long-lived sandbox whose
+launcher starts each command (`xum.runtime.sandboxd`; there each command's bash is a subreaper
+and the launcher ends what it leaves, in place of a PID namespace per command).
+
 This module is pure: it turns a `Layout` into arguments, probes whether bubblewrap works, and
 wraps a runtime so its `exec` runs inside. Which mode applies, and what goes in the layout, is
 decided by the workspace layer (`xum.workspaces.safety.sandboxing`).
@@ -37,6 +41,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xum.core.pathtext import is_within
 from xum.runtime.base import ExecResult, OutputSink, Runtime
@@ -53,6 +58,9 @@ from xum.runtime.sandbox_settings import SandboxMode as SandboxMode
 from xum.runtime.sandbox_settings import SandboxSettings as SandboxSettings
 from xum.runtime.sandbox_settings import find_bwrap as find_bwrap
 from xum.runtime.sandbox_settings import parse_settings as parse_settings
+
+if TYPE_CHECKING:
+    from xum.runtime.sandboxd import SessionSandbox
 
 # Inside `.git`: what makes git run code or change its behaviour. Held read-only.
 GIT_PROTECTED = ("hooks", "config", "info")
@@ -352,11 +360,18 @@ def parse_remote_probe(output: str, host: str) -> RemoteFacts:
 class SandboxedRuntime(ForwardingRuntime):
     """A view of `inner` whose `exec` runs the script inside the sandbox. Files, paths and
     everything else are `inner`'s own (xum's file tools are fenced separately, in
-    `xum.tools.paths`). It is made per tool call and owns nothing."""
+    `xum.tools.paths`). It is made per tool call and owns nothing.
 
-    def __init__(self, inner: Runtime, layout: Layout) -> None:
+    `session`: the session's one sandbox (`xum.runtime.sandboxd`), used for a local
+    workspace-write command; a read-only one keeps a fresh bwrap per command, since its
+    writable `$TMPDIR` must be empty and thrown away with each command."""
+
+    def __init__(
+        self, inner: Runtime, layout: Layout, session: SessionSandbox | None = None
+    ) -> None:
         super().__init__(inner)
         self.layout = layout
+        self.session = session
 
     def __repr__(self) -> str:
         mode = "workspace-write" if self.layout.writable_workspace else "read-only"
@@ -379,6 +394,23 @@ class SandboxedRuntime(ForwardingRuntime):
             tmp = self.layout.temp_dir
             if tmp is not None:
                 os.makedirs(tmp, mode=0o700, exist_ok=True)
+            if self.session is not None and self.layout.writable_workspace:
+                # The last step names the command's $TMPDIR and directory: per command, the
+                # rest is the session sandbox's boundaries.
+                tail = plan[-1].present
+                full_env = self.inner.base_env()
+                full_env.update(env)
+                full_env["TMPDIR"] = tail[2]
+                result = await self.session.run(
+                    argv_for(plan[:-1]),
+                    script,
+                    env=full_env,
+                    cwd=where,
+                    timeout_s=timeout_s,
+                    on_output=on_output,
+                )
+                if result is not None:
+                    return result
             return await self.inner.exec(
                 script,
                 env=env,

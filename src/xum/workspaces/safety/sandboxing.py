@@ -41,6 +41,7 @@ from xum.workspaces.safety.choice import (
 
 if TYPE_CHECKING:
     from xum.runtime.sandbox import Backend, GitLayout, Layout, SandboxSettings
+    from xum.runtime.sandboxd import SessionSandbox
     from xum.tools.base import ToolContext, ToolResult
 
 SANDBOXED_TOOLS = frozenset({"bash"})
@@ -92,6 +93,8 @@ class SandboxMiddleware:
         self._warned = warned
         self._remote: tuple[Backend, bool, GitLayout | None] | None = None
         self._probe_lock = asyncio.Lock()
+        # The session's one sandbox for local commands (started by its first command).
+        self.session_sandbox: SessionSandbox | None = None
         if runtime.sees_local_files and self._may_sandbox():
             from xum.llm.http import first_request_sent
             from xum.runtime.sandbox_settings import find_bwrap, probe_soon
@@ -100,6 +103,11 @@ class SandboxMiddleware:
             # model answers, instead of with the first command.
             if find_bwrap() is not None:
                 probe_soon(first_request_sent, PROBE_GATE_S)
+
+    async def aclose(self) -> None:
+        """The session ends: so does its sandbox, with every command still in it."""
+        if self.session_sandbox is not None:
+            self.session_sandbox.close()
 
     def _may_sandbox(self) -> bool:
         """Whether a command of this session may run in the sandbox (its settings as now)."""
@@ -158,7 +166,15 @@ class SandboxMiddleware:
             layout = _with_denylist(layout, denylist, ctx.runtime)
         if ctx.runtime.sees_local_files:
             layout = _without_key_files(layout)
-        return dataclasses.replace(ctx, runtime=SandboxedRuntime(ctx.runtime, layout))
+        session = None
+        if ctx.runtime.sees_local_files:
+            if self.session_sandbox is None:
+                from xum.runtime.sandboxd import SessionSandbox
+
+                self.session_sandbox = SessionSandbox()
+            session = self.session_sandbox
+        sandboxed = SandboxedRuntime(ctx.runtime, layout, session)
+        return dataclasses.replace(ctx, runtime=sandboxed)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
         from xum.runtime.forwarding import ForwardingRuntime
