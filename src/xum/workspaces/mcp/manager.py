@@ -126,9 +126,9 @@ class McpManager:
         if self._closed:
             return None
         config = self.loader.load()
-        if self.runtime_kind in ("ssh", "docker"):
+        if self.runtime_kind in ("ssh", "docker", "devcontainer"):
             if config.servers:
-                where = "SSH" if self.runtime_kind == "ssh" else "Docker"
+                where = {"ssh": "SSH", "docker": "Docker"}.get(self.runtime_kind, "Dev Container")
                 place = "on the host" if self.runtime_kind == "ssh" else "in the container"
                 self._tell(
                     "mcp-unsupported-runtime",
