@@ -87,4 +87,6 @@ def test_create_and_delete_a_dev_container_workspace_of_a_named_config(
 
         missing = dict(body, runtime={"type": "devcontainer", "config": "nope"})
         refused = client.post("/api/workspaces", json=missing, headers=AUTH)
-        assert refused.status_code >= 400 and "named 'nope'" in refused.text
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == "devcontainer_config"
+        assert "named 'nope'" in refused.text

@@ -11,7 +11,9 @@ import click
 import pytest
 
 from xum.cli.options import RuntimeSpec
+from xum.context.environment import environment_block
 from xum.core.errors import XumError
+from xum.engine.events import Advisory, Event
 from xum.runtime.devcontainer import DevcontainerRuntime
 from xum.workspaces.checkouts.devcontainer_ops import CLI_ENV, devcontainer_cli
 from xum.workspaces.devcontainer_configs import (
@@ -20,6 +22,8 @@ from xum.workspaces.devcontainer_configs import (
     choose_config,
     find_configs,
 )
+from xum.workspaces.mcp.manager import McpManager
+from xum.workspaces.mcp.paths import global_path
 from xum.workspaces.runtime_spec import format_runtime, origin_target, parse_runtime
 
 CONFIG = '{"image": "example"}\n'
@@ -123,3 +127,28 @@ def test_paths_under_the_worktree_are_the_container_folder_and_others_stay() -> 
     assert other._remote_env({"A": "1"})["SSH_AUTH_SOCK"] == "/run/x.sock"
     assert other.kind == "devcontainer"
     asyncio.run(other.close())
+
+
+def test_dev_container_workspaces_run_no_mcp_servers_and_say_so(tmp_path: Path) -> None:
+    path = global_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"servers": {"a": "x"}}')
+    told: list[Event] = []
+    manager = McpManager(
+        workspace_id="w",
+        workspace_path=str(tmp_path),
+        checkout_root=str(tmp_path),
+        runtime_kind="devcontainer",
+        env=dict,
+        mask=lambda text: text,
+        trusted=lambda: True,
+        emit=told.append,
+    )
+    assert asyncio.run(manager.snapshot()) is None
+    (advisory,) = told
+    assert isinstance(advisory, Advisory) and advisory.kind == "mcp-unsupported-runtime"
+    assert "Dev Container workspaces" in advisory.message
+
+
+def test_the_prompt_says_the_agent_works_in_a_dev_container() -> None:
+    assert "Dev Container" in environment_block("devcontainer", is_git=True)

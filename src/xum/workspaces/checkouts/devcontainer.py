@@ -36,6 +36,7 @@ from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
     DirtyWorkspaceError,
+    HookRoots,
     NewWorkspace,
     Origin,
     Removal,
@@ -132,6 +133,10 @@ class DevcontainerCheckout(WorktreeCheckout):
             devcontainer_user=started.user,
         )
         return cls(registry.update_workspace(record.id, extra=extra))
+
+    def hook_roots(self) -> HookRoots:
+        # Hooks run in the container, which has the worktree only (not the project root).
+        return HookRoots(self.record.path, None)
 
     @property
     def container(self) -> str:
