@@ -2,7 +2,8 @@
 server, the real Dev Container CLI (`devcontainer up`) driving a real container engine (podman
 here) with a config that names the local test image. Bash runs in the container in the
 workspace folder `/workspaces/<worktree>`, an edit by the file tools is the worktree's on this
-machine and is seen inside, archiving stops the container and unarchiving starts it, deleting
+machine and is seen inside, git works inside (the project's git directory is mounted where
+the worktree's `.git` says) and the review diff shows the edit, archiving stops the container and unarchiving starts it, deleting
 removes the container and the worktree."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
 from xum.workspaces import lifecycle
 from xum.workspaces.checkouts.protocol import DirtyWorkspaceError
+from xum.workspaces.review import review
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +45,7 @@ def test_run_in_a_dev_container_runs_bash_inside_and_delete_removes_it(
             "bash",
             {
                 "script": '. /etc/os-release; echo "os=$ID"; echo "rt=$XUM_RUNTIME"; pwd; '
-                'echo "key=${ANTHROPIC_API_KEY:-none}"; ls',
+                'echo "key=${ANTHROPIC_API_KEY:-none}"; ls; echo "branch=$(git branch --show-current)"',
                 "display_name": "look around",
             },
         ),
@@ -74,10 +76,16 @@ def test_run_in_a_dev_container_runs_bash_inside_and_delete_removes_it(
     assert folder in lines  # the working directory is the container's path of the worktree
     assert "key=none" in lines  # xum's provider key stays out of the container
     assert "app.py" in lines
+    assert f"branch={record.name}" in lines  # git works in the container, on the worktree
     # The file tool edited the worktree on this machine; the container sees the same file.
     assert (worktree / "app.py").read_text() == "print('devcontainer')\n"
     assert "print('devcontainer')" in results[2]["output"]
     assert (project / "app.py").read_text() == "print('hi')\n"  # the project is untouched
+
+    # The review pane's git runs through the runtime too: the edit is the workspace's change.
+    changes = asyncio.run(review(record))
+    assert changes.branch == record.name
+    assert [f.path for f in changes.files] == ["app.py"] and "'devcontainer'" in changes.diff
 
     container = str(record.extra["container"])
     assert container_engine.state(container) == "running"

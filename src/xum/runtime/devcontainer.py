@@ -93,7 +93,16 @@ class DevcontainerRuntime(ContainerRuntime):
         return path
 
     def _remote_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        return super()._remote_env({**self.base_env, **env})
+        merged = {
+            # The worktree is a bind mount of files owned by whoever owns them here, often not
+            # the container's user: git would refuse it as a repository someone else owns.
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "safe.directory",
+            "GIT_CONFIG_VALUE_0": "*",
+            **self.base_env,
+            **env,
+        }
+        return super()._remote_env(merged)
 
     def _expand(self, path: str) -> str:
         # Every path operation (resolve, exec's cwd, the file scripts) goes through here.

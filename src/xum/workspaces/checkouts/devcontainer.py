@@ -3,10 +3,10 @@ devcontainer.json describes.
 
 Made as a worktree checkout is (`git worktree add` under `$XUM_ROOT/src/<project>/<name>`, on a
 branch named after the workspace), then `devcontainer up` starts the config's container with the
-worktree bind-mounted (`devcontainer_ops.up`). Commands run in that container
-(`runtime.devcontainer.DevcontainerRuntime`); git, the review and the workspace's file list work
-on the worktree here, where its `.git` points (a worktree's git directory is the project's,
-which the container does not mount).
+worktree bind-mounted (`devcontainer_ops.up`), and the project's git directory mounted at its
+own path (the worktree's `.git` file names it), so git works in the container. Commands run in
+that container (`runtime.devcontainer.DevcontainerRuntime`); the record's `path` is the worktree
+here, where deleting, renaming and the dirty check run git directly.
 
 The record keeps (in `extra`): the container's id (`container`), the engine CLI that made it
 (`container_cli`), the config used (`devcontainer_config`, relative to the worktree), the
@@ -94,9 +94,17 @@ class DevcontainerCheckout(WorktreeCheckout):
             config_file = origin.project / config.path
         container: str | None = None
         try:
-            mounts, env_note = _credential_mounts() if share else ([], None)
-            if env_note:
-                log.warning("workspace %s: %s", record.id, env_note)
+            # The worktree's `.git` file names the project's git directory by its path here:
+            # mounted at that same path, git works in the container (the agent's commands, the
+            # review pane), and the workspace's commits land in the project's repository.
+            mounts = [
+                f"type=bind,source={_git_common_dir(worktree)},target={_git_common_dir(worktree)}"
+            ]
+            if share:
+                forwarded, note = _credential_mounts()
+                mounts += forwarded
+                if note:
+                    log.warning("workspace %s: %s", record.id, note)
             started = devcontainer_ops.up(
                 tool,
                 engine,
@@ -247,6 +255,11 @@ class DevcontainerCheckout(WorktreeCheckout):
 
     def _item(self) -> RemovalItem:
         return RemovalItem(kind="container", path=str(self.record.extra.get("container") or ""))
+
+
+def _git_common_dir(worktree: Path) -> str:
+    done = git.run_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], worktree)
+    return done.stdout.strip()
 
 
 def _credential_mounts() -> tuple[list[str], str | None]:
