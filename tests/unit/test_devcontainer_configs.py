@@ -10,11 +10,15 @@ from pathlib import Path
 import click
 import pytest
 
+from tests.support.tools import make_ctx
 from xum.cli.options import RuntimeSpec
 from xum.context.environment import environment_block
 from xum.core.errors import XumError
 from xum.engine.events import Advisory, Event
+from xum.runtime.container import READ_ONLY_USER
 from xum.runtime.devcontainer import DevcontainerRuntime
+from xum.runtime.sandbox import SandboxSettings
+from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces.checkouts.devcontainer_ops import CLI_ENV, devcontainer_cli
 from xum.workspaces.devcontainer_configs import (
     DevcontainerConfig,
@@ -25,6 +29,7 @@ from xum.workspaces.devcontainer_configs import (
 from xum.workspaces.mcp.manager import McpManager
 from xum.workspaces.mcp.paths import global_path
 from xum.workspaces.runtime_spec import format_runtime, origin_target, parse_runtime
+from xum.workspaces.safety.container_sandbox import container_call
 
 CONFIG = '{"image": "example"}\n'
 
@@ -152,3 +157,19 @@ def test_dev_container_workspaces_run_no_mcp_servers_and_say_so(tmp_path: Path) 
 
 def test_the_prompt_says_the_agent_works_in_a_dev_container() -> None:
     assert "Dev Container" in environment_block("devcontainer", is_git=True)
+
+
+def test_the_sandbox_maps_onto_the_dev_container(tmp_path: Path) -> None:
+    runtime = DevcontainerRuntime(
+        "podman", "c0ffee", workspace_path="/workspaces/ws", host_path=str(tmp_path / "ws")
+    )
+    ctx = make_ctx(tmp_path, runtime=runtime)
+    assert container_call(ctx, SandboxSettings(mode="workspace-write")) is None
+    read_only = container_call(ctx, SandboxSettings(mode="read-only"))
+    assert isinstance(read_only, ToolContext)
+    assert isinstance(read_only.runtime, DevcontainerRuntime)
+    assert read_only.runtime.user == READ_ONLY_USER
+    assert read_only.runtime.resolve(str(tmp_path / "ws" / "a")) == "/workspaces/ws/a"
+    refused = container_call(ctx, SandboxSettings(egress="off"))
+    assert isinstance(refused, ToolResult) and refused.is_error
+    assert "Dev Container workspace's network" in refused.output
