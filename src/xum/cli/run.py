@@ -108,7 +108,9 @@ def _budget(value: str | None) -> float | None:
 @runtime_option(
     "local runs in the directory; worktree in a new git worktree and branch under "
     '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there); '
-    '"docker <image>" in a new container of the image (a git bundle of HEAD goes to /src).'
+    '"docker <image>" in a new container of the image (a git bundle of HEAD goes to /src); '
+    '"devcontainer [<config>]" in a worktree run in the container of the project\'s '
+    "devcontainer.json (`devcontainer up`)."
 )
 @click.option(
     "--mode",

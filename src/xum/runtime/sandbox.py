@@ -41,7 +41,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from xum.core.pathtext import is_within
 from xum.runtime.base import ExecResult, OutputSink, Runtime
@@ -59,8 +59,24 @@ from xum.runtime.sandbox_settings import SandboxSettings as SandboxSettings
 from xum.runtime.sandbox_settings import find_bwrap as find_bwrap
 from xum.runtime.sandbox_settings import parse_settings as parse_settings
 
-if TYPE_CHECKING:
-    from xum.runtime.sandboxd import SessionSandbox
+
+class SessionSandbox(Protocol):
+    """The session's one sandbox (`xum.runtime.sandboxd.SessionSandbox`), as a command sees it."""
+
+    async def run(
+        self,
+        boundaries: Sequence[str],
+        script: str,
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        timeout_s: float | None,
+        on_output: OutputSink | None,
+    ) -> ExecResult | None:
+        """The command's result in a sandbox with these `boundaries` (bwrap arguments); None
+        when the command did not start there (the caller runs it in a bwrap of its own)."""
+        ...
+
 
 # Inside `.git`: what makes git run code or change its behaviour. Held read-only.
 GIT_PROTECTED = ("hooks", "config", "info")

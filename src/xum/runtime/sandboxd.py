@@ -46,7 +46,7 @@ from xum.runtime.process import (
     TERM_GRACE_S,
     _PipeReader,
 )
-from xum.runtime.sandbox import find_bwrap
+from xum.runtime.sandbox_settings import find_bwrap
 from xum.runtime.sandboxd_launch import EXITED, READY, REPLY, REQUEST_HEADER, RUN, STOP
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from xum.core.portblock import PortBlock
 from xum.store.config import load_config, read_config, update_config
 from xum.store.port_alloc import allocate, port_settings, stored_blocks
 
-RuntimeName = Literal["local", "worktree", "ssh", "docker"]
+RuntimeName = Literal["local", "worktree", "ssh", "docker", "devcontainer"]
 
 
 class RegistryError(XumError):

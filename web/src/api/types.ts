@@ -6,7 +6,8 @@
 export type RuntimeSpec =
   | { type: "local"; host?: null }
   | { type: "worktree"; host?: null }
-  | { type: "ssh"; host: string };
+  | { type: "ssh"; host: string }
+  | { type: "devcontainer"; host?: null; config?: string | null };
 
 export type RuntimeType = RuntimeSpec["type"];
 

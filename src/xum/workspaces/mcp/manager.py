@@ -130,9 +130,11 @@ class McpManager:
         if self._closed:
             return None
         config = self.loader.load()
-        if self.runtime_kind == "docker" or (self.runtime_kind == "ssh" and not self.ssh_host):
+        if self.runtime_kind in ("docker", "devcontainer") or (
+            self.runtime_kind == "ssh" and not self.ssh_host
+        ):
             if config.servers:
-                where = "SSH" if self.runtime_kind == "ssh" else "Docker"
+                where = {"ssh": "SSH", "docker": "Docker"}.get(self.runtime_kind, "Dev Container")
                 place = "on the host" if self.runtime_kind == "ssh" else "in the container"
                 self._tell(
                     "mcp-unsupported-runtime",

@@ -135,7 +135,7 @@ class SandboxMiddleware:
             settings = dataclasses.replace(settings, mode="read-only")
         if settings.mode == "off":
             return None
-        if ctx.runtime.kind == "docker":  # the container is the boundary
+        if ctx.runtime.kind in ("docker", "devcontainer"):  # the container is the boundary
             from xum.workspaces.safety.container_sandbox import container_call
 
             return container_call(ctx, settings)

@@ -1,5 +1,7 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import { api, qs } from "../../api/http";
 import type { RuntimeType } from "../../api/types";
+import { configChoices, devcontainerRuntime, type DevcontainerConfig } from "../../lib/devcontainers";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, selectedWorkspace } from "../../state/app";
 import { createWorkspace } from "../../state/actions";
@@ -14,6 +16,25 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
     return p && !p.isGit ? "local" : "worktree";
   });
   const [host, setHost] = useState("");
+  // The project's devcontainer.json files: the Dev Container runtime is offered only with one.
+  const [configs, setConfigs] = useState<DevcontainerConfig[]>([]);
+  const [config, setConfig] = useState("");
+  useEffect(() => {
+    let live = true;
+    setConfigs([]);
+    setConfig("");
+    if (project) {
+      api<{ configs: DevcontainerConfig[] }>("GET", `/api/projects/devcontainers${qs({ path: project })}`)
+        .then((d) => live && setConfigs(d.configs))
+        .catch(() => undefined); // no list: no Dev Container choice
+    }
+    return () => {
+      live = false;
+    };
+  }, [project]);
+  useEffect(() => {
+    if (runtime === "devcontainer" && configs.length === 0) setRuntime("worktree");
+  }, [runtime, configs]);
   const [name, setName] = useState("");
   const [title, setTitle] = useState("");
   const submit = async () => {
@@ -21,7 +42,12 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
     if (runtime === "ssh" && !host.trim()) throw new Error("Name the SSH host.");
     await createWorkspace({
       projectPath: project,
-      runtime: runtime === "ssh" ? { type: "ssh", host: host.trim() } : { type: runtime },
+      runtime:
+        runtime === "ssh"
+          ? { type: "ssh", host: host.trim() }
+          : runtime === "devcontainer"
+            ? devcontainerRuntime(configs, config)
+            : { type: runtime },
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
     });
@@ -46,8 +72,21 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
           <option value="worktree">Worktree: a branch in its own git worktree</option>
           <option value="local">Local: work in the project directory itself</option>
           <option value="ssh">SSH: a checkout on a remote host</option>
+          {configs.length > 0 ? <option value="devcontainer">Dev Container: a worktree in the project's devcontainer.json container</option> : null}
         </select>
       </label>
+      {runtime === "devcontainer" && configs.length > 1 ? (
+        <label className="field">
+          <span>Dev Container config</span>
+          <select className="input" value={config} onChange={(e) => setConfig(e.target.value)} aria-label="Dev Container config">
+            {configChoices(configs).map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       {runtime === "ssh" ? (
         <label className="field">
           <span>SSH host</span>
