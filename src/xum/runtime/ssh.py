@@ -74,15 +74,18 @@ STOP_GRACE_S = 4.0
 READ_CHUNK = 256 * 1024
 SSH_CONFIG_ENV = "XUM_SSH_CONFIG"
 
+# The bootstrap's own stderr goes before job control starts: a job that ends before `set +m`
+# would otherwise have bash print "[1]+ Done ..." into the command's output (seen in a
+# container, whose exec merges the streams).
 _BOOTSTRAP = r"""
 IFS= read -r -d '' xum_payload || exit 254
 exec 3<&0
+exec 2>/dev/null
 set -m
 ( set +m; exec 2>&1 3<&-; eval "$xum_payload" ) </dev/null &
 xum_job=$!
 set +m
 unset xum_payload
-exec 2>/dev/null
 ( while IFS= read -r _; do :; done
   kill -TERM -- -"$xum_job"; sleep 1; kill -KILL -- -"$xum_job" ) <&3 >/dev/null 2>&1 &
 xum_watch=$!
