@@ -33,6 +33,7 @@ KIND_LABEL = {
     "goal-stopped": "goal stopped",
     "budget-spent": "budget spent",
     "notify": "notification",
+    "held": "held",
 }
 KIND_STYLE = {"approval": "bold yellow", "question": "bold yellow", "plan": "bold magenta"}
 
