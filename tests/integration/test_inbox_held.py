@@ -63,7 +63,7 @@ def held_now(hosts: Hosts) -> list[InboxItem]:
 
 
 async def test_a_providers_pause_is_an_item_until_it_ends(llm: FakeLLM, repo: Path) -> None:
-    llm.script(fakellm.rate_limited(retry_after=1))
+    llm.script(fakellm.rate_limited(retry_after=3))  # outlasts a slow start of the second
     llm.set_default(fakellm.reply("ok"))
     recorder = HostRecorder()
     hosts = Hosts(recorder, governor=Governor())
