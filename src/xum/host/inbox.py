@@ -293,8 +293,12 @@ class Inbox:
         )
 
     def _held_late(self, workspace_id: str, wait: E.GovernorWait) -> None:
+        # A timer of the loop, outside the feed's guard: a failure is logged here.
         self._held_timers.pop(workspace_id, None)
-        self._add(self._held_item(workspace_id, wait))
+        try:
+            self._add(self._held_item(workspace_id, wait))
+        except Exception:
+            log.exception("the inbox failed to add a held workspace")
 
     def _held_item(self, workspace_id: str, wait: E.GovernorWait) -> InboxItem:
         detail: dict[str, Any] = {
