@@ -18,6 +18,14 @@ What is measured, per item and client:
 - `removed`: from just before the driver's `POST /api/inbox/{id}/approve` to the client's
   receipt of `inbox-removed` (both CLOCK_MONOTONIC).
 The aim is an `added` p99 under 100 ms. Figures are percentiles of one run on a shared machine.
+
+Then, on the same server, the browser round (`browser`): Debian's Chromium, driven by
+Playwright as the browser tests drive it, opens the web UI and its inbox panel; `AGENTS` new
+workspaces each ask for an approval; once all ten show in the panel, Approve once is clicked on
+each in turn, waiting for the item to leave the panel before the next click. `clear_all_ms` is
+from the first click to the last item gone; `per_item` is each click to its item's removal from
+the page (the POST, the server's answer path, `inbox-removed`, React's render). Skipped, with the
+reason, where Chromium or the built web UI is absent.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from typing import Any
 
 from bench.util import percentile
 from xum.testing import fakellm
+from xum.testing.webui import CHROMIUM, chromium_launch_args, ui_built
 
 XUM = str(Path(sys.executable).with_name("xum"))
 AGENTS = 10
@@ -211,6 +220,61 @@ def _figures(samples: list[float]) -> dict[str, float | None]:
     }
 
 
+def _browser_round(url: str, project: Path) -> dict[str, Any]:
+    """Ten approvals cleared from the browser's inbox panel, one Approve once click each."""
+    if not Path(CHROMIUM).exists():
+        return {"skipped": f"{CHROMIUM} is not installed (make deps-system)"}
+    if not ui_built():
+        return {"skipped": "the web UI is not built (make build-web)"}
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as client, sync_playwright() as pw:
+        browser = pw.chromium.launch(**chromium_launch_args())
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            context.request.post(f"{url}/api/auth/login", data={"token": TOKEN})
+            page = context.new_page()
+            page.set_default_timeout(60_000)  # every wait below is bounded
+            page.goto(f"{url}/")
+            page.get_by_role("button", name=re.compile(r"^Inbox: \d+ waiting$")).click()
+            panel = page.locator("section[aria-label='Inbox']")
+            panel.wait_for()
+            ids = []
+            for _ in range(AGENTS):
+                body = {"projectPath": str(project), "runtime": {"type": "local"}, "model": MODEL}
+                res = client.post("/api/workspaces", json=body)
+                res.raise_for_status()
+                client.patch(f"/api/workspaces/{res.json()['id']}", json={"permissions": "ask"})
+                ids.append(res.json()["id"])
+            for k, wid in enumerate(ids):
+                text = f"inbox agent {100 + k}"
+                client.post(f"/api/workspaces/{wid}/messages", json={"text": text})
+            approvals = panel.locator(".inbox-item[data-kind='approval']")
+            approvals.nth(AGENTS - 1).wait_for()
+            items = [approvals.nth(k).get_attribute("data-item-id") for k in range(AGENTS)]
+            per_item = []
+            began = time.monotonic()
+            for item_id in items:
+                row = panel.locator(f".inbox-item[data-item-id='{item_id}']")
+                clicked = time.monotonic()
+                row.get_by_role("button", name="Approve once").click()
+                row.wait_for(state="detached")
+                per_item.append(time.monotonic() - clicked)
+            clear_all = time.monotonic() - began
+            left = approvals.count()
+        finally:
+            browser.close()
+    return {
+        "agents": AGENTS,
+        "cleared": len(per_item),
+        "approvals_left": left,
+        "clear_all_ms": round(clear_all * 1000, 1),
+        "per_item": _figures(per_item),
+    }
+
+
 def run() -> dict[str, Any]:
     asked = Asked()
     server = fakellm.FakeLLM().start()
@@ -224,6 +288,7 @@ def run() -> dict[str, Any]:
             proc, url = _start_server(root, server.url)
             try:
                 result = asyncio.run(_round(url, project, asked))
+                result["browser"] = _browser_round(url, project)
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=30)

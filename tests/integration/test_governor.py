@@ -160,13 +160,13 @@ async def test_a_spent_fleet_budget_holds_new_turns_until_it_is_raised(
         assert "governor.budget.usdPerDay" in held.message
         assert model_calls(llm) == [] and not recorder.of(E.TurnStart)
         (item,) = [i for i in hosts.inbox.items() if i.workspace_id == record.id]
-        assert item.kind == "budget-spent" and item.summary == held.message
-        assert item.detail["held"] is True
+        assert item.kind == "held" and item.summary == held.message
+        assert item.detail["reason"] == "budget"
 
         update_config(lambda c: c.__setitem__("governor", {"budget": {"usdPerDay": 10}}))
         await settled(hosts, [record])
         assert len(recorder.of(E.TurnEnd, record.id)) == 1
-        assert not [i for i in hosts.inbox.items() if i.kind == "budget-spent"]
+        assert not [i for i in hosts.inbox.items() if i.kind in ("held", "budget-spent")]
         ended = recorder.of(E.GovernorWaitEnd, record.id)
         assert [e.reason for e in ended if isinstance(e, E.GovernorWaitEnd)] == ["budget"]
     finally:

@@ -9,7 +9,9 @@ should look at once: a plan proposed for approval (`plan`), a turn that ended wh
 reading (`turn-ended`: completed, failed, interrupted), a goal that stopped at its budget or turn
 cap (`goal-stopped`), a session budget spent (`budget-spent`), an agent's `notify` call
 (`notify`, docs/notifications.md). Those leave when the workspace is
-read past them (`read`), when a new turn starts in it, or when dismissed.
+read past them (`read`), when a new turn starts in it, or when dismissed. And what the process's
+governor holds back (`held`: a provider's pause, the sub-agent cap, the fleet budget, a wait for
+a request slot that lasts): that leaves when the wait ends (or when dismissed).
 
 The inbox only keeps and announces items; `xum.host.inbox_feed` feeds it from the host's
 listener calls. Watchers (`watch`) hear every addition and removal, in order, on the host's loop
@@ -18,6 +20,7 @@ and must not raise (a failure is logged). Everything here runs on the host's eve
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import time
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("xum.host.inbox")
 
 InboxKind = Literal[
-    "approval", "question", "plan", "turn-ended", "goal-stopped", "budget-spent", "notify"
+    "approval", "question", "plan", "turn-ended", "goal-stopped", "budget-spent", "notify", "held"
 ]
 Change = Literal["added", "removed"]
 # Items that block nothing: they leave when read, dismissed, or a new turn starts.
@@ -44,6 +47,8 @@ NOTICE_KINDS: frozenset[str] = frozenset(
 )
 PLAN_PREVIEW_CHARS = 20_000  # what an item carries of a plan (the plan route has the rest)
 SUMMARY_CHARS = 200
+# A wait for a request slot is routine (a busy fleet): an item only once it lasts this long.
+HELD_CONCURRENCY_AFTER_S = 5.0
 DECISIONS: dict[str, Decision] = {"once": "once", "always": "always", "deny": "deny"}
 
 
@@ -116,6 +121,9 @@ class Inbox:
         self._ended: dict[str, E.TurnEnd] = {}
         self._noted: set[str] = set()
         self._compacting: set[str] = set()  # a compaction turn is no news for a person
+        self.held_concurrency_after_s = HELD_CONCURRENCY_AFTER_S
+        # Per workspace: the timer that turns a lasting wait for a request slot into an item.
+        self._held_timers: dict[str, asyncio.TimerHandle] = {}
 
     # Reading ----------------------------------------------------------------------------
 
@@ -225,12 +233,10 @@ class Inbox:
             detail = {"callId": event.call_id, "title": event.title, "message": event.message}
             summary = f"{event.title}: {event.message}" if event.message else event.title
             self._notice(workspace_id, "notify", summary, detail)
-        elif isinstance(event, E.GovernorWait) and event.reason == "budget":
-            # The fleet budget holds a new turn (docs/governor.md): it waits for a person.
-            self._clear_notices(workspace_id, "budget-spent")
-            self._notice(workspace_id, "budget-spent", event.message, {"held": True})
-        elif isinstance(event, E.GovernorWaitEnd) and event.reason == "budget":
-            self._clear_notices(workspace_id, "budget-spent")
+        elif isinstance(event, E.GovernorWait):
+            self._held(workspace_id, event)
+        elif isinstance(event, E.GovernorWaitEnd):
+            self._unheld(workspace_id)
 
     def drive_ended(self, workspace_id: str) -> None:
         """Nothing more runs in the workspace for now: its last turn end becomes an item
@@ -258,6 +264,7 @@ class Inbox:
     def forget(self, workspace_id: str) -> None:
         """A deleted workspace: its notices leave (its pending requests end with its host)."""
         self._clear_notices(workspace_id)
+        self._unheld(workspace_id)
         self._refs.pop(workspace_id, None)
         self._last_seq.pop(workspace_id, None)
         self._ended.pop(workspace_id, None)
@@ -268,6 +275,54 @@ class Inbox:
         self._refs.clear()  # a rename shows in the next item
 
     # Inside -----------------------------------------------------------------------------
+
+    def _held(self, workspace_id: str, wait: E.GovernorWait) -> None:
+        """The governor holds something of the workspace back (docs/governor.md). The
+        announcer sends one wait at a time per workspace, a new reason replacing the last, so
+        a workspace has at most one `held` item: the latest reason."""
+        self._unheld(workspace_id)
+        if wait.reason != "concurrency":
+            self._add(self._held_item(workspace_id, wait))
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop to time the wait on: a slot wait alone is not worth an item
+        self._held_timers[workspace_id] = loop.call_later(
+            self.held_concurrency_after_s, self._held_late, workspace_id, wait
+        )
+
+    def _held_late(self, workspace_id: str, wait: E.GovernorWait) -> None:
+        # A timer of the loop, outside the feed's guard: a failure is logged here.
+        self._held_timers.pop(workspace_id, None)
+        try:
+            self._add(self._held_item(workspace_id, wait))
+        except Exception:
+            log.exception("the inbox failed to add a held workspace")
+
+    def _held_item(self, workspace_id: str, wait: E.GovernorWait) -> InboxItem:
+        detail: dict[str, Any] = {
+            "reason": wait.reason,
+            "message": wait.message,
+            "since": int(wait.since * 1000),
+            "retryAt": int(wait.retry_at * 1000) if wait.retry_at is not None else None,
+            "provider": wait.provider,
+            "model": wait.model,
+        }
+        summary = wait.message  # says what waits and what would change it
+        item_id = f"h-{next(self._numbers)}-{workspace_id}"
+        # Since the wait began, not since a lasting slot wait became an item.
+        return self._item(
+            item_id, "held", workspace_id, summary, ("dismiss",), detail, since=wait.since
+        )
+
+    def _unheld(self, workspace_id: str) -> None:
+        timer = self._held_timers.pop(workspace_id, None)
+        if timer is not None:
+            timer.cancel()
+        for item in [i for i in self._items.values() if i.workspace_id == workspace_id]:
+            if item.kind == "held":
+                self._remove(item.id)
 
     def _goal_stopped(self, workspace_id: str, event: E.GoalIncomplete) -> None:
         if event.reason == "session_budget":
@@ -308,6 +363,7 @@ class Inbox:
         summary: str,
         actions: tuple[str, ...],
         detail: Mapping[str, Any],
+        since: float | None = None,
     ) -> InboxItem:
         ref = self._ref(workspace_id) or WorkspaceRef(workspace_id, "")
         return InboxItem(
@@ -316,7 +372,7 @@ class Inbox:
             workspace_id=workspace_id,
             workspace=ref,
             summary=_one_line(summary),
-            since=time.time(),
+            since=time.time() if since is None else since,
             seq=self._last_seq.get(workspace_id, 0),
             actions=actions,
             detail=detail,

@@ -41,6 +41,7 @@ KIND_TITLES: Final[dict[str, str]] = {
     "turn-ended": "Turn ended",
     "goal-stopped": "Goal stopped",
     "budget-spent": "Budget spent",
+    "held": "Held by the governor",
 }
 
 

@@ -24,9 +24,8 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from ipaddress import ip_address
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import orjson
 
@@ -35,6 +34,8 @@ from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host.listener import HostListener, NullListener
 from xum.host.pending import PendingQuestion
+from xum.host.remote_inbox import MESSAGES as INBOX_MESSAGES
+from xum.host.remote_inbox import RemoteInbox
 from xum.host.remote_wire import (
     event_from_json,
     notice_from_json,
@@ -105,6 +106,7 @@ class RemoteHosts:
         self._closed = False
         self.connections = 0  # how many times the socket (re)connected, for diagnostics
         self.on_notice: Callable[[Notice], None] | None = None  # shows the server's notifications
+        self.inbox = RemoteInbox(self._call)  # followed once `inbox.following` is set
 
     # Lifecycle ---------------------------------------------------------------------------
 
@@ -139,7 +141,7 @@ class RemoteHosts:
                 headers=headers,
                 timeout=TIMEOUT_S,
                 # A proxy from the environment must not see a loopback server's token.
-                trust_env=not _loopback(self.target.url),
+                trust_env=not self.target.loopback,
             )
         return self._http
 
@@ -501,8 +503,12 @@ class RemoteHosts:
             self._socket = socket
             if self.on_notice is not None:  # a failed send ends the socket: it reconnects
                 await socket.send(orjson.dumps({"type": "notifications-subscribe"}).decode())
+            if self.inbox.following:
+                await socket.send(orjson.dumps({"type": "inbox-subscribe"}).decode())
             for workspace_id in list(self._after):
                 await self._send_subscribe(workspace_id)
+        elif kind in INBOX_MESSAGES:
+            _guard(self.inbox.take, msg)
         elif not isinstance(ws, str):
             if kind == "workspaces-changed":
                 _guard(self.listener.workspaces_changed)
@@ -581,16 +587,6 @@ class RemoteHosts:
 def _ws(workspace_id: str, tail: str = "") -> str:
     path = f"/api/workspaces/{quote(workspace_id, safe='')}"
     return f"{path}/{tail}" if tail else path
-
-
-def _loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _guard(fn: Any, *args: Any) -> None:

@@ -51,6 +51,20 @@ class ServerTarget:
         scheme, rest = self.url.split("://", 1)
         return ("wss://" if scheme == "https" else "ws://") + rest + "/api/ws"
 
+    @property
+    def loopback(self) -> bool:
+        """Whether the server is on this machine's loopback (no proxy may see its token)."""
+        from ipaddress import ip_address
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(self.url).hostname or "").lower()
+        if host == "localhost":
+            return True
+        try:
+            return ip_address(host).is_loopback
+        except ValueError:
+            return False
+
 
 def resolve_server(
     url: str | None = None, token: str | None = None, env: Mapping[str, str] | None = None

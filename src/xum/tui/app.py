@@ -45,9 +45,9 @@ from xum.tui.transcript import Change, Transcript
 from xum.tui.views import TranscriptView
 
 if TYPE_CHECKING:
-    from xum.host.inbox import Inbox
     from xum.tui.approval import ApprovalPanel
     from xum.tui.dialogs import NewWorkspace
+    from xum.tui.inbox import InboxView
     from xum.tui.question import QuestionPanel
 
 POLL_S = 1.0  # how often logs other processes write are followed
@@ -300,21 +300,21 @@ class XumApp(App[None]):
     def action_inbox(self) -> None:
         from xum.tui.inbox import InboxScreen
 
-        if (inbox := self._inbox()) is not None:
-            self.push_screen(InboxScreen(inbox), self._open_waiting)
+        self.push_screen(InboxScreen(self._inbox()), self._open_waiting)
 
     def action_next_waiting(self) -> None:
         from xum.tui.inbox import next_waiting
 
-        if (inbox := self._inbox()) is not None:
-            current = self.selected.id if self.selected else None
-            self._open_waiting(next_waiting(inbox.items(), current))
+        current = self.selected.id if self.selected else None
+        self._open_waiting(next_waiting(self._inbox().items(), current))
 
-    def _inbox(self) -> Inbox | None:
-        """This process's inbox; attached to a server, the server's is `xum inbox`'s."""
-        if self.runner.attached:
-            self.notify("attached to a server: `xum inbox` lists what waits there", markup=False)
-            return None
+    def _inbox(self) -> InboxView:
+        """This process's inbox; attached to a server, the server's (followed over its
+        WebSocket, answered through its inbox routes)."""
+        from xum.tui.attached import AttachedRunner
+
+        if isinstance(self.runner, AttachedRunner):
+            return self.runner.remote.inbox
         return self.runner.hosts.inbox
 
     def _open_waiting(self, workspace_id: str | None) -> None:

@@ -44,6 +44,7 @@ class AttachedRunner(Runner):
         super().__init__(listener)
         self.remote = RemoteHosts(target, self)
         self.remote.on_notice = self._notice  # the server's notifications (docs/notifications.md)
+        self.remote.inbox.following = True  # Ctrl+L and Ctrl+F show the server's inbox
         self._on_list_changed = on_list_changed
         self._list_stale = False  # a change the list was not re-read for yet
         self._listing = False

@@ -1,17 +1,19 @@
 """The attention inbox in the terminal UI (docs/inbox.md): what waits for a person across the
 workspaces this process hosts, listed over the main view (Ctrl+L).
 
-The list is the host's inbox (`xum.host.inbox`), kept live while it is open. Enter opens the
-item's workspace (its approval or question panel answers it there); `y` approves a waiting call
-once, `d` denies it, `x` takes a notice off the list (or dismisses a question). Every answer goes
-through the host's own answer path, so the workspace's panel goes with it.
+The list is the host's inbox (`xum.host.inbox`), or attached to a server the server's
+(`xum.host.remote_inbox`, answered through its inbox routes), kept live while it is open. Enter
+opens the item's workspace (its approval or question panel answers it there); `y` approves a
+waiting call once, `d` denies it, `x` takes a notice off the list (or dismisses a question).
+Every answer goes through the host's own answer path, so the workspace's panel goes with it.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Awaitable, Callable
+from typing import ClassVar, Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,9 +23,24 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from xum.core.errors import XumError
 from xum.engine.display import strip_controls
-from xum.host.inbox import Inbox, InboxError, InboxItem
+from xum.host.inbox import InboxError, InboxItem, Watcher
 from xum.tui.screens import SCREEN_CSS
+
+Answered = bool | Awaitable[bool]  # a server's inbox answers over HTTP
+
+
+class InboxView(Protocol):
+    """What the screen needs of an inbox: the process's own (`Inbox`) or a server's
+    (`RemoteInbox`)."""
+
+    def items(self) -> list[InboxItem]: ...
+    def get(self, item_id: str) -> InboxItem | None: ...
+    def watch(self, watcher: Watcher) -> Callable[[], None]: ...
+    def approve(self, item_id: str, decision: str, reason: str | None = None) -> Answered: ...
+    def dismiss(self, item_id: str) -> Answered: ...
+
 
 KIND_LABEL = {
     "approval": "approval",
@@ -33,6 +50,7 @@ KIND_LABEL = {
     "goal-stopped": "goal stopped",
     "budget-spent": "budget spent",
     "notify": "notification",
+    "held": "held",
 }
 KIND_STYLE = {"approval": "bold yellow", "question": "bold yellow", "plan": "bold magenta"}
 
@@ -81,7 +99,7 @@ class InboxScreen(ModalScreen[str | None]):
         Binding("x", "dismiss_item", "Dismiss"),
     ]
 
-    def __init__(self, inbox: Inbox) -> None:
+    def __init__(self, inbox: InboxView) -> None:
         super().__init__()
         self.inbox = inbox
         self.shown: list[InboxItem] = []
@@ -145,12 +163,29 @@ class InboxScreen(ModalScreen[str | None]):
     def action_dismiss_item(self) -> None:
         self._answer(lambda item: self.inbox.dismiss(item.id))
 
-    def _answer(self, call: Callable[[InboxItem], bool]) -> None:
+    def _answer(self, call: Callable[[InboxItem], Answered]) -> None:
         item = self.current()
         if item is None:
             return
         try:
-            if not call(item):
-                self.notify("it no longer waits (answered already?)", severity="warning")
+            done = call(item)
         except InboxError as exc:
             self.notify(str(exc), severity="error")
+            return
+        if inspect.isawaitable(done):
+            self.run_worker(self._settle(done), group="inbox-answer")
+        else:
+            self._answered(done)
+
+    async def _settle(self, done: Awaitable[bool]) -> None:
+        # A server's answer: the item leaves when the server says so (`inbox-removed`).
+        try:
+            self._answered(await done)
+        except InboxError as exc:
+            self.notify(str(exc), severity="error")
+        except XumError as exc:
+            self.notify(exc.message, severity="error")
+
+    def _answered(self, done: bool) -> None:
+        if not done:
+            self.notify("it no longer waits (answered already?)", severity="warning")

@@ -798,7 +798,7 @@ export interface PendingQuestion {
 /** What waits for a person somewhere on the server (docs/inbox.md, docs/api.md). */
 export interface InboxItem {
   id: string;
-  kind: "approval" | "question" | "plan" | "turn-ended" | "goal-stopped" | "budget-spent" | "notify";
+  kind: "approval" | "question" | "plan" | "turn-ended" | "goal-stopped" | "budget-spent" | "notify" | "held";
   workspaceId: string;
   workspaceName: string;
   project: string;

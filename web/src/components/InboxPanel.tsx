@@ -23,6 +23,7 @@ const KIND_LABEL: Record<InboxItem["kind"], string> = {
   "goal-stopped": "Goal stopped",
   "budget-spent": "Budget spent",
   notify: "Notification",
+  held: "Held",
 };
 
 function ago(since: number): string {
@@ -106,6 +107,14 @@ function InboxRow(props: { item: InboxItem }) {
           <button type="button" className="btn btn-small" disabled={busy} onClick={() => void act(() => readItem(item.id))}>
             Mark read
           </button>
+          <button type="button" className="btn btn-small" disabled={busy} onClick={() => void act(() => dismissItem(item.id))}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+      {item.kind === "held" ? (
+        // Held by the governor: it leaves when the wait ends; Dismiss only hides it.
+        <div className="inbox-actions">
           <button type="button" className="btn btn-small" disabled={busy} onClick={() => void act(() => dismissItem(item.id))}>
             Dismiss
           </button>
