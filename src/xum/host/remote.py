@@ -47,6 +47,8 @@ from xum.store.registry import WorkspaceRecord
 if TYPE_CHECKING:
     import httpx
 
+    from xum.runtime.container_engine import EngineInfo
+
 log = logging.getLogger("xum.host.remote")
 # websockets logs the handshake's headers at debug level, the Authorization header included: the
 # socket gets a logger of its own that never logs below INFO, so the token stays out of any log.
@@ -194,6 +196,14 @@ class RemoteHosts:
     async def server_info(self) -> dict[str, Any]:
         return await self._call("GET", "/api/server/info")
 
+    async def container_engine(self) -> EngineInfo:
+        """The server's container engine (the Docker runtime is offered only when available)."""
+        from xum.runtime.container_engine import EngineInfo
+
+        data = await self._call("GET", "/api/server/container-engine")
+        found = [data.get(k) for k in ("cli", "version", "problem")]
+        return EngineInfo(bool(data.get("available")), *found)
+
     async def default_model(self) -> str | None:
         """The model the server gives a workspace that names none (`provider:id`)."""
         found = (await self._call("GET", "/api/settings/models")).get("defaultModel")
@@ -213,12 +223,15 @@ class RemoteHosts:
 
     async def create(self, directory: str, runtime: str, **fields: Any) -> WorkspaceRecord:
         """A new workspace of the project at `directory` (registered first when it is not);
-        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
+        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image),
+        share_credentials (Docker: "Share credentials")."""
         project = await self.add_project(directory)
         kind: dict[str, Any] = {"type": runtime}
         if fields.get("host"):
             # The runtime's target: an SSH host, or a container image.
             kind["image" if runtime == "docker" else "host"] = fields.pop("host")
+        if fields.pop("share_credentials", False):
+            kind["shareCredentials"] = True
         body = {"projectPath": project, "runtime": kind}
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))

@@ -432,9 +432,12 @@ class Actions:
         thinking: str | None = None,
         agent: str = DEFAULT_AGENT,
         permissions: PermissionMode = "auto",
+        share_credentials: bool = False,
     ) -> Workspace | None:
         app = self.app
         fields: dict[str, object] = {"agent": agent}
+        if share_credentials:
+            fields["share_credentials"] = True
         if permissions != "auto":
             fields["permissions"] = permissions
         if model is not None:
@@ -460,7 +463,12 @@ class Actions:
     async def new_workspace(self, choice: NewWorkspace | None) -> None:
         if choice is None:
             return
-        ws = await self.create_workspace(choice.runtime, name=choice.name, title=choice.title)
+        ws = await self.create_workspace(
+            choice.runtime,
+            name=choice.name,
+            title=choice.title,
+            share_credentials=choice.share_credentials,
+        )
         if ws is not None:
             self.app.composer.focus()
 

@@ -436,7 +436,7 @@ class XumApp(App[None]):
         def chosen(choice: NewWorkspace | None) -> None:
             self._later(self.actions.new_workspace(choice))
 
-        self.push_screen(NewWorkspaceDialog(), chosen)
+        self.push_screen(NewWorkspaceDialog(self.runner.container_engine), chosen)
 
     def _needs_workspace(self, action: str) -> Workspace | None:
         if self.selected is None:

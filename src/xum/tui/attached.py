@@ -28,6 +28,7 @@ from xum.tui.transcript import Change
 if TYPE_CHECKING:
     from xum.host.hosts import Hosts
     from xum.host.server_target import ServerTarget
+    from xum.runtime.container_engine import EngineInfo
     from xum.store.registry import WorkspaceRecord
     from xum.workspaces.safety.approvals import ApprovalAnswer
 
@@ -110,10 +111,13 @@ class AttachedRunner(Runner):
         kind, _, host = runtime.partition(" ")  # "ssh <host>", as the dialog gives it
         if host:
             fields["host"] = host
-        record = await self.remote.create(str(directory), kind, **fields)
+        record = await self.remote.create(str(directory), kind, **fields)  # share_credentials too
         if permissions is not None:
             record = await self.remote.change_settings(record.id, permissions=permissions)
         return await self._opened(record)
+
+    async def container_engine(self) -> EngineInfo:
+        return await self.remote.container_engine()  # the server's engine: it makes them
 
     async def fork(self, source: Workspace, name: str | None) -> Workspace:
         return await self._opened(await self.remote.fork(source.id, name, None))
