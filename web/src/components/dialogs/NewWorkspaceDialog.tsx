@@ -1,5 +1,6 @@
-import { useState } from "react";
-import type { RuntimeType } from "../../api/types";
+import { useEffect, useState } from "react";
+import { api } from "../../api/http";
+import type { ContainerEngine, RuntimeType } from "../../api/types";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, selectedWorkspace } from "../../state/app";
 import { createWorkspace } from "../../state/actions";
@@ -14,14 +15,37 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
     return p && !p.isGit ? "local" : "worktree";
   });
   const [host, setHost] = useState("");
+  const [image, setImage] = useState("");
+  const [shareCredentials, setShareCredentials] = useState(false);
+  // The Docker choice is offered only when the server's container engine answers.
+  const [engine, setEngine] = useState<ContainerEngine | null>(null);
+  useEffect(() => {
+    let live = true;
+    api<ContainerEngine>("GET", "/api/server/container-engine")
+      .then((found) => {
+        if (live) setEngine(found);
+      })
+      .catch(() => undefined); // no answer: no Docker choice
+    return () => {
+      live = false;
+    };
+  }, []);
+  const docker = engine?.available ? engine : null;
   const [name, setName] = useState("");
   const [title, setTitle] = useState("");
   const submit = async () => {
     if (!project) throw new Error("Add a project first.");
     if (runtime === "ssh" && !host.trim()) throw new Error("Name the SSH host.");
+    if (runtime === "docker" && !image.trim()) throw new Error("Name the container image (for example python:3.12).");
+    const spec =
+      runtime === "ssh"
+        ? { type: "ssh", host: host.trim() }
+        : runtime === "docker"
+          ? { type: "docker", image: image.trim(), ...(shareCredentials ? { shareCredentials: true } : {}) }
+          : { type: runtime };
     await createWorkspace({
       projectPath: project,
-      runtime: runtime === "ssh" ? { type: "ssh", host: host.trim() } : { type: runtime },
+      runtime: spec,
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
     });
@@ -46,8 +70,25 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
           <option value="worktree">Worktree: a branch in its own git worktree</option>
           <option value="local">Local: work in the project directory itself</option>
           <option value="ssh">SSH: a checkout on a remote host</option>
+          {docker ? (
+            <option value="docker">
+              Docker: a checkout in a container ({docker.cli} {docker.version})
+            </option>
+          ) : null}
         </select>
       </label>
+      {runtime === "docker" ? (
+        <>
+          <label className="field">
+            <span>Image</span>
+            <input className="input" value={image} onChange={(e) => setImage(e.target.value)} placeholder="python:3.12 (needs bash and git)" aria-label="Image" />
+          </label>
+          <label className="list-row">
+            <input type="checkbox" checked={shareCredentials} onChange={(e) => setShareCredentials(e.target.checked)} aria-label="Share credentials" />
+            <span className="grow">Share credentials: your SSH agent, ~/.gitconfig and GitHub CLI login (GH_TOKEN) go into the container</span>
+          </label>
+        </>
+      ) : null}
       {runtime === "ssh" ? (
         <label className="field">
           <span>SSH host</span>
