@@ -1,16 +1,22 @@
-"""The Docker runtime: what a container workspace costs to make and what each command costs.
+"""The Docker runtime: what a container workspace costs to make, what each command costs, and
+how many one host holds.
 
-* `create_to_first_output_ms`: `lifecycle.create_workspace(repo, "docker <image>")` (the
-  container started, the bundle synced into /src) until the first command's output arrives;
-  median of a few creations (each deleted afterwards).
+* `create_to_first_output_ms`: from `lifecycle.create_workspace(repo, <runtime>)` until the
+  first command's output arrives, for `worktree` and `docker <image>` (the container started,
+  the bundle synced into /src), creations of the two interleaved, each deleted afterwards;
+  medians of the same run. `devcontainer` is reported as unavailable: xum has no Dev Container
+  runtime (PARITY: deferred).
 * per-command, interleaved so that load hits all alike: `true` through the local runtime
   (`local`), through the bubblewrap sandbox (`sandboxed`, when bwrap works here) and through
-  the container runtime (`container`: the CLI's `exec -i`, the bootstrap, the lifeline).
+  the container runtime (`container`: the CLI's `exec -i`, the bootstrap, the lifeline);
+  `container_over_sandboxed_ms` is what a container's `exec` costs beyond the sandbox.
+* `density`: container workspaces running sleep-paced agents at once, doubling until the step
+  overhead's p99 passes 100 ms (bench/container_density.py says how it is read).
 
 The image: `XUM_BENCH_IMAGE` when set (it needs bash and git), else the tests' image built
 from this machine's binaries (tests/support/container_image.py). Podman is used when present,
 with the tests' containers.conf (`XUM_CONTAINER_CLI` and `CONTAINERS_CONF` set by the caller
-win).
+win). `XUM_BENCH_CONTAINER_MAX` caps the density ramp (default 32 workspaces).
 """
 
 from __future__ import annotations
@@ -53,23 +59,30 @@ def _test_image(cli: str, work: Path) -> str:
 
 
 async def _measure(repo: Path, image: str) -> dict[str, Any]:
+    from bench.container_density import density
     from xum.runtime.base import Runtime
     from xum.runtime.local import LocalRuntime
     from xum.workspaces import lifecycle
 
-    creations: list[float] = []
+    creations: dict[str, list[float]] = {"worktree": [], "docker": []}
+    specs = {"worktree": "worktree", "docker": f"docker {image}"}
+    kept = None
     for i in range(CREATIONS):
-        started = time.perf_counter()
-        created = await lifecycle.create_workspace(
-            repo, f"docker {image}", name_hint=f"bench{i}", run_init=False
-        )
-        first: list[float] = []  # when the first output arrived
-        await created.runtime.exec("echo up", env={}, on_output=_stamp(first))
-        assert first
-        creations.append(first[0] - started)
-        if i < CREATIONS - 1:
-            await lifecycle.delete_workspace(created.record.id, force=True)
-    container = created.runtime
+        for kind, spec in specs.items():
+            started = time.perf_counter()
+            created = await lifecycle.create_workspace(
+                repo, spec, name_hint=f"bench-{kind}{i}", run_init=False
+            )
+            first: list[float] = []  # when the first output arrived
+            await created.runtime.exec("echo up", env={}, on_output=_stamp(first))
+            assert first
+            creations[kind].append(first[0] - started)
+            if kind == "docker" and i == CREATIONS - 1:
+                kept = created  # the per-command figures use the last container
+            else:
+                await lifecycle.delete_workspace(created.record.id, force=True)
+    assert kept is not None
+    container = kept.runtime
     runtimes: dict[str, Runtime] = {"local": LocalRuntime(str(repo)), "container": container}
     sandboxed = _sandboxed(repo)
     if sandboxed is not None:
@@ -82,13 +95,22 @@ async def _measure(repo: Path, image: str) -> dict[str, Any]:
             began = time.perf_counter()
             await runtime.exec("true", env={})
             samples[name].append(time.perf_counter() - began)
-    await lifecycle.delete_workspace(created.record.id, force=True)
+    await lifecycle.delete_workspace(kept.record.id, force=True)
     medians = {f"{name}_ms": median_ms(values) for name, values in samples.items()}
-    return {
-        "create_to_first_output_ms": median_ms(creations),
+    figures: dict[str, Any] = {
+        "create_to_first_output_ms": {
+            "worktree": median_ms(creations["worktree"]),
+            "docker": median_ms(creations["docker"]),
+            "devcontainer": "unavailable: no Dev Container runtime (deferred)",
+        },
         **medians,
         "container_added_ms": round(medians["container_ms"] - medians["local_ms"], 2),
     }
+    if "sandboxed_ms" in medians:
+        over = medians["container_ms"] - medians["sandboxed_ms"]
+        figures["container_over_sandboxed_ms"] = round(over, 2)
+    figures["density"] = await density(repo, image, Path(os.environ["XUM_ROOT"]).parent)
+    return figures
 
 
 def _stamp(first: list[float]) -> Callable[[bytes], None]:
