@@ -51,6 +51,8 @@ def test_create_a_docker_workspace_from_the_dialog(
 ) -> None:
     server, engine = docker_web
     server.api("POST", "/api/projects", json={"path": str(server.repo)})
+    # What "Share credentials" copies in (the server's HOME is its own).
+    (server.home / ".gitconfig").write_text("[user]\n\tname = Shared From Home\n")
     found = server.api("GET", "/api/server/container-engine")
     assert found["available"] and found["cli"] == engine.cli and found["version"]
     page, errors = _signed_in(browser_context, server)
@@ -74,6 +76,8 @@ def test_create_a_docker_workspace_from_the_dialog(
     assert ws["name"] == "in-a-box"
     assert ws["runtime"]["type"] == "docker" and ws["runtime"]["image"] == engine.image
     assert f"docker {engine.image}" in page.locator(".chat-header").inner_text()
+    shared = engine.run("exec", f"xum-{workspace_id}", "cat", "/root/.gitconfig")
+    assert "Shared From Home" in shared.stdout, shared.stderr
     try:
         send(page, "where do you run?")
         card = page.locator(".tool-card[data-tool='bash'][data-phase='done']")
