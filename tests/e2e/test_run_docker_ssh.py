@@ -1,8 +1,10 @@
 """A Docker workspace on a remote container engine reached over SSH, the way users move their
-workspaces to a bigger host: podman's API service runs behind the tests' loopback sshd, and
-`CONTAINER_HOST=ssh://<user>@127.0.0.1:<port><socket>` (with `CONTAINER_SSHKEY`, the sshd's
-client key) is all xum is given. `xum run -r "docker <image>"` runs its turn with the fake LLM:
-the bash step runs in a container of that engine, and deleting the workspace removes it there.
+workspaces to a bigger host: podman's API service runs behind the tests' loopback sshd, and the
+CLI's own remote settings are all xum is given, either `CONTAINER_HOST=ssh://<user>@127.0.0.1:
+<port><socket>` with `CONTAINER_SSHKEY` (the sshd's client key), or a podman connection (a
+`service_destinations` entry of containers.conf, chosen with `CONTAINER_CONNECTION`). `xum run
+-r "docker <image>"` runs its turn with the fake LLM: the bash step runs in a container of that
+engine, and deleting the workspace removes it there.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,8 +35,24 @@ def _accepted(server: Sshd) -> int:
     return text.count("Accepted publickey")
 
 
+def _local_state(engine: Engine, name: str) -> str | None:
+    """The container's state as the local engine sees it (the remote settings left out)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTAINER_")}
+    done = subprocess.run(
+        [engine.cli, "inspect", "--format", "{{.State.Status}}", name],
+        env={**env, **engine.env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 @pytest.mark.repo(identity=True)
+@pytest.mark.parametrize("how", ["container-host", "connection"])
 def test_run_on_a_podman_engine_reached_over_ssh(
+    how: str,
     fake_llm: FakeLLM,
     repo: Path,
     tmp_path: Path,
@@ -57,10 +76,25 @@ def test_run_on_a_podman_engine_reached_over_ssh(
         ),
         fakellm.text("ran on the remote engine"),
     )
-    with podman_api_service(tmp_path / "podman.sock", container_engine.env) as socket:
+    # The remote settings end with the block, so the engine fixture's cleanup sees the local one.
+    with (
+        podman_api_service(tmp_path / "podman.sock", container_engine.env) as socket,
+        monkeypatch.context() as remote_env,
+    ):
         remote = f"ssh://{getpass.getuser()}@127.0.0.1:{sshd.port}{socket}"
-        monkeypatch.setenv("CONTAINER_HOST", remote)
-        monkeypatch.setenv("CONTAINER_SSHKEY", str(sshd.base / "client_key"))
+        key = sshd.base / "client_key"
+        if how == "container-host":
+            remote_env.setenv("CONTAINER_HOST", remote)
+            remote_env.setenv("CONTAINER_SSHKEY", str(key))
+        else:  # `podman system connection add` writes the same entry
+            conf = tmp_path / "remote-containers.conf"
+            local = Path(container_engine.env["CONTAINERS_CONF"]).read_text()
+            conf.write_text(
+                f'{local}\n[engine.service_destinations.bigbox]\nuri = "{remote}"\n'
+                f'identity = "{key}"\n'
+            )
+            remote_env.setenv("CONTAINERS_CONF", str(conf))
+            remote_env.setenv("CONTAINER_CONNECTION", "bigbox")
         logins = _accepted(sshd)
         result = run_xum(
             "run", "--json", "-r", f"docker {container_engine.image}", "work over there",
@@ -76,6 +110,6 @@ def test_run_on_a_podman_engine_reached_over_ssh(
         assert _accepted(sshd) > logins
         name = record.extra["container"]
         # The service's storage is this machine's (rootful): the container is there.
-        assert container_engine.state(name) == "running"
-        asyncio.run(lifecycle.delete_workspace(record.id, force=True))
-        assert container_engine.state(name) is None
+        assert _local_state(container_engine, name) == "running"
+        asyncio.run(lifecycle.delete_workspace(record.id, force=True))  # through the remote
+        assert _local_state(container_engine, name) is None
