@@ -156,6 +156,7 @@ AFTER_TOOL = {
     "todo_write": "Tasks noted.",
     "propose_plan": "The plan is ready for review.",
     "ask_user_question": "Answer noted.",
+    "notify": "You have been notified.",
 }
 
 
@@ -210,6 +211,10 @@ def responder(request: fakellm.RecordedRequest) -> fakellm.Reply:
         return fakellm.tool_call("todo_write", {"todos": TODOS})
     if "[ask]" in text:
         return fakellm.tool_call("ask_user_question", {"questions": [QUESTION]})
+    notify = re.search(r"\[notify\] (.+)", text)
+    if notify is not None:
+        args = {"title": notify.group(1)[:64], "message": "sent by the fake model"}
+        return fakellm.tool_call("notify", args)
     if "[rich]" in text:
         return fakellm.text(RICH_TEXT)
     if "[slow]" in text:

@@ -72,8 +72,16 @@ def tmux_server() -> Iterator[Tmux]:
         subprocess.run(["tmux", "-L", server.socket, "kill-server"], capture_output=True)
 
 
-def start_xum(tmux: Tmux, fake_llm: FakeLLM, repo: Path, width: int, height: int) -> None:
-    """`xum` alone in `repo`, on a `width` x `height` terminal, its model the fake LLM."""
+def start_xum(
+    tmux: Tmux,
+    fake_llm: FakeLLM,
+    repo: Path,
+    width: int,
+    height: int,
+    extra_env: dict[str, str] | None = None,
+) -> None:
+    """`xum` alone in `repo`, on a `width` x `height` terminal, its model the fake LLM (and
+    `extra_env` added to its environment)."""
     env = {
         "XUM_ROOT": os.environ["XUM_ROOT"],
         "HOME": os.environ["HOME"],
@@ -83,6 +91,7 @@ def start_xum(tmux: Tmux, fake_llm: FakeLLM, repo: Path, width: int, height: int
         "ANTHROPIC_BASE_URL": fake_llm.url,
         "TERM": "xterm-256color",
         "LANG": "C.UTF-8",
+        **(extra_env or {}),
     }
     command = " ".join(
         ["env", "-i", *(f"{k}={shlex.quote(v)}" for k, v in env.items()), shlex.quote(XUM)]

@@ -40,6 +40,7 @@ DOCUMENTED_PARAMETERS = {
     "web_fetch": ["url"],
     "web_search": ["query"],  # xum's own: the docs list the tool, not its parameters
     "attach_file": ["path", "filename", "mediaType"],
+    "notify": ["title", "message"],
     "agent_skill_read": ["name"],
     "agent_skill_read_file": ["name", "filePath", "offset", "limit"],
     # `scope` (project or global) is xum's own: the docs' tools write one contextual root.

@@ -1,6 +1,7 @@
 import { FolderPlus, Menu as MenuIcon, Plus, X } from "lucide-react";
 import { useEffect } from "react";
 import { ChatView } from "./components/chat/ChatView";
+import { ScratchDraft } from "./components/chat/ScratchDraft";
 import { ConnectionBanner } from "./components/ConnectionBanner";
 import { AddProjectDialog } from "./components/dialogs/AddProjectDialog";
 import { DeleteDialog } from "./components/dialogs/DeleteDialog";
@@ -123,13 +124,14 @@ function Workspace() {
   const ws = useStore(app, selectedWorkspace);
   const leftOpen = useStore(app, (s) => s.leftOpen);
   const rightOpen = useStore(app, (s) => s.rightOpen);
+  const draft = useStore(app, (s) => s.scratchDraft);
   return (
     <div className="layout">
       <div className="column">{leftOpen ? <LeftSidebar /> : null}</div>
       {leftOpen ? (
         <button type="button" aria-label="Close sidebar" className="drawer-backdrop left open" onClick={() => app.update({ leftOpen: false })} />
       ) : null}
-      {ws ? <ChatView workspace={ws} /> : <NoWorkspace />}
+      {ws ? <ChatView workspace={ws} /> : draft ? <ScratchDraft /> : <NoWorkspace />}
       <div className="column">{rightOpen && ws ? <RightSidebar ws={ws} /> : null}</div>
       {rightOpen && ws ? (
         <button type="button" aria-label="Close panel" className="drawer-backdrop right open" onClick={() => app.update({ rightOpen: false })} />

@@ -135,6 +135,15 @@ class CallRunner:
         )
         await s.recorder.append([frame])
         s.rules.note_result(call, result)
+        notice = result.meta.get("notification") if call.name == "notify" else None
+        if isinstance(notice, dict) and not result.is_error:
+            s.emit(
+                E.Notification(
+                    call_id=call.id,
+                    title=str(notice.get("title") or ""),
+                    message=notice.get("message"),
+                )
+            )
 
     def doom_check(self, calls: Sequence[ToolCall]) -> str | None:
         """Advisories for repeated identical calls; the stop message when the guard trips."""

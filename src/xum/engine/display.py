@@ -26,6 +26,7 @@ _KEY_ARGUMENT = {
     "web_fetch": "url",
     "web_search": "query",
     "set_exit_code": "code",
+    "notify": "title",
 }
 
 

@@ -351,6 +351,17 @@ class PlanProposed(Event):
     mtime_ns: int | None
 
 
+class Notification(Event):
+    """The agent asked to notify the user (the `notify` tool, docs/notifications.md): live only,
+    so a replay never notifies again; the call's `tool-result` (`meta.notification`) keeps it."""
+
+    type: ClassVar[str] = "notification"
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"message"})
+    call_id: str
+    title: str
+    message: str | None
+
+
 class Advisory(Event):
     type: ClassVar[str] = "advisory"
     kind: str

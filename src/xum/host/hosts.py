@@ -31,6 +31,7 @@ from xum.host.governor import Governor
 from xum.host.inbox import Inbox
 from xum.host.inbox_feed import InboxFeed
 from xum.host.listener import HostListener
+from xum.host.notifications import Notifier
 from xum.host.pending import Approvals, Questions
 from xum.host.workspace_host import (
     HostOptions,
@@ -92,7 +93,9 @@ class Hosts:
         # host's own, and those of the pending maps (a front-end may have made them with a
         # listener of its own, as the server does), so no front-end feeds it by hand.
         self.inbox = Inbox(self.questions, self.approvals, read_seq=read_seq or (lambda _ws: 0))
-        self.listener: HostListener = InboxFeed(listener, self.inbox, self._driving)
+        # Desktop notifications, decided once for every front-end (`xum.host.notifications`).
+        self.notifier = Notifier(self.inbox)
+        self.listener: HostListener = InboxFeed(listener, self.inbox, self._driving, self.notifier)
         for pending in (self.questions, self.approvals):
             pending.listener = InboxFeed(pending.listener, self.inbox, self._driving)
         listener = self.listener
@@ -142,6 +145,12 @@ class Hosts:
         from xum.workspaces.lifecycle import create_workspace
 
         return await self._adopt(lambda: create_workspace(directory, runtime, **fields))
+
+    async def create_scratch(self, **fields: Any) -> WorkspaceRecord:
+        """`lifecycle.create_scratch_chat`: a workspace with no project (docs/workspaces.md)."""
+        from xum.workspaces.lifecycle import create_scratch_chat
+
+        return await self._adopt(lambda: create_scratch_chat(**fields))
 
     async def fork(self, workspace_id: str, name: str | None, title: str | None) -> WorkspaceRecord:
         from xum.workspaces.lifecycle import fork_workspace

@@ -7,7 +7,8 @@ pending maps (`xum.host.pending`), so they are answered through the same `answer
 front-end uses, and leave when the request settles, whoever settled it. And what a person
 should look at once: a plan proposed for approval (`plan`), a turn that ended while nobody was
 reading (`turn-ended`: completed, failed, interrupted), a goal that stopped at its budget or turn
-cap (`goal-stopped`), a session budget spent (`budget-spent`). Those leave when the workspace is
+cap (`goal-stopped`), a session budget spent (`budget-spent`), an agent's `notify` call
+(`notify`, docs/notifications.md). Those leave when the workspace is
 read past them (`read`), when a new turn starts in it, or when dismissed.
 
 The inbox only keeps and announces items; `xum.host.inbox_feed` feeds it from the host's
@@ -33,10 +34,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("xum.host.inbox")
 
-InboxKind = Literal["approval", "question", "plan", "turn-ended", "goal-stopped", "budget-spent"]
+InboxKind = Literal[
+    "approval", "question", "plan", "turn-ended", "goal-stopped", "budget-spent", "notify"
+]
 Change = Literal["added", "removed"]
 # Items that block nothing: they leave when read, dismissed, or a new turn starts.
-NOTICE_KINDS: frozenset[str] = frozenset({"plan", "turn-ended", "goal-stopped", "budget-spent"})
+NOTICE_KINDS: frozenset[str] = frozenset(
+    {"plan", "turn-ended", "goal-stopped", "budget-spent", "notify"}
+)
 PLAN_PREVIEW_CHARS = 20_000  # what an item carries of a plan (the plan route has the rest)
 SUMMARY_CHARS = 200
 DECISIONS: dict[str, Decision] = {"once": "once", "always": "always", "deny": "deny"}
@@ -214,6 +219,10 @@ class Inbox:
             self._notice(workspace_id, "plan", "a plan is proposed for approval", detail)
         elif isinstance(event, E.GoalIncomplete):
             self._goal_stopped(workspace_id, event)
+        elif isinstance(event, E.Notification):
+            detail = {"callId": event.call_id, "title": event.title, "message": event.message}
+            summary = f"{event.title}: {event.message}" if event.message else event.title
+            self._notice(workspace_id, "notify", summary, detail)
         elif isinstance(event, E.GovernorWait) and event.reason == "budget":
             # The fleet budget holds a new turn (docs/governor.md): it waits for a person.
             self._clear_notices(workspace_id, "budget-spent")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from xum.engine import events as E
 from xum.host.inbox import Inbox
 from xum.host.listener import HostListener
+from xum.host.notifications import Notifier
 
 if TYPE_CHECKING:
     from xum.host.pending import PendingQuestion
@@ -26,10 +27,15 @@ log = logging.getLogger("xum.host.inbox")
 
 class InboxFeed:
     def __init__(
-        self, inner: HostListener, inbox: Inbox, driving: Callable[[str], bool | None]
+        self,
+        inner: HostListener,
+        inbox: Inbox,
+        driving: Callable[[str], bool | None],
+        notifier: Notifier | None = None,
     ) -> None:
         self.inner = inner
         self.inbox = inbox
+        self.notifier = notifier  # fed the same calls (`xum.host.notifications`)
         # True: a drive runs in the workspace here; False: it ended; None: no host of this
         # process drives it (a sub-agent: its turn end is its drive's end).
         self.driving = driving
@@ -62,13 +68,21 @@ class InboxFeed:
 
     def _event(self, workspace_id: str, event: E.Event) -> None:
         self.inbox.event(workspace_id, event)
+        if self.notifier is not None:
+            self.notifier.event(workspace_id, event)
         if isinstance(event, E.TurnEnd) and self.driving(workspace_id) is None:
-            self.inbox.drive_ended(workspace_id)
+            self._drive_ended(workspace_id)
 
     def _status(self, workspace_id: str) -> None:
         self.inbox.pending_changed(workspace_id)
         if self.driving(workspace_id) is False:
-            self.inbox.drive_ended(workspace_id)
+            self._drive_ended(workspace_id)
+
+    def _drive_ended(self, workspace_id: str) -> None:
+        # The notifier first: a response notice stands in for the inbox's turn-ended one.
+        if self.notifier is not None:
+            self.notifier.drive_ended(workspace_id)
+        self.inbox.drive_ended(workspace_id)
 
     @staticmethod
     def _fed(call: Callable[[], None]) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_address
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,6 +37,7 @@ from xum.host.listener import HostListener, NullListener
 from xum.host.pending import PendingQuestion
 from xum.host.remote_wire import (
     event_from_json,
+    notice_from_json,
     partial_events,
     question_from_json,
     record_from_json,
@@ -47,7 +48,7 @@ from xum.store.registry import WorkspaceRecord
 if TYPE_CHECKING:
     import httpx
 
-    from xum.runtime.container_engine import EngineInfo
+    from xum.host.notifications import Notice
 
 log = logging.getLogger("xum.host.remote")
 # websockets logs the handshake's headers at debug level, the Authorization header included: the
@@ -103,6 +104,7 @@ class RemoteHosts:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.connections = 0  # how many times the socket (re)connected, for diagnostics
+        self.on_notice: Callable[[Notice], None] | None = None  # shows the server's notifications
 
     # Lifecycle ---------------------------------------------------------------------------
 
@@ -193,16 +195,8 @@ class RemoteHosts:
             self._statuses[str(data["id"])] = status
         return record_from_json(data)
 
-    async def server_info(self) -> dict[str, Any]:
-        return await self._call("GET", "/api/server/info")
-
-    async def container_engine(self) -> EngineInfo:
-        """The server's container engine (the Docker runtime is offered only when available)."""
-        from xum.runtime.container_engine import EngineInfo
-
-        data = await self._call("GET", "/api/server/container-engine")
-        found = [data.get(k) for k in ("cli", "version", "problem")]
-        return EngineInfo(bool(data.get("available")), *found)
+    async def server_info(self, what: str = "info") -> dict[str, Any]:
+        return await self._call("GET", f"/api/server/{what}")  # or "container-engine"
 
     async def default_model(self) -> str | None:
         """The model the server gives a workspace that names none (`provider:id`)."""
@@ -223,18 +217,20 @@ class RemoteHosts:
 
     async def create(self, directory: str, runtime: str, **fields: Any) -> WorkspaceRecord:
         """A new workspace of the project at `directory` (registered first when it is not);
-        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image),
-        share_credentials (Docker: "Share credentials")."""
+        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
         project = await self.add_project(directory)
-        kind: dict[str, Any] = {"type": runtime}
+        share = fields.pop("share_credentials", False)  # Docker's "Share credentials"
+        kind: dict[str, Any] = {"type": runtime, "shareCredentials": share}
         if fields.get("host"):
-            # The runtime's target: an SSH host, or a container image.
             kind["image" if runtime == "docker" else "host"] = fields.pop("host")
-        if fields.pop("share_credentials", False):
-            kind["shareCredentials"] = True
         body = {"projectPath": project, "runtime": kind}
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))
+
+    async def create_scratch(self, **fields: Any) -> WorkspaceRecord:
+        """A scratch chat (`POST /api/chats`); `fields`: title, model, thinking, agent."""
+        body = {k: v for k, v in fields.items() if v is not None}
+        return self._record(await self._call("POST", "/api/chats", body))
 
     async def fork(self, workspace_id: str, name: str | None, title: str | None) -> WorkspaceRecord:
         body = {k: v for k, v in (("name", name), ("title", title)) if v is not None}
@@ -502,11 +498,16 @@ class RemoteHosts:
         ws = msg.get("workspaceId")
         if kind == "hello":
             self._socket = socket
+            if self.on_notice is not None:  # a failed send ends the socket: it reconnects
+                await socket.send(orjson.dumps({"type": "notifications-subscribe"}).decode())
             for workspace_id in list(self._after):
                 await self._send_subscribe(workspace_id)
         elif not isinstance(ws, str):
             if kind == "workspaces-changed":
                 _guard(self.listener.workspaces_changed)
+            elif kind == "notification" and self.on_notice is not None:
+                if (notice := notice_from_json(msg.get("notification"))) is not None:
+                    _guard(self.on_notice, notice)
             elif kind == "error":
                 log.debug("the server refused a message: %s", msg.get("error"))
         elif kind == "workspace-status" and isinstance(msg.get("status"), dict):

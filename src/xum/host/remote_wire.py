@@ -14,6 +14,8 @@ from typing import Any
 
 from xum.core.portblock import PortBlock
 from xum.engine import events as E
+from xum.host.inbox import WorkspaceRef
+from xum.host.notifications import Notice
 from xum.host.pending import PendingQuestion
 from xum.store.registry import WorkspaceRecord
 from xum.tools.base import Question, QuestionOption
@@ -103,9 +105,20 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         init_exit_code=init.get("exitCode"),
         permissions=None if permissions == "auto" else permissions,
         ports=_ports(data.get("ports")),
-        # A Docker workspace's image, where this side's record keeps it.
-        extra={"container_image": runtime["image"]} if runtime.get("image") else {},
+        # A Docker workspace's image, a scratch chat (docs/workspaces.md) and "Notify on all
+        # responses", where this side's record keeps them.
+        extra=_extra(data, runtime),
     )
+
+
+def _extra(data: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if runtime.get("image"):
+        extra["container_image"] = runtime["image"]
+    for key, field in (("scratch", "scratch"), ("notify_on_response", "notifyOnResponse")):
+        if data.get(field) is True:
+            extra[key] = True
+    return extra
 
 
 def _ports(data: object) -> PortBlock | None:
@@ -141,4 +154,23 @@ def question_from_json(message: dict[str, Any]) -> PendingQuestion:
         workspace_id=str(message.get("workspaceId", "")),
         questions=questions,
         future=future,
+    )
+
+
+def notice_from_json(data: object) -> Notice | None:
+    """A `notification` message's notice (docs/api.md); None when it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("workspaceId"), str):
+        return None
+    body = data.get("body")
+    since = data.get("since")
+    return Notice(
+        id=str(data.get("id") or ""),
+        source=str(data.get("source") or ""),
+        workspace_id=data["workspaceId"],
+        workspace=WorkspaceRef(
+            str(data.get("workspaceName") or ""), str(data.get("project") or "")
+        ),
+        title=str(data.get("title") or ""),
+        body=body if isinstance(body, str) else None,
+        since=since / 1000 if isinstance(since, int | float) else 0.0,
     )

@@ -39,6 +39,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     from xum.server.routes import (
         auth,
         background,
+        chats,
         context,
         fallbacks,
         files,
@@ -88,6 +89,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         server_info.router,
         projects.router,
         workspaces.router,
+        chats.router,
         turns.router,
         background.router,
         images.router,

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from xum.core.errors import XumError
 from xum.host.hosts import Hosts
 from xum.host.inbox import Change, InboxItem
+from xum.host.notifications import Notice
 from xum.host.workspace_host import HostOptions
 from xum.server.errors import ApiError, not_found
 from xum.server.hostlink import HubListener
@@ -65,6 +66,7 @@ def server_hosts(
         read_seq=read_seq,
     )
     hosts.inbox.watch(lambda change, item: broadcast_inbox(hub, change, item))
+    hosts.notifier.watch(lambda notice: broadcast_notification(hub, notice))
     hub.active = lambda ws: ws in hosts.hosts
     hub.queued = hosts.queued
     return hosts
@@ -78,6 +80,14 @@ def broadcast_inbox(hub: Hub, change: Change, item: InboxItem) -> None:
         text = dumps({"type": "inbox-removed", "id": item.id, "workspaceId": item.workspace_id})
     for client in hub.clients:
         if client.inbox:
+            client.outbox.put_control(text)
+
+
+def broadcast_notification(hub: Hub, notice: Notice) -> None:
+    """A notification: every client that shows them hears it (the browser's Notification API)."""
+    text = dumps({"type": "notification", "notification": notice.to_json()})
+    for client in hub.clients:
+        if client.notifications:
             client.outbox.put_control(text)
 
 

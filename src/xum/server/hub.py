@@ -52,6 +52,7 @@ class Client:
         self.id = next(self._ids)
         self.subscriptions: set[str] = set()
         self.inbox = False  # it asked for the attention inbox's changes (`inbox-subscribe`)
+        self.notifications = False  # it shows desktop notifications (`notifications-subscribe`)
         self.outbox = Outbox(capacity)
 
 

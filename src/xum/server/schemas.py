@@ -91,6 +91,10 @@ class Workspace(BaseModel):
     permissions: Literal["auto", "ask", "read-only"]  # the permission mode (docs/security.md)
     # The workspace's own ports (`XUM_PORT`..): null when it has none (docs/workspaces.md).
     ports: PortRange | None = None
+    # "Notify on all responses" (docs/notifications.md).
+    notifyOnResponse: bool = False
+    # A scratch chat: no project, a private folder, no git (docs/workspaces.md).
+    scratch: bool = False
 
 
 class WorkspaceList(BaseModel):
@@ -137,6 +141,8 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         idleCompactedSeq=_opt_int(record.extra.get("idle_compacted_seq")),
         permissions=_permissions(record.permissions),
         ports=_ports(record),
+        notifyOnResponse=record.extra.get("notify_on_response") is True,
+        scratch=record.extra.get("scratch") is True and record.parent_id is None,
     )
 
 

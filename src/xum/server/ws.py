@@ -60,6 +60,10 @@ async def _handle(state: ServerState, client: Client, raw: str) -> None:
         client.outbox.put_control(dumps({"type": "inbox", "items": items}))
         client.inbox = True
         return
+    if kind == "notifications-subscribe":
+        # From now on, every notification (docs/notifications.md); none are kept for later.
+        client.notifications = True
+        return
     if kind not in ("subscribe", "unsubscribe"):
         client.outbox.put_control(_error("invalid_message", f"unknown message type {kind!r}"))
         return

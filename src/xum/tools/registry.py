@@ -43,6 +43,9 @@ _TOOLS: dict[str, str] = {
     "web_search": "xum.tools.web_search:WebSearchTool",
     # Offered only to models that take images (xum.engine.images).
     "attach_file": "xum.tools.attach_file:AttachFileTool",
+    # A desktop notification for the user (docs/notifications.md); an agent whose tool policy
+    # removes it never gets it.
+    "notify": "xum.tools.notify:NotifyTool",
     # Skills and plan mode (agents' tool policies decide who gets them).
     "agent_skill_read": "xum.tools.agent_skill_read:AgentSkillReadTool",
     "agent_skill_read_file": "xum.tools.agent_skill_read_file:AgentSkillReadFileTool",

@@ -108,6 +108,7 @@ class TaskTool(Tool):
             thinking=args.thinking or None,
             n=args.n or 1,
             isolation=args.isolation or "fork",
+            isolation_given=args.isolation is not None,
         )
         if not spec.prompt.strip():
             return error("the prompt is empty; give the sub-agent a complete brief")

@@ -20,6 +20,9 @@ class TaskSpec:
     thinking: str | None = None  # None: the parent's thinking level
     n: int = 1  # best of n: n siblings on the same prompt
     isolation: Isolation = "fork"
+    # Whether the call named the isolation: a defaulted `fork` becomes `none` where the parent's
+    # checkout cannot fork children (a scratch chat has no git).
+    isolation_given: bool = True
 
 
 @dataclass(slots=True)

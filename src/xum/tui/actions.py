@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
+from xum.tui import scratch
 from xum.tui.attachments import PendingImages, image_command
 from xum.tui.composer import Suggestion
 from xum.tui.runner import Workspace
@@ -46,6 +47,7 @@ class Actions:
         self.draft_thinking: str | None = None
         self.draft_agent = DEFAULT_AGENT
         self.draft_permissions: PermissionMode = "auto"
+        self.draft_scratch = False  # the draft row makes a scratch chat (xum.tui.scratch)
         # One message at a time: a second Enter while the first one still creates its
         # workspace must go to that workspace (queued), not make another.
         self._sending = asyncio.Lock()
@@ -262,6 +264,8 @@ class Actions:
         """The workspace the first message of the new-workspace row makes: local, in the
         project directory, with the composer's model, thinking level and agent."""
         words = " ".join(text.split())
+        if self.draft_scratch:
+            return await scratch.create_chat(self.app, words[:80])
         return await self.create_workspace(
             "local",
             name=None,
@@ -435,9 +439,7 @@ class Actions:
         share_credentials: bool = False,
     ) -> Workspace | None:
         app = self.app
-        fields: dict[str, object] = {"agent": agent}
-        if share_credentials:
-            fields["share_credentials"] = True
+        fields: dict[str, object] = {"agent": agent, "share_credentials": share_credentials}
         if permissions != "auto":
             fields["permissions"] = permissions
         if model is not None:
@@ -463,12 +465,7 @@ class Actions:
     async def new_workspace(self, choice: NewWorkspace | None) -> None:
         if choice is None:
             return
-        ws = await self.create_workspace(
-            choice.runtime,
-            name=choice.name,
-            title=choice.title,
-            share_credentials=choice.share_credentials,
-        )
+        ws = await self.create_workspace(**vars(choice))  # runtime, name, title, share_credentials
         if ws is not None:
             self.app.composer.focus()
 
@@ -592,21 +589,9 @@ class Actions:
         return True
 
     async def review(self, ws: Workspace) -> None:
-        from xum.runtime.ssh import SshError
-        from xum.tui.screens import ReviewScreen
-        from xum.workspaces.review import review
+        from xum.tui.screens import show_review
 
-        try:
-            found = await review(ws.record)
-        except SshError as exc:
-            self.app.notify(
-                f"cannot run git on {ws.record.host}: {exc}", severity="error", markup=False
-            )
-            return
-        except XumError as exc:
-            self.app.notify(_said(exc), severity="error", markup=False)
-            return
-        self.app.push_screen(ReviewScreen(ws.record.name, found))
+        await show_review(self.app, ws.record)
 
 
 def _said(exc: XumError) -> str:

@@ -31,11 +31,12 @@ from textual.widgets import ListView, Static
 
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
-from xum.tui import history
+from xum.tui import history, scratch
 from xum.tui.actions import Actions
 from xum.tui.completion import Completion
 from xum.tui.composer import Composer, Suggestions
 from xum.tui.fit import Fit, MoreBelow
+from xum.tui.notify import TerminalNotifier
 from xum.tui.runner import Runner, Workspace
 from xum.tui.sidebar import Sidebar
 from xum.tui.statusline import status_line
@@ -67,6 +68,7 @@ class XumApp(App[None]):
         Binding("f1", "help", "Help"),
         Binding("question_mark", "help", "Help", show=False),
         Binding("ctrl+n", "new_workspace", "New", priority=True),
+        Binding("ctrl+shift+n", "new_scratch_chat", "Scratch chat", show=False, priority=True),
         Binding("ctrl+down,alt+down", "next_workspace", "Next", show=False, priority=True),
         Binding("ctrl+up,alt+up", "previous_workspace", "Previous", show=False, priority=True),
         Binding("ctrl+b", "focus_sidebar", "Workspaces", show=False, priority=True),
@@ -109,6 +111,7 @@ class XumApp(App[None]):
             self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
         else:  # on a server (`attached_actions.attach_to`)
             self.runner, self.actions = attach(self)
+        self.runner.on_notice = TerminalNotifier.for_app(self).show
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)
         self.completion = Completion(
@@ -434,9 +437,12 @@ class XumApp(App[None]):
         from xum.tui.dialogs import NewWorkspaceDialog
 
         def chosen(choice: NewWorkspace | None) -> None:
-            self._later(self.actions.new_workspace(choice))
+            self._later(scratch.new_workspace(self, choice))
 
         self.push_screen(NewWorkspaceDialog(self.runner.container_engine), chosen)
+
+    def action_new_scratch_chat(self) -> None:
+        self._later(scratch.start_draft(self))
 
     def _needs_workspace(self, action: str) -> Workspace | None:
         if self.selected is None:

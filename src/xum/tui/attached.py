@@ -44,6 +44,7 @@ class AttachedRunner(Runner):
     ) -> None:
         super().__init__(listener)
         self.remote = RemoteHosts(target, self)
+        self.remote.on_notice = self._notice  # the server's notifications (docs/notifications.md)
         self._on_list_changed = on_list_changed
         self._list_stale = False  # a change the list was not re-read for yet
         self._listing = False
@@ -72,7 +73,10 @@ class AttachedRunner(Runner):
         project = str(project_root)
         if archived:
             return await self.remote.archived(project)
-        return await self.remote.list_workspaces(project)
+        # One read of every workspace: the project's, and the scratch chats, which belong to no
+        # project (docs/workspaces.md); newest first, as the server lists them.
+        listed = await self.remote.list_workspaces()
+        return [r for r in listed if r.project_path == project or r.extra.get("scratch")]
 
     async def load(self, ws: Workspace) -> None:
         """The workspace's history from the server, then its stream (what was committed since,
@@ -117,7 +121,19 @@ class AttachedRunner(Runner):
         return await self._opened(record)
 
     async def container_engine(self) -> EngineInfo:
-        return await self.remote.container_engine()  # the server's engine: it makes them
+        """The server's container engine: the server makes the workspaces."""
+        from xum.runtime.container_engine import EngineInfo
+
+        data = await self.remote.server_info("container-engine")
+        found = [data.get(k) for k in ("cli", "version", "problem")]
+        return EngineInfo(bool(data.get("available")), *found)
+
+    async def create_scratch(self, **fields: Any) -> Workspace:
+        permissions = fields.pop("permissions", None)
+        record = await self.remote.create_scratch(**fields)
+        if permissions is not None:
+            record = await self.remote.change_settings(record.id, permissions=permissions)
+        return await self._opened(record)
 
     async def fork(self, source: Workspace, name: str | None) -> Workspace:
         return await self._opened(await self.remote.fork(source.id, name, None))

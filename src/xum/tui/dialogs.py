@@ -80,6 +80,7 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 yield RadioButton("local: in the project directory", value=True, id="local")
                 yield RadioButton("worktree: a new git worktree and branch", id="worktree")
                 yield RadioButton("ssh: on a remote host", id="ssh")
+                yield RadioButton("scratch chat: no project, a folder of its own", id="scratch")
             yield Input(placeholder="SSH host (for ssh)", id="host")
             yield Input(placeholder="image (for docker), e.g. python:3.12", id="image")
             yield Checkbox(

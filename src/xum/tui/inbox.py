@@ -32,6 +32,7 @@ KIND_LABEL = {
     "turn-ended": "turn ended",
     "goal-stopped": "goal stopped",
     "budget-spent": "budget spent",
+    "notify": "notification",
 }
 KIND_STYLE = {"approval": "bold yellow", "question": "bold yellow", "plan": "bold magenta"}
 

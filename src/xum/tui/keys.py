@@ -51,7 +51,13 @@ KEYS: tuple[Key, ...] = (
     Key(
         "Enter", "press the focused button; in the reason field, deny with that reason", "Approvals"
     ),
-    Key("Ctrl+N", "new workspace (local, worktree or SSH)", "Workspaces"),
+    Key("Ctrl+N", "new workspace (local, worktree, SSH, or a scratch chat)", "Workspaces"),
+    Key(
+        "Ctrl+Shift+N",
+        "new scratch chat, made with its first message (terminals that report it apart from "
+        "Ctrl+N)",
+        "Workspaces",
+    ),
     Key("Ctrl+Down, Ctrl+Up", "next and previous workspace (Alt+Down, Alt+Up too)", "Workspaces"),
     Key(
         "Ctrl+B",

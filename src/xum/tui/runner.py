@@ -33,6 +33,7 @@ from xum.tui.transcript import Change, Transcript
 if TYPE_CHECKING:
     from xum.host import pending as host_pending
     from xum.host.hosts import Hosts
+    from xum.host.notifications import Notice
     from xum.host.remote import RemoteHosts
     from xum.host.workspace_host import WorkspaceHost
     from xum.runtime.container_engine import EngineInfo
@@ -151,6 +152,8 @@ class Runner:
         # Whether the workspace is on screen: what happens there is read as it happens, so it
         # leaves no "ended unread" item in the inbox.
         self.on_screen: Callable[[str], bool] = lambda _ws: False
+        # Shows a desktop notification (`xum.tui.notify`); None: notifications are not shown.
+        self.on_notice: Callable[[Notice], None] | None = None
 
     @property
     def hosts(self) -> Hosts:
@@ -163,7 +166,12 @@ class Runner:
             self._hosts = Hosts(
                 self, options=HostOptions(frontend="tui", purpose="tui"), read_seq=self._read_seq
             )
+            self._hosts.notifier.watch(self._notice)
         return self._hosts
+
+    def _notice(self, notice: Notice) -> None:
+        if self.on_notice is not None:
+            self.on_notice(notice)
 
     def _read_seq(self, workspace_id: str) -> int:
         return sys.maxsize if self.on_screen(workspace_id) else 0
@@ -202,7 +210,9 @@ class Runner:
         from xum.workspaces.lifecycle import list_workspaces
 
         project = str(project_root)
-        return await asyncio.to_thread(lambda: list_workspaces(project, archived=archived))
+        return await asyncio.to_thread(
+            lambda: list_workspaces(project, archived=archived, chats=True)
+        )
 
     async def load(self, ws: Workspace) -> None:
         """Fold the workspace's recorded history into its transcript (once). Live events that
@@ -269,6 +279,11 @@ class Runner:
         from xum.runtime.container_engine import probe_engine
 
         return await asyncio.to_thread(probe_engine)
+
+    async def create_scratch(self, **fields: Any) -> Workspace:
+        """A new scratch chat (docs/workspaces.md): no project, a private folder."""
+        record = await self.hosts.create_scratch(**fields)
+        return self._adopt(record, empty=True)
 
     async def fork(self, source: Workspace, name: str | None) -> Workspace:
         record = await self.hosts.fork(source.id, name, None)

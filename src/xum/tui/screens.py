@@ -7,13 +7,15 @@ from typing import ClassVar
 
 from rich.console import Group
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from xum.core.errors import XumError
 from xum.engine.display import strip_controls
+from xum.store.registry import WorkspaceRecord
 from xum.tui.cards import diff_text
 from xum.tui.keys import KEYS
 from xum.workspaces.review import Review
@@ -114,3 +116,21 @@ class ReviewScreen(ModalScreen[None]):
     async def action_reload(self) -> None:
         self.dismiss(None)
         await self.app.run_action("review")
+
+
+async def show_review(app: App[None], record: WorkspaceRecord) -> None:
+    """Review the workspace of `record` (git runs where its checkout is: on the SSH host, in the
+    container), or say why it cannot be read."""
+    from xum.runtime.ssh import SshError
+    from xum.workspaces.review import review
+
+    try:
+        found = await review(record)
+    except SshError as exc:
+        app.notify(f"cannot run git on {record.host}: {exc}", severity="error", markup=False)
+        return
+    except XumError as exc:
+        said = exc.message + (f" ({exc.hint})" if exc.hint else "")
+        app.notify(said, severity="error", markup=False)
+        return
+    app.push_screen(ReviewScreen(record.name, found))

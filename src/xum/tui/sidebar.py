@@ -33,7 +33,9 @@ def row_text(ws: Workspace) -> Text:
     if "task_depth" in record.extra:  # a sub-agent's workspace
         text.append("↳ ", style="dim")
     text.append(strip_controls(record.name))
-    if record.runtime != "local":
+    if record.extra.get("scratch") is True and record.parent_id is None:
+        text.append(" chat", style="dim")  # a scratch chat: no project, its own folder
+    elif record.runtime != "local":
         text.append(f" {record.runtime}", style="dim")
     if record.title:
         text.append("\n  " + " ".join(strip_controls(record.title).split())[:60], style="dim")

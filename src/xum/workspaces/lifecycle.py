@@ -101,11 +101,16 @@ def get_workspace(workspace_id: str) -> WorkspaceRecord:
 
 
 def list_workspaces(
-    project_path: str | None = None, *, archived: bool | None = False
+    project_path: str | None = None, *, archived: bool | None = False, chats: bool = False
 ) -> list[WorkspaceRecord]:
     """Newest first. `archived`: False (default) hides archived ones, True lists only those,
-    None lists all."""
+    None lists all. `chats`: the scratch chats too (their own stand-in project)."""
     records = registry.list_workspaces(project_path)
+    if chats and project_path is not None:
+        from xum.workspaces.checkouts.scratch import chats_root
+
+        records += registry.list_workspaces(str(chats_root()))
+        records.sort(key=lambda r: r.created_at, reverse=True)
     if archived is None:
         return records
     return [r for r in records if (r.archived_at is not None) == archived]
@@ -175,6 +180,26 @@ async def create_workspace(
             trust_root=paths.trust_root,
         )
     return CreatedWorkspace(record, opened, init, project=paths, secrets=secrets)
+
+
+async def create_scratch_chat(
+    *, title: str = "", name: str | None = None, **fields: Any
+) -> CreatedWorkspace:
+    """Create a scratch chat: a workspace with no project, in a private folder under
+    `$XUM_ROOT/chats` (`checkouts.scratch`). No init hook: there is no project to trust."""
+    from xum.workspaces.checkouts.scratch import NAME_HINT, ScratchCheckout
+
+    if name is not None:
+        check_name(name)
+
+    def create() -> tuple[WorkspaceRecord, Runtime]:
+        checkout = ScratchCheckout.create(
+            Origin(Path(), Path()), NewWorkspace(NAME_HINT, title, name, fields)
+        )
+        return checkout.record, checkout.open_runtime()
+
+    record, opened = await asyncio.to_thread(create)
+    return CreatedWorkspace(record, opened)
 
 
 async def _start_init(

@@ -7,6 +7,7 @@ import type {
   ClientMessage,
   EngineEvent,
   InboxMessage,
+  NotificationNotice,
   PartialMessage,
   PendingQuestion,
   ServerMessage,
@@ -28,6 +29,8 @@ export interface SocketHandlers {
   onConnection(state: ConnectionState): void;
   /** The attention inbox: its snapshot after hello, then each item added or removed. */
   onInbox(message: InboxMessage): void;
+  /** A desktop notification to show (docs/notifications.md); absent: none are asked for. */
+  onNotification?(notice: NotificationNotice): void;
   /** The handshake was refused (not signed in; `sessionEnded`: this browser's sign-in ended). */
   onUnauthorized(sessionEnded: boolean): void;
 }
@@ -195,6 +198,7 @@ export class EventSocket {
         this.handlers.onConnection("open");
         this.startHeartbeat();
         this.send({ type: "inbox-subscribe" }); // its snapshot, then every change (docs/api.md)
+        if (this.handlers.onNotification) this.send({ type: "notifications-subscribe" });
         for (const sub of this.book.resubscribeAll()) {
           if (sub.type === "subscribe") this.handlers.onResubscribe(sub.workspaceId);
           this.send(sub);
@@ -250,6 +254,9 @@ export class EventSocket {
       case "inbox-added":
       case "inbox-removed":
         this.handlers.onInbox(msg);
+        return;
+      case "notification":
+        this.handlers.onNotification?.(msg.notification);
         return;
       case "error":
         return;

@@ -80,6 +80,10 @@ export interface Workspace {
   permissions: PermissionMode;
   /** The workspace's own ports (XUM_PORT, XUM_PORTS); null or absent: it has none. */
   ports?: PortRange | null;
+  /** "Notify on all responses" (docs/notifications.md). */
+  notifyOnResponse?: boolean;
+  /** A scratch chat: no project, a private folder, no git (docs/workspaces.md). */
+  scratch?: boolean;
 }
 
 export interface PortRange {
@@ -581,6 +585,13 @@ export interface PlanProposedEvent {
   content: string | null;
   mtime_ns: number | null;
 }
+/** The agent called `notify` (docs/notifications.md); live only, never replayed. */
+export interface NotificationEvent {
+  type: "notification";
+  call_id: string;
+  title: string;
+  message: string | null;
+}
 /** One line of the workspace's `.xum/init` output, secrets masked. */
 export interface InitOutputEvent {
   type: "init-output";
@@ -742,6 +753,7 @@ export type LiveEvent =
   | ToolOutputEvent
   | AgentChangedEvent
   | PlanProposedEvent
+  | NotificationEvent
   | InitOutputEvent
   | InitEndEvent
   | SubagentStatusEvent
@@ -787,7 +799,7 @@ export interface PendingQuestion {
 /** What waits for a person somewhere on the server (docs/inbox.md, docs/api.md). */
 export interface InboxItem {
   id: string;
-  kind: "approval" | "question" | "plan" | "turn-ended" | "goal-stopped" | "budget-spent";
+  kind: "approval" | "question" | "plan" | "turn-ended" | "goal-stopped" | "budget-spent" | "notify";
   workspaceId: string;
   workspaceName: string;
   project: string;
@@ -805,8 +817,22 @@ export type InboxMessage =
   | { type: "inbox-added"; item: InboxItem }
   | { type: "inbox-removed"; id: string; workspaceId: string };
 
+/** A desktop notification to show (docs/notifications.md). */
+export interface NotificationNotice {
+  id: string;
+  /** "notify" (the agent's tool), "response" (notify on all responses) or an inbox kind. */
+  source: string;
+  workspaceId: string;
+  workspaceName: string;
+  project: string;
+  title: string;
+  body: string | null;
+  since: number;
+}
+
 export type ServerMessage =
   | InboxMessage
+  | { type: "notification"; notification: NotificationNotice }
   | { type: "hello"; protocol: number; serverVersion?: string }
   | { type: "event"; workspaceId: string; event: EngineEvent }
   | {
@@ -830,4 +856,5 @@ export type ClientMessage =
   | { type: "subscribe"; workspaceId: string; afterSeq: number }
   | { type: "unsubscribe"; workspaceId: string }
   | { type: "inbox-subscribe" }
+  | { type: "notifications-subscribe" }
   | { type: "ping"; id?: unknown };

@@ -22,6 +22,7 @@ const KIND_LABEL: Record<InboxItem["kind"], string> = {
   "turn-ended": "Turn ended",
   "goal-stopped": "Goal stopped",
   "budget-spent": "Budget spent",
+  notify: "Notification",
 };
 
 function ago(since: number): string {

@@ -7,6 +7,7 @@ import { useStore } from "../lib/store";
 import { app, openDialog, selectWorkspace, toast } from "../state/app";
 import { branches, shownBranch } from "../state/branches";
 import { archiveWorkspace } from "../state/actions";
+import { openScratchDraft } from "../state/scratch";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
 import { InboxButton, InboxPanel } from "./InboxPanel";
@@ -54,12 +55,12 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
           ) : null}
         </span>
         <span className="ws-sub">
-          {ws.runtime.type === "ssh" ? `ssh ${ws.runtime.host}` : ws.runtime.type}
+          {ws.scratch ? "scratch chat" : ws.runtime.type === "ssh" ? `ssh ${ws.runtime.host}` : ws.runtime.type}
           {branch && branch !== ws.title && branch !== ws.name ? ` · ${branch}` : ""}
         </span>
       </span>
       <span className="ws-actions" onClick={(e) => e.stopPropagation()} onKeyDown={(e) => e.stopPropagation()}>
-        {!archived && caps.fork ? (
+        {!archived && caps.fork && !ws.scratch ? (
           <IconButton label="Fork workspace" onClick={() => openDialog({ kind: "fork", workspaceId: ws.id })}>
             <GitFork size={14} />
           </IconButton>
@@ -116,7 +117,8 @@ export function LeftSidebar() {
   const narrow = useStore(app, (s) => s.narrow);
   const live = workspaces.filter((w) => w.archivedAt === null);
   const archived = workspaces.filter((w) => w.archivedAt !== null);
-  const orphans = live.filter((w) => !projects.some((p) => p.path === w.projectPath));
+  const chats = live.filter((w) => w.scratch);
+  const orphans = live.filter((w) => !w.scratch && !projects.some((p) => p.path === w.projectPath));
   return (
     <nav className="left-sidebar" aria-label="Projects and workspaces">
       <div className="sidebar-header">
@@ -158,6 +160,17 @@ export function LeftSidebar() {
             selectedId={selectedId}
           />
         ))}
+        <div className="project" data-chats>
+          <div className="project-header">
+            <span className="name">Chats</span>
+            <IconButton label="New scratch chat" shortcut={shortcutLabel("NEW_SCRATCH_CHAT", mac)} onClick={openScratchDraft}>
+              <Plus size={15} />
+            </IconButton>
+          </div>
+          {chats.map((w) => (
+            <WorkspaceRow key={w.id} ws={w} selected={w.id === selectedId} />
+          ))}
+        </div>
         {orphans.map((w) => (
           <WorkspaceRow key={w.id} ws={w} selected={w.id === selectedId} />
         ))}

@@ -9,7 +9,8 @@ import { slashInsertion } from "../lib/slash";
 import { useStore } from "../lib/store";
 import { app, openDialog, openPicker, selectedWorkspace, selectWorkspace, signOut, stepWorkspace, toast } from "../state/app";
 import { archiveWorkspace } from "../state/actions";
-import { cycleAgent, cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode } from "../state/commands";
+import { openScratchDraft } from "../state/scratch";
+import { cycleAgent, cycleModel, interruptCurrent, setModel, stepThinkingLevel, toggleMode, toggleNotifyOnResponse } from "../state/commands";
 import { errorMessage } from "../api/http";
 import { focusComposer, insertComposerText } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
@@ -38,6 +39,7 @@ function commandEntries(): Entry[] {
   const out: Entry[] = [
     { id: "new", section: "Workspaces", label: "New workspace", shortcut: key("NEW_WORKSPACE"), run: () => openDialog({ kind: "new-workspace", projectPath: null }) },
     { id: "add-project", section: "Projects", label: "Add project", run: () => openDialog({ kind: "add-project" }) },
+    { id: "new-scratch", section: "Workspaces", label: "New scratch chat", shortcut: key("NEW_SCRATCH_CHAT"), run: openScratchDraft },
     { id: "next", section: "Navigation", label: "Next workspace", shortcut: key("NEXT_WORKSPACE"), run: () => stepWorkspace(1) },
     { id: "prev", section: "Navigation", label: "Previous workspace", shortcut: key("PREV_WORKSPACE"), run: () => stepWorkspace(-1) },
     { id: "sidebar", section: "Navigation", label: "Toggle sidebar", shortcut: key("TOGGLE_SIDEBAR"), run: () => app.update({ leftOpen: !app.get().leftOpen }) },
@@ -48,7 +50,7 @@ function commandEntries(): Entry[] {
     { id: "settings", section: "Settings", label: "Open settings", shortcut: key("OPEN_SETTINGS"), run: () => openDialog({ kind: "settings" }) },
     { id: "signout", section: "Settings", label: "Sign out", run: () => void signOut() },
   ];
-  if (ws && s.caps.fork) {
+  if (ws && s.caps.fork && !ws.scratch) {
     out.push({ id: "fork", section: "Workspaces", label: "Fork workspace", detail: ws.title || ws.name, run: () => openDialog({ kind: "fork", workspaceId: ws.id }) });
   }
   if (ws && s.caps.mcp) {
@@ -74,6 +76,7 @@ function commandEntries(): Entry[] {
       { id: "focus", section: "Chat", label: "Focus chat input", shortcut: key("FOCUS_INPUT"), run: focusComposer },
       { id: "bottom", section: "Chat", label: "Jump to bottom", shortcut: key("JUMP_TO_BOTTOM"), run: jumpToBottom },
       { id: "interrupt", section: "Chat", label: "Interrupt the running turn", shortcut: key("INTERRUPT"), run: () => void interruptCurrent() },
+      { id: "notify", section: "Chat", label: ws.notifyOnResponse ? "Stop notifying on all responses" : "Notify on all responses", shortcut: key("TOGGLE_NOTIFY"), run: () => void toggleNotifyOnResponse() },
       { id: "mode", section: "Modes", label: ws.agent === "plan" ? "Switch to Exec mode" : "Switch to Plan mode", shortcut: key("TOGGLE_MODE"), run: () => void toggleMode() },
       { id: "agent-picker", section: "Modes", label: "Choose agent", shortcut: key("OPEN_AGENT_PICKER"), run: () => openPicker("agent") },
       { id: "cycle-agent", section: "Modes", label: "Cycle agent", shortcut: key("CYCLE_AGENT"), run: () => void cycleAgent() },

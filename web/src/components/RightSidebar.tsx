@@ -211,9 +211,11 @@ export function RightSidebar(props: { ws: Workspace }) {
         <button type="button" role="tab" aria-selected={tab === "costs"} className={`tab ${tab === "costs" ? "active" : ""}`} onClick={() => app.update({ rightTab: "costs" })}>
           Costs
         </button>
-        <button type="button" role="tab" aria-selected={tab === "review"} className={`tab ${tab === "review" ? "active" : ""}`} onClick={() => app.update({ rightTab: "review" })}>
-          Review
-        </button>
+        {props.ws.scratch ? null : (
+          <button type="button" role="tab" aria-selected={tab === "review"} className={`tab ${tab === "review" ? "active" : ""}`} onClick={() => app.update({ rightTab: "review" })}>
+            Review
+          </button>
+        )}
         <span style={{ flex: 1 }} />
         {drawer ? (
           <IconButton label="Close panel" onClick={() => app.update({ rightOpen: false })}>
@@ -222,7 +224,7 @@ export function RightSidebar(props: { ws: Workspace }) {
         ) : null}
       </div>
       <div className="panel" role="tabpanel">
-        {tab === "costs" ? <CostsPanel key={props.ws.id} ws={props.ws} /> : <ReviewPanel key={props.ws.id} ws={props.ws} />}
+        {tab === "costs" || props.ws.scratch ? <CostsPanel key={props.ws.id} ws={props.ws} /> : <ReviewPanel key={props.ws.id} ws={props.ws} />}
       </div>
     </aside>
   );

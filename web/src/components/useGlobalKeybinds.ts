@@ -13,8 +13,9 @@ import {
   selectWorkspace,
   stepWorkspace,
 } from "../state/app";
-import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode } from "../state/commands";
+import { cycleAgent, cycleModel, interruptCurrent, stepThinkingLevel, toggleMode, toggleNotifyOnResponse } from "../state/commands";
 import { inbox, nextWaiting } from "../state/inbox";
+import { openScratchDraft } from "../state/scratch";
 import { focusComposer } from "./chat/composerBus";
 import { jumpToBottom } from "./chat/scrollBus";
 import { toggleStrip } from "./chat/BackgroundStrip";
@@ -71,6 +72,12 @@ function run(action: ActionId): void {
       return;
     case "JUMP_TO_BOTTOM":
       jumpToBottom();
+      return;
+    case "NEW_SCRATCH_CHAT":
+      openScratchDraft();
+      return;
+    case "TOGGLE_NOTIFY":
+      void toggleNotifyOnResponse();
       return;
     case "TOGGLE_BACKGROUND":
       toggleStrip();

@@ -41,7 +41,9 @@ export type ActionId =
   | "JUMP_TO_BOTTOM"
   | "TOGGLE_RIGHT_SIDEBAR"
   | "TOGGLE_BACKGROUND"
-  | "NEXT_INBOX_ITEM";
+  | "NEXT_INBOX_ITEM"
+  | "TOGGLE_NOTIFY"
+  | "NEW_SCRATCH_CHAT";
 
 export interface ActionBinding {
   /** Bindings as documented; the first is shown unless it is browser-reserved. */
@@ -76,6 +78,13 @@ export const KEYBINDS: Record<ActionId, ActionBinding> = {
     reserved: [{ key: "j", ctrl: true, shift: true, code: "KeyJ" }],
   },
   NEXT_INBOX_ITEM: { binds: [{ key: "i", alt: true, code: "KeyI" }] },
+  // "Notify on all responses" for the workspace on screen (docs/notifications.md).
+  TOGGLE_NOTIFY: { binds: [{ key: ",", ctrl: true, shift: true, code: "Comma" }] },
+  // Browsers keep Ctrl+Shift+N (a private window): Alt+Shift+N works in a tab.
+  NEW_SCRATCH_CHAT: {
+    binds: [{ key: "n", alt: true, shift: true, code: "KeyN" }],
+    reserved: [{ key: "n", ctrl: true, shift: true, code: "KeyN" }],
+  },
 };
 
 export function isMacPlatform(platform: string): boolean {

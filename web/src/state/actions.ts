@@ -34,7 +34,7 @@ export async function clearQueue(id: string): Promise<void> {
 
 export async function patchWorkspace(
   id: string,
-  patch: Partial<Pick<Workspace, "title" | "model" | "thinking" | "agent" | "permissions">>,
+  patch: Partial<Pick<Workspace, "title" | "model" | "thinking" | "agent" | "permissions" | "notifyOnResponse">>,
 ): Promise<void> {
   const ws = await api<Workspace>("PATCH", `/api/workspaces/${encodeURIComponent(id)}`, patch);
   replaceWorkspace(ws);

@@ -21,6 +21,7 @@ import { Store } from "../lib/store";
 import { noteBackgroundEvents } from "./background";
 import { noteActivity } from "./activity";
 import { applyInboxMessage } from "./inbox";
+import { showNotice } from "./notifications";
 import {
   applyEvents,
   applyPartial,
@@ -81,6 +82,8 @@ export interface AppState {
   showArchived: boolean;
   /** Questions waiting for the user, by workspace. */
   questions: Readonly<Record<string, PendingQuestion>>;
+  /** A new scratch chat's draft is on screen (nothing is made before its first message). */
+  scratchDraft: boolean;
 }
 
 const WIDE_QUERY = "(min-width: 1100px)";
@@ -116,6 +119,7 @@ export const app = new Store<AppState>({
   turnEpoch: 0,
   showArchived: false,
   questions: {},
+  scratchDraft: false,
 });
 
 /** Whether the sidebars are drawers over the chat (narrow screens) rather than columns. */
@@ -197,6 +201,10 @@ const socket = new EventSocket({
   },
   onInbox(message) {
     applyInboxMessage(message);
+  },
+  onNotification(notice) {
+    if (typeof window === "undefined" || typeof window.Notification === "undefined") return;
+    void showNotice(notice, (id) => selectWorkspace(id));
   },
   onConnection(connection) {
     app.update(connection === "open" ? { connection, everConnected: true } : { connection });
@@ -515,7 +523,7 @@ export function selectWorkspace(id: string | null, how: "push" | "replace" = "pu
 /** Everything selecting a workspace does, except writing the route. */
 function applySelection(id: string | null): void {
   const prev = app.get().selectedId;
-  app.update({ selectedId: id });
+  app.update({ selectedId: id, scratchDraft: false });
   if (isNarrow()) app.update({ leftOpen: false });
   if (id === null) return;
   if (prev !== id) {

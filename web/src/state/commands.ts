@@ -5,6 +5,7 @@ import type { AgentInfo, PermissionMode } from "../api/types";
 import { nextModel, stepThinking, thinkingLevels } from "../lib/models";
 import { app, selectedWorkspace, toast } from "./app";
 import { interrupt, patchWorkspace } from "./actions";
+import { ensurePermission } from "./notifications";
 
 function current() {
   return selectedWorkspace(app.get());
@@ -89,6 +90,16 @@ export function interruptCurrent(): Promise<void> {
   const st = app.get().statuses[ws.id] ?? ws.status;
   if (st.state !== "streaming") return Promise.resolve();
   return guarded(() => interrupt(ws.id));
+}
+
+/** Turn "Notify on all responses" on or off for the workspace on screen (the bell); turning it
+ *  on asks for the browser's permission the first time (docs/notifications.md). */
+export function toggleNotifyOnResponse(): Promise<void> {
+  const ws = current();
+  if (!ws) return Promise.resolve();
+  const on = !ws.notifyOnResponse;
+  if (on) void ensurePermission();
+  return guarded(() => patchWorkspace(ws.id, { notifyOnResponse: on }));
 }
 
 export function setPermissions(mode: PermissionMode): Promise<void> {

@@ -56,6 +56,8 @@ class EditWorkspace(BaseModel):
     agent: str | None = Field(default=None, pattern=AGENT_PATTERN)
     # The permission mode; the running session applies it from its next tool call.
     permissions: Literal["auto", "ask", "read-only"] | None = None
+    # "Notify on all responses" (docs/notifications.md): a notification when a response ends.
+    notifyOnResponse: bool | None = None
 
 
 class RenameBody(BaseModel):
@@ -246,6 +248,15 @@ async def change_workspace(
     return await state.hosts.change_settings(record.id, **changes)
 
 
+async def notify_setting(state: ServerState, record: WorkspaceRecord, on: bool) -> WorkspaceRecord:
+    """Store "Notify on all responses"; the host reads it when a response ends."""
+    from xum.host.notifications import set_notify_on_response
+
+    await asyncio.to_thread(set_notify_on_response, record.id, on)
+    state.hub.workspaces_changed()
+    return registry.get_workspace(record.id) or record
+
+
 async def fork(
     state: ServerState, workspace_id: str, name: str | None, title: str | None
 ) -> WorkspaceRecord:
@@ -291,6 +302,8 @@ async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Reques
         changes["agent"] = await checked_agent(record, body.agent)
     if body.permissions is not None:
         changes["permissions"] = body.permissions
+    if body.notifyOnResponse is not None:
+        record = await notify_setting(state, record, body.notifyOnResponse)
     if not changes:
         return as_json(state, record)
     return as_json(state, await change_workspace(state, record, changes))
@@ -327,6 +340,7 @@ async def archive_workspace(workspace_id: str, request: Request) -> Workspace:
         await state.hosts.close_workspace(workspace_id)  # a running turn is interrupted
         record = await archive(workspace_id)
     state.hosts.inbox.forget(workspace_id)  # an archived workspace waits for nobody
+    state.hosts.notifier.forget(workspace_id)
     state.hub.workspaces_changed()
     return as_json(state, record)
 
@@ -396,6 +410,7 @@ async def delete_workspace(
         state.hub.forget(workspace_id)
     state.read_marks.forget(workspace_id)
     state.hosts.inbox.forget(workspace_id)
+    state.hosts.notifier.forget(workspace_id)
     state.hub.workspaces_changed()
     return Deleted(
         workspaceId=workspace_id,

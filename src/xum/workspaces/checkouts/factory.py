@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 def checkout_for(record: WorkspaceRecord) -> Checkout:
     """The checkout of a workspace."""
+    if record.extra.get("scratch") is True and record.parent_id is None:
+        from xum.workspaces.checkouts.scratch import ScratchCheckout
+
+        return ScratchCheckout(record)
     checkout = _kind(record.runtime)(record)
     if shares_parent_checkout(record):
         return SharedCheckout(checkout)

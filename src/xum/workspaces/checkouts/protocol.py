@@ -57,6 +57,7 @@ RemovalKind = Literal[
     "plan-file",
     "init-log",
     "record",
+    "chat-folder",  # a scratch chat's own folder (`checkouts.scratch`)
 ]
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -234,6 +235,8 @@ class SubAgentManager:
         plan = await plan_spawn(
             host.parent, spec, depth=host.depth, max_depth=self.settings.max_depth
         )
+        if plan.isolation != spec.isolation:
+            spec = dataclasses.replace(spec, isolation=plan.isolation)
         kept = [
             ChildRecord(
                 depth=host.depth + 1,

@@ -17,7 +17,7 @@ from xum.core.clock import now_ms
 from xum.engine.route import ModelRoute, resolve_route
 from xum.llm.thinking import parse_thinking
 from xum.llm.types import ThinkingLevel
-from xum.tools.tasking import SubAgentError
+from xum.tools.tasking import Isolation, SubAgentError
 from xum.workspaces.checkouts.factory import session_checkout
 from xum.workspaces.checkouts.protocol import Checkout
 
@@ -39,6 +39,7 @@ class SpawnPlan:
     fork_base: str | None  # the parent's HEAD, where fork children branch from
     group: str | None  # the best-of batch id (n > 1)
     titles: list[str]
+    isolation: Isolation  # the call's, or `none` for a defaulted fork that cannot be made
 
 
 async def plan_spawn(
@@ -81,7 +82,10 @@ async def plan_spawn(
     except Exception as exc:
         origin = "" if spec.thinking else f" (ai.thinkingLevel of the {agent.id!r} agent)"
         raise SubAgentError(f"thinking {level!r}{origin}: {exc}") from None
-    if spec.isolation == "fork":
+    isolation: Isolation = spec.isolation
+    if isolation == "fork" and not checkout.forks_children and not spec.isolation_given:
+        isolation = "none"  # a scratch chat: its sub-agents work in its folder
+    if isolation == "fork":
         if not checkout.forks_children:
             raise SubAgentError(
                 f"isolation 'fork' is not available for {checkout.kind} workspaces: "
@@ -96,7 +100,7 @@ async def plan_spawn(
     titles = [
         spec.title if spec.n == 1 else f"{spec.title} ({i + 1}/{spec.n})" for i in range(spec.n)
     ]
-    return SpawnPlan(agent, route, thinking, checkout, is_git, fork_base, group, titles)
+    return SpawnPlan(agent, route, thinking, checkout, is_git, fork_base, group, titles, isolation)
 
 
 def _git_state(parent: ParentInfo) -> tuple[Checkout, bool, str | None]:

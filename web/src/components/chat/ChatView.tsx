@@ -12,12 +12,14 @@ import { IconButton } from "../Tooltip";
 import { ApprovalCards } from "./ApprovalCard";
 import { BackgroundStrip } from "./BackgroundStrip";
 import { Composer } from "./Composer";
+import { NotifyBell } from "./NotifyBell";
 import { PortsLabel } from "./PortsLabel";
 import { Transcript } from "./Transcript";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
 function runtimeLabel(ws: Workspace): string {
+  if (ws.scratch) return "scratch chat";
   if (ws.runtime.type === "ssh") return `ssh ${ws.runtime.host}`;
   if (ws.runtime.type === "docker") return `docker ${ws.runtime.image}`;
   return ws.runtime.type;
@@ -73,11 +75,11 @@ export function ChatView(props: { workspace: Workspace }) {
                   <PortsLabel ws={ws} />
                 </>
               ) : null}
-              {" · "}
-              {ws.projectName}
+              {ws.scratch ? null : ` · ${ws.projectName}`}
             </span>
           </span>
         </div>
+        <NotifyBell workspace={ws} />
         <IconButton
           label="Costs and review"
           shortcut={shortcutLabel("TOGGLE_RIGHT_SIDEBAR", mac)}

@@ -15,6 +15,7 @@ const KIND_LABELS: Record<string, string> = {
   worktree: "Git worktree (its files)",
   branch: "Git branch",
   record: "Workspace record",
+  "chat-folder": "Chat folder (its files)",
 };
 
 function describe(item: DeletionItem): string {
