@@ -34,7 +34,7 @@ async def test_no_container_engine_leaves_the_docker_choice_out(
         assert isinstance(dialog, NewWorkspaceDialog)
         # The probe has answered (its worker is done) and offered nothing.
         await until(pilot, lambda: not dialog.workers, "the engine probe")
-        assert [b.id for b in dialog.query(RadioButton)] == ["local", "worktree", "ssh"]
+        assert [b.id for b in dialog.query(RadioButton)] == ["local", "worktree", "ssh", "scratch"]
         assert not dialog.query_one("#image").display
         assert not dialog.query_one("#share", Checkbox).display
 
@@ -59,7 +59,7 @@ async def test_create_a_docker_workspace_from_the_dialog_and_run_a_turn_in_it(
         await on_screen(pilot, "New workspace")
         await until(pilot, lambda: app.screen.query("#docker"), "the Docker choice")
         await on_screen(pilot, f"docker: in a container ({container_engine.cli}")
-        await pilot.press("down", "down", "down", "enter")  # the runtime list: docker, last
+        await pilot.press("down", "down", "down", "enter")  # the runtime list: docker, after ssh
         assert app.screen.query_one("#docker", RadioButton).value
         await pilot.click("#share")
         await pilot.click("#image")

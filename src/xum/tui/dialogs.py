@@ -108,7 +108,8 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
         if not found.available:
             return
         await self.query_one("#runtime", RadioSet).mount(
-            RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker")
+            RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker"),
+            before="#scratch",  # with the other runtimes
         )
         for widget in ("#image", "#share"):
             self.query_one(widget).display = True
