@@ -59,7 +59,7 @@ async def test_create_a_docker_workspace_from_the_dialog_and_run_a_turn_in_it(
         await on_screen(pilot, "New workspace")
         await until(pilot, lambda: app.screen.query("#docker"), "the Docker choice")
         await on_screen(pilot, f"docker: in a container ({container_engine.cli}")
-        await pilot.press("down", "down", "down", "enter")  # the runtime list: docker, after ssh
+        await pilot.press("down", "down", "down", "down", "enter")  # the runtime list: docker, last
         assert app.screen.query_one("#docker", RadioButton).value
         await pilot.click("#share")
         await pilot.click("#image")

@@ -108,8 +108,8 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
         if not found.available:
             return
         await self.query_one("#runtime", RadioSet).mount(
-            RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker"),
-            before="#scratch",  # with the other runtimes
+            # Last: it arrives after the dialog opened, so the others keep their places.
+            RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker")
         )
         for widget in ("#image", "#share"):
             self.query_one(widget).display = True
