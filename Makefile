@@ -26,6 +26,11 @@ WEB_OUT := src/xum/server/static/index.html
 WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f 2>/dev/null) $(WEB)/index.html \
 	$(WEB)/vite.config.ts $(WEB)/tsconfig.json $(WEB)/package.json
 
+# The Dev Container CLI (@devcontainers/cli, pinned in tools/devcontainer/package.json), which
+# the devcontainer runtime runs when no `devcontainer` is on PATH.
+DEVCONTAINER := tools/devcontainer
+DEVCONTAINER_STAMP := $(DEVCONTAINER)/node_modules/.installed
+
 # The oldest Node.js the build tools accept (web/package.json "engines"). Without it npm or Vite
 # fail with an obscure error, so each web recipe first checks and says what to install.
 NODE_MIN := 20.19
@@ -36,7 +41,7 @@ define check_node
 endef
 
 .PHONY: help run test test-fast event-schema lint fmt typecheck bench clean venv deps-system check build-web test-web \
-	check-node
+	check-node devcontainer-cli
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -69,6 +74,13 @@ $(WEB_OUT): $(WEB_STAMP) $(WEB_SOURCES)
 	$(check_node)
 	cd $(WEB) && npm run --silent build
 
+$(DEVCONTAINER_STAMP): $(DEVCONTAINER)/package.json $(DEVCONTAINER)/package-lock.json
+	$(check_node)
+	cd $(DEVCONTAINER) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $(DEVCONTAINER_STAMP)
+
+devcontainer-cli: $(DEVCONTAINER_STAMP) ## Install the Dev Container CLI into tools/devcontainer (the devcontainer runtime runs it)
+
 build-web: $(WEB_OUT) ## Build the web UI into src/xum/server/static (typechecks it first)
 
 test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
@@ -77,10 +89,10 @@ test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
 
 # SERVER_ARGS go to `xum server`. Naming a project there (--add-project <path>) replaces this
 # checkout as the project `make run` adds.
-run: venv build-web ## Start xum server (this checkout as a project, or SERVER_ARGS="--add-project <path>"); prints a sign-in link
+run: venv build-web devcontainer-cli ## Start xum server (this checkout as a project, or SERVER_ARGS="--add-project <path>"); prints a sign-in link
 	$(BIN)/xum server $(if $(findstring --add-project,$(SERVER_ARGS)),,--add-project .) $(SERVER_ARGS)
 
-test: venv deps-system build-web test-web ## Install what tests need and run them all (parallel; CI runs this)
+test: venv deps-system build-web test-web devcontainer-cli ## Install what tests need and run them all (parallel; CI runs this)
 	$(BIN)/pytest -q $(XDIST) --durations=15 $(PYTEST_ARGS)
 
 test-fast: venv ## The quick tier between edits: unit tests and the quick integration tests
@@ -107,5 +119,5 @@ bench: venv ## Run the benchmarks; prints one JSON document
 
 clean: ## Remove the environment and build output
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache .bench src/xum/_build_info.py
-	rm -rf $(WEB)/node_modules src/xum/server/static test-artifacts
+	rm -rf $(WEB)/node_modules $(DEVCONTAINER)/node_modules src/xum/server/static test-artifacts
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -5,8 +5,12 @@ machine hits both alike):
 * `bare`: `true` through the local runtime (`bash -c true`, the process group, the pipe);
 * `sandboxed`: the same through the sandboxed view of that runtime, in workspace-write mode in a
   real git checkout (the layout's few stats, `bwrap` with its mount and PID namespaces);
-* `sandboxed_egress_off`: the same with a network namespace too.
-`added_ms` is the median sandboxed time minus the median bare one (the aim: under 5 ms).
+* `sandboxed_egress_off`: the same with a network namespace too;
+* `session`: the same layout through the session's one sandbox (`xum.runtime.sandboxd`: one
+  long-lived bwrap whose launcher starts each command), the default for a local
+  workspace-write session; `sandboxed` is the fresh bwrap per command it falls back to.
+`added_ms` is the median sandboxed time minus the median bare one, `added_ms_session` the same
+for the session sandbox (the aim: under 5 ms).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def run() -> dict[str, Any]:
 async def _measure(repo: Path, scratch: Path) -> dict[str, Any]:
     from xum.runtime.local import LocalRuntime
     from xum.runtime.sandbox import Layout, SandboxedRuntime, read_git_layout
+    from xum.runtime.sandboxd import SessionSandbox
 
     scratch.mkdir(parents=True)
     bare = LocalRuntime(str(repo))
@@ -63,10 +68,13 @@ async def _measure(repo: Path, scratch: Path) -> dict[str, Any]:
             drop_caps=os.geteuid() == 0,
         )
 
+    (repo / ".xum").mkdir(exist_ok=True)  # else the first command's mount point adds it
+    session = SessionSandbox()
     runtimes = {
         "bare": bare,
         "sandboxed": SandboxedRuntime(bare, layout("shared")),
         "sandboxed_egress_off": SandboxedRuntime(bare, layout("off")),
+        "session": SandboxedRuntime(bare, layout("shared"), session),
     }
     samples: dict[str, list[float]] = {name: [] for name in runtimes}
     for name, runtime in runtimes.items():  # warm up: page cache, the first bwrap
@@ -77,11 +85,14 @@ async def _measure(repo: Path, scratch: Path) -> dict[str, Any]:
             started = time.perf_counter()
             await runtime.exec("true", env={})
             samples[name].append(time.perf_counter() - started)
+    session.close()
     medians = {name: median_ms(values) for name, values in samples.items()}
     return {
+        "session_sandbox": session.unavailable or "used",
         "repeat": REPEAT,
         "median_ms": medians,
         "added_ms": round(medians["sandboxed"] - medians["bare"], 3),
         "added_ms_egress_off": round(medians["sandboxed_egress_off"] - medians["bare"], 3),
+        "added_ms_session": round(medians["session"] - medians["bare"], 3),
         "ratio": round(medians["sandboxed"] / medians["bare"], 2),
     }

@@ -6,7 +6,10 @@ Baselines measured in the same run, on the same disk:
 * open: reading the file and `orjson.loads` of each line into a list, with the GC paused as the
   loader does (the least a parse of the log costs);
 * incremental projection: the same step at 1k frames (a ratio near 1 means it does not grow
-  with the history).
+  with the history);
+* publish: the log's and the manifest's flushes side by side against the same bytes flushed one
+  after the other (interleaved); the gain is large while other writes are syncing to the disk
+  and small on an idle one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import random
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,10 +28,14 @@ from typing import Any
 import orjson
 
 from bench.util import median_ms, time_call
+from xum.core.fsutil import atomic_write_bytes
 from xum.store import frame_types as ev
+from xum.store.frames import encode_frame
+from xum.store.manifest import Manifest
 from xum.store.projection import HistoryProjection
+from xum.store.publish import sync_and_publish
 from xum.store.scan import gc_paused
-from xum.store.sessionlog import LOG_NAME, SessionLog
+from xum.store.sessionlog import LOG_NAME, MANIFEST_NAME, SessionLog
 
 SIZES = (1_000, 10_000, 100_000)
 
@@ -122,6 +130,58 @@ def _append_figures(root: Path) -> dict[str, Any]:
     }
 
 
+def _publish_figures(root: Path, rounds: int = 300) -> dict[str, Any]:
+    """An append's flushes and publish (`xum.store.publish`): side by side, as a session log
+    does it when the append is the process's only one in flight, against the same bytes flushed
+    one after the other (the log, then the manifest's temp file: how appends published before),
+    interleaved so that both see the same disk. Then 8 sessions appending at once (they flush
+    one after the other, joining each other's filesystem commits)."""
+    frame = realistic_events(3)[1]
+    line = encode_frame(1, "ev_bench", 0, *frame)
+    manifest = Manifest(size=len(line), frames=1, last_seq=1)
+    fds = {}
+    for name in ("side", "sequential"):
+        (root / name).mkdir()
+        fds[name] = os.open(root / name / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    def side() -> None:
+        os.write(fds["side"], line)
+        sync_and_publish(fds["side"], root / "side" / MANIFEST_NAME, manifest)
+
+    def sequential() -> None:
+        os.write(fds["sequential"], line)
+        os.fdatasync(fds["sequential"])
+        atomic_write_bytes(root / "sequential" / MANIFEST_NAME, manifest.to_bytes())
+
+    samples: dict[str, list[float]] = {"side": [], "sequential": []}
+    try:
+        for i in range(rounds):
+            for name, fn in [("side", side), ("sequential", sequential)][:: 1 if i % 2 else -1]:
+                samples[name] += time_call(fn, 1)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    logs = [SessionLog(root / f"many-{i}") for i in range(8)]
+    together: list[float] = []
+
+    def appender(target: SessionLog) -> None:
+        with target.writing("bench"):
+            together.extend(time_call(lambda: target.append(*frame), rounds // 3))
+
+    threads = [threading.Thread(target=appender, args=(target,)) for target in logs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    side_s, seq_s = statistics.median(samples["side"]), statistics.median(samples["sequential"])
+    return {
+        "side_by_side_median_ms": median_ms(samples["side"]),
+        "one_after_the_other_median_ms": median_ms(samples["sequential"]),
+        "side_vs_one_after_the_other": round(side_s / seq_s, 2),
+        "eight_sessions_appending_at_once_median_ms": median_ms(together),
+    }
+
+
 def _timed(fn: Callable[[], object], repeat: int) -> list[float]:
     """Like `time_call`, but the result is freed after the clock stops: tearing down the
     previous 100k-frame log is not part of opening the next one."""
@@ -187,6 +247,7 @@ def run() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="xum-bench-sessionlog-"))
     try:
         out: dict[str, Any] = {"appends": _append_figures(root)}
+        out["publish"] = _publish_figures(root)
         logs = {}
         for n in SIZES:
             t0 = time.perf_counter()

@@ -36,6 +36,10 @@ class Watch:
 
 def hook(event, args):
     if event == "socket.connect" and not at_connect:
+        import gc
+
+        # The collector held off since the entry point runs again by the first request.
+        imported.add(f"gc enabled: {gc.isenabled()}")
         at_connect.append(sorted(imported))
         # Written now: `xum run` ends with os._exit, which runs no `finally` of ours.
         with open(out, "w") as f:
@@ -74,6 +78,14 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.workspaces.checkouts.worktree",
     "xum.workspaces.checkouts.xumignore",
     "pydantic",  # tool input validation (the tool prewarm thread loads it)
+    "xum.tools.plain_args",  # plain tool arguments: the first tool call
+    "xum.tools.bash",
+    "xum.tools.command_risk",  # a command's risk and its parser: the first bash call
+    "tree_sitter",
+    "xum.runtime.sandbox",  # bubblewrap's machinery: the first sandboxed command
+    "xum.context.skill_store",  # skill writes and deletes: the first of them
+    "xum.tools.skill_records",
+    "secrets",  # approval and question ids are os.urandom's (secrets brings random and hmac)
     "bs4",  # web_fetch's HTML reader
     "markdownify",
     "acp",  # the ACP SDK and bridge: `xum acp` only
@@ -89,6 +101,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = [
     "xum.tools.mcp_call",
     "xum.tools.tool_catalog_search",
     "xum.tools.mcp_prompt_get",
+    "xum.tools.mcp_resource_read",
     "textual",  # the terminal UI: `xum tui` only
     "xum.tui",
 ]
@@ -113,4 +126,5 @@ def test_the_first_request_goes_out_before_what_it_does_not_need(
     assert out.exists(), "no connection to the model was seen"
     loaded = json.loads(out.read_text())
     assert "xum.engine.agent" in loaded and "xum.llm.lean_http" in loaded  # the probe works
+    assert "gc enabled: True" in loaded
     assert [m for m in NOT_BEFORE_THE_FIRST_REQUEST if m in loaded] == []

@@ -18,6 +18,7 @@ from xum.runtime.worktree import worktree_path
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces import lifecycle
+from xum.workspaces.checkouts.devcontainer import DevcontainerCheckout
 from xum.workspaces.checkouts.factory import checkout_for, create_checkout
 from xum.workspaces.checkouts.local import LocalCheckout
 from xum.workspaces.checkouts.protocol import NewWorkspace, Origin, Removal
@@ -227,7 +228,12 @@ def test_each_kind_answers_the_facts_other_code_decides_on(repo: Path) -> None:
     assert ssh.is_git(known=True) is False and ssh.fork_point() is None
     assert checkout_for(record("ssh", host="box")).is_git() is True  # not recorded: assumed
     # A kind this version does not know opens as a directory it neither moves nor removes.
-    assert isinstance(checkout_for(record("devcontainer")), LocalCheckout)
+    assert isinstance(checkout_for(record("coder")), LocalCheckout)
+    # A Dev Container workspace: a worktree here whose commands run in its container.
+    dev = checkout_for(record("devcontainer", extra={"container": "c"}))
+    assert isinstance(dev, DevcontainerCheckout) and dev.kind == "devcontainer"
+    assert (dev.on_this_machine, dev.shares_project_dir, dev.forks_children) == (True, False, False)
+    assert tuple(dev.hook_roots()) == ("/elsewhere/w", None)
 
 
 async def test_a_child_records_its_task_fields_once_and_reads_them_back(repo: Path) -> None:

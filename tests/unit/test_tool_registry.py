@@ -73,6 +73,7 @@ DOCUMENTED_PARAMETERS = {
     "complete_goal": ["summary", "goalId"],
     "tool_catalog_search": ["query", "limit"],
     "mcp_prompt_get": ["name", "arguments", "list_offset"],
+    "mcp_resource_read": ["server", "uri", "list_offset"],
 }
 
 
@@ -137,7 +138,8 @@ def _walk(node: Any, path: str = "$") -> list[str]:
 def test_schemas_are_strict_mode_shaped() -> None:
     entries = orjson.loads(SCHEMAS_PATH.read_bytes())
     for entry in entries:
-        assert set(entry) == {"name", "description", "read_only", "risk", "parameters"}
+        # "plain" is xum's own (xum.tools.plain_args), never sent to a provider.
+        assert set(entry) == {"name", "description", "read_only", "risk", "parameters", "plain"}
         assert entry["risk"] in ("read", "write", "execute")
         assert entry["description"].strip()
         assert entry["parameters"]["type"] == "object"

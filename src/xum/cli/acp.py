@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 )
 @runtime_option(
     "Where new sessions' workspaces run: local (the editor's project directory, with file "
-    'and terminal delegation to the editor), worktree, "ssh <host>" or "docker <image>".'
+    'and terminal delegation to the editor), worktree, "ssh <host>", "docker <image>" or '
+    '"devcontainer [<config>]".'
 )
 @click.option(
     "--server-url",

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from xum.core import startup_gc
 from xum.core.version import version_string
 
 # name -> (module:attribute, one-line help). Only commands that work are listed here; the parity
@@ -41,6 +42,8 @@ class LazyGroup(click.Group):
         module_name, attr = entry[0].split(":")
         command = getattr(importlib.import_module(module_name), attr)
         assert isinstance(command, click.Command)
+        if cmd_name != "run":  # `xum run` releases it itself, nearer its first request
+            startup_gc.release()
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

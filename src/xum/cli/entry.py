@@ -12,11 +12,15 @@ def main() -> None:
 
         sys.stdout.write(version_string() + "\n")
         return
+    from xum.core import startup_gc
+
+    startup_gc.hold()  # every command releases it once loaded (xum.core.startup_gc)
     if not sys.argv[1:] and sys.stdin.isatty() and sys.stdout.isatty():
         from pathlib import Path
 
         from xum.cli.tui import launch
 
+        startup_gc.release()
         launch(Path("."))
         return
     from xum.cli.app import cli

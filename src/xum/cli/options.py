@@ -26,9 +26,10 @@ def dir_option(help: str) -> Callable[[F], F]:
 
 
 class RuntimeSpec(click.ParamType[str]):
-    """`local`, `worktree`, `ssh <host>` or `docker <image>` (one argument: quote it)."""
+    """`local`, `worktree`, `ssh <host>`, `docker <image>` or `devcontainer [<config>]` (one
+    argument: quote it)."""
 
-    name = "local|worktree|ssh <host>|docker <image>"
+    name = "local|worktree|ssh <host>|docker <image>|devcontainer [<config>]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         from xum.workspaces.runtime_spec import format_runtime, parse_runtime

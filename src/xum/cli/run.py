@@ -32,12 +32,12 @@ from xum.cli.run_outcome import (
     limit_line,
 )
 from xum.core.errors import XumError
-from xum.runtime.sandbox import SANDBOX_MODES
+from xum.runtime.sandbox_settings import SANDBOX_MODES
 from xum.workspaces.safety.choice import PERMISSION_MODES, SafetyChoice
 
 if TYPE_CHECKING:
     from xum.cli.render import Renderer
-    from xum.runtime.sandbox import SandboxMode
+    from xum.runtime.sandbox_settings import SandboxMode
     from xum.workspaces.safety.choice import ApprovalPolicy, PermissionMode
 
 
@@ -108,7 +108,9 @@ def _budget(value: str | None) -> float | None:
 @runtime_option(
     "local runs in the directory; worktree in a new git worktree and branch under "
     '$XUM_ROOT/src; "ssh <host>" on a remote host (a git archive of HEAD goes there); '
-    '"docker <image>" in a new container of the image (a git bundle of HEAD goes to /src).'
+    '"docker <image>" in a new container of the image (a git bundle of HEAD goes to /src); '
+    '"devcontainer [<config>]" in a worktree run in the container of the project\'s '
+    "devcontainer.json (`devcontainer up`)."
 )
 @click.option(
     "--mode",

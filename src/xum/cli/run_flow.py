@@ -25,6 +25,7 @@ from xum.cli.run_outcome import (
     EXIT_OK,
     RunOutcome,
 )
+from xum.core import startup_gc
 from xum.core.errors import UsageError, XumError
 from xum.core.paths import config_path
 from xum.workspaces.safety.choice import SafetyChoice
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunRequest:
+    """What `xum run` was asked to do: its flags and message, as parsed."""
+
     text: str
     directory: Path
     model: str | None
@@ -66,7 +69,7 @@ async def execute(req: RunRequest) -> RunOutcome:
     from xum.engine.route import resolve_route
     from xum.llm.http import prewarm
     from xum.llm.thinking import DEFAULT_THINKING, parse_thinking
-    from xum.store.config import load_config
+    from xum.store.config import read_config
     from xum.store.providers import load_providers
 
     _check_goal_flags(req)
@@ -94,8 +97,9 @@ async def execute(req: RunRequest) -> RunOutcome:
         from xum.context.workspace import agent_ai_defaults
 
         agent_model, agent_thinking = await agent_ai_defaults(str(req.directory), mode)
-    # config.json is read once, for the route and the sub-agent settings.
-    providers, config = load_providers(), load_config()
+    # config.json is read once, for the route and the sub-agent settings (the shared snapshot
+    # the later readers revalidate with a stat).
+    providers, config = load_providers(), read_config()
     route = resolve_route(model or agent_model, providers=providers, config=config)
     prewarm(route.endpoint.base_url)  # overlaps the setup below
     thinking = parse_thinking(
@@ -142,6 +146,8 @@ async def execute(req: RunRequest) -> RunOutcome:
     if created is not None:
         record = created.record
     assert record is not None
+    # What the run needs is loaded: the collector, held off since the entry point, runs again.
+    startup_gc.release()
     adapter = RunAdapter(req, record.id, created.init if created is not None else None)
     try:
         result, decision, host = await adapter.run(record, text, created, settings)

@@ -26,6 +26,11 @@ _RUNTIME_LINES: dict[str, str] = {
         "You are working in a clone of the project (a git repository at /src) inside a Docker "
         "container. $XUM_PROJECT_PATH refers to the user's machine, not to this container."
     ),
+    "devcontainer": (
+        "You are working in a git worktree of the project inside a Dev Container (the "
+        "container the project's devcontainer.json describes). $XUM_PROJECT_PATH refers to "
+        "the user's machine, not to this container."
+    ),
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 # untrusted text becomes `&lt;`, so the model reads it as text.
 _RESERVED = (
     r"prelude|environment|agent|agent-skills|skill|custom-instructions|context-update|"
-    r"plan-mode|plan-file-changed|tool-instructions|system|model-[\w.:-]*|mode-[\w.:-]*|"
+    r"plan-mode|plan-file-changed|tool-instructions|system|mcp-resource|model-[\w.:-]*|mode-[\w.:-]*|"
     r"xum[\w.:-]*"
 )
 _RESERVED_TAG = re.compile(rf"<(\s*/?\s*)(?=(?:{_RESERVED})(?:[\s/>]|$))", re.IGNORECASE)

@@ -8,19 +8,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xum.context.skill_store import SkillStore
 from xum.context.skills import SkillNotFound, bounded_body, read_skill_file
-from xum.tools.skill_records import DeleteTarget, SkillChange, SkillListing, SkillScope
 
 if TYPE_CHECKING:
+    from xum.context.skill_store import SkillStore
     from xum.context.workspace import WorkspaceContext
+    from xum.tools.skill_records import DeleteTarget, SkillChange, SkillListing, SkillScope
 
 
 class CatalogSkills:
+    # Every session makes one when it opens; the store (writes, deletes) and the tools' records
+    # load with the first call that needs them, not on the way to the first request.
     def __init__(self, context: WorkspaceContext) -> None:
         self.context = context
-        facts = context.facts
-        self.store = SkillStore(facts.runtime, facts.workspace_path, facts.xum_root)
+        self._store: SkillStore | None = None
+
+    @property
+    def store(self) -> SkillStore:
+        if self._store is None:
+            from xum.context.skill_store import SkillStore
+
+            facts = self.context.facts
+            self._store = SkillStore(facts.runtime, facts.workspace_path, facts.xum_root)
+        return self._store
 
     async def skill_names(self) -> list[str]:
         catalog = await self.context.skill_catalog()
@@ -41,6 +51,8 @@ class CatalogSkills:
         return await read_skill_file(skill, file_path, limit=limit)
 
     async def list_skills(self) -> list[SkillListing]:
+        from xum.tools.skill_records import SkillListing
+
         catalog = await self.context.skill_catalog()
         return [
             SkillListing(
@@ -58,12 +70,16 @@ class CatalogSkills:
     async def write_skill(
         self, scope: SkillScope, name: str, file_path: str | None, content: str
     ) -> SkillChange:
+        from xum.tools.skill_records import SkillChange
+
         change = await self.store.write(scope, name, file_path, content)
         return SkillChange(change.path, change.created, await self._shadow_note(scope, name))
 
     async def delete_skill(
         self, scope: SkillScope, name: str, target: DeleteTarget, file_path: str | None
     ) -> SkillChange:
+        from xum.tools.skill_records import SkillChange
+
         try:
             change = await self.store.delete(scope, name, target, file_path)
         except LookupError:

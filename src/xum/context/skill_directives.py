@@ -28,6 +28,8 @@ _DIRECTIVE = re.compile(r"^[ \t]*!`(.+)`[ \t]*$")
 
 @dataclass(frozen=True, slots=True)
 class CommandOutput:
+    """What a skill's command directive printed and how it ended."""
+
     text: str  # what the command printed (stdout and stderr), masked, at most MAX_OUTPUT_BYTES
     exit_code: int | None  # None: killed (a signal, the timeout)
     timed_out: bool = False

@@ -27,6 +27,13 @@ def read_json_object(
         raise ConfigError(f"cannot read: {exc.strerror}", path=str(path)) from None
     if check is not None:
         check(path)
+    return parse_json_object(raw, path, top_level=top_level)
+
+
+def parse_json_object(
+    raw: bytes, path: Path, *, top_level: str = "the top level must be a JSON object"
+) -> dict[str, Any]:
+    """The object in `raw`, read from `path` (named by the errors); blank is an empty object."""
     if not raw.strip():
         return {}
     try:

@@ -61,6 +61,7 @@ from xum.engine.route import ModelRoute, resolve_route
 from xum.engine.stream import StreamState, stream_step
 from xum.llm.client import LLMClient, open_client
 from xum.llm.errors import LLMError
+from xum.llm.http import first_request_sent
 from xum.llm.types import LLMRequest, ThinkingLevel, ToolChoice, ToolSpec
 from xum.runtime.base import Runtime
 from xum.store import frame_types as ev
@@ -411,7 +412,11 @@ class AgentSession:
                     await self.recorder.append(frames)
             self.compactor.check_fits()
             self.emit(E.StepStart(step=step, turn_id=result.turn_id))
-            registry.prewarm(self._offered)  # overlaps tool imports with the model's reply
+            # Overlaps tool imports (and the step machinery's) with the model's reply; they
+            # start once the request is out.
+            registry.prewarm(
+                self._offered, modules=("xum.engine.toolrun",), gate=first_request_sent
+            )
             request = self._build_request(self.rules.tool_choice())
             self.steps.start_step(
                 result.turn_id,
@@ -501,7 +506,7 @@ class AgentSession:
             return self.set_exit_code is not None
         if name in GOAL_TOOLS:
             return self.settings.goals and not self.context.selection.subagent
-        if name in ("tool_catalog_search", "mcp_prompt_get"):
+        if name in ("tool_catalog_search", "mcp_prompt_get", "mcp_resource_read"):
             return self.mcp is not None
         if name == "web_search":  # native or client-side, as config.json `webSearch` says
             return self.route.web_search is not None or self.route.search_tool

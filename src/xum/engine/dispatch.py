@@ -5,7 +5,8 @@ Plain text is a turn. A slash command is read first (`xum.engine.userinput`): `/
 one turn with another model or thinking level (a `TurnOverride` the turn carries; the session's
 own model is untouched), a skill invocation becomes the skill's body (its `!`command`` lines run
 when the workspace allows it), and `$skill` references in a plain message attach the skills they
-name (`xum.engine.skillinput`). A message that would start
+name (`xum.engine.skillinput`), and `@server:uri` mentions the MCP resources
+(`xum.engine.resource_mentions`). A message that would start
 at or above the model's auto-compaction threshold gets a compaction turn before it (the docs'
 "compact first, then send").
 """
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from xum.context.slash import GoalCommand
     from xum.core.images import ImagePart
     from xum.engine.userinput import PreparedMessage
+    from xum.tools.mcp_host import McpHost
 
 
 class MessageHost(TurnHost, Protocol):
@@ -33,6 +35,8 @@ class MessageHost(TurnHost, Protocol):
     def compactor(self) -> Compactor: ...
     @property
     def goals(self) -> Goals: ...
+    @property
+    def mcp(self) -> McpHost | None: ...
 
 
 async def run_message(
@@ -44,6 +48,10 @@ async def run_message(
             from xum.engine.skillinput import with_references
 
             referenced = await with_references(session, text)
+        if "@" in text and session.mcp is not None:  # `@server:uri` MCP resources
+            from xum.engine.resource_mentions import with_resource_mentions
+
+            referenced = await with_resource_mentions(session.mcp, text, referenced) or referenced
         if referenced is not None:
             stopped = await compact_before(session, referenced.text)
             return stopped or await session.agent_turn(

@@ -38,6 +38,8 @@ StopReason = Literal["goal_budget", "goal_turns", "session_budget", "error", "in
 
 @dataclass(frozen=True, slots=True)
 class Goal:
+    """A session's goal: its objective, limits and where it stands."""
+
     id: str
     objective: str
     status: GoalStatus

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Resumed:
+    """What a session's log says about its state when it is opened again."""
+
     todos: list[TodoItem]
     cost: float
     cost_known: bool

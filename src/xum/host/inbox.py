@@ -58,6 +58,8 @@ class WorkspaceRef:
 
 @dataclass(frozen=True)
 class InboxItem:
+    """Something a workspace waits on a person for, as the inbox lists it."""
+
     id: str
     kind: InboxKind
     workspace_id: str

@@ -35,6 +35,8 @@ def is_background_stream(stream: str) -> bool:
 
 @dataclass
 class _Call:
+    """A tool call still running, and the live output it has streamed so far."""
+
     started: E.ToolCall | None = None  # None once the call's result is committed
     streams: dict[str, list[str]] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)

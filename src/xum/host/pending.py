@@ -15,7 +15,7 @@ Everything here runs on the host's event loop.
 from __future__ import annotations
 
 import asyncio
-import secrets
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,6 +34,8 @@ Answers = Mapping[str, str] | None
 
 @dataclass
 class PendingQuestion:
+    """Questions a session asked a person, waiting for the answers."""
+
     id: str
     workspace_id: str
     questions: Sequence[Question]
@@ -54,7 +56,7 @@ class Questions:
     def asker(self, workspace_id: str) -> Callable[[Sequence[Question]], Awaitable[Answers]]:
         async def ask(questions: Sequence[Question]) -> Answers:
             future: asyncio.Future[Answers] = asyncio.get_running_loop().create_future()
-            pending = PendingQuestion(secrets.token_hex(6), workspace_id, list(questions), future)
+            pending = PendingQuestion(os.urandom(6).hex(), workspace_id, list(questions), future)
             self._open(pending)
             try:
                 return await pending.future
@@ -102,6 +104,8 @@ class Questions:
 
 @dataclass(eq=False)
 class _PendingApproval:
+    """An approval request waiting for a person's answer."""
+
     request: E.ApprovalRequest
     future: asyncio.Future[ApprovalAnswer] = field(repr=False)
 

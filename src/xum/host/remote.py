@@ -222,7 +222,8 @@ class RemoteHosts:
         share = fields.pop("share_credentials", False)  # Docker's "Share credentials"
         kind: dict[str, Any] = {"type": runtime, "shareCredentials": share}
         if fields.get("host"):
-            kind["image" if runtime == "docker" else "host"] = fields.pop("host")
+            target = {"docker": "image", "devcontainer": "config"}.get(runtime, "host")
+            kind[target] = fields.pop("host")
         body = {"projectPath": project, "runtime": kind}
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))

@@ -28,7 +28,7 @@ from xum.llm.common import dumps
 from xum.llm.endpoint import Endpoint, auth_headers
 from xum.llm.errors import ErrorContext, LLMError, invalid_response, network_error
 from xum.llm.gate import request_gate
-from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts
+from xum.llm.lean_http import HTTPTransportError, LeanHTTP, LeanTimeouts, request_sent
 from xum.llm.limits import PARTIAL_PROGRESS_BYTES, ReplyLimits, setting_name
 from xum.llm.params import Withheld, withheld_params
 from xum.llm.retry import RetryPolicy
@@ -51,6 +51,11 @@ if TYPE_CHECKING:
 # imports httpx, which carries that path.
 _warm_thread: threading.Thread | None = None
 _warm_tls: dict[str, Any] = {}  # "default" -> ssl.SSLContext
+# Set once a request is out in this process (written by the lean client; through httpx, behind
+# a proxy, when its reply's head arrives): the model is at work. Background work meant to fill
+# that wait (the engine's tool prewarm, the sandbox probe) starts then, so it does not compete
+# with the first request for the interpreter while that is being prepared.
+first_request_sent = request_sent
 
 
 def prewarm(url: str) -> None:
@@ -316,6 +321,7 @@ class WireClient:
                 yield _Reply(lean.status, lean.headers, lean.aiter_bytes())
             return
         async with self._client().stream("POST", self.url, content=body, headers=headers) as resp:
+            first_request_sent.set()
             yield _Reply(resp.status_code, resp.headers, resp.aiter_bytes())
 
     async def _attempt(

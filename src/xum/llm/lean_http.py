@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,6 +33,8 @@ MAX_HEADER_BYTES = 64 * 1024
 READ_SIZE = 64 * 1024
 IDLE_KEEPALIVE_S = 60.0
 _PASSTHROUGH_AT = 64 * 1024  # bodies this big are written as they are, not copied into the head
+# Set once a request has been written out in this process (`xum.llm.http.first_request_sent`).
+request_sent = threading.Event()
 
 
 class HTTPTransportError(Exception):
@@ -331,6 +334,7 @@ class LeanHTTP:
                 conn.writer.writelines([head or b"", *data, end])
             async with asyncio.timeout(self.timeouts.write):
                 await conn.writer.drain()
+            request_sent.set()
         except TimeoutError:
             raise HTTPTransportError(
                 f"could not send the request within {self.timeouts.write:g} s"

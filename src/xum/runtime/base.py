@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-RuntimeKind = Literal["local", "worktree", "ssh", "docker"]
+RuntimeKind = Literal["local", "worktree", "ssh", "docker", "devcontainer"]
 
 # A tool's spill file (xum.tools.bounds) keeps the first 512 MiB of a stream on a runtime whose
 # tools read xum's own files; one that has to be copied elsewhere keeps less (see `spill_cap`).

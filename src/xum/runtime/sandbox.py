@@ -24,6 +24,10 @@ the descendants did with `setsid` or their output), and capabilities are dropped
 as root cannot remount its way out). Egress `off` adds a network namespace with only its own
 loopback.
 
+A local workspace-write session runs these arguments once, as one long-lived sandbox whose
+launcher starts each command (`xum.runtime.sandboxd`; there each command's bash is a subreaper
+and the launcher ends what it leaves, in place of a PID namespace per command).
+
 This module is pure: it turns a `Layout` into arguments, probes whether bubblewrap works, and
 wraps a runtime so its `exec` runs inside. Which mode applies, and what goes in the layout, is
 decided by the workspace layer (`xum.workspaces.safety.sandboxing`).
@@ -33,27 +37,47 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Protocol
 
 from xum.core.pathtext import is_within
 from xum.runtime.base import ExecResult, OutputSink, Runtime
 from xum.runtime.forwarding import ForwardingRuntime
 
-SandboxMode = Literal["auto", "workspace-write", "read-only", "off"]
-EgressMode = Literal["shared", "off"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "workspace-write", "read-only", "off")
-EGRESS_MODES: tuple[EgressMode, ...] = ("shared", "off")
+# The settings and the PATH scan live apart (what a session needs when it starts); they are
+# this module's names too.
+from xum.runtime.sandbox_settings import BWRAP as BWRAP
+from xum.runtime.sandbox_settings import EGRESS_MODES as EGRESS_MODES
+from xum.runtime.sandbox_settings import INSTALL_HINT as INSTALL_HINT
+from xum.runtime.sandbox_settings import SANDBOX_MODES as SANDBOX_MODES
+from xum.runtime.sandbox_settings import EgressMode as EgressMode
+from xum.runtime.sandbox_settings import SandboxMode as SandboxMode
+from xum.runtime.sandbox_settings import SandboxSettings as SandboxSettings
+from xum.runtime.sandbox_settings import find_bwrap as find_bwrap
+from xum.runtime.sandbox_settings import parse_settings as parse_settings
 
-BWRAP = "bwrap"
-INSTALL_HINT = (
-    "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`, Fedora: "
-    "`sudo dnf install bubblewrap`, Arch: `sudo pacman -S bubblewrap`); if it is installed but "
-    "fails, unprivileged user namespaces may be switched off (sysctl "
-    "kernel.unprivileged_userns_clone=1)"
-)
+
+class SessionSandbox(Protocol):
+    """The session's one sandbox (`xum.runtime.sandboxd.SessionSandbox`), as a command sees it."""
+
+    async def run(
+        self,
+        boundaries: Sequence[str],
+        script: str,
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        timeout_s: float | None,
+        on_output: OutputSink | None,
+    ) -> ExecResult | None:
+        """The command's result in a sandbox with these `boundaries` (bwrap arguments); None
+        when the command did not start there (the caller runs it in a bwrap of its own)."""
+        ...
+
+
 # Inside `.git`: what makes git run code or change its behaviour. Held read-only.
 GIT_PROTECTED = ("hooks", "config", "info")
 # Inside the shared repository of a worktree: what a commit writes.
@@ -75,49 +99,6 @@ _PROBE_ARGS = (
 
 
 @dataclass(frozen=True, slots=True)
-class SandboxSettings:
-    """The user's choice (config.json `sandbox`, or a flag). `writable`: granted folders,
-    absolute."""
-
-    mode: SandboxMode = "auto"
-    egress: EgressMode = "shared"
-    writable: tuple[str, ...] = ()
-    private_tmp: bool = False  # /tmp is the command's own directory, not the host's
-
-
-def parse_settings(raw: object) -> SandboxSettings:
-    """config.json's `sandbox` object; ValueError saying what is wrong with it."""
-    if raw is None:
-        return SandboxSettings()
-    if not isinstance(raw, Mapping):
-        raise ValueError('"sandbox" must be an object such as {"mode": "auto"}')
-    unknown = sorted(set(raw) - {"mode", "egress", "writable", "privateTmp"})
-    if unknown:
-        raise ValueError(f'"sandbox" has unknown keys: {", ".join(unknown)}')
-    mode = raw.get("mode", "auto")
-    if mode not in SANDBOX_MODES:
-        raise ValueError(f'"sandbox.mode" must be one of {", ".join(SANDBOX_MODES)}, not {mode!r}')
-    egress = raw.get("egress", "shared")
-    if egress not in EGRESS_MODES:
-        raise ValueError(f'"sandbox.egress" must be "shared" or "off", not {egress!r}')
-    writable = raw.get("writable", [])
-    if not isinstance(writable, list) or not all(isinstance(p, str) and p for p in writable):
-        raise ValueError('"sandbox.writable" must be a list of folder paths')
-    folders: list[str] = []
-    for path in writable:
-        expanded = os.path.expanduser(path)
-        if not os.path.isabs(expanded):
-            raise ValueError(f'"sandbox.writable": {path!r} is not an absolute path (or ~/...)')
-        folders.append(os.path.normpath(expanded))
-    private_tmp = raw.get("privateTmp", False)
-    if not isinstance(private_tmp, bool):
-        raise ValueError('"sandbox.privateTmp" must be true or false')
-    return SandboxSettings(
-        mode=mode, egress=egress, writable=tuple(folders), private_tmp=private_tmp
-    )
-
-
-@dataclass(frozen=True, slots=True)
 class Backend:
     """Whether bubblewrap works here; `detail` says which one, or why not (with the fix)."""
 
@@ -125,18 +106,10 @@ class Backend:
     detail: str
 
 
-def find_bwrap() -> str | None:
-    """The `bwrap` on PATH (a plain scan: no subprocess, cheap enough for start-up)."""
-    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(directory or ".", BWRAP)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 # By the bwrap found on PATH: a change of PATH (or an install) is noticed, a working one is not
 # tried twice.
 _tried: dict[str, Backend] = {}
+_probing = threading.Lock()
 
 
 def local_backend() -> Backend:
@@ -144,11 +117,24 @@ def local_backend() -> Backend:
     new mount and PID namespaces (one short `bwrap ... true`, once per process and bwrap)."""
     path = find_bwrap()
     if path is None:
-        return Backend(False, f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
-    known = _tried.get(path)
-    if known is None:
-        known = _tried[path] = _try_bwrap(path)
+        return _missing()
+    with _probing:  # a background probe (`probe_soon`) and a command's: one runs, one waits
+        known = _tried.get(path)
+        if known is None:
+            known = _tried[path] = _try_bwrap(path)
     return known
+
+
+def _missing() -> Backend:
+    return Backend(False, f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+
+
+def known_local_backend() -> Backend | None:
+    """`local_backend()`'s answer when it needs no probe (bwrap is missing, or the one on PATH
+    was tried already), else None. A PATH scan and a lookup: cheap enough to ask on the event
+    loop, so a sandboxed command after the first one does not hop to a thread for it."""
+    path = find_bwrap()
+    return _missing() if path is None else _tried.get(path)
 
 
 def _try_bwrap(path: str) -> Backend:
@@ -390,11 +376,18 @@ def parse_remote_probe(output: str, host: str) -> RemoteFacts:
 class SandboxedRuntime(ForwardingRuntime):
     """A view of `inner` whose `exec` runs the script inside the sandbox. Files, paths and
     everything else are `inner`'s own (xum's file tools are fenced separately, in
-    `xum.tools.paths`). It is made per tool call and owns nothing."""
+    `xum.tools.paths`). It is made per tool call and owns nothing.
 
-    def __init__(self, inner: Runtime, layout: Layout) -> None:
+    `session`: the session's one sandbox (`xum.runtime.sandboxd`), used for a local
+    workspace-write command; a read-only one keeps a fresh bwrap per command, since its
+    writable `$TMPDIR` must be empty and thrown away with each command."""
+
+    def __init__(
+        self, inner: Runtime, layout: Layout, session: SessionSandbox | None = None
+    ) -> None:
         super().__init__(inner)
         self.layout = layout
+        self.session = session
 
     def __repr__(self) -> str:
         mode = "workspace-write" if self.layout.writable_workspace else "read-only"
@@ -417,6 +410,23 @@ class SandboxedRuntime(ForwardingRuntime):
             tmp = self.layout.temp_dir
             if tmp is not None:
                 os.makedirs(tmp, mode=0o700, exist_ok=True)
+            if self.session is not None and self.layout.writable_workspace:
+                # The last step names the command's $TMPDIR and directory: per command, the
+                # rest is the session sandbox's boundaries.
+                tail = plan[-1].present
+                full_env = self.inner.base_env()
+                full_env.update(env)
+                full_env["TMPDIR"] = tail[2]
+                result = await self.session.run(
+                    argv_for(plan[:-1]),
+                    script,
+                    env=full_env,
+                    cwd=where,
+                    timeout_s=timeout_s,
+                    on_output=on_output,
+                )
+                if result is not None:
+                    return result
             return await self.inner.exec(
                 script,
                 env=env,

@@ -46,6 +46,8 @@ def create_app(config: ServerConfig) -> FastAPI:
         images,
         inbox,
         mcp,
+        mcp_oauth,
+        mcp_resources,
         plan,
         projects,
         review,
@@ -101,6 +103,8 @@ def create_app(config: ServerConfig) -> FastAPI:
         settings.router,
         fallbacks.router,
         mcp.router,
+        mcp_resources.router,
+        mcp_oauth.router,
         safety.router,
         ws.router,
         static.router,  # last: its catch-all routes answer what nothing else does

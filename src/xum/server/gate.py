@@ -53,7 +53,9 @@ def _too_large(limit: int) -> tuple[str, str, str]:
     )
 
 
-OPEN_API_PATHS = frozenset({"/api/auth/login", "/api/auth/status"})
+# The MCP sign-in callback: the browser arrives from the authorization server, and the route acts
+# only on the unguessable state of a sign-in this server started (routes/mcp_oauth.py).
+OPEN_API_PATHS = frozenset({"/api/auth/login", "/api/auth/status", "/api/mcp/oauth/callback"})
 
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),

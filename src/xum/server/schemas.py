@@ -44,7 +44,7 @@ class WorkspaceStatus(BaseModel):
 
 
 class RuntimeInfo(BaseModel):
-    type: Literal["local", "worktree", "ssh", "docker"]
+    type: Literal["local", "worktree", "ssh", "docker", "devcontainer"]
     host: str | None = None
     image: str | None = None  # docker: the container image
 

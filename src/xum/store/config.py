@@ -16,21 +16,54 @@ from typing import Any, TypeVar
 import orjson
 
 from xum.core.fsutil import atomic_write_bytes
-from xum.core.jsonfile import read_json_object
+from xum.core.jsonfile import parse_json_object, read_json_object
 from xum.core.lock import locked
 from xum.core.paths import config_path, ensure_root
 
 T = TypeVar("T")
 
 
+# How many times this process parsed config.json (tests and benchmarks hold it to one parse
+# per change of the file).
+_parses = 0
+
+
 def load_config(path: Path | None = None) -> dict[str, Any]:
     """A fresh copy of the config, the caller's to change."""
+    global _parses
+    _parses += 1
     return read_json_object(path or config_path())
 
 
-# The last snapshot `read_config` parsed: (path, the file's identity, its content).
+def parse_count() -> int:
+    """config.json parses so far in this process."""
+    return _parses
+
+
+class _Snapshot:
+    """What `read_config` parsed last: the file's identity then, its bytes and their content.
+    `settled`: the file had not changed for `_RACY_NS` when it was read. (A plain class: this
+    module loads on every start, and a dataclass costs more to make than it saves here.)"""
+
+    __slots__ = ("data", "identity", "path", "raw", "settled")
+
+    def __init__(
+        self,
+        path: Path,
+        identity: tuple[int, int, int, int],
+        raw: bytes,
+        data: dict[str, Any],
+        settled: bool,
+    ) -> None:
+        self.path = path
+        self.identity = identity
+        self.raw = raw
+        self.data = data
+        self.settled = settled
+
+
 _RACY_NS = 100_000_000
-_snapshot: tuple[Path, tuple[int, int, int, int], dict[str, Any]] | None = None
+_snapshot: _Snapshot | None = None
 
 
 def read_config() -> Mapping[str, Any]:
@@ -38,7 +71,7 @@ def read_config() -> Mapping[str, Any]:
     (a write replaces the file, so its inode moves; a hand edit moves its size or times). For
     the questions asked on every tool call (is this project trusted?), where parsing the whole
     registry each time was a visible share of a step. Do not change what it returns."""
-    global _snapshot
+    global _snapshot, _parses
     path = config_path()
     try:
         st = os.stat(path)
@@ -47,15 +80,25 @@ def read_config() -> Mapping[str, Any]:
     except OSError:
         return load_config(path)  # the read says what is wrong
     identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    cached = _snapshot
-    if cached is not None and cached[0] == path and cached[1] == identity:
-        return cached[2]
-    data = load_config(path)
+    cached = _snapshot if _snapshot is not None and _snapshot.path == path else None
+    if cached is not None and cached.settled and cached.identity == identity:
+        return cached.data
     # A file changed within the filesystem's timestamp granularity could change again with the
-    # same size and times (and a reused inode): such a "racily clean" file is not cached, the
-    # way git treats its index.
-    if time.time_ns() - st.st_mtime_ns > _RACY_NS:
-        _snapshot = (path, identity, data)
+    # same size and times (and a reused inode): such a "racily clean" file is read again each
+    # time, the way git treats its index, and parsed only when its bytes differ.
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return load_config(path)
+    if cached is not None and cached.raw == raw:
+        data = cached.data
+    else:
+        _parses += 1
+        data = parse_json_object(raw, path)
+    settled = time.time_ns() - st.st_mtime_ns > _RACY_NS
+    _snapshot = _Snapshot(path, identity, raw, data, settled)
     return data
 
 

@@ -31,6 +31,8 @@ MAX_SIZE: Final = 1000
 
 @dataclass(frozen=True, slots=True)
 class PortSettings:
+    """config.json's `ports` settings: whether blocks are given, from where and how big."""
+
     enabled: bool = True
     base: int = DEFAULT_BASE
     size: int = DEFAULT_SIZE

@@ -7,6 +7,8 @@ processes can share one `$XUM_ROOT` without losing each other's records.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +20,7 @@ from xum.core.portblock import PortBlock
 from xum.store.config import load_config, read_config, update_config
 from xum.store.port_alloc import allocate, port_settings, stored_blocks
 
-RuntimeName = Literal["local", "worktree", "ssh", "docker"]
+RuntimeName = Literal["local", "worktree", "ssh", "docker", "devcontainer"]
 
 
 class RegistryError(XumError):
@@ -250,18 +252,23 @@ def _snake(key: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in key)
 
 
-def _from_config(data: dict[str, Any]) -> WorkspaceRecord:
-    return WorkspaceRecord.from_dict({_snake(k): v for k, v in data.items()})
+def _from_config(data: Mapping[str, Any]) -> WorkspaceRecord:
+    record = WorkspaceRecord.from_dict({_snake(k): v for k, v in data.items()})
+    if record.extra:  # keys of newer versions: the caller's own copy, not the shared snapshot's
+        record.extra = copy.deepcopy(record.extra)
+    return record
 
 
+# The readers take the shared snapshot (`read_config`: parsed once per change of the file); the
+# records they build are the caller's to change.
 def get_workspace(ws_id: str) -> WorkspaceRecord | None:
-    data = load_config().get("workspaces", {}).get(ws_id)
+    data = read_config().get("workspaces", {}).get(ws_id)
     return _from_config(data) if isinstance(data, dict) else None
 
 
 def list_workspaces(project_path: str | None = None) -> list[WorkspaceRecord]:
     out = []
-    for data in load_config().get("workspaces", {}).values():
+    for data in read_config().get("workspaces", {}).values():
         if isinstance(data, dict):
             record = _from_config(data)
             if project_path is None or record.project_path == project_path:

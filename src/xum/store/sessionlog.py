@@ -44,6 +44,7 @@ from xum.store.manifest import (
     stat_signature,
     write_manifest,
 )
+from xum.store.publish import sync_and_publish
 from xum.store.scan import Loaded, decode_published, load_log, read_all
 from xum.store.turns import open_turn
 
@@ -490,9 +491,10 @@ class SessionLog:
         )
         try:
             _write_all(fd, blob)
-            os.fdatasync(fd)  # the frames are on disk before the manifest points past them
+            # The frames and the new manifest are flushed (side by side) before the manifest
+            # points past them.
+            manifest_sig = sync_and_publish(fd, self._manifest_path, manifest)
             log_sig = signature(os.fstat(fd))
-            manifest_sig = write_manifest(self._manifest_path, manifest)
         except BaseException as exc:
             published = self._after_failed_append(manifest, lines, hasher)
             if not published and isinstance(exc, OSError):

@@ -9,10 +9,11 @@ concurrently), and an async `run`. Tools never raise for expected failures: they
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast
 
 from xum.core.images import ImagePart
 from xum.runtime.base import Runtime
@@ -40,6 +41,26 @@ def __getattr__(name: str) -> Any:
 
         return ToolInput
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _LazyInput:
+    """A tool's `Input` class attribute that imports the model's module when first read."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __get__(self, obj: object, owner: type | None = None) -> type[ToolInput]:
+        module, _, name = self.target.partition(":")
+        model: type[ToolInput] = getattr(importlib.import_module(module), name)
+        return model
+
+
+def input_model(target: str) -> type[ToolInput]:
+    """`Input = input_model("xum.tools.bash_input:BashInput")`: the pydantic model stays in its
+    own module, imported when `Input` is first read (a schema, an argument pydantic must
+    judge). A tool whose model is plain (`xum.tools.plain_args`) then runs its well-formed
+    calls without pydantic ever loading."""
+    return cast("type[ToolInput]", _LazyInput(target))
 
 
 @dataclass(slots=True)
@@ -245,6 +266,10 @@ class Tool(ABC):
     Input: ClassVar[type[ToolInput]]
     read_only: ClassVar[bool] = False
     risk: ClassVar[RiskTier] = "read"
+    # What a call of this tool loads on its way (its approval check, the process runner): the
+    # tool prewarm thread (`xum.tools.registry.prewarm`) imports each module, and calls the
+    # `module:function` entries (no arguments), with the tool.
+    warm: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:

@@ -9,106 +9,20 @@ from __future__ import annotations
 
 import shlex
 import signal as signals
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
-
-from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered
+from xum.tools.base import Tool, ToolContext, ToolResult, error, filtered, input_model
 from xum.tools.bgmonitor import MonitorSpec, parse_monitor
 from xum.tools.bounds import HeadTailCapture, new_spill_path
-from xum.tools.input import ToolInput
+
+if TYPE_CHECKING:
+    from xum.tools.bash_input import BashInput
+    from xum.tools.input import ToolInput
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0
 BACKGROUND_DEFAULT_LIFETIME_S = 3600.0
 BACKGROUND_MAX_LIFETIME_S = 86400.0
-
-
-class BashMonitor(ToolInput):
-    filter: str | None = Field(
-        default=None,
-        description="Regex tested against each complete output line; a match wakes you.",
-    )
-    filter_exclude: bool | None = Field(
-        default=None,
-        description="When true, lines that do NOT match filter wake you. Needs filter.",
-    )
-    cooldown_ms: float | None = Field(
-        default=None,
-        ge=0,
-        description=(
-            "Milliseconds to gather matching lines into one wake-up after the first one "
-            "(default 1000)."
-        ),
-    )
-    max_events: int | None = Field(
-        default=None,
-        ge=1,
-        description=(
-            "Stop watching after this many matching lines (the process keeps running); a "
-            "monitor retired this way does not wake you when the process ends either."
-        ),
-    )
-    wake_on_exit: bool | None = Field(
-        default=None,
-        description=(
-            "Also wake when the process ends (exit, kill, lifetime), even if no line matched "
-            "(default true). An explicit stop never wakes."
-        ),
-    )
-
-
-class BashInput(ToolInput):
-    script: str = Field(description="The bash script to run (non-interactive; stdin is empty).")
-    display_name: str = Field(
-        description="A short human-readable name for this command, such as 'Unit tests'."
-    )
-    timeout_secs: float | None = Field(
-        default=None,
-        gt=0,
-        description=(
-            f"Seconds before the command and everything it started are killed. "
-            f"Default {DEFAULT_TIMEOUT_S:.0f}, at most {MAX_TIMEOUT_S:.0f}. Start small; raise "
-            "it on a retry. In the background it is the process's lifetime (default "
-            f"{BACKGROUND_DEFAULT_LIFETIME_S:.0f}, at most {BACKGROUND_MAX_LIFETIME_S:.0f})."
-        ),
-    )
-    run_in_background: bool | None = Field(
-        default=None,
-        description=(
-            "Start the command and return at once with a taskId (`bash:<id>`) and a "
-            "backgroundProcessId, for things that run longer than a few seconds (dev servers, "
-            "builds, watchers). Read its new output with bash_output (with a line filter and a "
-            "wait) or task_await (each read returns only what arrived since the last one, and "
-            "the exit status once it ended); stop it with bash_background_terminate or "
-            "task_stop; list running ones with task_list. It is killed when its lifetime "
-            "(timeout_secs) runs out or the session closes, and it has no stdin. Without a "
-            "monitor it never wakes you: read it when you need its output, without polling. "
-            "With a monitor, its matching lines and its end wake this workspace with a new "
-            "turn, also after your current response. Before you finish, stop what you no "
-            "longer need so stale output cannot start a turn. Do not read it in the same "
-            "batch of tool calls that starts it."
-        ),
-    )
-    monitor: BashMonitor | None = Field(
-        default=None,
-        description=(
-            "Only with run_in_background: wake this workspace when the process prints lines "
-            "matching filter (coalesced over cooldown_ms) and when it ends (exit, kill, "
-            "lifetime; unless wake_on_exit is false). Stopping it with task_stop or "
-            "bash_background_terminate wakes nobody."
-        ),
-    )
-    sandbox_escalation: str | None = Field(
-        default=None,
-        max_length=500,
-        description=(
-            "Only after this command failed because xum's sandbox denied it (a 'Read-only file "
-            "system' error on a write the task needs): one sentence saying why it must run "
-            "outside the sandbox. The user is asked to approve; if they do, this one call runs "
-            "outside it. Do not set it otherwise."
-        ),
-    )
 
 
 class BashTool(Tool):
@@ -122,9 +36,16 @@ class BashTool(Tool):
         "and changing files; use bash for builds, tests, git, search (rg/grep) and anything "
         "else a shell does. Set run_in_background for servers, watchers and long builds."
     )
-    Input: ClassVar[type[ToolInput]] = BashInput
+    # Its pydantic model is imported only when needed (xum.tools.plain_args checks plain calls).
+    Input: ClassVar[type[ToolInput]] = input_model("xum.tools.bash_input:BashInput")
     read_only = False
     risk = "execute"
+    warm = (
+        "xum.tools.command_risk",
+        "xum.tools.shell_parse:warm_parser",
+        "xum.runtime.sandbox",
+        "xum.runtime.process",
+    )
 
     def summary(self, args: BashInput) -> str:
         first_line = args.script.strip().splitlines()[0] if args.script.strip() else ""
@@ -262,6 +183,16 @@ class BashTool(Tool):
                 "monitored": spec is not None,
             },
         )
+
+
+def __getattr__(name: str) -> Any:
+    # `from xum.tools.bash import BashInput` (and BashMonitor) keeps working; importing this module stays free of
+    # pydantic.
+    if name in ("BashInput", "BashMonitor"):
+        from xum.tools import bash_input
+
+        return getattr(bash_input, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def with_env_source(ctx: ToolContext, script: str) -> str:

@@ -32,6 +32,8 @@ SENSITIVE_DIRS = ("~/.ssh", "~/.aws", "~/.gnupg")
 
 @dataclass(frozen=True, slots=True)
 class ReadDenylist:
+    """Files the tools may not read: the built-in sensitive set and the user's own paths."""
+
     sensitive: bool = False
     paths: tuple[str, ...] = ()  # as configured: absolute or ~/...
 

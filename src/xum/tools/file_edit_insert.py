@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
-
-from xum.tools.base import Tool, ToolContext, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error, input_model
 from xum.tools.editing import (
     EditRefused,
     edit_result,
@@ -16,20 +14,10 @@ from xum.tools.editing import (
     refused,
     save_text_file,
 )
-from xum.tools.input import ToolInput
 
-
-class InsertInput(ToolInput):
-    path: str = Field(description="The file to edit: absolute, or relative to the workspace.")
-    content: str = Field(description="The text to insert, exactly as it should appear.")
-    insert_after: str | None = Field(
-        default=None,
-        description="Anchor text that must occur exactly once; content goes right after it.",
-    )
-    insert_before: str | None = Field(
-        default=None,
-        description="Anchor text that must occur exactly once; content goes right before it.",
-    )
+if TYPE_CHECKING:
+    from xum.tools.file_edit_insert_input import InsertInput
+    from xum.tools.input import ToolInput
 
 
 class FileEditInsertTool(Tool):
@@ -42,7 +30,8 @@ class FileEditInsertTool(Tool):
         "is literal: include the newlines you want around content. Keeps the file's newline "
         "style and permissions."
     )
-    Input: ClassVar[type[ToolInput]] = InsertInput
+    # Its pydantic model is imported only when needed (xum.tools.plain_args checks plain calls).
+    Input: ClassVar[type[ToolInput]] = input_model("xum.tools.file_edit_insert_input:InsertInput")
     read_only = False
     risk = "write"
 
@@ -103,3 +92,12 @@ class FileEditInsertTool(Tool):
         return edit_result(
             file, new_text, f"Inserted {side} the anchor at line {line} of {args.path}."
         )
+
+
+def __getattr__(name: str) -> Any:
+    # `from xum.tools.file_edit_insert import InsertInput` keeps working without pydantic here.
+    if name == "InsertInput":
+        from xum.tools.file_edit_insert_input import InsertInput
+
+        return InsertInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field
-
-from xum.tools.base import Tool, ToolContext, ToolResult, error
+from xum.tools.base import Tool, ToolContext, ToolResult, error, input_model
 from xum.tools.editing import (
     EditRefused,
     edit_result,
@@ -15,25 +13,12 @@ from xum.tools.editing import (
     refused,
     save_text_file,
 )
-from xum.tools.input import ToolInput
+
+if TYPE_CHECKING:
+    from xum.tools.file_edit_replace_lines_input import ReplaceLinesInput
+    from xum.tools.input import ToolInput
 
 _GUARD_PREVIEW_LINES = 20
-
-
-class ReplaceLinesInput(ToolInput):
-    path: str = Field(description="The file to edit: absolute, or relative to the workspace.")
-    start_line: int = Field(ge=1, description="First line to replace, 1-indexed, inclusive.")
-    end_line: int = Field(ge=1, description="Last line to replace, 1-indexed, inclusive.")
-    new_lines: list[str] = Field(
-        description="The replacement lines, without newline characters. Empty deletes the range."
-    )
-    expected_lines: list[str] | None = Field(
-        default=None,
-        description=(
-            "Optional guard: the lines currently in the range. The edit is refused unless they "
-            "match exactly, which protects against editing stale line numbers."
-        ),
-    )
 
 
 class FileEditReplaceLinesTool(Tool):
@@ -45,7 +30,10 @@ class FileEditReplaceLinesTool(Tool):
         "the file's newline style and permissions. Prefer file_edit_replace_string when the "
         "text to change is unique."
     )
-    Input: ClassVar[type[ToolInput]] = ReplaceLinesInput
+    # Its pydantic model is imported only when needed (xum.tools.plain_args checks plain calls).
+    Input: ClassVar[type[ToolInput]] = input_model(
+        "xum.tools.file_edit_replace_lines_input:ReplaceLinesInput"
+    )
     read_only = False
     risk = "write"
 
@@ -119,3 +107,12 @@ def _guard_message(args: ReplaceLinesInput, current: list[str]) -> str:
         f"nothing was changed. The file has changed or the numbers are off. Those lines are "
         f"now:\n{body}{more}"
     )
+
+
+def __getattr__(name: str) -> Any:
+    # `from xum.tools.file_edit_replace_lines import ReplaceLinesInput` keeps working without pydantic here.
+    if name == "ReplaceLinesInput":
+        from xum.tools.file_edit_replace_lines_input import ReplaceLinesInput
+
+        return ReplaceLinesInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

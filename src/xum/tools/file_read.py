@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import codecs
 import stat
-from typing import ClassVar
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from xum.runtime.base import NotRegularFileError
-from xum.tools.base import Tool, ToolContext, ToolResult, error
-from xum.tools.input import ToolInput
+from xum.tools.base import Tool, ToolContext, ToolResult, error, input_model
 from xum.tools.paths import PathRefused, resolve_read_path
+
+if TYPE_CHECKING:
+    from xum.tools.file_read_input import FileReadInput
+    from xum.tools.input import ToolInput
 
 MAX_LINES = 2000
 MAX_OUTPUT_CHARS = 64 * 1024
@@ -24,18 +25,6 @@ BINARY_RATIO = 0.10
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v\b\x1b")
 
 
-class FileReadInput(ToolInput):
-    path: str = Field(description="The file to read: absolute, or relative to the workspace.")
-    offset: int | None = Field(
-        default=None, ge=1, description="First line to show, 1-based (default 1)."
-    )
-    limit: int | None = Field(
-        default=None,
-        ge=1,
-        description=f"How many lines to show from offset (default: up to {MAX_LINES}).",
-    )
-
-
 class FileReadTool(Tool):
     name = "file_read"
     description = (
@@ -46,7 +35,8 @@ class FileReadTool(Tool):
         "directories and special files. Prefer this over `cat` in bash: the line numbers match "
         "what file_edit_replace_lines expects."
     )
-    Input: ClassVar[type[ToolInput]] = FileReadInput
+    # Its pydantic model is imported only when needed (xum.tools.plain_args checks plain calls).
+    Input: ClassVar[type[ToolInput]] = input_model("xum.tools.file_read_input:FileReadInput")
     read_only = True
 
     def summary(self, args: FileReadInput) -> str:
@@ -85,6 +75,15 @@ class FileReadTool(Tool):
                 "Inspect it with bash (file, xxd | head, strings)."
             )
         return _render(args, path, data, truncated_file=st.size > len(data))
+
+
+def __getattr__(name: str) -> Any:
+    # `from xum.tools.file_read import FileReadInput` keeps working without pydantic here.
+    if name == "FileReadInput":
+        from xum.tools.file_read_input import FileReadInput
+
+        return FileReadInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _render(args: FileReadInput, path: str, data: bytes, *, truncated_file: bool) -> ToolResult:

@@ -17,7 +17,9 @@ from typing import Any, Literal, Protocol
 from xum.llm.types import ToolSpec
 
 ServerScope = Literal["global", "repo"]
-ServerStatus = Literal["starting", "ready", "idle", "failed", "exited", "disabled", "withheld"]
+ServerStatus = Literal[
+    "starting", "ready", "idle", "failed", "needs-sign-in", "exited", "disabled", "withheld"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,31 @@ class McpPrompt:
     prompt: str  # the server's own name for it
     description: str
     arguments: tuple[McpPromptArgument, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class McpResource:
+    """One resource a server lists (`resources/list`)."""
+
+    server: str
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str | None = None
+    size: int | None = None  # bytes, when the server says
+
+    @property
+    def mention(self) -> str:
+        """How a message names it: `server:uri` (typed after an `@`)."""
+        return f"{self.server}:{self.uri}"
+
+
+@dataclass(frozen=True, slots=True)
+class McpResourceListing:
+    """The resources of a session's servers, and why some server could not list them."""
+
+    resources: tuple[McpResource, ...] = ()
+    errors: tuple[str, ...] = ()  # one line per server that failed (masked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +169,18 @@ class McpHost(Protocol):
         ...
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> McpPromptOutcome: ...
+
+    async def list_resources(self, server: str | None = None) -> McpResourceListing:
+        """The resources every running server (or only `server`) lists, asked now; servers
+        not started yet are started first."""
+        ...
+
+    async def read_resource(
+        self, server: str, uri: str, *, scratch_dir: str | None
+    ) -> McpCallOutcome:
+        """The resource's contents as text (`resources/read`). Binary contents are saved under
+        `scratch_dir` and named; with None they are only described."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

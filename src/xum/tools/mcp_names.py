@@ -20,8 +20,9 @@ from collections.abc import Iterable
 PREFIX = "mcp__"
 SEARCH_TOOL = "tool_catalog_search"
 PROMPT_TOOL = "mcp_prompt_get"
+RESOURCE_TOOL = "mcp_resource_read"
 # The tools that exist only because MCP servers are configured (offered only then).
-FAMILY_TOOLS = frozenset({SEARCH_TOOL, PROMPT_TOOL})
+FAMILY_TOOLS = frozenset({SEARCH_TOOL, PROMPT_TOOL, RESOURCE_TOOL})
 MAX_NAME = 64  # the shortest limit among the providers' tool-name rules
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -32,7 +33,7 @@ def is_mcp_name(name: str) -> bool:
 
 
 def is_family(name: str) -> bool:
-    """Part of the MCP tool family: an MCP tool, or one of the two tools that serve them."""
+    """Part of the MCP tool family: an MCP tool, or one of the tools that serve them."""
     return name.startswith(PREFIX) or name in FAMILY_TOOLS
 
 

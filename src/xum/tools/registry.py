@@ -1,7 +1,9 @@
 """The tool registry: names, precomputed schemas, lazy dispatch, and safe validation.
 
 Listing tools and their schemas costs one small orjson read of `schemas.json`; no tool module
-(and no pydantic) is imported until a tool is actually called. `validate_and_run` is the one
+(and no pydantic) is imported until a tool is actually called. A well-formed call to a tool with
+a plain input model (bash, file_read) is checked against the spec in `schemas.json` without
+pydantic (`xum.tools.plain_args`); any other call, and every invalid one, goes to pydantic. `validate_and_run` is the one
 door the engine uses: whatever the model sends (bad JSON, wrong types, an unknown tool) and
 whatever the tool does (even crash), the answer is a ToolResult and the turn goes on.
 """
@@ -20,6 +22,7 @@ import orjson
 
 if TYPE_CHECKING:
     from xum.tools.base import RiskTier, Tool, ToolContext, ToolResult
+    from xum.tools.plain_args import PlainArgs
 
 SCHEMAS_PATH = Path(__file__).with_name("schemas.json")
 
@@ -76,6 +79,7 @@ _TOOLS: dict[str, str] = {
     # `mcp__<server>__<tool>` and reach them through ctx.mcp, see xum.tools.mcp_call).
     "tool_catalog_search": "xum.tools.tool_catalog_search:ToolCatalogSearchTool",
     "mcp_prompt_get": "xum.tools.mcp_prompt_get:McpPromptGetTool",
+    "mcp_resource_read": "xum.tools.mcp_resource_read:McpResourceReadTool",
 }
 
 _MAX_ERRORS_LISTED = 20
@@ -127,11 +131,21 @@ def tool_class(name: str) -> type[Tool]:
 _prewarmed = False
 
 
-def prewarm(names: Sequence[str]) -> None:
-    """Import pydantic and these tools' modules on a background thread (once per process).
+# How long the prewarm thread waits for its gate before it starts anyway.
+PREWARM_GATE_S = 2.0
 
-    The engine calls this when it sends its first request: a model takes far longer to answer
-    than the ~100 ms these imports cost, so the first tool call no longer pays for them.
+
+def prewarm(
+    names: Sequence[str], modules: Sequence[str] = (), gate: threading.Event | None = None
+) -> None:
+    """Import the caller's `modules`, then these tools' modules, each followed by what its calls
+    load on the way (`Tool.warm`), on a background thread (once per process). Tool modules
+    whose input models are not kept apart import pydantic with them.
+
+    The engine calls this when it sends its first request, with a `gate` set once the request
+    is out: a model takes far longer to answer than these imports, so the first tool call no
+    longer pays for them, and until the gate opens (or `PREWARM_GATE_S` passed) the thread
+    waits, leaving the interpreter to the request being prepared.
     """
     global _prewarmed
     if _prewarmed:
@@ -140,9 +154,18 @@ def prewarm(names: Sequence[str]) -> None:
     wanted = [n for n in names if n in _TOOLS]
 
     def work() -> None:
+        if gate is not None:
+            gate.wait(PREWARM_GATE_S)
+        with contextlib.suppress(Exception):  # an import error shows where it is used
+            for module in (*modules, "xum.tools.plain_args"):
+                importlib.import_module(module)
         for name in wanted:
             with contextlib.suppress(Exception):  # a broken tool reports itself when called
-                get_tool(name)
+                for entry in get_tool(name).warm:
+                    module, _, function = entry.partition(":")
+                    loaded = importlib.import_module(module)
+                    if function:
+                        getattr(loaded, function)()
 
     threading.Thread(target=work, name="xum-tool-prewarm", daemon=True).start()
 
@@ -183,7 +206,9 @@ async def validate_and_run(
     arguments = _parse_arguments(name, raw_arguments_json)
     if isinstance(arguments, ToolResult):
         return arguments
-    args = _validate(tool, arguments)
+    args: Any = _plain(tool, name, arguments)
+    if args is None:
+        args = _validate(tool, arguments)
     if isinstance(args, ToolResult):
         return args
     try:
@@ -216,6 +241,18 @@ def _parse_arguments(name: str, raw: str) -> dict[str, Any] | ToolResult:
             bad_json=True,
         )
     return value
+
+
+def _plain(tool: Tool, name: str, arguments: dict[str, Any]) -> PlainArgs | None:
+    """The arguments checked without pydantic, when the tool's model is plain and they plainly
+    fit it (`xum.tools.plain_args`); None: pydantic validates them (and words any error)."""
+    from xum.tools.plain_args import check
+
+    entry = _schemas().get(name)
+    # Only the registry's own class matches the spec generated from its model.
+    if entry is None or not entry.get("plain") or type(tool) is not tool_class(name):
+        return None
+    return check(entry["plain"], arguments)
 
 
 def _validate(tool: Tool, arguments: dict[str, Any]) -> Any:

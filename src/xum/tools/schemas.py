@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin
 
+import annotated_types
 import orjson
+from pydantic import BaseModel
 
 from xum.tools.base import Tool
 from xum.tools.input import ToolInput
@@ -84,6 +87,107 @@ def _convert(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# A field's annotation -> (JSON type, nullable) for the fields `xum.tools.plain_args` checks.
+_PLAIN: dict[Any, tuple[str, bool]] = {}
+for _kind, _name in ((str, "string"), (int, "integer"), (float, "number"), (bool, "boolean")):
+    _PLAIN[_kind] = (_name, False)
+    _PLAIN[_kind | None] = (_name, True)
+_PLAIN[list[str]] = ("array", False)
+_PLAIN[list[str] | None] = ("array", True)
+_LIMITS = {
+    annotated_types.Gt: "gt",
+    annotated_types.Ge: "ge",
+    annotated_types.Lt: "lt",
+    annotated_types.Le: "le",
+    annotated_types.MinLen: "min_length",
+    annotated_types.MaxLen: "max_length",
+}
+
+
+def plain_spec(model: type[ToolInput]) -> dict[str, Any] | None:
+    """The field spec `xum.tools.plain_args` checks arguments against without pydantic, or
+    None when the model is more than plain fields and limits (a validator, another type, an
+    alias, other config): pydantic alone validates those."""
+    decorators = model.__pydantic_decorators__
+    if (
+        decorators.validators
+        or decorators.field_validators
+        or decorators.root_validators
+        or decorators.model_validators
+        or dict(model.model_config) != {"extra": "forbid"}
+        or _own_members(model)
+    ):
+        return None
+    spec: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        plain = _PLAIN.get(_normalized(field.annotation))
+        if plain is None and _optional_model(field.annotation) and field.default is None:
+            # An optional nested model (bash's `monitor`): checked plainly only when absent or
+            # null; a value goes to pydantic.
+            spec[name] = {"type": "object", "nullable": True}
+            continue
+        if plain is None or field.alias is not None or field.validation_alias is not None:
+            return None
+        if not field.is_required() and field.default is not None:
+            return None
+        limits: dict[str, Any] = {}
+        for item in field.metadata:
+            key = _LIMITS.get(type(item))
+            if key is None:
+                return None
+            limits[key] = getattr(item, key)
+        entry: dict[str, Any] = {"type": plain[0]}
+        if plain[1]:
+            entry["nullable"] = True
+        if field.is_required():
+            entry["required"] = True
+        if limits:
+            entry["limits"] = limits
+        spec[name] = entry
+    return spec
+
+
+def _optional_model(annotation: Any) -> bool:
+    """`Model | None` for a pydantic model."""
+    args = get_args(annotation)
+    return (
+        len(args) == 2
+        and type(None) in args
+        and any(isinstance(a, type) and issubclass(a, BaseModel) for a in args)
+    )
+
+
+def _own_members(model: type[ToolInput]) -> list[str]:
+    """Methods and properties a model adds to its fields: a plain call's arguments (attributes
+    only) would lack them."""
+    members: list[str] = []
+    for cls in model.__mro__:
+        if cls is ToolInput or not issubclass(cls, ToolInput):
+            break
+        members += [
+            name
+            for name in vars(cls)
+            if not name.startswith(("__", "_abc"))
+            and name not in model.model_fields
+            and name != "model_config"
+        ]
+    return members
+
+
+def _normalized(annotation: Any) -> Any:
+    """`Optional[T]` and `T | None` compare equal to one key."""
+    if get_origin(annotation) is Union:
+        return _union(get_args(annotation))
+    return annotation
+
+
+def _union(members: tuple[Any, ...]) -> Any:
+    out: Any = members[0]
+    for member in members[1:]:
+        out = out | member
+    return out if isinstance(out, types.UnionType) else None
+
+
 def tool_entry(cls: type[Tool]) -> dict[str, Any]:
     return {
         "name": cls.name,
@@ -91,6 +195,7 @@ def tool_entry(cls: type[Tool]) -> dict[str, Any]:
         "read_only": cls.read_only,
         "risk": cls.risk,
         "parameters": strict_schema(cls.Input),
+        "plain": plain_spec(cls.Input),
     }
 
 

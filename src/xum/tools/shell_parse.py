@@ -14,6 +14,7 @@ pay for it only when a bash call is classified.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -60,6 +61,13 @@ def _parser() -> Parser:
     import tree_sitter_bash
 
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def warm_parser() -> None:
+    """Build the parser now (loading the grammar takes milliseconds): the tool prewarm thread
+    calls it, so the first command's risk check does not."""
+    with contextlib.suppress(ImportError, OSError, ValueError):  # parse_script says so
+        _parser()
 
 
 def parse_script(script: str) -> Script:

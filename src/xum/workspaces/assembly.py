@@ -43,6 +43,7 @@ from xum.workspaces.middleware import TrustView
 from xum.workspaces.ports import block_for, ensure_block
 from xum.workspaces.safety.approvals import Approver
 from xum.workspaces.safety.choice import DEFAULT_CHOICE, SafetyChoice
+from xum.workspaces.safety.sandboxing import SandboxMiddleware
 from xum.workspaces.state import scratch_dir
 from xum.workspaces.subagents.gate import SubagentGate
 from xum.workspaces.subagents.host import DeferredHost, TaskSettings
@@ -143,6 +144,8 @@ class WorkspaceSession:
         """Background processes, children, the client (if owned) and the runtime, then the log;
         each is closed even when an earlier one fails."""
         closers = [self.agent.aclose]
+        # The session's sandbox (after the agent, which stops its background commands first).
+        closers += [m.aclose for m in self.wiring.middleware if isinstance(m, SandboxMiddleware)]
         if self.subagents is not None:
             closers.append(self.subagents.aclose)
         if self.mcp is not None:
@@ -355,9 +358,14 @@ def _mcp_manager(
 
     workspace_path = runtime.workspace_path
     project = record.project_path
+    # An SSH workspace's servers run on its host, with the environment its commands get there
+    # (not this machine's: its PATH and HOME mean nothing on the host).
+    ssh_host = getattr(runtime, "host", None) if runtime.kind == "ssh" else None
 
     def env() -> dict[str, str]:
         extra = agent_box[0].tool_env() if agent_box else dict(wiring.base_env)
+        if ssh_host is not None:
+            return extra
         return {**without_own_secrets(os.environ), **extra}
 
     return SessionMcp(
@@ -369,6 +377,7 @@ def _mcp_manager(
         mask=wiring.masker.mask,
         trusted=trust.allowed,
         emit=emit,
+        ssh_host=ssh_host,
     )
 
 
@@ -378,7 +387,6 @@ def _skill_commands(
     """Who runs the `!`command`` lines of a skill the user invokes: the session's runtime,
     environment, sandbox layer and masking, in trusted projects only (the session's one trust
     view)."""
-    from xum.workspaces.safety.sandboxing import SandboxMiddleware
     from xum.workspaces.skill_commands import WorkspaceSkillCommands
 
     sandbox = next((m for m in wiring.middleware if isinstance(m, SandboxMiddleware)), None)

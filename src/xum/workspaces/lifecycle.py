@@ -149,7 +149,7 @@ async def create_workspace(
     **fields: Any,
 ) -> CreatedWorkspace:
     """Create a workspace of `directory`'s project. `runtime`: `local`, `worktree`,
-    `ssh <host>` or `docker <image>`. The init hook (trusted projects) starts in the background; `on_init_line`
+    `ssh <host>`, `docker <image>` or `devcontainer [<config>]`. The init hook (trusted projects) starts in the background; `on_init_line`
     receives its output lines. `project_query`: the git call for `directory`'s project, started
     earlier by the caller (`xum run` starts it before its imports). `branch`: an existing branch
     a worktree checks out (kept when the workspace is deleted) instead of a new one."""

@@ -1,4 +1,5 @@
-"""Runtime specs as users write them: `local`, `worktree`, `ssh <host>` or `docker <image>`.
+"""Runtime specs as users write them: `local`, `worktree`, `ssh <host>`, `docker <image>`,
+`devcontainer` or `devcontainer <config-name>`.
 
 Kept apart from `lifecycle` so that a front-end can check a spec while it parses its options
 without importing the workspace lifecycle.
@@ -23,11 +24,21 @@ def check_image(image: str) -> str:
 
 
 def parse_runtime(spec: str) -> tuple[RuntimeName, str | None]:
-    """`local`, `worktree`, `ssh <host>` or `docker <image>` -> (runtime, target): the target is
-    the SSH host or the container image, None for the others."""
+    """`local`, `worktree`, `ssh <host>`, `docker <image>` or `devcontainer [<config-name>]`
+    -> (runtime, target): the target is the SSH host, the container image or the named
+    devcontainer config, None for the others."""
     words = spec.split()
-    if words in (["local"], ["worktree"]):
+    if words in (["local"], ["worktree"], ["devcontainer"]):
         return words[0], None  # type: ignore[return-value]
+    if len(words) == 2 and words[0] == "devcontainer":
+        from xum.workspaces.devcontainer_configs import CONFIG_NAME_RE
+
+        if not CONFIG_NAME_RE.fullmatch(words[1]):
+            raise XumError(
+                f"not a devcontainer config name: {words[1]!r}",
+                hint='use -r "devcontainer <name>" for .devcontainer/<name>/devcontainer.json',
+            )
+        return "devcontainer", words[1]
     if len(words) == 2 and words[0] == "ssh":
         from xum.runtime.ssh import check_host
 
@@ -44,8 +55,8 @@ def parse_runtime(spec: str) -> tuple[RuntimeName, str | None]:
             ) from None
     raise XumError(
         f"unknown runtime {spec!r}",
-        hint='use "local", "worktree", "ssh <host>" or "docker <image>" (devcontainer and Coder '
-        "are not available)",
+        hint='use "local", "worktree", "ssh <host>", "docker <image>" or "devcontainer '
+        '[<config-name>]" (Coder is not available)',
     )
 
 
@@ -55,5 +66,10 @@ def format_runtime(kind: RuntimeName, target: str | None) -> str:
 
 
 def origin_target(kind: RuntimeName, target: str | None) -> dict[str, str | None]:
-    """The `Origin` fields a parsed target fills: the SSH host, or the container image."""
-    return {"image": target} if kind == "docker" else {"host": target}
+    """The `Origin` fields a parsed target fills: the SSH host, the container image, or the
+    named devcontainer config."""
+    if kind == "docker":
+        return {"image": target}
+    if kind == "devcontainer":
+        return {"devcontainer_config": target}
+    return {"host": target}

@@ -106,3 +106,15 @@ export function parseToolList(text: string): string[] | null {
     .filter(Boolean);
   return tools.length ? tools : null;
 }
+
+export interface McpSignIn {
+  /** Where the browser signs in; null when the stored tokens already work. */
+  authorizationUrl: string | null;
+  signedIn: boolean;
+}
+
+/** Start signing in to an HTTP server that requires OAuth (docs/mcp.md#oauth). */
+export const startMcpSignIn = (name: string, scope: McpScope, project: string | null) =>
+  api<McpSignIn>("POST", "/api/mcp/oauth/start", { name, scope, project });
+export const signOutMcp = (name: string, scope: McpScope, project: string | null) =>
+  api<McpSignIn>("POST", "/api/mcp/oauth/sign-out", { name, scope, project });

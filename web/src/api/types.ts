@@ -7,7 +7,8 @@ export type RuntimeSpec =
   | { type: "local"; host?: null }
   | { type: "worktree"; host?: null }
   | { type: "ssh"; host: string }
-  | { type: "docker"; host?: null; image: string };
+  | { type: "docker"; host?: null; image: string }
+  | { type: "devcontainer"; host?: null; config?: string | null };
 
 export type RuntimeType = RuntimeSpec["type"];
 
@@ -277,6 +278,13 @@ export interface DirListing {
 /** `GET /api/workspaces/{id}/files?q=&limit=`: checkout paths matching `q`, best first. */
 export interface FileMatches {
   paths: string[];
+}
+
+/** `GET /api/workspaces/{id}/mcp/resources`: the composer's MCP resource suggestions. */
+export interface McpResourceList {
+  resources: { server: string; uri: string; mention: string; name: string; description: string; mimeType: string | null; size: number | null }[];
+  errors: string[];
+  truncated: boolean;
 }
 
 /** `GET`/`PUT /api/workspaces/{id}/plan`: the workspace's plan file. */

@@ -26,3 +26,10 @@ export function insertMention(text: string, mention: Mention, path: string): { t
   const after = text.slice(end).replace(/^ /, "");
   return { text: text.slice(0, mention.start) + inserted + after, caret: mention.start + inserted.length };
 }
+
+/** The MCP resource mentions (`server:uri`) that match what is typed after the `@`
+ * (case-insensitive, anywhere in the mention), at most `limit`. */
+export function resourceMatches(mentions: readonly string[], query: string, limit = 20): string[] {
+  const q = query.toLowerCase();
+  return mentions.filter((m) => m.toLowerCase().includes(q)).slice(0, limit);
+}

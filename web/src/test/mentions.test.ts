@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { insertMention, mentionAt } from "../lib/mentions";
+import { insertMention, mentionAt, resourceMatches } from "../lib/mentions";
 
 describe("@ mentions", () => {
   it("finds the @word the caret is in, at the start or after whitespace", () => {
@@ -21,5 +21,21 @@ describe("@ mentions", () => {
     const m2 = mentionAt(end, end.length);
     if (!m2) throw new Error("no mention");
     expect(insertMention(end, m2, "app.py")).toEqual({ text: "fix @app.py ", caret: 12 });
+  });
+});
+
+describe("MCP resource mentions", () => {
+  it("matches server:uri mentions case-insensitively, bounded", () => {
+    const all = ["docs:notes://readme", "docs:notes://big", "db:table://users"];
+    expect(resourceMatches(all, "READ")).toEqual(["docs:notes://readme"]);
+    expect(resourceMatches(all, "docs:")).toEqual(["docs:notes://readme", "docs:notes://big"]);
+    expect(resourceMatches(all, "", 2)).toEqual(["docs:notes://readme", "docs:notes://big"]);
+  });
+
+  it("inserts a resource mention like a path", () => {
+    const text = "see @do";
+    const m = mentionAt(text, text.length);
+    if (!m) throw new Error("no mention");
+    expect(insertMention(text, m, "docs:notes://readme")).toEqual({ text: "see @docs:notes://readme ", caret: 25 });
   });
 });

@@ -317,7 +317,7 @@ async def put_tool_search(body: ToolSearchBody) -> McpSettings:
 async def test_server(body: TestBody) -> TestResult:
     """Start the saved server, list what it offers and stop it; the error is the answer's."""
     from xum.core.ownsecrets import without_own_secrets
-    from xum.workspaces.mcp.manager import probe_server
+    from xum.workspaces.mcp.probe import probe_server
     from xum.workspaces.safety.masking import SecretMasker
     from xum.workspaces.wiring import project_secrets
 

@@ -1,4 +1,5 @@
-"""Projects: list, add, trust, and project secrets (names only ever leave the server)."""
+"""Projects: list, add, trust, project secrets (names only ever leave the server), and the
+devcontainer configs a project offers (the Dev Container runtime's choice)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,30 @@ async def set_trust(body: TrustBody, request: Request) -> Project:
     record, _new = await asyncio.to_thread(set_trusted, body.path, body.trusted)
     get_state(request).hub.workspaces_changed()
     return project_json(record)
+
+
+class DevcontainerConfigInfo(BaseModel):
+    name: str | None  # a named config's folder; null for the unnamed one
+    path: str  # relative to the project
+
+
+class DevcontainerConfigs(BaseModel):
+    configs: list[DevcontainerConfigInfo]
+
+
+@router.get("/devcontainers", response_model=DevcontainerConfigs)
+async def devcontainer_configs(
+    path: str = Query(min_length=1, max_length=MAX_PATH),
+) -> DevcontainerConfigs:
+    """The project's devcontainer.json files: the Dev Container runtime is offered only when
+    this list is not empty."""
+    from xum.workspaces.devcontainer_configs import find_configs
+
+    record = known_project(path)
+    found = await asyncio.to_thread(find_configs, record.path)
+    return DevcontainerConfigs(
+        configs=[DevcontainerConfigInfo(name=c.name, path=c.path) for c in found]
+    )
 
 
 @router.get("/secrets", response_model=SecretNames)

@@ -29,13 +29,17 @@ router = APIRouter(prefix="/api/workspaces", tags=["workspaces"])
 AGENT_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 HOST_PATTERN = r"^[A-Za-z0-9_.@:\[\]-]{1,255}$"
 IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$"  # runtime_spec.IMAGE_RE
+CONFIG_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # devcontainer_configs.CONFIG_NAME_RE
 
 
 class RuntimeSpec(BaseModel):
-    type: Literal["local", "worktree", "ssh", "docker"]
+    type: Literal["local", "worktree", "ssh", "docker", "devcontainer"]
     host: str | None = Field(default=None, pattern=HOST_PATTERN)
     image: str | None = Field(default=None, pattern=IMAGE_PATTERN)
-    # Docker: "Share credentials" (the SSH agent, ~/.gitconfig, GH_TOKEN with gh).
+    # Dev Container: a named config (`.devcontainer/<name>/devcontainer.json`); none: the
+    # unnamed or only one.
+    config: str | None = Field(default=None, pattern=CONFIG_PATTERN)
+    # Docker, Dev Container: "Share credentials" (the SSH agent, ~/.gitconfig, GH_TOKEN with gh).
     shareCredentials: bool = False
 
 
@@ -171,6 +175,11 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
                 422, "invalid_request", "runtime.image: a Docker workspace needs an image"
             )
         spec = f"docker {body.runtime.image}"
+        if body.runtime.shareCredentials:
+            fields["extra"] = {"container_credentials": True}
+    elif spec == "devcontainer":
+        if body.runtime.config:
+            spec = f"devcontainer {body.runtime.config}"
         if body.runtime.shareCredentials:
             fields["extra"] = {"container_credentials": True}
     title = (body.title or "").strip()

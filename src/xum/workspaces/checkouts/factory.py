@@ -80,6 +80,10 @@ def _kind(kind: str) -> _CheckoutKind:
         from xum.workspaces.checkouts.container import ContainerCheckout
 
         return ContainerCheckout
+    if kind == "devcontainer":
+        from xum.workspaces.checkouts.devcontainer import DevcontainerCheckout
+
+        return DevcontainerCheckout
     # A kind this version does not know (a newer xum wrote the record) is opened the way it
     # always was: as a directory on this machine that xum neither moves nor removes.
     from xum.workspaces.checkouts.local import LocalCheckout

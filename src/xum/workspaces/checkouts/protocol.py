@@ -1,6 +1,6 @@
 """The Checkout protocol: a workspace's files, and everything that differs between kinds of them.
 
-A workspace runs in one of four kinds of checkout:
+A workspace runs in one of five kinds of checkout:
 
 * local (`checkouts.local`): the project directory itself, shared with every other local
   workspace of the project. xum never makes, moves or removes it.
@@ -10,6 +10,8 @@ A workspace runs in one of four kinds of checkout:
   repository there when the host has git).
 * docker (`checkouts.container`): a git repository at `/src` in a container of its own, made
   from a bundle of the project's committed HEAD.
+* devcontainer (`checkouts.devcontainer`): a worktree on this machine, bind-mounted into the
+  container the project's devcontainer.json describes (`devcontainer up`).
 
 A sub-agent that works in its parent's checkout (`isolation: "none"`) has a record of the
 parent's kind pointing at the parent's directory; `checkout_for` wraps it in a `SharedCheckout` (`checkouts.shared`),
@@ -87,6 +89,8 @@ class Origin:
     project: Path  # its project: the git toplevel, or the directory itself
     host: str | None = None  # the SSH host (ssh)
     image: str | None = None  # the container image (docker)
+    # The named devcontainer config (devcontainer; None: the unnamed or only one).
+    devcontainer_config: str | None = None
     base: str | None = None  # the commit a worktree branches from (default: the project's HEAD)
     # An existing branch a worktree checks out instead of making its own; the workspace leaves
     # it in place when it is deleted.

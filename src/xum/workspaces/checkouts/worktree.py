@@ -50,6 +50,8 @@ class WorktreeCheckout:
     on_this_machine = True
     shares_project_dir = False
     forks_children = True
+    # The runtime its records are made with (a Dev Container checkout is a worktree too).
+    record_runtime: RuntimeName = "worktree"
 
     def __init__(self, record: WorkspaceRecord) -> None:
         self.record = record
@@ -68,7 +70,7 @@ class WorktreeCheckout:
         project = origin.project
         record = registry.create_workspace(
             project_path=str(project),
-            runtime="worktree",
+            runtime=cls.record_runtime,
             register_project=True,
             name_hint=new.name_hint,
             path_for=lambda name: worktree_path(project, name),

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientSession, IncomingMessage
     from mcp.shared.dispatcher import ProgressFnT
     from mcp.shared.exceptions import MCPError
-    from mcp_types import CallToolResult, GetPromptResult
+    from mcp_types import CallToolResult, GetPromptResult, ReadResourceResult
 
 STDERR_TAIL_BYTES = 4096
 MAX_LIST_PAGES = 50  # a server whose listing never ends cannot hang a start
@@ -83,6 +83,15 @@ class ToolDef:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceDef:
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PromptDef:
     name: str
     description: str
@@ -112,8 +121,18 @@ class Connection:
         mask: Callable[[str], str],
         log_path: Path,
         on_exit: Callable[[Connection], None] | None = None,
+        ssh_host: str | None = None,
+        auth: httpx2.Auth | None = None,
     ) -> None:
+        """`ssh_host`: run a stdio server on that host (an SSH workspace), `cwd` and `env`
+        being the remote directory and environment (`xum.workspaces.mcp.remote`). `auth`: the
+        OAuth of an HTTP server's sign-in (`xum.workspaces.mcp.oauth`); by default a server
+        without a static Authorization header gets the session's, which never waits for a
+        person."""
         self.spec = spec
+        self.ssh_host = ssh_host
+        self.auth = auth
+        self.needs_sign_in = False  # the server wants OAuth and no usable token is stored
         self.cwd = cwd
         self.env = dict(env)
         self.mask = mask
@@ -127,6 +146,7 @@ class Connection:
         # The server said its tools or prompts changed (`notifications/*/list_changed`).
         self.stale = False
         self._has_prompts = False
+        self.has_resources = False  # the server declared the `resources` capability
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -196,6 +216,7 @@ class Connection:
                 result = await session.initialize()
                 self.tools = await self._list_tools(session)
                 self._has_prompts = result.capabilities.prompts is not None
+                self.has_resources = result.capabilities.resources is not None
                 if self._has_prompts:
                     self.prompts = await self._list_prompts(session)
                 self.session = session
@@ -210,6 +231,8 @@ class Connection:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # the SDK raises exception groups from its task groups
+            if not self._stopping and self.error is None and self.needs_sign_in:
+                self.error = "needs you to sign in (OAuth)"
             if not self._stopping and self.error is None:
                 text = _exception_text(exc)
                 if not self._ready.is_set() and text == "Connection closed":
@@ -227,7 +250,7 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=dict(spec.headers))
+            client = create_mcp_http_client(headers=dict(spec.headers), auth=self._http_auth())
 
             async def note_status(response: httpx2.Response) -> None:
                 if response.status_code >= 400:
@@ -239,10 +262,30 @@ class Connection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         errlog = self._stderr_pipe()
-        params = StdioServerParameters(
-            command="bash", args=["-c", spec.command or ""], env=self.env, cwd=self.cwd
-        )
+        if self.ssh_host is not None:
+            from xum.workspaces.mcp.remote import remote_server_process
+
+            command, args, env = remote_server_process(
+                self.ssh_host, spec.command or "", env=self.env, cwd=self.cwd
+            )
+            params = StdioServerParameters(command=command, args=args, env=env)
+        else:
+            params = StdioServerParameters(
+                command="bash", args=["-c", spec.command or ""], env=self.env, cwd=self.cwd
+            )
         return _closing_after_spawn(stdio_client(params, errlog=errlog), errlog)
+
+    def _http_auth(self) -> httpx2.Auth | None:
+        if self.auth is not None:
+            return self.auth
+        if any(name.lower() == "authorization" for name, _ in self.spec.headers):
+            return None  # the user's own token: no OAuth on top of it
+        from xum.workspaces.mcp.oauth import session_auth
+
+        def sign_in_needed() -> None:
+            self.needs_sign_in = True
+
+        return session_auth(self.spec.url or "", sign_in_needed)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         method = getattr(message, "method", None)
@@ -343,6 +386,49 @@ class Connection:
 
         try:
             return await session.get_prompt(prompt, dict(arguments))
+        except MCPError as exc:
+            raise McpError(self._call_failure(exc)) from None
+
+    async def list_resources(self) -> tuple[ResourceDef, ...]:
+        """The server's resources (every page, up to MAX_LIST_PAGES); () when it offers none.
+        Listed on demand, not at start: a server may have many, and most sessions read none."""
+        session = self._session_or_raise()
+        if not self.has_resources:
+            return ()
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import PaginatedRequestParams
+
+        found: list[ResourceDef] = []
+        cursor: str | None = None
+        try:
+            for _ in range(MAX_LIST_PAGES):
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await session.list_resources(params=params)
+                for res in page.resources:
+                    found.append(
+                        ResourceDef(
+                            uri=str(res.uri),
+                            name=res.name,
+                            description=res.description or "",
+                            mime_type=res.mime_type,
+                            size=res.size,
+                        )
+                    )
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except MCPError as exc:
+            raise McpError(self._call_failure(exc)) from None
+        return tuple(found)
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        session = self._session_or_raise()
+        if not self.has_resources:
+            raise McpError("it offers no resources")
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return await session.read_resource(uri)
         except MCPError as exc:
             raise McpError(self._call_failure(exc)) from None
 

@@ -65,6 +65,31 @@ def result_text(result: CallToolResult, *, scratch_dir: str, meta: dict[str, Any
     return text or "(the tool returned no content)"
 
 
+def contents_text(
+    contents: Sequence[TextResourceContents | BlobResourceContents],
+    *,
+    scratch_dir: str | None,
+    meta: dict[str, Any],
+) -> str:
+    """What `resources/read` returned, as text: text contents as they are, binary contents
+    saved under `scratch_dir` (or, without one, only described)."""
+    parts: list[str] = []
+    for item in contents:
+        text = getattr(item, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+            continue
+        mime = getattr(item, "mime_type", None) or "application/octet-stream"
+        uri = getattr(item, "uri", "")
+        data = getattr(item, "blob", "")
+        if scratch_dir is None:
+            size = len(data) * 3 // 4
+            parts.append(f"[binary resource {uri} ({mime}, about {size:,} bytes): not shown]")
+        else:
+            parts.append(_binary("resource", data, mime, scratch_dir, meta, uri=uri))
+    return "\n".join(parts) if parts else "(the resource is empty)"
+
+
 def _link(block: ResourceLink) -> str:
     details = [f"uri: {block.uri}"]
     if getattr(block, "mime_type", None):

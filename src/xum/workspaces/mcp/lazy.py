@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from xum.tools.mcp_host import (
         McpCallOutcome,
         McpPromptOutcome,
+        McpResourceListing,
         McpServerState,
         McpSnapshot,
         McpTool,
@@ -44,6 +45,7 @@ class SessionMcp:
         trusted: Callable[[], bool],
         emit: EventSink = null_sink,
         idle_timeout_s: float | None = None,
+        ssh_host: str | None = None,
     ) -> None:
         self._args: dict[str, Any] = {
             "workspace_id": workspace_id,
@@ -54,6 +56,7 @@ class SessionMcp:
             "mask": mask,
             "trusted": trusted,
             "emit": emit,
+            "ssh_host": ssh_host,
         }
         self._idle_timeout_s = idle_timeout_s
         self._paths = (
@@ -107,6 +110,22 @@ class SessionMcp:
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> McpPromptOutcome:
         return await self._made().get_prompt(name, arguments)
+
+    async def list_resources(self, server: str | None = None) -> McpResourceListing:
+        if self.manager is None and not self._configured():
+            from xum.tools.mcp_host import McpResourceListing
+
+            return McpResourceListing()
+        manager = self._made()
+        await manager.snapshot()  # reads the config and starts the servers (lazy start)
+        return await manager.list_resources(server)
+
+    async def read_resource(
+        self, server: str, uri: str, *, scratch_dir: str | None
+    ) -> McpCallOutcome:
+        manager = self._made()
+        await manager.snapshot()
+        return await manager.read_resource(server, uri, scratch_dir=scratch_dir)
 
     def states(self) -> list[McpServerState]:
         return self.manager.states() if self.manager is not None else []

@@ -16,10 +16,11 @@ message (lazy start). From then on:
 * after `idle_timeout_s` (10 minutes) without a message or a call, every server is stopped;
   the next call restarts its server. The tool list stays as it was listed.
 
-SSH workspaces run no MCP servers: a server started here would run on xum's machine, outside
-the workspace, and the SSH runtime has no channel that could carry a server's stdio to the host
-without putting secrets on a command line. The session says so once when servers are
-configured, and offers no MCP tools.
+On an SSH workspace (`ssh_host` set), stdio servers run on the host, in the workspace's remote
+directory, through ssh (`xum.workspaces.mcp.remote`); the config files are the ones xum reads
+(the repository's live on the host, so only the global file applies there). Docker workspaces
+run no MCP servers: a server started here would run on xum's machine, outside the container.
+The session says so once when servers are configured, and offers no MCP tools.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from xum.tools.mcp_host import (
     McpPrompt,
     McpPromptArgument,
     McpPromptOutcome,
+    McpResource,
+    McpResourceListing,
     McpServerState,
     McpSnapshot,
     McpTool,
@@ -102,6 +105,7 @@ class McpManager:
     trusted: Callable[[], bool]
     emit: EventSink = null_sink
     settings: ManagerSettings = field(default_factory=ManagerSettings)
+    ssh_host: str | None = None  # an SSH workspace's host: stdio servers run there
 
     def __post_init__(self) -> None:
         self.loader = ConfigLoader(
@@ -126,9 +130,11 @@ class McpManager:
         if self._closed:
             return None
         config = self.loader.load()
-        if self.runtime_kind in ("ssh", "docker"):
+        if self.runtime_kind in ("docker", "devcontainer") or (
+            self.runtime_kind == "ssh" and not self.ssh_host
+        ):
             if config.servers:
-                where = "SSH" if self.runtime_kind == "ssh" else "Docker"
+                where = {"ssh": "SSH", "docker": "Docker"}.get(self.runtime_kind, "Dev Container")
                 place = "on the host" if self.runtime_kind == "ssh" else "in the container"
                 self._tell(
                     "mcp-unsupported-runtime",
@@ -150,6 +156,7 @@ class McpManager:
                 and (
                     server.failed_at is None
                     or now - server.failed_at >= self.settings.retry_after_s
+                    or self._signed_in_since(server)
                 )
             ):
                 server.starting = asyncio.create_task(self._start(server))
@@ -233,6 +240,74 @@ class McpManager:
             server.calls -= 1
             self._touch()
 
+    async def list_resources(self, server: str | None = None) -> McpResourceListing:
+        from xum.workspaces.mcp.client import McpError
+
+        chosen = [
+            s for name, s in sorted(self._servers.items()) if server is None or name == server
+        ]
+        if server is not None and not chosen:
+            return McpResourceListing(errors=(self._unknown_server(server),))
+
+        async def one(entry: _Server) -> tuple[McpResource, ...] | str:
+            entry.calls += 1
+            try:
+                conn = await self._connected(entry)
+                listed = await conn.list_resources()
+            except McpError as exc:
+                return self.mask(f"MCP server {entry.spec.name!r}: {exc}")
+            finally:
+                entry.calls -= 1
+                self._touch()
+            return tuple(
+                McpResource(entry.spec.name, r.uri, r.name, r.description, r.mime_type, r.size)
+                for r in listed
+            )
+
+        self._touch()
+        found = await asyncio.gather(*(one(s) for s in chosen))
+        resources = tuple(r for part in found if not isinstance(part, str) for r in part)
+        errors = tuple(part for part in found if isinstance(part, str))
+        return McpResourceListing(resources, errors)
+
+    async def read_resource(
+        self, server: str, uri: str, *, scratch_dir: str | None
+    ) -> McpCallOutcome:
+        from xum.workspaces.mcp.client import McpError
+        from xum.workspaces.mcp.content import contents_text
+
+        entry = self._servers.get(server)
+        if entry is None:
+            return McpCallOutcome(self._unknown_server(server), is_error=True)
+        meta: dict[str, Any] = {"mcp_server": server, "mcp_resource": uri}
+        entry.calls += 1
+        self._touch()
+        try:
+            try:
+                conn = await self._connected(entry)
+                result = await conn.read_resource(uri)
+            except McpError as exc:
+                return McpCallOutcome(
+                    self.mask(f"MCP server {server!r}: {exc}"), is_error=True, meta=meta
+                )
+            text = contents_text(result.contents, scratch_dir=scratch_dir, meta=meta)
+            return McpCallOutcome(self.mask(text), meta=meta)
+        finally:
+            entry.calls -= 1
+            self._touch()
+
+    def _signed_in_since(self, server: _Server) -> bool:
+        """A server that needed sign-in is tried again at once once a sign-in stored tokens."""
+        if server.status != "needs-sign-in" or server.spec.url is None:
+            return False
+        from xum.workspaces.mcp.oauth import has_tokens
+
+        return has_tokens(server.spec.url)
+
+    def _unknown_server(self, name: str) -> str:
+        known = ", ".join(sorted(self._servers)) or "none"
+        return f"There is no MCP server named {name!r} in this workspace (servers: {known})."
+
     # For the UI and tests ------------------------------------------------------------------------
 
     def states(self) -> list[McpServerState]:
@@ -290,6 +365,7 @@ class McpManager:
             mask=self.mask,
             log_path=self.log_path,
             on_exit=self._on_exit,
+            ssh_host=self.ssh_host,
         )
         server.status = "starting"
         try:
@@ -297,8 +373,19 @@ class McpManager:
         except McpError as exc:
             server.status, server.error = "failed", str(exc)
             server.failed_at = time.monotonic()
+            if conn.needs_sign_in:
+                server.status = "needs-sign-in"
+                self._tell(
+                    "mcp-sign-in",
+                    f"MCP server {spec.name!r} needs you to sign in (OAuth): use Sign in for it "
+                    "in Settings → MCP or the workspace's MCP dialog; it is tried again with "
+                    "the next message after that",
+                )
+                return
+            host = f" on {self.ssh_host}" if self.ssh_host else ""
             where = (
-                f"the command runs in the workspace directory; its stderr is in {self.log_path}"
+                f"the command runs in the workspace directory{host}; its stderr is in "
+                f"{self.log_path}"
                 if spec.transport == "stdio"
                 else f"it is reached at {spec.url}"
             )
@@ -475,36 +562,3 @@ class McpManager:
         from xum.workspaces.state import scratch_dir
 
         return str(scratch_dir(self.workspace_id))
-
-
-async def probe_server(
-    spec: ServerSpec,
-    *,
-    cwd: str,
-    env: Mapping[str, str],
-    mask: Callable[[str], str] = lambda text: text,
-    timeout_s: float = START_TIMEOUT_S,
-) -> dict[str, Any]:
-    """Start `spec`, list what it offers and stop it (Settings → MCP's Test button):
-    {"ok", "tools", "prompts"} or {"ok": false, "error"}."""
-    from xum.workspaces.mcp.client import Connection, McpError
-
-    conn = Connection(
-        spec,
-        cwd=cwd,
-        env={**env, **dict(spec.env)},
-        mask=mask,
-        log_path=logs_dir() / "mcp" / "settings-test.log",
-    )
-    try:
-        await conn.start(timeout_s)
-    except McpError as exc:
-        return {"ok": False, "error": str(exc)}
-    try:
-        return {
-            "ok": True,
-            "tools": [{"name": t.name, "description": t.description} for t in conn.tools],
-            "prompts": [p.name for p in conn.prompts],
-        }
-    finally:
-        await conn.close()

@@ -32,7 +32,7 @@ the call's committed `tool-result` (`meta.approval`).
 from __future__ import annotations
 
 import dataclasses
-import secrets
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -58,6 +58,8 @@ MAX_SUBJECT_CHARS = 4000  # an MCP call's arguments, as the approval request sho
 
 @dataclass(frozen=True, slots=True)
 class ApprovalAnswer:
+    """A person's answer to an approval request."""
+
     decision: Decision
     reason: str | None = None  # why the user denied it (shown to the model)
 
@@ -154,6 +156,8 @@ def forget_rule(project: str, prefix: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Need:
+    """Why a call needs a person's approval, and what to show them."""
+
     kind: str  # command | critical | escalation | write | mcp
     subject: str
     why: str
@@ -351,7 +355,7 @@ class ApprovalMiddleware:
 
     async def _ask(self, call: ToolCall, need: _Need) -> tuple[ApprovalAnswer, str]:
         request = E.ApprovalRequest(
-            request_id=secrets.token_hex(6),
+            request_id=os.urandom(6).hex(),
             call_id=call.id,
             tool=call.name,
             kind=need.kind,

@@ -17,7 +17,7 @@ from xum.core.errors import XumError
 from xum.store.config import read_config
 
 if TYPE_CHECKING:  # the sandbox module loads with the first command
-    from xum.runtime.sandbox import SandboxMode, SandboxSettings
+    from xum.runtime.sandbox_settings import SandboxMode, SandboxSettings
 
 
 class SafetyConfigError(XumError):
@@ -35,6 +35,8 @@ ApprovalPolicy = Literal["ask", "never", "deny"]
 
 @dataclass(frozen=True, slots=True)
 class SafetyChoice:
+    """What a front-end chose for sandbox, permissions and approvals; None: the default."""
+
     sandbox: SandboxMode | None = None  # `xum run --sandbox`; None: config.json's
     permissions: PermissionMode | None = None  # `xum run --permissions`; None: the workspace's
     approval: ApprovalPolicy | None = None  # None: `ask` where there is an approver, else `deny`
@@ -72,7 +74,7 @@ def sandbox_settings(
     import dataclasses
 
     from xum.core.paths import config_path
-    from xum.runtime.sandbox import parse_settings
+    from xum.runtime.sandbox_settings import parse_settings
 
     section = (read_config() if config is None else config).get("sandbox")
     try:

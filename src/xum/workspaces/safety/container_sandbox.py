@@ -1,4 +1,4 @@
-"""The sandbox settings on a Docker workspace: the container is the boundary.
+"""The sandbox settings on a Docker (or Dev Container) workspace: the container is the boundary.
 
 Commands in a container workspace never run under bubblewrap: the container already keeps them
 away from the user's machine (its files, xum's own state, the user's keys), so the sandbox modes
@@ -8,6 +8,8 @@ map onto the container instead:
 * `read-only` (the mode, or the read-only permission mode): commands run as an unprivileged
   user (`nobody`, uid 65534) that cannot write the checkout (owned by the container's default
   user); `/tmp` stays writable, like the sandbox's throwaway `$TMPDIR`.
+* Dev Container workspaces (`runtime.devcontainer`) map the same way, except egress `off`: their
+  network is their config's, so bash refuses to run while egress is off.
 * egress `off`: the container was made with `--network none` when egress was off at its
   creation. A container made with a network cannot lose it later: bash then refuses to run,
   fail-closed, and says so (a new workspace made with egress off has none).
@@ -33,6 +35,14 @@ def container_call(ctx: ToolContext, settings: SandboxSettings) -> ToolResult | 
     from xum.tools.base import error
 
     runtime = _container(ctx.runtime)
+    if settings.egress == "off" and runtime is not None and runtime.kind == "devcontainer":
+        return error(
+            "bash was not run: the sandbox's egress is off, but a Dev Container workspace's "
+            "network is what its devcontainer.json gives it, and xum cannot take it away. "
+            'Set "sandbox.egress" to "shared" to run commands in it, or use a Docker workspace '
+            "made while egress is off (it gets `--network none`).",
+            sandbox="unavailable",
+        )
     if settings.egress == "off" and (runtime is None or runtime.network):
         return error(
             "bash was not run: the sandbox's egress is off, but this Docker workspace's "

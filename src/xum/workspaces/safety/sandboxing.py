@@ -41,9 +41,12 @@ from xum.workspaces.safety.choice import (
 
 if TYPE_CHECKING:
     from xum.runtime.sandbox import Backend, GitLayout, Layout, SandboxSettings
+    from xum.runtime.sandboxd import SessionSandbox
     from xum.tools.base import ToolContext, ToolResult
 
 SANDBOXED_TOOLS = frozenset({"bash"})
+# How long the background probe waits for the first request to go out before it runs anyway.
+PROBE_GATE_S = 2.0
 # What a denied write looks like in a command's output: the note after it says why.
 _DENIED_MARKERS = ("Read-only file system", "EROFS")
 
@@ -51,7 +54,7 @@ _DENIED_MARKERS = ("Read-only file system", "EROFS")
 def missing_backend_notice(mode: str) -> E.Advisory | None:
     """At session start: the advisory for a sandbox that cannot work here because `bwrap` is
     not installed (a PATH scan, no process), or None."""
-    from xum.runtime.sandbox import INSTALL_HINT, find_bwrap
+    from xum.runtime.sandbox_settings import INSTALL_HINT, find_bwrap
 
     if mode == "off" or find_bwrap() is not None:
         return None
@@ -90,6 +93,29 @@ class SandboxMiddleware:
         self._warned = warned
         self._remote: tuple[Backend, bool, GitLayout | None] | None = None
         self._probe_lock = asyncio.Lock()
+        # The session's one sandbox for local commands (started by its first command).
+        self.session_sandbox: SessionSandbox | None = None
+        if runtime.sees_local_files and self._may_sandbox():
+            from xum.llm.http import first_request_sent
+            from xum.runtime.sandbox_settings import find_bwrap, probe_soon
+
+            # The probe (a short bwrap run) starts once the first request is out, while the
+            # model answers, instead of with the first command.
+            if find_bwrap() is not None:
+                probe_soon(first_request_sent, PROBE_GATE_S)
+
+    async def aclose(self) -> None:
+        """The session ends: so does its sandbox, with every command still in it."""
+        if self.session_sandbox is not None:
+            self.session_sandbox.close()
+
+    def _may_sandbox(self) -> bool:
+        """Whether a command of this session may run in the sandbox (its settings as now)."""
+        try:
+            mode = sandbox_settings(self.choice).mode
+        except SafetyConfigError:
+            return False  # every command says so; nothing to probe for
+        return mode != "off" or permission_mode(self.choice, self.workspace_id) == "read-only"
 
     async def before_tool(
         self, call: ToolCall, ctx: ToolContext
@@ -109,7 +135,7 @@ class SandboxMiddleware:
             settings = dataclasses.replace(settings, mode="read-only")
         if settings.mode == "off":
             return None
-        if ctx.runtime.kind == "docker":  # the container is the boundary
+        if ctx.runtime.kind in ("docker", "devcontainer"):  # the container is the boundary
             from xum.workspaces.safety.container_sandbox import container_call
 
             return container_call(ctx, settings)
@@ -140,7 +166,15 @@ class SandboxMiddleware:
             layout = _with_denylist(layout, denylist, ctx.runtime)
         if ctx.runtime.sees_local_files:
             layout = _without_key_files(layout)
-        return dataclasses.replace(ctx, runtime=SandboxedRuntime(ctx.runtime, layout))
+        session = None
+        if ctx.runtime.sees_local_files:
+            if self.session_sandbox is None:
+                from xum.runtime.sandboxd import SessionSandbox
+
+                self.session_sandbox = SessionSandbox()
+            session = self.session_sandbox
+        sandboxed = SandboxedRuntime(ctx.runtime, layout, session)
+        return dataclasses.replace(ctx, runtime=sandboxed)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
         from xum.runtime.forwarding import ForwardingRuntime
@@ -175,9 +209,13 @@ class SandboxMiddleware:
         """(backend, runs as root, git dirs); the git dirs only for a remote runtime (a local
         checkout's are read from its files on every call)."""
         if runtime.sees_local_files:
-            from xum.runtime.sandbox import local_backend
+            from xum.runtime.sandbox import known_local_backend, local_backend
 
-            return await asyncio.to_thread(local_backend), os.geteuid() == 0, None
+            # Only the first probe (a short bwrap run) goes to a thread; later calls know.
+            backend = known_local_backend()
+            if backend is None:
+                backend = await asyncio.to_thread(local_backend)
+            return backend, os.geteuid() == 0, None
         async with self._probe_lock:
             if self._remote is None:
                 self._remote = await _probe_remote(runtime)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -56,7 +56,7 @@ class TaskSettings:
     max_running: int = DEFAULT_MAX_RUNNING
 
     @classmethod
-    def from_config(cls, config: dict[str, Any] | None = None) -> TaskSettings:
+    def from_config(cls, config: Mapping[str, Any] | None = None) -> TaskSettings:
         """config.json `{"tasks": {"maxNestingDepth": 3, "maxRunningChildren": 4}}`; values
         that are not positive integers are ignored (the defaults apply)."""
         section = (load_config() if config is None else config).get("tasks")

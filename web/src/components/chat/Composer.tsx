@@ -307,6 +307,7 @@ export function Composer(props: { workspace: Workspace }) {
                 }}
               >
                 <span className="grow mention-path">@{p}</span>
+                {mentions.isResource(p) ? <span className="muted">MCP resource</span> : null}
               </button>
             ))}
           </div>

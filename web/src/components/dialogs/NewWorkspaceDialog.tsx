@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
-import { api } from "../../api/http";
+import { api, qs } from "../../api/http";
 import type { ContainerEngine, RuntimeType } from "../../api/types";
+import { configChoices, devcontainerRuntime, type DevcontainerConfig } from "../../lib/devcontainers";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, selectedWorkspace } from "../../state/app";
 import { createWorkspace } from "../../state/actions";
@@ -31,6 +32,25 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
     };
   }, []);
   const docker = engine?.available ? engine : null;
+  // The project's devcontainer.json files: the Dev Container runtime is offered only with one.
+  const [configs, setConfigs] = useState<DevcontainerConfig[]>([]);
+  const [config, setConfig] = useState("");
+  useEffect(() => {
+    let live = true;
+    setConfigs([]);
+    setConfig("");
+    if (project) {
+      api<{ configs: DevcontainerConfig[] }>("GET", `/api/projects/devcontainers${qs({ path: project })}`)
+        .then((d) => live && setConfigs(d.configs))
+        .catch(() => undefined); // no list: no Dev Container choice
+    }
+    return () => {
+      live = false;
+    };
+  }, [project]);
+  useEffect(() => {
+    if (runtime === "devcontainer" && configs.length === 0) setRuntime("worktree");
+  }, [runtime, configs]);
   const [name, setName] = useState("");
   const [title, setTitle] = useState("");
   const submit = async () => {
@@ -45,7 +65,8 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
           : { type: runtime };
     await createWorkspace({
       projectPath: project,
-      runtime: spec,
+      runtime:
+        runtime === "devcontainer" ? devcontainerRuntime(configs, config) : spec,
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
     });
@@ -75,6 +96,7 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
               Docker: a checkout in a container ({docker.cli} {docker.version})
             </option>
           ) : null}
+          {configs.length > 0 ? <option value="devcontainer">Dev Container: a worktree in the project's devcontainer.json container</option> : null}
         </select>
       </label>
       {runtime === "docker" ? (
@@ -88,6 +110,18 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
             <span className="grow">Share credentials: your SSH agent, ~/.gitconfig and GitHub CLI login (GH_TOKEN) go into the container</span>
           </label>
         </>
+      ) : null}
+      {runtime === "devcontainer" && configs.length > 1 ? (
+        <label className="field">
+          <span>Dev Container config</span>
+          <select className="input" value={config} onChange={(e) => setConfig(e.target.value)} aria-label="Dev Container config">
+            {configChoices(configs).map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
+          </select>
+        </label>
       ) : null}
       {runtime === "ssh" ? (
         <label className="field">

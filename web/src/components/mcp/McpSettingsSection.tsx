@@ -11,6 +11,8 @@ import {
   parseVariables,
   putMcpServer,
   setToolSearch,
+  signOutMcp,
+  startMcpSignIn,
   testMcpServer,
   type McpFile,
   type McpScope,
@@ -139,6 +141,37 @@ function ServerRow(props: {
       setTesting(false);
     }
   };
+  const [signIn, setSignIn] = useState<{ ok: boolean; text: string } | null>(null);
+  // The tab is opened at the click (a popup opened after an await is blocked), then sent to the
+  // authorization server; it ends on xum's callback page, which says whether it worked.
+  const startSignIn = async () => {
+    const tab = window.open("about:blank", "_blank");
+    setSignIn(null);
+    try {
+      const started = await startMcpSignIn(r.name, r.scope, project);
+      if (started.authorizationUrl && tab) {
+        tab.opener = null;
+        tab.location.href = started.authorizationUrl;
+        setSignIn({ ok: true, text: "Sign-in opened in a new tab: finish it there. Workspaces use the server from their next message on." });
+      } else if (started.authorizationUrl) {
+        setSignIn({ ok: true, text: `Open this address to sign in: ${started.authorizationUrl}` });
+      } else {
+        tab?.close();
+        setSignIn({ ok: true, text: "Already signed in." });
+      }
+    } catch (exc) {
+      tab?.close();
+      setSignIn({ ok: false, text: errorMessage(exc) });
+    }
+  };
+  const signOut = async () => {
+    try {
+      await signOutMcp(r.name, r.scope, project);
+      setSignIn({ ok: true, text: "Signed out: the stored tokens were removed." });
+    } catch (exc) {
+      setSignIn({ ok: false, text: errorMessage(exc) });
+    }
+  };
   const remove = async () => {
     try {
       props.onChanged(await deleteMcpServer(r.name, r.scope, project));
@@ -160,6 +193,16 @@ function ServerRow(props: {
             {testing ? "Testing…" : "Test"}
           </button>
         ) : null}
+        {props.canTest && r.transport === "http" ? (
+          <>
+            <button type="button" className="btn" onClick={() => void startSignIn()} aria-label={`Sign in to ${r.name}`}>
+              Sign in
+            </button>
+            <button type="button" className="btn" onClick={() => void signOut()} aria-label={`Sign out of ${r.name}`}>
+              Sign out
+            </button>
+          </>
+        ) : null}
         <button type="button" className="btn" onClick={props.onEdit}>
           Edit
         </button>
@@ -167,6 +210,11 @@ function ServerRow(props: {
           Remove
         </button>
       </div>
+      {signIn ? (
+        <div className={signIn.ok ? "mcp-test ok" : "form-error"} role={signIn.ok ? "status" : "alert"} data-testid="mcp-sign-in">
+          {signIn.text}
+        </div>
+      ) : null}
       {result ? (
         <div className={result.ok ? "mcp-test ok" : "form-error"} role={result.ok ? "status" : "alert"} data-testid="mcp-test-result">
           {result.ok

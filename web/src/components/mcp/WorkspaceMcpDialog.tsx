@@ -4,8 +4,16 @@
 
 import { useEffect, useState } from "react";
 import { errorMessage } from "../../api/http";
-import { getWorkspaceMcp, parseToolList, putWorkspaceMcp, type WorkspaceMcp } from "../../api/mcp";
-import { closeDialog } from "../../state/app";
+import {
+  getWorkspaceMcp,
+  parseToolList,
+  putWorkspaceMcp,
+  startMcpSignIn,
+  type McpOverrideRow,
+  type WorkspaceMcp,
+} from "../../api/mcp";
+import { useStore } from "../../lib/store";
+import { app, closeDialog } from "../../state/app";
 import { FormDialog } from "../dialogs/FormDialog";
 
 interface Draft {
@@ -13,7 +21,44 @@ interface Draft {
   tools: string;
 }
 
+/** A server that needs an OAuth sign-in: the button opens the authorization page in a new tab
+ * (opened at the click, so no popup blocker stops it); the next message uses the server. */
+function SignInButton(props: { row: McpOverrideRow; project: string | null }) {
+  const [note, setNote] = useState<{ ok: boolean; text: string } | null>(null);
+  const start = async () => {
+    const tab = window.open("about:blank", "_blank");
+    try {
+      const r = props.row;
+      const started = await startMcpSignIn(r.name, r.scope, r.scope === "repo" ? props.project : null);
+      if (started.authorizationUrl && tab) {
+        tab.opener = null;
+        tab.location.href = started.authorizationUrl;
+        setNote({ ok: true, text: "Finish signing in in the new tab; the next message uses the server." });
+      } else {
+        tab?.close();
+        setNote({ ok: true, text: started.authorizationUrl ? `Sign in at ${started.authorizationUrl}` : "Already signed in." });
+      }
+    } catch (exc) {
+      tab?.close();
+      setNote({ ok: false, text: errorMessage(exc) });
+    }
+  };
+  return (
+    <>
+      <button type="button" className="btn" onClick={() => void start()} aria-label={`Sign in to ${props.row.name}`}>
+        Sign in
+      </button>
+      {note ? (
+        <div className={note.ok ? "mcp-test ok" : "form-error"} role={note.ok ? "status" : "alert"} data-testid="mcp-sign-in">
+          {note.text}
+        </div>
+      ) : null}
+    </>
+  );
+}
+
 export function WorkspaceMcpDialog(props: { workspaceId: string }) {
+  const project = useStore(app, (s) => s.workspaces.find((w) => w.id === props.workspaceId)?.projectPath ?? null);
   const [data, setData] = useState<WorkspaceMcp | null>(null);
   const [drafts, setDrafts] = useState<Record<string, Draft>>({});
   const [error, setError] = useState<string | null>(null);
@@ -66,7 +111,7 @@ export function WorkspaceMcpDialog(props: { workspaceId: string }) {
             </span>
             {s.status ? <span className={`badge ${s.status === "ready" ? "ok" : s.status === "failed" ? "bad" : ""}`}>{s.status}</span> : null}
           </label>
-          {s.error ? <div className="form-error">{s.error}</div> : null}
+          {s.status === "needs-sign-in" ? <SignInButton row={s} project={project} /> : s.error ? <div className="form-error">{s.error}</div> : null}
           <input
             className="input"
             placeholder="Allowed tools (empty: all)"
