@@ -2,10 +2,10 @@
 how many one host holds.
 
 * `create_to_first_output_ms`: from `lifecycle.create_workspace(repo, <runtime>)` until the
-  first command's output arrives, for `worktree` and `docker <image>` (the container started,
-  the bundle synced into /src), creations of the two interleaved, each deleted afterwards;
-  medians of the same run. `devcontainer` is reported as unavailable: xum has no Dev Container
-  runtime (PARITY: deferred).
+  first command's output arrives, for `worktree`, `docker <image>` (the container started, the
+  bundle synced into /src) and `devcontainer` (a worktree and `devcontainer up` of a config
+  naming the same image; when the Dev Container CLI is installed, else the reason), creations
+  of the kinds interleaved, each deleted afterwards; medians of the same run.
 * per-command, interleaved so that load hits all alike: `true` through the local runtime
   (`local`), through the bubblewrap sandbox (`sandboxed`, when bwrap works here) and through
   the container runtime (`container`: the CLI's `exec -i`, the bootstrap, the lifeline);
@@ -22,15 +22,17 @@ win). `XUM_BENCH_CONTAINER_MAX` caps the density ramp (default 32 workspaces).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.util import git_repo, median_ms
+from bench.util import GIT, git_repo, median_ms
 
 CREATIONS = 5
 REPEAT = 50
@@ -64,8 +66,11 @@ async def _measure(repo: Path, image: str) -> dict[str, Any]:
     from xum.runtime.local import LocalRuntime
     from xum.workspaces import lifecycle
 
-    creations: dict[str, list[float]] = {"worktree": [], "docker": []}
     specs = {"worktree": "worktree", "docker": f"docker {image}"}
+    no_devcontainer = _devcontainer_config(repo, image)
+    if no_devcontainer is None:
+        specs["devcontainer"] = "devcontainer"
+    creations: dict[str, list[float]] = {kind: [] for kind in specs}
     kept = None
     for i in range(CREATIONS):
         for kind, spec in specs.items():
@@ -99,9 +104,8 @@ async def _measure(repo: Path, image: str) -> dict[str, Any]:
     medians = {f"{name}_ms": median_ms(values) for name, values in samples.items()}
     figures: dict[str, Any] = {
         "create_to_first_output_ms": {
-            "worktree": median_ms(creations["worktree"]),
-            "docker": median_ms(creations["docker"]),
-            "devcontainer": "unavailable: no Dev Container runtime (deferred)",
+            **{kind: median_ms(values) for kind, values in creations.items()},
+            **({"devcontainer": no_devcontainer} if no_devcontainer else {}),
         },
         **medians,
         "container_added_ms": round(medians["container_ms"] - medians["local_ms"], 2),
@@ -111,6 +115,24 @@ async def _measure(repo: Path, image: str) -> dict[str, Any]:
         figures["container_over_sandboxed_ms"] = round(over, 2)
     figures["density"] = await density(repo, image, Path(os.environ["XUM_ROOT"]).parent)
     return figures
+
+
+def _devcontainer_config(repo: Path, image: str) -> str | None:
+    """Commit a devcontainer.json naming `image` into the bench's project; None when the Dev
+    Container CLI is there, else why the runtime is left out."""
+    from xum.core.errors import XumError
+    from xum.workspaces.checkouts.devcontainer_ops import devcontainer_cli
+
+    try:
+        devcontainer_cli()
+    except XumError as exc:
+        return f"unavailable: {exc.message}"
+    config = repo / ".devcontainer" / "devcontainer.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"name": "bench", "image": image}) + "\n")
+    subprocess.run([*GIT, "add", "."], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "devcontainer"], cwd=repo, check=True)
+    return None
 
 
 def _stamp(first: list[float]) -> Callable[[bytes], None]:
