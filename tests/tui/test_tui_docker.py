@@ -37,6 +37,7 @@ async def test_no_container_engine_leaves_the_docker_choice_out(
         assert [b.id for b in dialog.query(RadioButton)] == ["local", "worktree", "ssh", "scratch"]
         assert not dialog.query_one("#image").display
         assert not dialog.query_one("#share", Checkbox).display
+        await on_screen(pilot, "docker: not offered (no container engine answers here)")
 
 
 @pytest.mark.slow

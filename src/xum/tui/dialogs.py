@@ -81,6 +81,9 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 yield RadioButton("worktree: a new git worktree and branch", id="worktree")
                 yield RadioButton("ssh: on a remote host", id="ssh")
                 yield RadioButton("scratch chat: no project, a folder of its own", id="scratch")
+            # The Docker choice's line, held while the engine is asked: nothing below moves
+            # when the answer comes (a click aimed at a field lands on that field).
+            yield Static("docker: asking the container engine…", id="engine", classes="hint")
             yield Input(placeholder="SSH host (for ssh)", id="host")
             yield Input(placeholder="image (for docker), e.g. python:3.12", id="image")
             yield Checkbox(
@@ -95,24 +98,36 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        for widget in ("#image", "#share"):
-            self.query_one(widget).display = False
-        if self.engine is not None:
+        self._docker_fields(False)
+        if self.engine is None:
+            self.query_one("#engine").display = False
+        else:
             self.run_worker(self._offer_docker(self.engine), exclusive=True)
 
+    def _docker_fields(self, shown: bool) -> None:
+        for widget in ("#image", "#share"):
+            self.query_one(widget).display = shown
+
     async def _offer_docker(self, engine: Callable[[], Awaitable[EngineInfo]]) -> None:
+        note = self.query_one("#engine", Static)
         try:
             found = await engine()
-        except XumError:
-            return  # no answer (an attached server that predates the route): no Docker choice
-        if not found.available:
+        except XumError:  # no answer (a server that predates the route)
+            note.update("docker: not offered (the container engine did not answer)")
             return
-        await self.query_one("#runtime", RadioSet).mount(
-            # Last: it arrives after the dialog opened, so the others keep their places.
-            RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker")
-        )
-        for widget in ("#image", "#share"):
-            self.query_one(widget).display = True
+        if not found.available:
+            note.update("docker: not offered (no container engine answers here)")
+            return
+        # Last in the list (the others keep their places), in the line the note held.
+        with self.app.batch_update():
+            note.display = False
+            await self.query_one("#runtime", RadioSet).mount(
+                RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker")
+            )
+
+    @on(RadioSet.Changed, "#runtime")
+    def _runtime_changed(self, event: RadioSet.Changed) -> None:
+        self._docker_fields(event.pressed.id == "docker")
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
