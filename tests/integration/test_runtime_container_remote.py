@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.containers import Engine, container_engine, container_image  # noqa: F401
+from tests.support.podman_service import podman_api_service
 from xum.runtime.container import ContainerError, ContainerRuntime
 from xum.workspaces import lifecycle
 
@@ -25,28 +24,8 @@ pytestmark = pytest.mark.slow
 def podman_service(container_engine: Engine, tmp_path: Path) -> Iterator[str]:  # noqa: F811
     if container_engine.cli != "podman":
         pytest.skip("the API service test needs podman")
-    socket = tmp_path / "api.sock"
-    url = f"unix://{socket}"
-    service = subprocess.Popen(
-        ["podman", "system", "service", "--time=0", url],
-        env={**os.environ, **container_engine.env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):  # bounded: the socket appears when the service listens
-            if socket.exists() or service.poll() is not None:
-                break
-            time.sleep(0.05)
-        assert socket.exists(), "podman system service did not start"
-        yield url
-    finally:
-        service.terminate()
-        try:
-            service.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            service.kill()
-            service.wait()
+    with podman_api_service(tmp_path / "api.sock", container_engine.env) as socket:
+        yield f"unix://{socket}"
 
 
 @pytest.mark.repo(identity=True)

@@ -197,8 +197,8 @@ class RemoteHosts:
             self._statuses[str(data["id"])] = status
         return record_from_json(data)
 
-    async def server_info(self) -> dict[str, Any]:
-        return await self._call("GET", "/api/server/info")
+    async def server_info(self, what: str = "info") -> dict[str, Any]:
+        return await self._call("GET", f"/api/server/{what}")  # or "container-engine"
 
     async def default_model(self) -> str | None:
         """The model the server gives a workspace that names none (`provider:id`)."""
@@ -221,9 +221,9 @@ class RemoteHosts:
         """A new workspace of the project at `directory` (registered first when it is not);
         `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
         project = await self.add_project(directory)
-        kind: dict[str, Any] = {"type": runtime}
+        share = fields.pop("share_credentials", False)  # Docker's "Share credentials"
+        kind: dict[str, Any] = {"type": runtime, "shareCredentials": share}
         if fields.get("host"):
-            # The runtime's target: an SSH host, or a container image.
             target = {"docker": "image", "devcontainer": "config"}.get(runtime, "host")
             kind[target] = fields.pop("host")
         body = {"projectPath": project, "runtime": kind}

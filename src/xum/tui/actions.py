@@ -436,9 +436,10 @@ class Actions:
         thinking: str | None = None,
         agent: str = DEFAULT_AGENT,
         permissions: PermissionMode = "auto",
+        share_credentials: bool = False,
     ) -> Workspace | None:
         app = self.app
-        fields: dict[str, object] = {"agent": agent}
+        fields: dict[str, object] = {"agent": agent, "share_credentials": share_credentials}
         if permissions != "auto":
             fields["permissions"] = permissions
         if model is not None:
@@ -464,7 +465,7 @@ class Actions:
     async def new_workspace(self, choice: NewWorkspace | None) -> None:
         if choice is None:
             return
-        ws = await self.create_workspace(choice.runtime, name=choice.name, title=choice.title)
+        ws = await self.create_workspace(**vars(choice))  # runtime, name, title, share_credentials
         if ws is not None:
             self.app.composer.focus()
 

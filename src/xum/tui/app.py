@@ -439,7 +439,7 @@ class XumApp(App[None]):
         def chosen(choice: NewWorkspace | None) -> None:
             self._later(scratch.new_workspace(self, choice))
 
-        self.push_screen(NewWorkspaceDialog(), chosen)
+        self.push_screen(NewWorkspaceDialog(self.runner.container_engine), chosen)
 
     def action_new_scratch_chat(self) -> None:
         self._later(scratch.start_draft(self))

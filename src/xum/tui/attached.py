@@ -28,6 +28,7 @@ from xum.tui.transcript import Change
 if TYPE_CHECKING:
     from xum.host.hosts import Hosts
     from xum.host.server_target import ServerTarget
+    from xum.runtime.container_engine import EngineInfo
     from xum.store.registry import WorkspaceRecord
     from xum.workspaces.safety.approvals import ApprovalAnswer
 
@@ -115,10 +116,18 @@ class AttachedRunner(Runner):
         kind, _, host = runtime.partition(" ")  # "ssh <host>", as the dialog gives it
         if host:
             fields["host"] = host
-        record = await self.remote.create(str(directory), kind, **fields)
+        record = await self.remote.create(str(directory), kind, **fields)  # share_credentials too
         if permissions is not None:
             record = await self.remote.change_settings(record.id, permissions=permissions)
         return await self._opened(record)
+
+    async def container_engine(self) -> EngineInfo:
+        """The server's container engine: the server makes the workspaces."""
+        from xum.runtime.container_engine import EngineInfo
+
+        data = await self.remote.server_info("container-engine")
+        found = [data.get(k) for k in ("cli", "version", "problem")]
+        return EngineInfo(bool(data.get("available")), *found)
 
     async def create_scratch(self, **fields: Any) -> Workspace:
         permissions = fields.pop("permissions", None)

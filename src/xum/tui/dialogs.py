@@ -8,8 +8,9 @@ that would be lost, which need an explicit "delete anyway".
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -17,11 +18,24 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, RadioButton, RadioSet, Static
+from textual.widgets import (
+    Button,
+    Checkbox,
+    Input,
+    Label,
+    OptionList,
+    RadioButton,
+    RadioSet,
+    Static,
+)
 from textual.widgets.option_list import Option
 
+from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.workspaces.checkouts.protocol import Removal
+
+if TYPE_CHECKING:
+    from xum.runtime.container_engine import EngineInfo
 
 DIALOG_CSS = """
 ModalScreen { align: center middle; }
@@ -41,14 +55,23 @@ ModalScreen OptionList { max-height: 16; }
 
 @dataclass(frozen=True)
 class NewWorkspace:
-    runtime: str  # local, worktree or "ssh <host>"
+    runtime: str  # local, worktree, "ssh <host>" or "docker <image>"
     name: str | None
     title: str
+    share_credentials: bool = False  # Docker: the SSH agent, ~/.gitconfig, gh with GH_TOKEN
 
 
 class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
+    """`engine`: asks whether a container engine answers (the runner's `container_engine`);
+    the Docker choice, its image field and "Share credentials" appear only once it does, so a
+    machine without one never shows a choice that could only fail."""
+
     DEFAULT_CSS = DIALOG_CSS
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+
+    def __init__(self, engine: Callable[[], Awaitable[EngineInfo]] | None = None) -> None:
+        super().__init__()
+        self.engine = engine
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -58,13 +81,53 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 yield RadioButton("worktree: a new git worktree and branch", id="worktree")
                 yield RadioButton("ssh: on a remote host", id="ssh")
                 yield RadioButton("scratch chat: no project, a folder of its own", id="scratch")
+            # The Docker choice's line, held while the engine is asked: nothing below moves
+            # when the answer comes (a click aimed at a field lands on that field).
+            yield Static("docker: asking the container engine…", id="engine", classes="hint")
             yield Input(placeholder="SSH host (for ssh)", id="host")
+            yield Input(placeholder="image (for docker), e.g. python:3.12", id="image")
+            yield Checkbox(
+                "Share credentials with the container (SSH agent, ~/.gitconfig, gh)",
+                id="share",
+            )
             yield Input(placeholder="name (optional; a name is made up otherwise)", id="name")
             yield Input(placeholder="title (optional)", id="title")
             yield Static("Enter creates it · Esc cancels", classes="hint")
             with Horizontal():
                 yield Button("Create", variant="primary", id="create")
                 yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self._docker_fields(False)
+        if self.engine is None:
+            self.query_one("#engine").display = False
+        else:
+            self.run_worker(self._offer_docker(self.engine), exclusive=True)
+
+    def _docker_fields(self, shown: bool) -> None:
+        for widget in ("#image", "#share"):
+            self.query_one(widget).display = shown
+
+    async def _offer_docker(self, engine: Callable[[], Awaitable[EngineInfo]]) -> None:
+        note = self.query_one("#engine", Static)
+        try:
+            found = await engine()
+        except XumError:  # no answer (a server that predates the route)
+            note.update("docker: not offered (the container engine did not answer)")
+            return
+        if not found.available:
+            note.update("docker: not offered (no container engine answers here)")
+            return
+        # Last in the list (the others keep their places), in the line the note held.
+        with self.app.batch_update():
+            note.display = False
+            await self.query_one("#runtime", RadioSet).mount(
+                RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker")
+            )
+
+    @on(RadioSet.Changed, "#runtime")
+    def _runtime_changed(self, event: RadioSet.Changed) -> None:
+        self._docker_fields(event.pressed.id == "docker")
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
@@ -74,16 +137,19 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
     def _create(self) -> None:
         pressed = self.query_one("#runtime", RadioSet).pressed_button
         kind = pressed.id if pressed is not None and pressed.id else "local"
-        host = self.query_one("#host", Input).value.strip()
-        if kind == "ssh":
-            if not host:
-                self.notify("an SSH workspace needs a host", severity="error", markup=False)
-                self.query_one("#host", Input).focus()
+        share = False
+        if kind in ("ssh", "docker"):
+            field, what = ("#host", "an SSH host") if kind == "ssh" else ("#image", "an image")
+            target = self.query_one(field, Input).value.strip()
+            if not target:
+                self.notify(f"a {kind} workspace needs {what}", severity="error", markup=False)
+                self.query_one(field, Input).focus()
                 return
-            kind = f"ssh {host}"
+            share = kind == "docker" and self.query_one("#share", Checkbox).value
+            kind = f"{kind} {target}"
         name = self.query_one("#name", Input).value.strip() or None
         title = self.query_one("#title", Input).value.strip()
-        self.dismiss(NewWorkspace(kind, name, title))
+        self.dismiss(NewWorkspace(kind, name, title, share_credentials=share))
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

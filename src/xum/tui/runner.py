@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from xum.host.notifications import Notice
     from xum.host.remote import RemoteHosts
     from xum.host.workspace_host import WorkspaceHost
+    from xum.runtime.container_engine import EngineInfo
     from xum.store.registry import WorkspaceRecord
     from xum.store.sessionlog import SessionLog
     from xum.tools.base import Question
@@ -266,9 +267,18 @@ class Runner:
 
     async def create(self, directory: Path, runtime: str, **fields: Any) -> Workspace:
         """A new workspace (its runtime and init hook are kept by the host for its first
-        turn); the init hook's output goes to its transcript."""
+        turn); the init hook's output goes to its transcript. `share_credentials`: a Docker
+        workspace's "Share credentials" (kept on the record, as the server's create route does)."""
+        if fields.pop("share_credentials", False):
+            fields["extra"] = {"container_credentials": True}
         record = await self.hosts.create(directory, runtime, **fields)
         return self._adopt(record, empty=True)
+
+    async def container_engine(self) -> EngineInfo:
+        """This machine's container engine: the dialog offers Docker only when it answers."""
+        from xum.runtime.container_engine import probe_engine
+
+        return await asyncio.to_thread(probe_engine)
 
     async def create_scratch(self, **fields: Any) -> Workspace:
         """A new scratch chat (docs/workspaces.md): no project, a private folder."""

@@ -7,9 +7,18 @@ export type RuntimeSpec =
   | { type: "local"; host?: null }
   | { type: "worktree"; host?: null }
   | { type: "ssh"; host: string }
+  | { type: "docker"; host?: null; image: string }
   | { type: "devcontainer"; host?: null; config?: string | null };
 
 export type RuntimeType = RuntimeSpec["type"];
+
+/** GET /api/server/container-engine: whether the Docker runtime can be offered. */
+export interface ContainerEngine {
+  available: boolean;
+  cli: string | null;
+  version: string | null;
+  problem: string | null;
+}
 
 export type WorkspaceState = "idle" | "streaming" | "waiting" | "error";
 

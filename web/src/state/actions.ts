@@ -46,7 +46,7 @@ export function replaceWorkspace(ws: Workspace): void {
 
 export async function createWorkspace(body: {
   projectPath: string;
-  runtime: { type: string; host?: string; config?: string };
+  runtime: { type: string; host?: string; image?: string; shareCredentials?: boolean; config?: string };
   name?: string;
   title?: string;
   model?: string;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from fastapi import APIRouter, Request
@@ -31,4 +32,25 @@ async def info(request: Request) -> ServerInfo:
         sshHost=state.config.ssh_host,
         root=str(xum_root()),
         pid=os.getpid(),
+    )
+
+
+class ContainerEngine(BaseModel):
+    """Whether the Docker runtime can be offered: `available` when the container CLI xum would
+    use (`cli`: docker or podman) reaches its engine (`version`); else `problem` says why."""
+
+    available: bool
+    cli: str | None
+    version: str | None
+    problem: str | None
+
+
+@router.get("/container-engine", response_model=ContainerEngine)
+async def container_engine() -> ContainerEngine:
+    from xum.runtime.container_engine import probe_engine
+
+    # The CLI may be slow to answer (a remote engine over ssh): off the event loop.
+    found = await asyncio.to_thread(probe_engine)
+    return ContainerEngine(
+        available=found.available, cli=found.cli, version=found.version, problem=found.problem
     )

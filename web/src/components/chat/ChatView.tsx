@@ -21,6 +21,7 @@ const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform
 function runtimeLabel(ws: Workspace): string {
   if (ws.scratch) return "scratch chat";
   if (ws.runtime.type === "ssh") return `ssh ${ws.runtime.host}`;
+  if (ws.runtime.type === "docker") return `docker ${ws.runtime.image}`;
   return ws.runtime.type;
 }
 

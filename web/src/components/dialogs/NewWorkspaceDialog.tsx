@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { api, qs } from "../../api/http";
-import type { RuntimeType } from "../../api/types";
+import type { ContainerEngine, RuntimeType } from "../../api/types";
 import { configChoices, devcontainerRuntime, type DevcontainerConfig } from "../../lib/devcontainers";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, selectedWorkspace } from "../../state/app";
@@ -16,6 +16,22 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
     return p && !p.isGit ? "local" : "worktree";
   });
   const [host, setHost] = useState("");
+  const [image, setImage] = useState("");
+  const [shareCredentials, setShareCredentials] = useState(false);
+  // The Docker choice is offered only when the server's container engine answers.
+  const [engine, setEngine] = useState<ContainerEngine | null>(null);
+  useEffect(() => {
+    let live = true;
+    api<ContainerEngine>("GET", "/api/server/container-engine")
+      .then((found) => {
+        if (live) setEngine(found);
+      })
+      .catch(() => undefined); // no answer: no Docker choice
+    return () => {
+      live = false;
+    };
+  }, []);
+  const docker = engine?.available ? engine : null;
   // The project's devcontainer.json files: the Dev Container runtime is offered only with one.
   const [configs, setConfigs] = useState<DevcontainerConfig[]>([]);
   const [config, setConfig] = useState("");
@@ -40,14 +56,17 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
   const submit = async () => {
     if (!project) throw new Error("Add a project first.");
     if (runtime === "ssh" && !host.trim()) throw new Error("Name the SSH host.");
+    if (runtime === "docker" && !image.trim()) throw new Error("Name the container image (for example python:3.12).");
+    const spec =
+      runtime === "ssh"
+        ? { type: "ssh", host: host.trim() }
+        : runtime === "docker"
+          ? { type: "docker", image: image.trim(), ...(shareCredentials ? { shareCredentials: true } : {}) }
+          : { type: runtime };
     await createWorkspace({
       projectPath: project,
       runtime:
-        runtime === "ssh"
-          ? { type: "ssh", host: host.trim() }
-          : runtime === "devcontainer"
-            ? devcontainerRuntime(configs, config)
-            : { type: runtime },
+        runtime === "devcontainer" ? devcontainerRuntime(configs, config) : spec,
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
     });
@@ -72,9 +91,26 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
           <option value="worktree">Worktree: a branch in its own git worktree</option>
           <option value="local">Local: work in the project directory itself</option>
           <option value="ssh">SSH: a checkout on a remote host</option>
+          {docker ? (
+            <option value="docker">
+              Docker: a checkout in a container ({docker.cli} {docker.version})
+            </option>
+          ) : null}
           {configs.length > 0 ? <option value="devcontainer">Dev Container: a worktree in the project's devcontainer.json container</option> : null}
         </select>
       </label>
+      {runtime === "docker" ? (
+        <>
+          <label className="field">
+            <span>Image</span>
+            <input className="input" value={image} onChange={(e) => setImage(e.target.value)} placeholder="python:3.12 (needs bash and git)" aria-label="Image" />
+          </label>
+          <label className="list-row">
+            <input type="checkbox" checked={shareCredentials} onChange={(e) => setShareCredentials(e.target.checked)} aria-label="Share credentials" />
+            <span className="grow">Share credentials: your SSH agent, ~/.gitconfig and GitHub CLI login (GH_TOKEN) go into the container</span>
+          </label>
+        </>
+      ) : null}
       {runtime === "devcontainer" && configs.length > 1 ? (
         <label className="field">
           <span>Dev Container config</span>
