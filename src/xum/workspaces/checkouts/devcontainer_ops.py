@@ -28,6 +28,7 @@ from xum.workspaces.checkouts.container_ops import PROJECT_LABEL
 CLI_ENV = "XUM_DEVCONTAINER_CLI"
 # `up` may build an image: give it longer than a container CLI call.
 UP_TIMEOUT_S = 900.0
+READ_TIMEOUT_S = 120.0
 # The copy `make devcontainer-cli` installs, relative to the source tree's root.
 LOCAL_INSTALL = Path("tools/devcontainer/node_modules/.bin/devcontainer")
 INSTALL_HINT = (
@@ -121,6 +122,50 @@ def up(
     return UpResult(container, remote, str(user) if user else None)
 
 
+def remote_env(
+    devcontainer: str,
+    engine: str,
+    folder: Path,
+    config: Path,
+    *,
+    workspace_id: str,
+    project: str,
+) -> dict[str, str]:
+    """The config's `remoteEnv` as `devcontainer exec` would apply it, read once after `up`:
+    `read-configuration --include-merged-configuration` finds the container by the same labels
+    and resolves `${containerEnv:...}` against it (and the image's metadata merged in). The CLI
+    runs with xum's own secrets left out of its environment, so `${localEnv:...}` never brings
+    a provider key in. A variable set to null (unset it) is left out; ContainerError when the
+    CLI fails."""
+    argv = [
+        devcontainer, "read-configuration",
+        "--include-merged-configuration",
+        "--workspace-folder", str(folder),
+        "--config", str(config),
+        "--docker-path", engine,
+        "--id-label", f"{WORKSPACE_LABEL}={workspace_id}",
+        "--id-label", f"{PROJECT_LABEL}={project}",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=READ_TIMEOUT_S, check=False, env=client_env(),
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        done = None
+    merged = _outcome(done.stdout).get("mergedConfiguration") if done is not None else None
+    if done is None or done.returncode != 0 or not isinstance(merged, dict):
+        raise ContainerError(
+            "could not read the dev container's configuration (for its remoteEnv)",
+            hint=f"check that `devcontainer read-configuration --docker-path {engine} "
+            "--workspace-folder <project>` works for this project's devcontainer.json",
+        )
+    found = merged.get("remoteEnv")
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): str(v) for k, v in found.items() if v is not None}
+
+
 def _outcome(stdout: bytes) -> dict[str, object]:
     # The CLI prints its result as the last JSON line on stdout.
     for line in reversed(stdout.decode(errors="replace").splitlines()):
@@ -156,4 +201,4 @@ def prepare(engine: str, container: str, user: str | None, scratch: str) -> str:
     return done.stdout.decode(errors="replace").strip() or "/root"
 
 
-__all__ = ["CLI_ENV", "UpResult", "devcontainer_cli", "prepare", "up"]
+__all__ = ["CLI_ENV", "UpResult", "devcontainer_cli", "prepare", "remote_env", "up"]
