@@ -12,7 +12,8 @@ The record keeps (in `extra`): the container's id (`container`), the engine CLI 
 (`container_cli`), the config used (`devcontainer_config`, relative to the worktree), the
 workspace folder in the container (`devcontainer_folder`), the user commands run as
 (`devcontainer_user`) and its home (`container_home`), the config's resolved `remoteEnv`
-(`devcontainer_remote_env`, which every command gets), and whether credentials were shared
+(`devcontainer_remote_env`, which every command gets), whether the port block is published
+(`container_ports_published`, see `devcontainer_ports`) and whether credentials were shared
 (`container_credentials`).
 
 Renaming changes the record and the branch, never the worktree's directory (the container's
@@ -79,8 +80,13 @@ class DevcontainerCheckout(WorktreeCheckout):
 
     @classmethod
     def create(cls, origin: Origin, new: NewWorkspace) -> DevcontainerCheckout:
-        from xum.workspaces.checkouts import container_credentials, devcontainer_ops
+        from xum.workspaces.checkouts import (
+            container_credentials,
+            devcontainer_ops,
+            devcontainer_ports,
+        )
         from xum.workspaces.devcontainer_configs import choose_config
+        from xum.workspaces.ports import block_for
 
         # Everything that can be refused is checked before the worktree is made.
         config = choose_config(origin.project, origin.devcontainer_config)
@@ -108,7 +114,7 @@ class DevcontainerCheckout(WorktreeCheckout):
                 mounts += forwarded
                 if note:
                     log.warning("workspace %s: %s", record.id, note)
-            started = devcontainer_ops.up(
+            made_up = devcontainer_ports.up(
                 tool,
                 engine,
                 worktree,
@@ -116,7 +122,9 @@ class DevcontainerCheckout(WorktreeCheckout):
                 workspace_id=record.id,
                 project=record.project_path,
                 mounts=mounts,
+                ports=block_for(record),
             )
+            started = made_up.up
             container = started.container
             home = devcontainer_ops.prepare(
                 engine, container, started.user, f"{CONTAINER_SCRATCH}/{record.id}"
@@ -155,6 +163,7 @@ class DevcontainerCheckout(WorktreeCheckout):
             devcontainer_folder=started.folder,
             devcontainer_user=started.user,
             devcontainer_remote_env=remote_env,
+            container_ports_published=made_up.published,
         )
         return cls(registry.update_workspace(record.id, extra=extra))
 

@@ -41,6 +41,16 @@ INSTALL_HINT = (
 _PREPARE = 'command -v bash >/dev/null 2>&1 || exit 5; mkdir -p "$1" && printf %s "$HOME"'
 
 
+class UpFailed(ContainerError):
+    """`devcontainer up` failed; `container`: the one it made anyway (created, not started),
+    `output`: what the CLI said (its message and its log)."""
+
+    def __init__(self, message: str, *, hint: str, container: str | None, output: str) -> None:
+        super().__init__(message, hint=hint)
+        self.container = container
+        self.output = output
+
+
 @dataclass(frozen=True)
 class UpResult:
     container: str  # the container's id
@@ -75,8 +85,11 @@ def up(
     workspace_id: str,
     project: str,
     mounts: list[str] | None = None,
+    override: Path | None = None,
 ) -> UpResult:
-    """`devcontainer up` for the worktree `folder` with `config`; the container it started."""
+    """`devcontainer up` for the worktree `folder` with `config`; the container it started.
+    `override`: a file read instead of `config` (`--override-config`; relative paths in it
+    still resolve against `config`'s folder). UpFailed when the CLI reports a failure."""
     argv = [
         devcontainer, "up",
         "--workspace-folder", str(folder),
@@ -87,6 +100,8 @@ def up(
     ]  # fmt: skip
     for mount in mounts or []:
         argv += ["--mount", mount]
+    if override is not None:
+        argv += ["--override-config", str(override)]
     try:
         done = subprocess.run(
             argv,
@@ -109,10 +124,12 @@ def up(
         if not said:
             lines = done.stderr.decode(errors="replace").strip().splitlines()
             said = lines[-1] if lines else "no message"
-        raise ContainerError(
+        raise UpFailed(
             f"`devcontainer up` failed: {said}",
             hint=f"check that `devcontainer up --docker-path {engine} --workspace-folder "
             "<project>` works for this project's devcontainer.json",
+            container=str(result.get("containerId") or "") or None,
+            output=f"{said}\n{done.stderr.decode(errors='replace')}",
         )
     container = str(result.get("containerId") or "")
     remote = str(result.get("remoteWorkspaceFolder") or "")
@@ -201,4 +218,4 @@ def prepare(engine: str, container: str, user: str | None, scratch: str) -> str:
     return done.stdout.decode(errors="replace").strip() or "/root"
 
 
-__all__ = ["CLI_ENV", "UpResult", "devcontainer_cli", "prepare", "remote_env", "up"]
+__all__ = ["CLI_ENV", "UpFailed", "UpResult", "devcontainer_cli", "prepare", "remote_env", "up"]
