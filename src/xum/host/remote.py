@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     import httpx
 
     from xum.host.notifications import Notice
+    from xum.workspaces.devcontainer_configs import DevcontainerConfig
 
 log = logging.getLogger("xum.host.remote")
 # websockets logs the handshake's headers at debug level, the Authorization header included: the
@@ -229,6 +230,20 @@ class RemoteHosts:
         body = {"projectPath": project, "runtime": kind}
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))
+
+    async def devcontainer_configs(self, directory: str) -> list[DevcontainerConfig]:
+        """The devcontainer.json files of the project at `directory` (registered first when it
+        is not, as `create` does), as the server finds them."""
+        from xum.workspaces.devcontainer_configs import DevcontainerConfig
+
+        project = await self.add_project(directory)
+        data = await self._call("GET", "/api/projects/devcontainers", params={"path": project})
+        found = data.get("configs") if isinstance(data, dict) else None
+        return [
+            DevcontainerConfig(c.get("name") or None, str(c.get("path") or ""))
+            for c in (found if isinstance(found, list) else [])
+            if isinstance(c, dict)
+        ]
 
     async def create_scratch(self, **fields: Any) -> WorkspaceRecord:
         """A scratch chat (`POST /api/chats`); `fields`: title, model, thinking, agent."""

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from xum.tui.dialogs import NewWorkspace
     from xum.tui.inbox import InboxView
     from xum.tui.question import QuestionPanel
+    from xum.workspaces.devcontainer_configs import DevcontainerConfig
 
 POLL_S = 1.0  # how often logs other processes write are followed
 REGISTRY_EVERY = 3  # polls between two reads of the workspace list (other processes change it)
@@ -439,7 +440,12 @@ class XumApp(App[None]):
         def chosen(choice: NewWorkspace | None) -> None:
             self._later(scratch.new_workspace(self, choice))
 
-        self.push_screen(NewWorkspaceDialog(self.runner.container_engine), chosen)
+        runner, project = self.runner, self.project_dir
+
+        async def devcontainers() -> list[DevcontainerConfig]:
+            return await runner.devcontainer_configs(project)
+
+        self.push_screen(NewWorkspaceDialog(runner.container_engine, devcontainers), chosen)
 
     def action_new_scratch_chat(self) -> None:
         self._later(scratch.start_draft(self))

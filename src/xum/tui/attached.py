@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from xum.host.server_target import ServerTarget
     from xum.runtime.container_engine import EngineInfo
     from xum.store.registry import WorkspaceRecord
+    from xum.workspaces.devcontainer_configs import DevcontainerConfig
     from xum.workspaces.safety.approvals import ApprovalAnswer
 
 
@@ -128,6 +129,11 @@ class AttachedRunner(Runner):
         data = await self.remote.server_info("container-engine")
         found = [data.get(k) for k in ("cli", "version", "problem")]
         return EngineInfo(bool(data.get("available")), *found)
+
+    async def devcontainer_configs(self, directory: Path) -> list[DevcontainerConfig]:
+        """The project's configs as the server finds them (`GET /api/projects/devcontainers`):
+        the server makes the workspace from its own copy of the project."""
+        return await self.remote.devcontainer_configs(str(directory))
 
     async def create_scratch(self, **fields: Any) -> Workspace:
         permissions = fields.pop("permissions", None)

@@ -26,6 +26,7 @@ from textual.widgets import (
     OptionList,
     RadioButton,
     RadioSet,
+    Select,
     Static,
 )
 from textual.widgets.option_list import Option
@@ -36,6 +37,7 @@ from xum.workspaces.checkouts.protocol import Removal
 
 if TYPE_CHECKING:
     from xum.runtime.container_engine import EngineInfo
+    from xum.workspaces.devcontainer_configs import DevcontainerConfig
 
 DIALOG_CSS = """
 ModalScreen { align: center middle; }
@@ -55,23 +57,32 @@ ModalScreen OptionList { max-height: 16; }
 
 @dataclass(frozen=True)
 class NewWorkspace:
-    runtime: str  # local, worktree, "ssh <host>" or "docker <image>"
+    runtime: str  # local, worktree, "ssh <host>", "docker <image>", "devcontainer [<config>]"
     name: str | None
     title: str
-    share_credentials: bool = False  # Docker: the SSH agent, ~/.gitconfig, gh with GH_TOKEN
+    # Docker, Dev Container: the SSH agent, ~/.gitconfig, gh with GH_TOKEN
+    share_credentials: bool = False
 
 
 class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
     """`engine`: asks whether a container engine answers (the runner's `container_engine`);
     the Docker choice, its image field and "Share credentials" appear only once it does, so a
-    machine without one never shows a choice that could only fail."""
+    machine without one never shows a choice that could only fail. `devcontainers`: lists the
+    project's devcontainer.json files (the runner's `devcontainer_configs`); the Dev Container
+    choice appears only when there is one, with a choice of config when there are several."""
 
     DEFAULT_CSS = DIALOG_CSS
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
 
-    def __init__(self, engine: Callable[[], Awaitable[EngineInfo]] | None = None) -> None:
+    def __init__(
+        self,
+        engine: Callable[[], Awaitable[EngineInfo]] | None = None,
+        devcontainers: Callable[[], Awaitable[list[DevcontainerConfig]]] | None = None,
+    ) -> None:
         super().__init__()
         self.engine = engine
+        self.devcontainers = devcontainers
+        self._several = False  # the project has several devcontainer configs: a picker
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -84,8 +95,13 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
             # The Docker choice's line, held while the engine is asked: nothing below moves
             # when the answer comes (a click aimed at a field lands on that field).
             yield Static("docker: asking the container engine…", id="engine", classes="hint")
+            yield Static(
+                "devcontainer: looking for devcontainer.json…", id="devnote", classes="hint"
+            )
             yield Input(placeholder="SSH host (for ssh)", id="host")
             yield Input(placeholder="image (for docker), e.g. python:3.12", id="image")
+            # Filled when the project has several configs (see `_offer_devcontainer`).
+            yield Select[str]([], prompt="devcontainer config", allow_blank=True, id="devconfig")
             yield Checkbox(
                 "Share credentials with the container (SSH agent, ~/.gitconfig, gh)",
                 id="share",
@@ -98,15 +114,47 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self._docker_fields(False)
+        self._show_fields(None)
         if self.engine is None:
             self.query_one("#engine").display = False
         else:
-            self.run_worker(self._offer_docker(self.engine), exclusive=True)
+            self.run_worker(self._offer_docker(self.engine), group="engine", exclusive=True)
+        if self.devcontainers is None:
+            self.query_one("#devnote").display = False
+        else:
+            found = self.devcontainers
+            self.run_worker(self._offer_devcontainer(found), group="devcontainer", exclusive=True)
 
-    def _docker_fields(self, shown: bool) -> None:
-        for widget in ("#image", "#share"):
-            self.query_one(widget).display = shown
+    def _show_fields(self, kind: str | None) -> None:
+        """The fields of the chosen runtime: the image for Docker, the config for a Dev
+        Container with several, "Share credentials" for both."""
+        self.query_one("#image").display = kind == "docker"
+        self.query_one("#share").display = kind in ("docker", "devcontainer")
+        self.query_one("#devconfig").display = kind == "devcontainer" and self._several
+
+    async def _offer_devcontainer(
+        self, configs: Callable[[], Awaitable[list[DevcontainerConfig]]]
+    ) -> None:
+        note = self.query_one("#devnote", Static)
+        try:
+            found = await configs()
+        except XumError:  # no answer (a server that predates the route)
+            note.update("devcontainer: not offered (the configs could not be listed)")
+            return
+        if not found:
+            note.update("devcontainer: not offered (the project has no devcontainer.json)")
+            return
+        picker = self.query_one("#devconfig", Select)
+        if len(found) > 1:
+            self._several = True
+            # The value is what follows `devcontainer` in the runtime spec ("" for the unnamed).
+            picker.set_options((f"{c.name or 'default'} ({c.path})", c.name or "") for c in found)
+            picker.value = found[0].name or ""
+        with self.app.batch_update():
+            note.display = False
+            await self.query_one("#runtime", RadioSet).mount(
+                RadioButton("devcontainer: in the project's Dev Container", id="devcontainer")
+            )
 
     async def _offer_docker(self, engine: Callable[[], Awaitable[EngineInfo]]) -> None:
         note = self.query_one("#engine", Static)
@@ -121,13 +169,18 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
         # Last in the list (the others keep their places), in the line the note held.
         with self.app.batch_update():
             note.display = False
+            button = RadioButton(
+                f"docker: in a container ({found.cli} {found.version})", id="docker"
+            )
+            # Docker before the Dev Container whichever answered first: a steady order.
+            devcontainer = self.query("#devcontainer")
             await self.query_one("#runtime", RadioSet).mount(
-                RadioButton(f"docker: in a container ({found.cli} {found.version})", id="docker")
+                button, before=devcontainer.first() if devcontainer else None
             )
 
     @on(RadioSet.Changed, "#runtime")
     def _runtime_changed(self, event: RadioSet.Changed) -> None:
-        self._docker_fields(event.pressed.id == "docker")
+        self._show_fields(event.pressed.id)
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
@@ -147,6 +200,11 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 return
             share = kind == "docker" and self.query_one("#share", Checkbox).value
             kind = f"{kind} {target}"
+        elif kind == "devcontainer":
+            share = self.query_one("#share", Checkbox).value
+            picked = self.query_one("#devconfig", Select).value
+            if isinstance(picked, str) and picked:
+                kind = f"devcontainer {picked}"
         name = self.query_one("#name", Input).value.strip() or None
         title = self.query_one("#title", Input).value.strip()
         self.dismiss(NewWorkspace(kind, name, title, share_credentials=share))

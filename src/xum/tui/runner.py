@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from xum.store.sessionlog import SessionLog
     from xum.tools.base import Question
     from xum.workspaces.assembly import WorkspaceSession
+    from xum.workspaces.devcontainer_configs import DevcontainerConfig
     from xum.workspaces.safety.approvals import ApprovalAnswer
 
 log = logging.getLogger("xum.tui")
@@ -279,6 +280,13 @@ class Runner:
         from xum.runtime.container_engine import probe_engine
 
         return await asyncio.to_thread(probe_engine)
+
+    async def devcontainer_configs(self, directory: Path) -> list[DevcontainerConfig]:
+        """The project's devcontainer.json files: the dialog offers Dev Container only when
+        there is one."""
+        from xum.workspaces.devcontainer_configs import find_configs
+
+        return await asyncio.to_thread(find_configs, directory)
 
     async def create_scratch(self, **fields: Any) -> Workspace:
         """A new scratch chat (docs/workspaces.md): no project, a private folder."""

@@ -8,7 +8,8 @@ the image and the project's secrets give it.
   user's keys without a key file entering the container. The socket is the one of the moment
   the container is made; with a remote engine the path is the engine host's, so the mount fails
   unless the same socket exists there.
-* `~/.gitconfig` is copied to the home directory of the container's user.
+* `~/.gitconfig` is copied to the home directory of the user commands run as (a Dev
+  Container's `remoteUser`, else the container's user).
 * `GH_TOKEN` from the project's secrets: `gh auth setup-git` runs in the container (when the
   image has `gh`), the token handed over in the environment of the CLI process (`exec -e
   GH_TOKEN` takes it from there), never on a command line.
@@ -42,18 +43,20 @@ def run_options() -> list[str]:
     return ["-v", f"{socket}:{AGENT_SOCKET}", "-e", f"SSH_AUTH_SOCK={AGENT_SOCKET}"]
 
 
-def install(cli: str, container: str, project: Path) -> list[str]:
-    """Copy `~/.gitconfig` in and set up `gh` with the project's `GH_TOKEN`; returns notes on
-    what could not be done (never raises for those: the workspace is usable without them)."""
+def install(cli: str, container: str, project: Path, user: str | None = None) -> list[str]:
+    """Copy `~/.gitconfig` in and set up `gh` with the project's `GH_TOKEN`, both as `user`
+    (the one commands run as, so into that user's home; else the container's own user);
+    returns notes on what could not be done (never raises for those: the workspace is usable
+    without them)."""
     notes = []
     gitconfig = Path.home() / ".gitconfig"
     if gitconfig.is_file():
-        done = _exec(cli, container, _GITCONFIG, input=gitconfig.read_bytes())
+        done = _exec(cli, container, _GITCONFIG, user=user, input=gitconfig.read_bytes())
         if done.returncode != 0:
             notes.append("~/.gitconfig could not be copied into the container")
     token = load_project_secrets(str(project)).get("GH_TOKEN")
     if token:
-        done = _exec(cli, container, _GH_SETUP, extra_env={"GH_TOKEN": token})
+        done = _exec(cli, container, _GH_SETUP, user=user, extra_env={"GH_TOKEN": token})
         if done.returncode == 7:
             notes.append("the image has no gh: `gh auth setup-git` was not run")
         elif done.returncode != 0:
@@ -66,6 +69,7 @@ def _exec(
     container: str,
     script: str,
     *,
+    user: str | None = None,
     input: bytes = b"",
     extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
@@ -74,6 +78,8 @@ def _exec(
     for name, value in (extra_env or {}).items():
         env[name] = value
         passed += ["-e", name]  # the value comes from the CLI's environment, not its argv
+    if user:
+        passed += ["--user", user]
     return subprocess.run(
         [cli, "exec", "-i", *passed, container, "sh", "-c", script],
         input=input,

@@ -11,7 +11,9 @@ here, where deleting, renaming and the dirty check run git directly.
 The record keeps (in `extra`): the container's id (`container`), the engine CLI that made it
 (`container_cli`), the config used (`devcontainer_config`, relative to the worktree), the
 workspace folder in the container (`devcontainer_folder`), the user commands run as
-(`devcontainer_user`) and its home (`container_home`), and whether credentials were shared
+(`devcontainer_user`) and its home (`container_home`), the config's resolved `remoteEnv`
+(`devcontainer_remote_env`, which every command gets), whether the port block is published
+(`container_ports_published`, see `devcontainer_ports`) and whether credentials were shared
 (`container_credentials`).
 
 Renaming changes the record and the branch, never the worktree's directory (the container's
@@ -32,6 +34,7 @@ from xum.runtime.base import Runtime
 from xum.runtime.container import CONTAINER_SCRATCH, container_cli
 from xum.store import registry
 from xum.store.registry import RuntimeName, WorkspaceRecord
+from xum.workspaces.checkouts.container_credentials import AGENT_SOCKET
 from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
     Checkout,
@@ -57,6 +60,7 @@ _FIELDS = (
     "devcontainer_config",
     "devcontainer_folder",
     "devcontainer_user",
+    "devcontainer_remote_env",
 )
 
 
@@ -76,8 +80,13 @@ class DevcontainerCheckout(WorktreeCheckout):
 
     @classmethod
     def create(cls, origin: Origin, new: NewWorkspace) -> DevcontainerCheckout:
-        from xum.workspaces.checkouts import container_credentials, devcontainer_ops
+        from xum.workspaces.checkouts import (
+            container_credentials,
+            devcontainer_ops,
+            devcontainer_ports,
+        )
         from xum.workspaces.devcontainer_configs import choose_config
+        from xum.workspaces.ports import block_for
 
         # Everything that can be refused is checked before the worktree is made.
         config = choose_config(origin.project, origin.devcontainer_config)
@@ -105,7 +114,7 @@ class DevcontainerCheckout(WorktreeCheckout):
                 mounts += forwarded
                 if note:
                     log.warning("workspace %s: %s", record.id, note)
-            started = devcontainer_ops.up(
+            made_up = devcontainer_ports.up(
                 tool,
                 engine,
                 worktree,
@@ -113,14 +122,28 @@ class DevcontainerCheckout(WorktreeCheckout):
                 workspace_id=record.id,
                 project=record.project_path,
                 mounts=mounts,
+                ports=block_for(record),
             )
+            started = made_up.up
             container = started.container
             home = devcontainer_ops.prepare(
                 engine, container, started.user, f"{CONTAINER_SCRATCH}/{record.id}"
             )
             if share:
-                for note in container_credentials.install(engine, container, origin.project):
+                # As the user commands run as: a non-root remoteUser has a home of its own.
+                installed = container_credentials.install(
+                    engine, container, origin.project, started.user
+                )
+                for note in installed:
                     log.warning("workspace %s: %s", record.id, note)
+            remote_env = devcontainer_ops.remote_env(
+                tool,
+                engine,
+                worktree,
+                config_file,
+                workspace_id=record.id,
+                project=record.project_path,
+            )
         except BaseException:
             if container is not None:
                 from xum.workspaces.checkouts import container_ops
@@ -139,6 +162,8 @@ class DevcontainerCheckout(WorktreeCheckout):
             devcontainer_config=config.path,
             devcontainer_folder=started.folder,
             devcontainer_user=started.user,
+            devcontainer_remote_env=remote_env,
+            container_ports_published=made_up.published,
         )
         return cls(registry.update_workspace(record.id, extra=extra))
 
@@ -161,7 +186,6 @@ class DevcontainerCheckout(WorktreeCheckout):
 
     def open_runtime(self) -> Runtime:
         from xum.runtime.devcontainer import DevcontainerRuntime
-        from xum.workspaces.checkouts.container_credentials import AGENT_SOCKET
 
         extra = self.record.extra
         return DevcontainerRuntime(
@@ -172,11 +196,7 @@ class DevcontainerCheckout(WorktreeCheckout):
             home=str(extra.get("container_home") or "/root"),
             scratch_dir=f"{CONTAINER_SCRATCH}/{self.record.id}",
             user=str(extra["devcontainer_user"]) if extra.get("devcontainer_user") else None,
-            # The forwarded agent's socket (mounted by `up`): `devcontainer exec` would set it
-            # from `--remote-env`; commands here are run by the engine's own exec.
-            base_env={"SSH_AUTH_SOCK": AGENT_SOCKET}
-            if extra.get("container_credentials")
-            else None,
+            base_env=_base_env(extra),
         )
 
     def fork(self, new: NewWorkspace) -> Checkout:
@@ -255,6 +275,18 @@ class DevcontainerCheckout(WorktreeCheckout):
 
     def _item(self) -> RemovalItem:
         return RemovalItem(kind="container", path=str(self.record.extra.get("container") or ""))
+
+
+def _base_env(extra: dict[str, Any]) -> dict[str, str]:
+    """What every command in the container gets under its own variables: the config's
+    `remoteEnv` (read after `up`), and the forwarded agent's socket when credentials are
+    shared (mounted by `up`; `devcontainer exec` would set both, commands here are run by the
+    engine's own exec)."""
+    stored = extra.get("devcontainer_remote_env")
+    env = {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+    if extra.get("container_credentials"):
+        env["SSH_AUTH_SOCK"] = AGENT_SOCKET
+    return env
 
 
 def _git_common_dir(worktree: Path) -> str:

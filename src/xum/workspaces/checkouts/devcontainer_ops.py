@@ -28,6 +28,7 @@ from xum.workspaces.checkouts.container_ops import PROJECT_LABEL
 CLI_ENV = "XUM_DEVCONTAINER_CLI"
 # `up` may build an image: give it longer than a container CLI call.
 UP_TIMEOUT_S = 900.0
+READ_TIMEOUT_S = 120.0
 # The copy `make devcontainer-cli` installs, relative to the source tree's root.
 LOCAL_INSTALL = Path("tools/devcontainer/node_modules/.bin/devcontainer")
 INSTALL_HINT = (
@@ -38,6 +39,16 @@ INSTALL_HINT = (
 # Checks the container has bash (every command runs in it), makes xum's scratch directory,
 # prints the home directory of the user commands run as.
 _PREPARE = 'command -v bash >/dev/null 2>&1 || exit 5; mkdir -p "$1" && printf %s "$HOME"'
+
+
+class UpFailed(ContainerError):
+    """`devcontainer up` failed; `container`: the one it made anyway (created, not started),
+    `output`: what the CLI said (its message and its log)."""
+
+    def __init__(self, message: str, *, hint: str, container: str | None, output: str) -> None:
+        super().__init__(message, hint=hint)
+        self.container = container
+        self.output = output
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,11 @@ def up(
     workspace_id: str,
     project: str,
     mounts: list[str] | None = None,
+    override: Path | None = None,
 ) -> UpResult:
-    """`devcontainer up` for the worktree `folder` with `config`; the container it started."""
+    """`devcontainer up` for the worktree `folder` with `config`; the container it started.
+    `override`: a file read instead of `config` (`--override-config`; relative paths in it
+    still resolve against `config`'s folder). UpFailed when the CLI reports a failure."""
     argv = [
         devcontainer, "up",
         "--workspace-folder", str(folder),
@@ -86,6 +100,8 @@ def up(
     ]  # fmt: skip
     for mount in mounts or []:
         argv += ["--mount", mount]
+    if override is not None:
+        argv += ["--override-config", str(override)]
     try:
         done = subprocess.run(
             argv,
@@ -108,10 +124,12 @@ def up(
         if not said:
             lines = done.stderr.decode(errors="replace").strip().splitlines()
             said = lines[-1] if lines else "no message"
-        raise ContainerError(
+        raise UpFailed(
             f"`devcontainer up` failed: {said}",
             hint=f"check that `devcontainer up --docker-path {engine} --workspace-folder "
             "<project>` works for this project's devcontainer.json",
+            container=str(result.get("containerId") or "") or None,
+            output=f"{said}\n{done.stderr.decode(errors='replace')}",
         )
     container = str(result.get("containerId") or "")
     remote = str(result.get("remoteWorkspaceFolder") or "")
@@ -119,6 +137,50 @@ def up(
         raise ContainerError("`devcontainer up` did not say which container it started")
     user = result.get("remoteUser")
     return UpResult(container, remote, str(user) if user else None)
+
+
+def remote_env(
+    devcontainer: str,
+    engine: str,
+    folder: Path,
+    config: Path,
+    *,
+    workspace_id: str,
+    project: str,
+) -> dict[str, str]:
+    """The config's `remoteEnv` as `devcontainer exec` would apply it, read once after `up`:
+    `read-configuration --include-merged-configuration` finds the container by the same labels
+    and resolves `${containerEnv:...}` against it (and the image's metadata merged in). The CLI
+    runs with xum's own secrets left out of its environment, so `${localEnv:...}` never brings
+    a provider key in. A variable set to null (unset it) is left out; ContainerError when the
+    CLI fails."""
+    argv = [
+        devcontainer, "read-configuration",
+        "--include-merged-configuration",
+        "--workspace-folder", str(folder),
+        "--config", str(config),
+        "--docker-path", engine,
+        "--id-label", f"{WORKSPACE_LABEL}={workspace_id}",
+        "--id-label", f"{PROJECT_LABEL}={project}",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=READ_TIMEOUT_S, check=False, env=client_env(),
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        done = None
+    merged = _outcome(done.stdout).get("mergedConfiguration") if done is not None else None
+    if done is None or done.returncode != 0 or not isinstance(merged, dict):
+        raise ContainerError(
+            "could not read the dev container's configuration (for its remoteEnv)",
+            hint=f"check that `devcontainer read-configuration --docker-path {engine} "
+            "--workspace-folder <project>` works for this project's devcontainer.json",
+        )
+    found = merged.get("remoteEnv")
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): str(v) for k, v in found.items() if v is not None}
 
 
 def _outcome(stdout: bytes) -> dict[str, object]:
@@ -156,4 +218,4 @@ def prepare(engine: str, container: str, user: str | None, scratch: str) -> str:
     return done.stdout.decode(errors="replace").strip() or "/root"
 
 
-__all__ = ["CLI_ENV", "UpResult", "devcontainer_cli", "prepare", "up"]
+__all__ = ["CLI_ENV", "UpFailed", "UpResult", "devcontainer_cli", "prepare", "remote_env", "up"]

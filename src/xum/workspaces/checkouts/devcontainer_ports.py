@@ -1,0 +1,129 @@
+"""The workspace's port block published from its dev container, as the Docker runtime publishes
+it: the same numbers on this machine's loopback (`-p 127.0.0.1:first-last:first-last`), so a
+dev server the agent starts on `$XUM_PORT` in the container answers here at the same port.
+
+The Dev Container CLI has no option for more `run` arguments, so `up` is given an override
+config (`--override-config`): the project's devcontainer.json as it is, with the publishing
+appended to its `runArgs`. The CLI reads the override instead of the config but resolves the
+config's relative paths (a Dockerfile, a build context) against the config's own folder, so
+nothing else changes; the override lives in a temporary directory, never in the worktree.
+
+When a port of the block is taken here, the engine refuses to start the container: that
+container is removed and `up` runs again without publishing (a warning says so), as on Docker.
+A Docker Compose config (`dockerComposeFile`) ignores `runArgs`: its ports are not published
+(said so too; its own compose file publishes what it wants).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xum.core.jsonc import parse_jsonc
+from xum.core.portblock import PortBlock
+from xum.runtime.container import ContainerError
+from xum.workspaces.checkouts import devcontainer_ops
+from xum.workspaces.checkouts.devcontainer_ops import UpFailed, UpResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Started:
+    up: UpResult
+    published: bool  # whether the port block is published from the container
+
+
+def publish_args(block: PortBlock) -> list[str]:
+    """The `run` arguments that publish `block` on 127.0.0.1 at the same numbers."""
+    span = f"{block.first}-{block.last}" if block.count > 1 else str(block.first)
+    return ["-p", f"127.0.0.1:{span}:{span}"]
+
+
+def override_config(config: Path, block: PortBlock) -> dict[str, Any] | None:
+    """The config with the block's publishing added to `runArgs`; None for a Docker Compose
+    config (which does not use `runArgs`). ContainerError when the config is not a JSON object."""
+    try:
+        data = parse_jsonc(config.read_text(encoding="utf-8"), path=str(config))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ContainerError(
+            f"could not read {config}: {exc}", hint="fix the devcontainer.json"
+        ) from None
+    if not isinstance(data, dict):
+        raise ContainerError(f"{config} is not a JSON object", hint="fix the devcontainer.json")
+    if "dockerComposeFile" in data:
+        return None
+    run_args = data.get("runArgs")
+    existing = [str(a) for a in run_args] if isinstance(run_args, list) else []
+    return {**data, "runArgs": [*existing, *publish_args(block)]}
+
+
+def up(
+    tool: str,
+    engine: str,
+    folder: Path,
+    config: Path,
+    *,
+    workspace_id: str,
+    project: str,
+    mounts: list[str],
+    ports: PortBlock | None,
+) -> Started:
+    """`devcontainer up`, publishing `ports` when given (see the module docstring)."""
+
+    def plain() -> UpResult:
+        return devcontainer_ops.up(
+            tool, engine, folder, config, workspace_id=workspace_id, project=project, mounts=mounts
+        )
+
+    if ports is None:
+        return Started(plain(), False)
+    override = override_config(config, ports)
+    if override is None:
+        log.warning(
+            "workspace %s: a Docker Compose dev container: ports %s are not published",
+            workspace_id,
+            ports.label,
+        )
+        return Started(plain(), False)
+    with tempfile.TemporaryDirectory(prefix="xum-devcontainer-") as directory:
+        path = Path(directory) / "devcontainer.json"
+        path.write_text(json.dumps(override, indent=2) + "\n", encoding="utf-8")
+        try:
+            return Started(
+                devcontainer_ops.up(
+                    tool,
+                    engine,
+                    folder,
+                    config,
+                    workspace_id=workspace_id,
+                    project=project,
+                    mounts=mounts,
+                    override=path,
+                ),
+                True,
+            )
+        except UpFailed as failed:
+            if "in use" not in failed.output.lower():
+                raise
+            # The container was made but could not start: the next `up` would find it by its
+            # labels and start it again, so it goes first.
+            if failed.container:
+                from xum.workspaces.checkouts.container_ops import remove_container
+
+                with contextlib.suppress(ContainerError):
+                    remove_container(engine, failed.container)
+    log.warning(
+        "workspace %s: ports %s are taken here: the dev container's are not published",
+        workspace_id,
+        ports.label,
+    )
+    return Started(plain(), False)
+
+
+__all__ = ["Started", "override_config", "publish_args", "up"]
