@@ -1,0 +1,143 @@
+"""A 100 MB session log: open, resume and first request; and what idle open sessions cost.
+
+Issue 24 asks that a 100 MB log (thousands of turns, sub-agents, compactions) opens and resumes
+in under 1 s and 150 MB, and that 50 idle open sessions cost under 5 MB each. The log comes from
+`bench.biglog` (written through the real store API, cached in a temp dir for the run).
+
+Each figure is measured in a fresh child interpreter (`_CHILD`), whose own clock and
+`resource.getrusage(RUSAGE_SELF).ru_maxrss` give time and peak memory:
+(a) open the `WriterLog`, (b) construct the `AgentSession` on it (everything `xum run -w <id>`
+does with the log before its first request: resume of todos/costs, the recorder's open-turn
+check), (c) build the first request (the provider history, the frozen system prompt and tools).
+Baseline: the same child importing the same modules without opening anything (`import_only`).
+Idle sessions: one child opens 50 sessions on small logs (200 turns each), builds each one's
+first request, and reports the RSS growth / 50.
+
+Set `XUM_BENCH_BASE_SRC` to another checkout's `src` (e.g. main's) to get interleaved A/B
+medians of that code against this one on the same log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.biglog import write_big_log
+
+ROUNDS = 5
+IDLE_SESSIONS = 50
+
+_CHILD = r"""
+import asyncio, json, os, resource, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
+from xum.engine.route import resolve_route
+from xum.llm.client import open_client
+from xum.runtime.local import LocalRuntime
+from xum.store.writerlog import WriterLog
+
+def rss_mb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+mode, root, *ids = sys.argv[1:]
+route = resolve_route("anthropic:claude-sonnet-5-5", env={"ANTHROPIC_API_KEY": "k",
+    "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, config={})
+client = open_client(route.endpoint)
+work = Path(root) / "work"
+work.mkdir(exist_ok=True)
+settings = SessionSettings(system_prompt="You are a bench.", tools=["bash", "file_read"])
+out = {"import_ms": (time.perf_counter() - t0) * 1000, "import_peak_mb": peak_mb()}
+
+def session(ws_id):
+    t1 = time.perf_counter()
+    log = WriterLog(Path(root) / "sessions" / ws_id)
+    t2 = time.perf_counter()
+    s = AgentSession(workspace=WorkspaceInfo(ws_id, ws_id, str(work), str(work), "local"),
+        log=log, runtime=LocalRuntime(str(work), str(work)), route=route, client=client,
+        settings=settings, scratch_dir=work / ".scratch")
+    t3 = time.perf_counter()
+    request = s._build_request()
+    t4 = time.perf_counter()
+    return s, request, (t2 - t1, t3 - t2, t4 - t3)
+
+if mode == "big":
+    s, request, (a, b, c) = session(ids[0])
+    out.update(open_ms=a * 1000, resume_ms=b * 1000, request_ms=c * 1000,
+               total_ms=(a + b + c) * 1000, peak_mb=peak_mb(), messages=len(request.messages))
+else:
+    before = rss_mb()
+    keep = [session(i)[0] for i in ids]
+    import gc; gc.collect()
+    out.update(sessions=len(keep), per_session_mb=(rss_mb() - before) / len(keep))
+print(json.dumps(out))
+"""
+
+
+def _child(src: str, mode: str, root: Path, ids: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": src, "XUM_ROOT": str(root), "HOME": str(root / "home")}
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(root), *ids],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode:
+        raise RuntimeError(proc.stderr.strip()[-2000:])
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def _medians(samples: list[dict[str, Any]]) -> dict[str, float]:
+    return {k: round(statistics.median(s[k] for s in samples), 2) for k in samples[0]}
+
+
+def _prepare(root: Path) -> None:
+    (root / "home").mkdir(parents=True)
+    sessions = root / "sessions"
+    write_big_log(sessions / "big")
+    for n in range(IDLE_SESSIONS):
+        write_big_log(sessions / f"idle-{n}", target_bytes=60_000, compactions=1, seed=n)
+
+
+def run() -> dict[str, Any]:
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    srcs = {"this": here}
+    base = os.environ.get("XUM_BENCH_BASE_SRC")
+    if base:
+        srcs["base"] = base
+    root = Path(tempfile.mkdtemp(prefix="xum-bench-biglog-"))
+    try:
+        _prepare(root)
+        idle = [f"idle-{n}" for n in range(IDLE_SESSIONS)]
+        big: dict[str, list[dict[str, Any]]] = {k: [] for k in srcs}
+        small: dict[str, list[dict[str, Any]]] = {k: [] for k in srcs}
+        _child(here, "big", root, ["big"])  # warm the page cache
+        for _ in range(ROUNDS):  # interleaved: every variant sees the same machine state
+            for key, src in srcs.items():
+                big[key].append(_child(src, "big", root, ["big"]))
+                small[key].append(_child(src, "idle", root, idle))
+        size = (root / "sessions" / "big" / "chat.jsonl").stat().st_size
+        return {
+            "log_mb": round(size / 2**20, 1),
+            **{f"{k}_big": _medians(v) for k, v in big.items()},
+            **{f"{k}_idle": _medians(v) for k, v in small.items()},
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
