@@ -11,6 +11,7 @@ so a damaged line can be pinpointed even when it no longer parses.
 
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,77 @@ class Frame:
     data: dict[str, Any]
     damaged: bool = False
     raw: bytes | None = None
+
+    def may_contain(self, needle: bytes) -> bool:
+        """False only when the frame's line on disk certainly does not contain `needle`: lets a
+        reader skip decoding a `LazyFrame` it does not need (always True for a decoded one)."""
+        return True
+
+
+class LazyFrame(Frame):
+    """An intact frame whose `data` stays on disk until it is read, and is decoded again on
+    every read (nothing is kept): what a log holds for the frames before its last boundary, so
+    that opening a long session costs memory for its current segment only.
+
+    Its line is at `offset` in the log at `path`, below the published boundary; those bytes
+    never change while the log is the same file (a writer only appends; any other change makes
+    the log reload, replacing these objects). A line whose checksum no longer matches when it
+    is read raises `SessionChangedError`.
+    """
+
+    __slots__ = ("_length", "_offset", "_path")
+
+    def __init__(
+        self, seq: int, event_id: str, ts: int, event_type: str, path: str, offset: int, length: int
+    ) -> None:
+        self.seq, self.id, self.ts, self.type = seq, event_id, ts, event_type
+        self.damaged, self.raw = False, None
+        self._path, self._offset, self._length = path, offset, length
+
+    @property
+    def data(self) -> dict[str, Any]:
+        line = self.line()
+        decoded = decode_verified(line) if checksum_ok(line) else None
+        if decoded is None or decoded.seq != self.seq:
+            from xum.core.errors import SessionChangedError
+
+            raise SessionChangedError(
+                f"the session log {self._path} changed under this reader (frame {self.seq})",
+                hint="reopen the session to read what is on disk now",
+            )
+        return decoded.data
+
+    @data.setter
+    def data(self, value: dict[str, Any]) -> None:
+        raise AttributeError("a LazyFrame's data is read from the log")
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to the decoded frame of the same line (a reopened log holds lazy frames where
+        # the writer's object holds decoded ones).
+        if not isinstance(other, Frame):
+            return NotImplemented
+        return (self.seq, self.id, self.ts, self.type, self.damaged, self.raw, self.data) == (
+            other.seq,
+            other.id,
+            other.ts,
+            other.type,
+            other.damaged,
+            other.raw,
+            other.data,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def line(self) -> bytes:
+        """The frame's line as it is on disk (newline included)."""
+        fd = os.open(self._path, os.O_RDONLY)
+        try:
+            return os.pread(fd, self._length, self._offset)
+        finally:
+            os.close(fd)
+
+    def may_contain(self, needle: bytes) -> bool:
+        return needle in self.line()
 
 
 def encode_frame(seq: int, event_id: str, ts: int, event_type: str, data: Any) -> bytes:
