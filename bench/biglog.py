@@ -18,7 +18,51 @@ from typing import Any
 from xum.store import frame_types as ev
 from xum.store.sessionlog import LOG_NAME, SessionLog
 
-_WORDS = ["the", "function", "returns", "value", "when", "module", "test", "error", "file", "path", "line", "import", "class", "self", "config", "request", "response", "session", "frame", "tool", "call", "result", "output", "agent", "model", "token", "cache", "def", "return", "if", "else", "for", "in", "while", "try", "except", "raise", "assert", "None", "True", "False", "await", "async"]
+_WORDS = [
+    "the",
+    "function",
+    "returns",
+    "value",
+    "when",
+    "module",
+    "test",
+    "error",
+    "file",
+    "path",
+    "line",
+    "import",
+    "class",
+    "self",
+    "config",
+    "request",
+    "response",
+    "session",
+    "frame",
+    "tool",
+    "call",
+    "result",
+    "output",
+    "agent",
+    "model",
+    "token",
+    "cache",
+    "def",
+    "return",
+    "if",
+    "else",
+    "for",
+    "in",
+    "while",
+    "try",
+    "except",
+    "raise",
+    "assert",
+    "None",
+    "True",
+    "False",
+    "await",
+    "async",
+]
 
 
 class _Text:

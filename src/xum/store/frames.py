@@ -11,6 +11,7 @@ so a damaged line can be pinpointed even when it no longer parses.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import zlib
 from dataclasses import dataclass
@@ -53,35 +54,59 @@ class Frame:
         return True
 
 
+class LogLines:
+    """The log file that a load's `LazyFrame`s read their lines from: a descriptor of the file
+    as it was loaded (duplicated from the loader's), closed when the last of them is gone."""
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.path = path
+        self._fd = os.dup(fd)
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self._fd, length, offset)
+
+    def __del__(self, _close: Any = os.close) -> None:  # os may be gone at interpreter exit
+        with contextlib.suppress(OSError, AttributeError):
+            _close(self._fd)
+
+
 class LazyFrame(Frame):
     """An intact frame whose `data` stays on disk until it is read, and is decoded again on
     every read (nothing is kept): what a log holds for the frames before its last boundary, so
     that opening a long session costs memory for its current segment only.
 
-    Its line is at `offset` in the log at `path`, below the published boundary; those bytes
-    never change while the log is the same file (a writer only appends; any other change makes
-    the log reload, replacing these objects). A line whose checksum no longer matches when it
-    is read raises `SessionChangedError`.
+    Its line is at `offset` in `lines`, below the published boundary; those bytes never change
+    while the log is the same file (a writer only appends; any other change makes the log
+    reload, replacing these objects). A line whose checksum no longer matches when it is read
+    (the file was edited in place) raises `SessionChangedError`.
     """
 
-    __slots__ = ("_length", "_offset", "_path")
+    __slots__ = ("_length", "_lines", "_offset")
 
     def __init__(
-        self, seq: int, event_id: str, ts: int, event_type: str, path: str, offset: int, length: int
+        self,
+        seq: int,
+        event_id: str,
+        ts: int,
+        event_type: str,
+        lines: LogLines,
+        offset: int,
+        length: int,
     ) -> None:
         self.seq, self.id, self.ts, self.type = seq, event_id, ts, event_type
         self.damaged, self.raw = False, None
-        self._path, self._offset, self._length = path, offset, length
+        self._lines, self._offset, self._length = lines, offset, length
 
     @property
     def data(self) -> dict[str, Any]:
-        line = self.line()
-        decoded = decode_verified(line) if checksum_ok(line) else None
+        decoded = decode_verified(self.line())
         if decoded is None or decoded.seq != self.seq:
             from xum.core.errors import SessionChangedError
 
             raise SessionChangedError(
-                f"the session log {self._path} changed under this reader (frame {self.seq})",
+                f"the session log {self._lines.path} changed under this reader (frame {self.seq})",
                 hint="reopen the session to read what is on disk now",
             )
         return decoded.data
@@ -109,11 +134,7 @@ class LazyFrame(Frame):
 
     def line(self) -> bytes:
         """The frame's line as it is on disk (newline included)."""
-        fd = os.open(self._path, os.O_RDONLY)
-        try:
-            return os.pread(fd, self._length, self._offset)
-        finally:
-            os.close(fd)
+        return self._lines.read(self._offset, self._length)
 
     def may_contain(self, needle: bytes) -> bool:
         return needle in self.line()

@@ -39,6 +39,7 @@ from xum.store.frames import (
     MAX_SEQ,
     Frame,
     LazyFrame,
+    LogLines,
     damaged_frame,
     decode_verified,
     frame_from_dict,
@@ -172,7 +173,7 @@ def _fast_lazy(
     hasher = hashlib.sha256()
     frames: list[Frame] = []
     hot, hot_offset = 0, 0  # the last boundary line: decoded from there on
-    carry, base, offset, where = b"", 0, 0, str(path)
+    carry, base, offset, where = b"", 0, 0, LogLines(fd, str(path))
     boundary_types, intern = ev.BOUNDARY_TYPES, sys.intern
     with gc_paused():
         while offset < manifest.size:
