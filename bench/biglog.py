@@ -200,10 +200,15 @@ class _Session:
 
 
 def write_big_log(
-    directory: Path, target_bytes: int = 100_000_000, compactions: int = 6, seed: int = 24
+    directory: Path,
+    target_bytes: int = 100_000_000,
+    compactions: int = 6,
+    seed: int = 24,
+    batch_turns: int = 40,
 ) -> Path:
     """Write a session log of about `target_bytes` into `directory` (a session directory);
-    compactions are spread evenly, the last one at about 95% of the bytes. Returns the log."""
+        compactions are spread evenly, the last one at about 95% of the bytes; turns are appended
+    `batch_turns` at a time (one published batch). Returns the log."""
     session = _Session(seed)
     log = SessionLog(directory, purpose="bench")
     path = directory / LOG_NAME
@@ -214,7 +219,7 @@ def write_big_log(
         size = 0
         while size < target_bytes:
             batch: list[tuple[str, dict[str, Any]]] = []
-            for _ in range(40):
+            for _ in range(batch_turns):
                 batch += session.turn_frames()
             if marks and size >= marks[0]:
                 marks.pop(0)

@@ -14,6 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,16 +59,48 @@ class Frame:
 
 class LogLines:
     """The log file that a load's `LazyFrame`s read their lines from: a descriptor of the file
-    as it was loaded (duplicated from the loader's), closed when the last of them is gone."""
+    as it was loaded (duplicated from the loader's), closed when the last of them is gone.
 
-    __slots__ = ("_fd", "path")
+    It also answers "which lines contain these bytes" for the whole published region at once
+    (`starts`: every line's offset, in order; `size`: the boundary), by one pass of `bytes.find`
+    over the file, remembered per needle: a reader that looks for one rare key in every tool
+    result (the todo list, MCP tools loaded, goals) then reads the log once, not line by line.
+    """
+
+    __slots__ = ("_fd", "_found", "path", "size", "starts")
 
     def __init__(self, fd: int, path: str) -> None:
         self.path = path
         self._fd = os.dup(fd)
+        self.starts: array[int] = array("q")
+        self.size = 0
+        self._found: dict[bytes, frozenset[int]] = {}
 
     def read(self, offset: int, length: int) -> bytes:
         return os.pread(self._fd, length, offset)
+
+    def lines_containing(self, needle: bytes) -> frozenset[int]:
+        """The offsets of the lines (below `size`) in which `needle` occurs."""
+        found = self._found.get(needle)
+        if found is None:
+            found = frozenset(self._scan(needle))
+            self._found[needle] = found
+        return found
+
+    def _scan(self, needle: bytes) -> Iterator[int]:
+        chunk, offset, keep = 4 << 20, 0, max(len(needle) - 1, 0)
+        carry = b""
+        while offset < self.size:
+            data = carry + self.read(offset, min(chunk, self.size - offset))
+            if len(data) == len(carry):
+                return
+            base = offset - len(carry)
+            at = data.find(needle)
+            while at >= 0:
+                yield self.starts[bisect_right(self.starts, base + at) - 1]
+                at = data.find(needle, at + 1)
+            offset = base + len(data)
+            carry = data[len(data) - keep :] if keep else b""
 
     def __del__(self, _close: Any = os.close) -> None:  # os may be gone at interpreter exit
         with contextlib.suppress(OSError, AttributeError):
@@ -137,7 +172,7 @@ class LazyFrame(Frame):
         return self._lines.read(self._offset, self._length)
 
     def may_contain(self, needle: bytes) -> bool:
-        return needle in self.line()
+        return self._offset in self._lines.lines_containing(needle)
 
 
 def encode_frame(seq: int, event_id: str, ts: int, event_type: str, data: Any) -> bytes:

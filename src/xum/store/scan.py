@@ -186,6 +186,7 @@ def _fast_lazy(
             start = 0
             while (nl := buf.find(b"\n", start)) >= 0:
                 index = len(frames)
+                where.starts.append(base + start)
                 if index in damaged:
                     frames.append(damaged_frame(buf[start : nl + 1], damaged[index]))
                 else:
@@ -207,6 +208,7 @@ def _fast_lazy(
             carry, base = buf[start:], base + start
     if carry or hasher.hexdigest() != manifest.sha256 or len(frames) != manifest.frames:
         return None
+    where.size = manifest.size
     decoded = decode_published(read_all(fd, manifest.size - hot_offset, hot_offset), damaged, hot)
     if decoded is None:
         return None
