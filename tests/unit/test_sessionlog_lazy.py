@@ -3,14 +3,18 @@ every reader sees the same frames, history, costs and todos as from the writer's
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from xum.context.frozen import FrozenTracker
 from xum.core.errors import SessionChangedError
+from xum.engine.contextmeter import ContextMeter
 from xum.engine.resume import resume
 from xum.store import frame_types as ev
-from xum.store.frames import LazyFrame
+from xum.store.frames import LazyFrame, LogLines
 from xum.store.projection import HistoryProjection, rebuild_history
 from xum.store.scan import LAZY_MIN_BYTES
 from xum.store.sessionlog import LOG_NAME, SessionLog
@@ -46,7 +50,11 @@ def _turn(n: int, output: str) -> list[tuple[str, dict[str, Any]]]:
             ev.TOOL_RESULT,
             {
                 "message": ev.tool_result_message(call, name, output, is_error=False),
-                "meta": {"todos": todos} if name == "todo_write" else {},
+                "meta": {"todos": todos}
+                if name == "todo_write"
+                else {"mcp_loaded": ["srv__search"]}
+                if n == 5
+                else {},
             },
         ),
         (ev.TURN_END, {"turn_id": f"t{n}", "reason": "completed"}),
@@ -108,3 +116,50 @@ def test_a_lazy_frame_whose_line_was_edited_says_the_log_changed() -> None:
         _ = reader.frames[3].data
     assert reader.refresh() == "reloaded"  # the scan quarantines the edited line
     assert [line for line, _ in reader.damaged_lines()] == [4]
+
+
+def test_the_followers_read_a_lazy_log_as_they_read_the_writers_frames() -> None:
+    writer = _big_log()
+    reader = SessionLog.open(WS)
+    assert ContextMeter().update(reader) == ContextMeter().update(writer)
+    lazy, eager = FrozenTracker(), FrozenTracker()
+    lazy.update(reader)
+    eager.update(writer)
+    assert lazy.loaded == {"srv__search"}  # read from a tool result before the boundary
+    assert (lazy.frozen, lazy.known, lazy.next_reason, lazy.loaded) == (
+        eager.frozen,
+        eager.known,
+        eager.next_reason,
+        eager.loaded,
+    )
+
+
+def test_lines_containing_finds_a_needle_split_across_reads(tmp_path: Path) -> None:
+    lines = [b'{"a":"todo_write"}\n', b'{"b":"none"}\n', b'{"c":["todo_write"]}\n']
+    path = tmp_path / "log"
+    path.write_bytes(b"".join(lines))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        source = LogLines(fd, str(path))
+    finally:
+        os.close(fd)
+    offset = 0
+    for line in lines:
+        source.starts.append(offset)
+        offset += len(line)
+    source.size = offset
+    want = frozenset({0, len(lines[0]) + len(lines[1])})
+    for chunk in (3, 7, 11, 4096):  # every split of the needle, and one read
+        assert source.lines_containing(b'"todo_write"', chunk) == want
+        source = _fresh(source, path)
+
+
+def _fresh(source: LogLines, path: Path) -> LogLines:
+    """The same lines without the remembered answers."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        again = LogLines(fd, str(path))
+    finally:
+        os.close(fd)
+    again.starts, again.size = source.starts, source.size
+    return again

@@ -79,16 +79,17 @@ class LogLines:
     def read(self, offset: int, length: int) -> bytes:
         return os.pread(self._fd, length, offset)
 
-    def lines_containing(self, needle: bytes) -> frozenset[int]:
-        """The offsets of the lines (below `size`) in which `needle` occurs."""
+    def lines_containing(self, needle: bytes, chunk: int = 4 << 20) -> frozenset[int]:
+        """The offsets of the lines (below `size`) in which `needle` occurs; the file is read
+        `chunk` bytes at a time."""
         found = self._found.get(needle)
         if found is None:
-            found = frozenset(self._scan(needle))
+            found = frozenset(self._scan(needle, chunk))
             self._found[needle] = found
         return found
 
-    def _scan(self, needle: bytes) -> Iterator[int]:
-        chunk, offset, keep = 4 << 20, 0, max(len(needle) - 1, 0)
+    def _scan(self, needle: bytes, chunk: int) -> Iterator[int]:
+        offset, keep = 0, max(len(needle) - 1, 0)
         carry = b""
         while offset < self.size:
             data = carry + self.read(offset, min(chunk, self.size - offset))
@@ -100,7 +101,7 @@ class LogLines:
                 yield self.starts[bisect_right(self.starts, base + at) - 1]
                 at = data.find(needle, at + 1)
             offset = base + len(data)
-            carry = data[len(data) - keep :] if keep else b""
+            carry = data[max(len(data) - keep, 0) :] if keep else b""
 
     def __del__(self, _close: Any = os.close) -> None:  # os may be gone at interpreter exit
         with contextlib.suppress(OSError, AttributeError):
