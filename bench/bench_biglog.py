@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.biglog import write_big_log
 
-ROUNDS = 5
+ROUNDS = 7
 IDLE_SESSIONS = 50
 
 _CHILD = r"""
