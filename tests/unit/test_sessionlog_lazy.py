@@ -163,3 +163,15 @@ def _fresh(source: LogLines, path: Path) -> LogLines:
         os.close(fd)
     again.starts, again.size = source.starts, source.size
     return again
+
+
+def test_a_large_log_with_crlf_line_endings_reads_lazily_after_a_writer_publishes_it() -> None:
+    writer = _big_log()
+    want = [f.data for f in writer.frames]
+    writer.close()
+    path = writer.directory / LOG_NAME
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))  # a sync tool converted it
+    SessionLog.open(WS).recover()  # the scan reads it; the writer publishes it as it is
+    reader = SessionLog.open(WS)
+    assert isinstance(reader.frames[1], LazyFrame)
+    assert [f.data for f in reader.frames] == want and not reader.damaged_lines()
