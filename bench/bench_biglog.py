@@ -19,17 +19,23 @@ medians of that code against this one on the same log.
 
 Figures (2026-12-04, a shared 2-core machine whose load average moved between 5 and 14 during
 the runs; 95.7 MB log, 97,953 frames, 6 compactions, 2,567 messages in the first request;
-medians of 5 or 7 interleaved rounds, main = before the lazy frames, this = after):
+medians of 5 (runs 1, 2) or 7 (runs 3, 4) interleaved rounds; main: before the lazy frames,
+this: after):
 
     run   load   main: open+resume+request, peak     this: open+resume+request, peak
     1     low    1,035 ms (858 + 37 + 138), 419 MB     747 ms (356 + 255 + 134), 88 MB
     2     high   1,214 ms (987 + 49 + 175), 419 MB   1,545 ms (577 + 448 + 260), 87 MB
     3     high   2,583 ms (2,273 + 109 + 350), 419 MB 2,656 ms (1,141 + 916 + 629), 87 MB
+    4     high   2,291 ms (2,023 + 71 + 244), 419 MB  2,310 ms (1,239 + 564 + 505), 87 MB
+
+(run 4 is after `LazyFrame.data` stopped building a frame per read; the components are medians
+of their own, so they do not add up to the total exactly.)
 
 Peak memory is down 4.8x in every run and under the 150 MB aim. Time is under the 1 s aim on
-the quiet run only: opening is 2-2.4x faster, but resume now decodes every assistant message
+the quiet run only: opening is 1.6-2.4x faster, but resume now decodes every assistant message
 before the last boundary again (28k of them, for the session's cost so far), which main had
-already decoded while opening, so under CPU contention the total is a wash. Taking the costs
+already decoded while opening, and resume and the first request each read the file once more
+(the lines naming `todo_write`, `mcp_loaded`), so under CPU contention the total is a wash. Taking the costs
 over without decoding those frames would need them on record outside the frames (a summary in
 the manifest or in the compaction frame), a change of the log format left for later.
 50 idle sessions (150 KB logs): 0.33-0.36 MB each, before and after (under the 5 MB aim).
