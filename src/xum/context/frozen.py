@@ -123,7 +123,9 @@ class FrozenTracker(LogFollower):
 
     def _apply(self, frame: Frame) -> None:
         kind = frame.type
-        data = frame.data
+        if kind == ev.TOOL_RESULT and not frame.may_contain(LOADED_META.encode()):
+            return  # most results: no need to decode a lazy frame's data
+        data = frame.data if kind in _WITH_DATA else {}
         if kind in _RELEVANT:
             self.version += 1
         if kind in ev.BOUNDARY_TYPES:
@@ -201,6 +203,8 @@ def _has_mcp_family(tools: Sequence[ToolSpec]) -> bool:
 _RELEVANT = frozenset(
     {*ev.BOUNDARY_TYPES, ev.CONTEXT_FROZEN, ev.SYNTHETIC_MESSAGE, ev.PLAN_SNAPSHOT}
 )
+# The kinds `_apply` reads the data of (a lazy frame of any other kind stays undecoded).
+_WITH_DATA = frozenset({ev.CONTEXT_FROZEN, ev.SYNTHETIC_MESSAGE, ev.PLAN_SNAPSHOT, ev.TOOL_RESULT})
 
 
 def _frozen_from(frame: Frame) -> Frozen | None:

@@ -39,6 +39,8 @@ def estimate_tokens(value: Any) -> int:
 
 
 class ContextMeter(LogFollower):
+    from_boundary = True  # everything it counts starts over at a boundary
+
     def reset(self) -> None:
         super().reset()
         self.reported: int | None = None  # tokens of the last reply's request + its output

@@ -114,6 +114,10 @@ class GoalTracker(LogFollower):
         return self.goal
 
     def _apply(self, frame: Frame) -> None:
+        if frame.type not in _GOAL_KINDS or (
+            frame.type == ev.TOOL_RESULT and not frame.may_contain(b'_goal"')
+        ):
+            return  # nothing a goal follows: no need to decode a lazy frame's data
         data = frame.data
         snapshot: Any = None
         if frame.type == ev.GOAL:
@@ -135,6 +139,9 @@ class GoalTracker(LogFollower):
         if self.goal is not None and goal.id == self.goal.id:
             goal = replace(goal, turns=self.goal.turns)  # the same goal, a new status
         self.goal = goal
+
+
+_GOAL_KINDS = frozenset({ev.GOAL, ev.TOOL_RESULT, ev.SYNTHETIC_MESSAGE})
 
 
 def _goal_change(data: dict[str, Any]) -> bool:

@@ -67,7 +67,8 @@ def resume(frames: Sequence[Frame]) -> Resumed:
             todos = []
         elif kind == ev.REQUEST_HEADER:
             header = frame.data
-        elif kind == ev.TOOL_RESULT:
+        elif kind == ev.TOOL_RESULT and frame.may_contain(b'"todo_write"'):
+            # (the check spares decoding every tool result of a long log's lazy frames)
             written = _written_todos(frame.data)
             if written is not None:
                 todos = written

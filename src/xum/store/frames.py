@@ -11,7 +11,12 @@ so a damaged line can be pinpointed even when it no longer parses.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +50,141 @@ class Frame:
     data: dict[str, Any]
     damaged: bool = False
     raw: bytes | None = None
+
+    def may_contain(self, needle: bytes) -> bool:
+        """False only when the frame's line on disk certainly does not contain `needle`: lets a
+        reader skip decoding a `LazyFrame` it does not need (always True for a decoded one)."""
+        return True
+
+
+class LogLines:
+    """The log file that a load's `LazyFrame`s read their lines from: a descriptor of the file
+    as it was loaded (duplicated from the loader's), closed when the last of them is gone.
+
+    It also answers "which lines contain these bytes" for the whole published region at once
+    (`starts`: every line's offset, in order; `size`: the boundary), by one pass of `bytes.find`
+    over the file, remembered per needle: a reader that looks for one rare key in every tool
+    result (the todo list, MCP tools loaded, goals) then reads the log once, not line by line.
+    """
+
+    __slots__ = ("_fd", "_found", "path", "size", "starts")
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.path = path
+        self._fd = os.dup(fd)
+        self.starts: array[int] = array("q")
+        self.size = 0
+        self._found: dict[bytes, frozenset[int]] = {}
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self._fd, length, offset)
+
+    def lines_containing(self, needle: bytes, chunk: int = 4 << 20) -> frozenset[int]:
+        """The offsets of the lines (below `size`) in which `needle` occurs; the file is read
+        `chunk` bytes at a time."""
+        found = self._found.get(needle)
+        if found is None:
+            found = frozenset(self._scan(needle, chunk))
+            self._found[needle] = found
+        return found
+
+    def _scan(self, needle: bytes, chunk: int) -> Iterator[int]:
+        offset, keep = 0, max(len(needle) - 1, 0)
+        carry = b""
+        while offset < self.size:
+            data = carry + self.read(offset, min(chunk, self.size - offset))
+            if len(data) == len(carry):
+                return
+            base = offset - len(carry)
+            at = data.find(needle)
+            while at >= 0:
+                yield self.starts[bisect_right(self.starts, base + at) - 1]
+                at = data.find(needle, at + 1)
+            offset = base + len(data)
+            carry = data[max(len(data) - keep, 0) :] if keep else b""
+
+    def __del__(self, _close: Any = os.close) -> None:  # os may be gone at interpreter exit
+        with contextlib.suppress(OSError, AttributeError):
+            _close(self._fd)
+
+
+class LazyFrame(Frame):
+    """An intact frame whose `data` stays on disk until it is read, and is decoded again on
+    every read (nothing is kept): what a log holds for the frames before its last boundary, so
+    that opening a long session costs memory for its current segment only.
+
+    Its line is at `offset` in `lines`, below the published boundary; those bytes never change
+    while the log is the same file (a writer only appends; any other change makes the log
+    reload, replacing these objects). A line whose checksum no longer matches when it is read
+    (the file was edited in place) raises `SessionChangedError`.
+    """
+
+    __slots__ = ("_length", "_lines", "_offset")
+
+    def __init__(
+        self,
+        seq: int,
+        event_id: str,
+        ts: int,
+        event_type: str,
+        lines: LogLines,
+        offset: int,
+        length: int,
+    ) -> None:
+        self.seq, self.id, self.ts, self.type = seq, event_id, ts, event_type
+        self.damaged, self.raw = False, None
+        self._lines, self._offset, self._length = lines, offset, length
+
+    @property
+    def data(self) -> dict[str, Any]:
+        # The line was whole and published when the log was loaded: check it is still the same
+        # (its checksum) and take its data, without building a frame (readers that go through
+        # a whole log, such as resume's costs, do this for tens of thousands of lines).
+        line = self.line()
+        if line.endswith(b"\r\n"):  # converted line endings are read as LF (see checksum_ok)
+            line = line[:-2] + b"\n"
+        head = line[:-_TRAILER_LEN]
+        obj: Any = None
+        if line[-_TRAILER_LEN:] == _CRC_OPEN + b"%08x" % zlib.crc32(head) + _CRC_CLOSE:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                obj = orjson.loads(line)
+        data = obj.get("data") if isinstance(obj, dict) and obj.get("seq") == self.seq else None
+        if type(data) is not dict:
+            from xum.core.errors import SessionChangedError
+
+            raise SessionChangedError(
+                f"the session log {self._lines.path} changed under this reader (frame {self.seq})",
+                hint="reopen the session to read what is on disk now",
+            )
+        return data
+
+    @data.setter
+    def data(self, value: dict[str, Any]) -> None:
+        raise AttributeError("a LazyFrame's data is read from the log")
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to the decoded frame of the same line (a reopened log holds lazy frames where
+        # the writer's object holds decoded ones).
+        if not isinstance(other, Frame):
+            return NotImplemented
+        return (self.seq, self.id, self.ts, self.type, self.damaged, self.raw, self.data) == (
+            other.seq,
+            other.id,
+            other.ts,
+            other.type,
+            other.damaged,
+            other.raw,
+            other.data,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def line(self) -> bytes:
+        """The frame's line as it is on disk (newline included)."""
+        return self._lines.read(self._offset, self._length)
+
+    def may_contain(self, needle: bytes) -> bool:
+        return self._offset in self._lines.lines_containing(needle)
 
 
 def encode_frame(seq: int, event_id: str, ts: int, event_type: str, data: Any) -> bytes:

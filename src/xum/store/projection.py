@@ -40,6 +40,8 @@ class HistoryProjection(LogFollower):
     messages as read-only, and take `list(...)` of it to keep a snapshot.
     """
 
+    from_boundary = True
+
     def reset(self) -> None:
         super().reset()
         self._done: list[Message] = []  # settled history of the current segment

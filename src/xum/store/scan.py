@@ -22,7 +22,9 @@ import gc
 import hashlib
 import math
 import os
+import re
 import stat
+import sys
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,8 +34,12 @@ from typing import TYPE_CHECKING
 import orjson
 
 from xum.core.errors import StoreError
+from xum.store import frame_types as ev
 from xum.store.frames import (
+    MAX_SEQ,
     Frame,
+    LazyFrame,
+    LogLines,
     damaged_frame,
     decode_verified,
     frame_from_dict,
@@ -105,6 +111,10 @@ def load_log(log_path: Path, manifest_path: Path) -> Loaded:
         sig = signature(st)
         manifest = mread.manifest
         if manifest is not None and manifest.size <= st.st_size:
+            if manifest.size >= LAZY_MIN_BYTES:
+                loaded = _fast_lazy(fd, log_path, manifest, mread, sig, st.st_size)
+                if loaded is not None:
+                    return loaded
             data = read_all(fd, manifest.size)
             loaded = _fast(data, manifest, mread, sig, st.st_size)
             if loaded is not None:
@@ -126,6 +136,83 @@ def _fast(
     frames = decode_published(data, dict(manifest.damaged), 0)
     if frames is None:
         return None
+    return Loaded(
+        frames=frames,
+        size=manifest.size,
+        hasher=hasher,
+        last_seq=manifest.last_seq,
+        damaged=list(manifest.damaged),
+        missing=list(manifest.missing),
+        file_size=file_size,
+        manifest_read=mread,
+        log_sig=sig,
+        fast=True,
+    )
+
+
+# Logs at least this large load the frames before their last boundary as `LazyFrame`s.
+LAZY_MIN_BYTES = 1 << 20
+_CHUNK = 4 << 20
+# The head of every line `encode_frame` writes, up to the data object: what a lazy frame keeps.
+_HEAD = re.compile(
+    rb'\{"v":1,"seq":(\d{1,16}),"id":"([^"\\]*)","ts":(-?\d{1,20}),"type":"([^"\\]*)","data":\{'
+)
+
+
+def _fast_lazy(
+    fd: int, path: Path, manifest: Manifest, mread: ManifestRead, sig: Signature, file_size: int
+) -> Loaded | None:
+    """The fast path for a large log, reading it once in chunks: the SHA-256 is checked as for
+    `_fast`, but only the frames from the last boundary (`compaction` or `context_reset`) on are
+    decoded; earlier ones become `LazyFrame`s (their head fields only). Most of a long session's
+    bytes are before that boundary, and the provider history, the context meter and the
+    recorder need nothing before it; readers that walk the whole log (replay, resume's costs)
+    decode those frames one at a time, keeping none. None when a line's head is not the one
+    `encode_frame` writes (an older or a hand-made log): the caller decodes everything."""
+    damaged = dict(manifest.damaged)
+    hasher = hashlib.sha256()
+    frames: list[Frame] = []
+    hot, hot_offset = 0, 0  # the last boundary line: decoded from there on
+    carry, base, offset, where = b"", 0, 0, LogLines(fd, str(path))
+    boundary_types, intern = ev.BOUNDARY_TYPES, sys.intern
+    with gc_paused():
+        while offset < manifest.size:
+            chunk = os.pread(fd, min(_CHUNK, manifest.size - offset), offset)
+            if not chunk:
+                return None
+            offset += len(chunk)
+            hasher.update(chunk)
+            buf = carry + chunk if carry else chunk
+            start = 0
+            while (nl := buf.find(b"\n", start)) >= 0:
+                index = len(frames)
+                where.starts.append(base + start)
+                if index in damaged:
+                    frames.append(damaged_frame(buf[start : nl + 1], damaged[index]))
+                else:
+                    head = _HEAD.match(buf, start)
+                    if head is None:
+                        return None
+                    seq, kind = int(head[1]), intern(head[4].decode())
+                    if not 1 <= seq <= MAX_SEQ:
+                        return None
+                    at = base + start
+                    frames.append(
+                        LazyFrame(
+                            seq, head[2].decode(), int(head[3]), kind, where, at, nl + 1 - start
+                        )
+                    )
+                    if kind in boundary_types:
+                        hot, hot_offset = index, at
+                start = nl + 1
+            carry, base = buf[start:], base + start
+    if carry or hasher.hexdigest() != manifest.sha256 or len(frames) != manifest.frames:
+        return None
+    where.size = manifest.size
+    decoded = decode_published(read_all(fd, manifest.size - hot_offset, hot_offset), damaged, hot)
+    if decoded is None:
+        return None
+    frames[hot:] = decoded
     return Loaded(
         frames=frames,
         size=manifest.size,
