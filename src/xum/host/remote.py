@@ -29,11 +29,11 @@ from urllib.parse import quote
 
 import orjson
 
-from xum.core.errors import XumError
 from xum.core.images import ImageUpload
 from xum.engine import events as E
 from xum.host.listener import HostListener, NullListener
 from xum.host.pending import PendingQuestion
+from xum.host.remote_http import TIMEOUT_S, RemoteError, ServerApi
 from xum.host.remote_inbox import MESSAGES as INBOX_MESSAGES
 from xum.host.remote_inbox import RemoteInbox
 from xum.host.remote_wire import (
@@ -47,8 +47,6 @@ from xum.host.server_target import ServerTarget
 from xum.store.registry import WorkspaceRecord
 
 if TYPE_CHECKING:
-    import httpx
-
     from xum.host.notifications import Notice
     from xum.workspaces.devcontainer_configs import DevcontainerConfig
 
@@ -59,18 +57,6 @@ _socket_log = logging.getLogger("xum.host.remote.socket")
 _socket_log.setLevel(logging.INFO)
 
 Disposition = Literal["started", "queued", "command"]
-TIMEOUT_S = 30.0
-
-
-class RemoteError(XumError):
-    """The server refused a call (its own code, message and hint) or could not be reached."""
-
-    code = "server_unreachable"
-
-    def __init__(self, message: str, *, code: str, hint: str | None = None, status: int = 0):
-        super().__init__(message, hint=hint)
-        self.code = code
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -96,7 +82,7 @@ class RemoteHosts:
         self.target = target
         self.listener: HostListener = listener or NullListener()
         self.reconnect_delay_s = reconnect_delay_s
-        self._http: httpx.AsyncClient | None = None
+        self.api = ServerApi(target)
         self._after: dict[str, int] = {}  # subscribed workspace -> the last seq it received
         self._subscribed: dict[str, asyncio.Event] = {}
         self._statuses: dict[str, dict[str, Any]] = {}
@@ -124,27 +110,9 @@ class RemoteHosts:
             with contextlib.suppress(BaseException):
                 await self._task
             self._task = None
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self.api.aclose()
 
     # REST --------------------------------------------------------------------------------
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            import httpx
-
-            headers = {"Accept": "application/json"}
-            if self.target.token:
-                headers["Authorization"] = f"Bearer {self.target.token}"
-            self._http = httpx.AsyncClient(
-                base_url=self.target.url,
-                headers=headers,
-                timeout=TIMEOUT_S,
-                # A proxy from the environment must not see a loopback server's token.
-                trust_env=not self.target.loopback,
-            )
-        return self._http
 
     async def _call(
         self,
@@ -154,43 +122,7 @@ class RemoteHosts:
         params: Mapping[str, str] | None = None,
         content: bytes | None = None,
     ) -> dict[str, Any]:
-        """One API call: `body` as JSON, or `content` as raw bytes (an image upload)."""
-        import httpx
-
-        options: dict[str, Any] = {"params": dict(params) if params else None}
-        if content is not None:
-            options["content"] = content
-            options["headers"] = {"Content-Type": "application/octet-stream"}
-        else:
-            options["json"] = body
-        try:
-            res = await self._client().request(method, path, **options)
-        except httpx.HTTPError as exc:
-            raise RemoteError(
-                f"the xum server at {self.target.url} did not answer ({type(exc).__name__})",
-                code="server_unreachable",
-                hint="check that it is still running (`xum server`), then try again",
-            ) from None
-        try:
-            data = orjson.loads(res.content) if res.content else {}
-        except orjson.JSONDecodeError:
-            data = {}
-        if res.status_code >= 400:
-            error = data.get("error") if isinstance(data, dict) else None
-            if isinstance(error, dict) and isinstance(error.get("message"), str):
-                raise RemoteError(
-                    error["message"],
-                    code=str(error.get("code") or "error"),
-                    hint=error.get("hint") or None,
-                    status=res.status_code,
-                )
-            raise RemoteError(
-                f"the xum server answered HTTP {res.status_code}",
-                code="server_error",
-                hint="its log (the terminal it runs in) says why",
-                status=res.status_code,
-            )
-        return data if isinstance(data, dict) else {}
+        return await self.api.call(method, path, body, params, content)
 
     def _record(self, data: dict[str, Any]) -> WorkspaceRecord:
         status = data.get("status")
