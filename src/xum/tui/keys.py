@@ -51,7 +51,11 @@ KEYS: tuple[Key, ...] = (
     Key(
         "Enter", "press the focused button; in the reason field, deny with that reason", "Approvals"
     ),
-    Key("Ctrl+N", "new workspace (local, worktree, SSH, or a scratch chat)", "Workspaces"),
+    Key(
+        "Ctrl+N",
+        "new workspace (local, worktree, SSH, Docker, Dev Container, or a scratch chat)",
+        "Workspaces",
+    ),
     Key(
         "Ctrl+Shift+N",
         "new scratch chat, made with its first message (terminals that report it apart from "
