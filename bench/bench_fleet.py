@@ -1,0 +1,269 @@
+"""One real `xum server` holding many paced sessions: step overhead and server CPU per step.
+
+Setup: a real `xum server` subprocess (its own `$XUM_ROOT`), the fake LLM in a process of its own
+(`bench.fake_server`, so its CPU is not the server's), N workspaces whose agents each run `STEPS`
+tool steps (`bash true # k`) and a final text reply. Every reply waits 0.5-1.5 x `THINK_S` before
+its first byte, like a model thinking, so the steady state is about N / THINK_S steps per second
+and the server's loop is mostly idle: what is left is what the server adds per step.
+Optionally (`XUM_BENCH_FLEET_WS=1`, on by default) one WebSocket client, a process of its own,
+subscribes to every workspace and drains what it is sent, as a browser showing the fleet does.
+
+Figures per size:
+- step overhead p50 / p99 / max: from the end of one reply (the fake's own timestamp) to the
+  arrival of the session's next request at the fake; it covers parsing the reply, the durable
+  log writes, running `true` through bash, the fan-out to the client and the next request;
+- server CPU per step: the server process's utime + stime (/proc/<pid>/stat) over the turns,
+  divided by the number of model requests (tool children's CPU is not counted: it is theirs).
+
+Sizes: `XUM_BENCH_FLEET_SIZES` (default "50,100,200"; "500" when the machine can), or argv
+(`python -m bench.bench_fleet 50 100`). A default run takes about two minutes.
+
+Before / after (2 shared cores, same run, interleaved A/B with main): see the module's
+`RESULTS` note at the bottom of this docstring.
+
+RESULTS: filled in by the change that cut the server's per-step work (see git log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.util import percentile
+
+STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "8"))
+THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
+SIZES = tuple(int(s) for s in os.environ.get("XUM_BENCH_FLEET_SIZES", "50,100,200").split(","))
+WITH_WS = os.environ.get("XUM_BENCH_FLEET_WS", "1") == "1"
+TOKEN = "bench-token-0123456789abcdef"
+REPO = Path(__file__).resolve().parents[1]
+
+
+class _Fake:
+    """`bench.fake_server` in its own process: paced tool-call replies, request timestamps."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.fake_server",
+                "--steps",
+                str(STEPS),
+                "--think",
+                str(THINK_S),
+            ],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            raise RuntimeError(f"the fake server did not start: {self.url!r}")
+
+    def dump(self, path: Path) -> list[dict[str, Any]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"dump {path}\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != "ok":
+            raise RuntimeError("the fake server did not answer")
+        rows: list[dict[str, Any]] = json.loads(path.read_bytes())
+        return rows
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str]:
+    env = dict(os.environ)
+    env.update(
+        XUM_ROOT=str(root),
+        HOME=str(root.parent),
+        XUM_SERVER_AUTH_TOKEN=TOKEN,
+        ANTHROPIC_API_KEY="bench-key",
+        ANTHROPIC_BASE_URL=fake_url,
+    )
+    argv = [sys.executable, "-m", "xum", "server", "--port", "0"]
+    profile = os.environ.get("XUM_BENCH_PROFILE")
+    if profile:  # a cProfile dump of the server, for digging
+        argv = [sys.executable, "-m", "cProfile", "-o", profile, *argv[1:]]
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "listening on" not in line:
+        proc.kill()
+        raise RuntimeError(f"xum server did not start: {line!r}")
+    return proc, line.split("listening on ", 1)[1].strip()
+
+
+def _cpu_s(pid: int) -> float | None:
+    """User + system CPU time the process has used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # the process may be gone
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _client(url: str, ids: list[str]) -> None:
+    """The WebSocket client (its own process): subscribe to every workspace, say READY, then
+    drain everything until stdin closes."""
+    import websockets
+
+    ws_url = url.replace("http://", "ws://") + "/api/ws"
+    async with websockets.connect(
+        ws_url,
+        additional_headers={"Authorization": f"Bearer {TOKEN}"},
+        max_size=None,
+        compression=None,  # type: ignore[arg-type]
+    ) as ws:
+        for wid in ids:
+            await ws.send(json.dumps({"type": "subscribe", "workspaceId": wid, "afterSeq": 0}))
+        subscribed = 0
+        while subscribed < len(ids):
+            if json.loads(await ws.recv())["type"] == "subscribed":
+                subscribed += 1
+        print("READY", flush=True)
+        loop = asyncio.get_running_loop()
+        stop = loop.run_in_executor(None, sys.stdin.read)
+        count = 0
+        while not stop.done():
+            with __import__("contextlib").suppress(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await ws.recv()
+                    count += 1
+        print(count, flush=True)
+
+
+async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any]:
+    import httpx
+
+    root = base / f"n{n}" / ".xum"
+    root.parent.mkdir()
+    server, url = _start_server(root, fake.url)
+    client_proc: subprocess.Popen[str] | None = None
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
+            ids: list[str] = []
+            for _ in range(n):
+                res = await http.post(
+                    "/api/workspaces",
+                    json={
+                        "projectPath": str(project),
+                        "runtime": {"type": "local"},
+                        "model": "anthropic:claude-sonnet-5-5",
+                    },
+                )
+                res.raise_for_status()
+                ids.append(res.json()["id"])
+            if WITH_WS:
+                client_proc = subprocess.Popen(
+                    [sys.executable, "-m", "bench.bench_fleet", "--client", url, ",".join(ids)],
+                    cwd=REPO,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                assert client_proc.stdout is not None
+                ready = client_proc.stdout.readline()
+                if ready.strip() != "READY":
+                    raise RuntimeError(f"bench client failed: {ready!r}")
+            prefix = f"fleet {n} "
+            cpu0 = _cpu_s(server.pid)
+            began = time.monotonic()
+            for k, wid in enumerate(ids):
+                res = await http.post(f"/api/workspaces/{wid}/messages", json={"text": f"{prefix}{k}"})
+                res.raise_for_status()
+            expected = n * (STEPS + 1)
+            deadline = began + 60 + (STEPS + 1) * THINK_S * 4 + n * 0.5
+            rows: list[dict[str, Any]] = []
+            while time.monotonic() < deadline:
+                await asyncio.sleep(1.0)
+                rows = [r for r in fake.dump(base / f"n{n}.json") if r["key"].startswith(prefix)]
+                if len(rows) >= expected and all(r["finished"] is not None for r in rows):
+                    break
+            wall = time.monotonic() - began
+            await asyncio.sleep(0.5)  # the final text reply's writes
+            cpu1 = _cpu_s(server.pid)
+    finally:
+        drained = None
+        if client_proc is not None:
+            out, _ = client_proc.communicate("", timeout=30)
+            drained = int(out.strip() or 0)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_session[row["key"]].append(row)
+    gaps = []
+    for requests in by_session.values():
+        requests.sort(key=lambda r: r["arrived"])
+        for prev, nxt in itertools.pairwise(requests):
+            if prev["finished"] is not None:
+                gaps.append(nxt["arrived"] - prev["finished"])
+    cpu = (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else float("nan")
+    return {
+        "sessions": n,
+        "requests": len(rows),
+        "expected_requests": n * (STEPS + 1),
+        "wall_s": round(wall, 1),
+        "steps_per_s": round(len(rows) / wall, 1),
+        "step_overhead_p50_ms": round(percentile(gaps, 50) * 1000, 1),
+        "step_overhead_p99_ms": round(percentile(gaps, 99) * 1000, 1),
+        "step_overhead_max_ms": round(max(gaps) * 1000, 1) if gaps else None,
+        "server_cpu_ms_per_step": round(cpu / max(1, len(rows)) * 1000, 2),
+        "ws_messages": drained,
+    }
+
+
+def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "steps_per_session": STEPS + 1,
+        "think_s": THINK_S,
+        "websocket_client": WITH_WS,
+        "aim": "500 sessions, p99 step overhead < 100 ms, server CPU < 2 ms per step",
+    }
+    fake = _Fake()
+    try:
+        with tempfile.TemporaryDirectory(prefix="xum-bench-fleet-") as tmp:
+            base = Path(tmp)
+            project = base / "project"
+            project.mkdir()
+            for n in sizes:
+                out[f"n_{n}"] = asyncio.run(_size(n, fake, base, project))
+    finally:
+        fake.close()
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--client"]:
+        asyncio.run(_client(sys.argv[2], sys.argv[3].split(",")))
+    else:
+        chosen = tuple(int(a) for a in sys.argv[1:]) or SIZES
+        print(json.dumps(run(chosen), indent=2))
