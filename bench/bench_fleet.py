@@ -39,11 +39,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.util import percentile
+from bench.util import git_repo, percentile
 
 STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "8"))
 THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
 SIZES = tuple(int(s) for s in os.environ.get("XUM_BENCH_FLEET_SIZES", "50,100,200").split(","))
+# Worktree workspaces by default: a fleet of agents on one project each needs its own files (local
+# ones share the project directory, and each warns about every sibling that streams).
+RUNTIME = os.environ.get("XUM_BENCH_FLEET_RUNTIME", "worktree")
 WITH_WS = os.environ.get("XUM_BENCH_FLEET_WS", "1") == "1"
 TOKEN = "bench-token-0123456789abcdef"
 REPO = Path(__file__).resolve().parents[1]
@@ -159,7 +162,10 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
     import httpx
 
     root = base / f"n{n}" / ".xum"
-    root.parent.mkdir()
+    root.mkdir(parents=True)
+    # The governor caps requests in flight per provider (8 by default): a fleet of N agents on
+    # one account raises it, or the cap, not the server, sets the pace.
+    (root / "config.json").write_text(json.dumps({"governor": {"maxConcurrent": 4 * n}}))
     server, url = _start_server(root, fake.url)
     client_proc: subprocess.Popen[str] | None = None
     try:
@@ -171,7 +177,7 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
                     "/api/workspaces",
                     json={
                         "projectPath": str(project),
-                        "runtime": {"type": "local"},
+                        "runtime": {"type": RUNTIME},
                         "model": "anthropic:claude-sonnet-5-5",
                     },
                 )
@@ -246,14 +252,14 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
         "steps_per_session": STEPS + 1,
         "think_s": THINK_S,
         "websocket_client": WITH_WS,
+        "runtime": RUNTIME,
         "aim": "500 sessions, p99 step overhead < 100 ms, server CPU < 2 ms per step",
     }
     fake = _Fake()
     try:
         with tempfile.TemporaryDirectory(prefix="xum-bench-fleet-") as tmp:
             base = Path(tmp)
-            project = base / "project"
-            project.mkdir()
+            project = git_repo(base)
             for n in sizes:
                 out[f"n_{n}"] = asyncio.run(_size(n, fake, base, project))
     finally:
