@@ -199,7 +199,9 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
             cpu0 = _cpu_s(server.pid)
             began = time.monotonic()
             for k, wid in enumerate(ids):
-                res = await http.post(f"/api/workspaces/{wid}/messages", json={"text": f"{prefix}{k}"})
+                res = await http.post(
+                    f"/api/workspaces/{wid}/messages", json={"text": f"{prefix}{k}"}
+                )
                 res.raise_for_status()
             expected = n * (STEPS + 1)
             deadline = began + 60 + (STEPS + 1) * THINK_S * 4 + n * 0.5
