@@ -15,8 +15,9 @@ Figures per size:
 - server CPU per step: the server process's utime + stime (/proc/<pid>/stat) over the turns,
   divided by the number of model requests (tool children's CPU is not counted: it is theirs).
 
-Sizes: `XUM_BENCH_FLEET_SIZES` (default "50,100,200"; "500" when the machine can), or argv
-(`python -m bench.bench_fleet 50 100`). A default run takes about two minutes.
+Sizes: `XUM_BENCH_FLEET_SIZES` (default "50,100"; "200,500" when the machine can: most of the
+time goes into creating the worktrees), or argv (`python -m bench.bench_fleet 50 100 200`). A
+default run takes about two minutes on an idle machine.
 
 Before / after (2 shared cores, same run, interleaved A/B with main): see the module's
 `RESULTS` note at the bottom of this docstring.
@@ -43,11 +44,12 @@ from bench.util import git_repo, percentile
 
 STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "8"))
 THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
-SIZES = tuple(int(s) for s in os.environ.get("XUM_BENCH_FLEET_SIZES", "50,100,200").split(","))
+SIZES = tuple(int(s) for s in os.environ.get("XUM_BENCH_FLEET_SIZES", "50,100").split(","))
 # Worktree workspaces by default: a fleet of agents on one project each needs its own files (local
 # ones share the project directory, and each warns about every sibling that streams).
 RUNTIME = os.environ.get("XUM_BENCH_FLEET_RUNTIME", "worktree")
 WITH_WS = os.environ.get("XUM_BENCH_FLEET_WS", "1") == "1"
+CREATE_AT_ONCE = 8
 TOKEN = "bench-token-0123456789abcdef"
 REPO = Path(__file__).resolve().parents[1]
 
@@ -158,6 +160,26 @@ async def _client(url: str, ids: list[str]) -> None:
         print(count, flush=True)
 
 
+async def _create(http: Any, project: Path, n: int) -> list[str]:
+    """N workspaces, a few at a time (each is a `git worktree add`: slow one by one)."""
+    gate = asyncio.Semaphore(CREATE_AT_ONCE)
+
+    async def one() -> str:
+        async with gate:
+            res = await http.post(
+                "/api/workspaces",
+                json={
+                    "projectPath": str(project),
+                    "runtime": {"type": RUNTIME},
+                    "model": "anthropic:claude-sonnet-5-5",
+                },
+            )
+            res.raise_for_status()
+            return str(res.json()["id"])
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
 async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any]:
     import httpx
 
@@ -171,18 +193,7 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
     try:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
-            ids: list[str] = []
-            for _ in range(n):
-                res = await http.post(
-                    "/api/workspaces",
-                    json={
-                        "projectPath": str(project),
-                        "runtime": {"type": RUNTIME},
-                        "model": "anthropic:claude-sonnet-5-5",
-                    },
-                )
-                res.raise_for_status()
-                ids.append(res.json()["id"])
+            ids = await _create(http, project, n)
             if WITH_WS:
                 client_proc = subprocess.Popen(
                     [sys.executable, "-m", "bench.bench_fleet", "--client", url, ",".join(ids)],
