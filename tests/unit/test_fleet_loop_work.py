@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.engine import engine_session
+from xum.engine import events as E
 from xum.engine.route import resolve_route
+from xum.host.inbox import Inbox, InboxItem, WorkspaceRef
+from xum.host.listener import NullListener
+from xum.host.pending import Approvals, Questions
 from xum.llm.client import open_client
 from xum.store import registry
 from xum.store import sessions as session_files
@@ -78,3 +82,35 @@ def test_listing_a_projects_workspaces_builds_only_that_projects_records(
     assert sorted(r.id for r in listed) == sorted(made[mine])
     assert sorted(built) == sorted(made[mine])
     assert len(registry.list_workspaces()) == 32  # every project's, unchanged
+
+
+class _CountingItems(dict[str, InboxItem]):
+    """The inbox's item table, counting walks over every item."""
+
+    walks = 0
+
+    def values(self):  # type: ignore[no-untyped-def,override]
+        _CountingItems.walks += 1
+        return super().values()
+
+
+def test_a_workspaces_status_change_does_not_walk_the_fleets_inbox_items() -> None:
+    """A status change (several per step of every running workspace) mirrors that workspace's
+    pending requests into the inbox: with hundreds of finished workspaces waiting to be read,
+    walking every item each time made each step cost more as the fleet grew."""
+    refs = {f"ws-{i}": WorkspaceRef(f"w{i}", "/p/app") for i in range(200)}
+    inbox = Inbox(Questions(NullListener()), Approvals(NullListener()), describe=refs.get)
+    for i, ws in enumerate(refs):
+        inbox.event(ws, E.TurnStart(ts=0, seq=1, turn_id=f"t{i}"))
+        inbox.event(ws, E.TurnEnd(ts=0, seq=2, turn_id=f"t{i}", reason="completed"))
+        inbox.drive_ended(ws)
+    assert len(inbox) == 200
+    counted = _CountingItems(inbox._items)
+    inbox._items = counted
+    _CountingItems.walks = 0
+    inbox.pending_changed("ws-7")
+    inbox.read("ws-8", 2)  # its notice leaves
+    inbox.event("ws-9", E.TurnStart(ts=0, seq=3, turn_id="again"))  # a new turn clears it
+    assert _CountingItems.walks == 0
+    left = {item.workspace_id for item in inbox.items()}
+    assert len(left) == 198 and "ws-8" not in left and "ws-9" not in left and "ws-7" in left
