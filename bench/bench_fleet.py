@@ -42,7 +42,7 @@ from typing import Any
 
 from bench.util import git_repo, percentile
 
-STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "8"))
+STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "12"))
 THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
 SIZES = tuple(int(s) for s in os.environ.get("XUM_BENCH_FLEET_SIZES", "50,100").split(","))
 # Worktree workspaces by default: a fleet of agents on one project each needs its own files (local
@@ -180,6 +180,26 @@ async def _create(http: Any, project: Path, n: int) -> list[str]:
     return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
+async def _send_all(http: Any, ids: list[str], prefix: str) -> None:
+    """The first message to every workspace, a few at a time (each opens a session)."""
+    gate = asyncio.Semaphore(CREATE_AT_ONCE)
+
+    async def one(k: int, wid: str) -> None:
+        async with gate:
+            res = await http.post(f"/api/workspaces/{wid}/messages", json={"text": f"{prefix}{k}"})
+            res.raise_for_status()
+
+    await asyncio.gather(*(one(k, wid) for k, wid in enumerate(ids)))
+
+
+def _steady_window(by_session: dict[str, list[dict[str, Any]]]) -> tuple[float, float]:
+    """From the moment the last session made its first request to the moment the first session
+    got its last reply: every session of the fleet is running then."""
+    starts = [min(r["arrived"] for r in rows) for rows in by_session.values() if rows]
+    ends = [max(r["finished"] or 0.0 for r in rows) for rows in by_session.values() if rows]
+    return (max(starts), min(ends)) if starts else (0.0, 0.0)
+
+
 async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any]:
     import httpx
 
@@ -209,11 +229,8 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
             prefix = f"fleet {n} "
             cpu0 = _cpu_s(server.pid)
             began = time.monotonic()
-            for k, wid in enumerate(ids):
-                res = await http.post(
-                    f"/api/workspaces/{wid}/messages", json={"text": f"{prefix}{k}"}
-                )
-                res.raise_for_status()
+            await _send_all(http, ids, prefix)
+            sent_s = time.monotonic() - began
             expected = n * (STEPS + 1)
             deadline = began + 60 + (STEPS + 1) * THINK_S * 4 + n * 0.5
             rows: list[dict[str, Any]] = []
@@ -239,12 +256,15 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
     by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_session[row["key"]].append(row)
-    gaps = []
+    gaps, steady = [], []
+    first, last = _steady_window(by_session)
     for requests in by_session.values():
         requests.sort(key=lambda r: r["arrived"])
         for prev, nxt in itertools.pairwise(requests):
             if prev["finished"] is not None:
                 gaps.append(nxt["arrived"] - prev["finished"])
+                if first <= prev["finished"] and nxt["arrived"] <= last:
+                    steady.append(nxt["arrived"] - prev["finished"])
     cpu = (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else float("nan")
     return {
         "sessions": n,
@@ -255,6 +275,13 @@ async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any
         "step_overhead_p50_ms": round(percentile(gaps, 50) * 1000, 1),
         "step_overhead_p99_ms": round(percentile(gaps, 99) * 1000, 1),
         "step_overhead_max_ms": round(max(gaps) * 1000, 1) if gaps else None,
+        # Only the steps taken while every session of the fleet was running (the others ran
+        # while sessions were still being opened, or had already finished).
+        "steady_window_s": round(max(0.0, last - first), 1),
+        "steady_steps": len(steady),
+        "steady_overhead_p50_ms": round(percentile(steady, 50) * 1000, 1),
+        "steady_overhead_p99_ms": round(percentile(steady, 99) * 1000, 1),
+        "messages_sent_in_s": round(sent_s, 1),
         "server_cpu_ms_per_step": round(cpu / max(1, len(rows)) * 1000, 2),
         "ws_messages": drained,
     }
