@@ -36,6 +36,8 @@ branch, interleaved A B A B in one sitting; p50 / p99 step overhead in ms, serve
     not every session ran at once; B of the first four rows was before the inbox index)
     local, 100, steady window, 12 steps:  A 117 / 588, 7.4   B 96 / 744, 7.2
                                           A 195 / 1092, 7.0  B 347 / 1442, 6.3
+    worktree, 100, steady window, 12 steps: A 170 / 1622, 5.5  B 86 / 2159, 6.1
+                                            A 70 / 1614, 6.1   B 76 / 1919, 6.1
 
 No size differs beyond the noise of the machine: the cuts of that branch remove work that grows
 with the fleet (the registry built whole on every local tool step, the inbox walked whole on
