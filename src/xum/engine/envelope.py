@@ -159,7 +159,7 @@ class TurnEnvelope:
             try:
                 yield turn
             finally:
-                self.recorder.end_turn()
+                await self.recorder.end_turn_off_loop()
         finally:
             self.current = None
             self._task = None

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from xum.core.messages import Message, text_message
 from xum.engine.derive import frame_event
@@ -44,6 +44,22 @@ def _log_executor() -> ThreadPoolExecutor:
     return _LOG_EXECUTOR
 
 
+_T = TypeVar("_T")
+
+
+async def _on_log_thread(fn: Callable[..., _T], *args: Any) -> _T:
+    """`fn(*args)` on a log thread. A cancellation takes effect once it is done: a log write or
+    a lock release is never abandoned half-way."""
+    future = asyncio.get_running_loop().run_in_executor(_log_executor(), fn, *args)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(future)
+        raise
+
+
 class Recorder:
     def __init__(self, log: SessionLog, emit: EventSink) -> None:
         self.log = log
@@ -57,16 +73,7 @@ class Recorder:
         other session sharing the event loop, then emit the frames' events. A cancellation
         takes effect once the write is done: it cannot be abandoned half-way, and the log has
         one writer at a time."""
-        future = asyncio.get_running_loop().run_in_executor(
-            _log_executor(), self.log.append_many, specs
-        )
-        try:
-            frames = await asyncio.shield(future)
-        except asyncio.CancelledError:
-            while not future.done():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(future)
-            raise
+        frames = await _on_log_thread(self.log.append_many, specs)
         self.publish(frames)
         return frames
 
@@ -99,6 +106,12 @@ class Recorder:
 
     def end_turn(self) -> None:
         self.log.end_write()
+
+    async def end_turn_off_loop(self) -> None:
+        """`end_turn` on a log thread: letting go of the lock truncates the holder file, a
+        metadata write that can wait on the filesystem's journal, and a server's event loop
+        is shared by every session it runs. Done (even if cancelled meanwhile) on return."""
+        await _on_log_thread(self.log.end_write)
 
     async def hold_for_session(self, purpose: str) -> None:
         """Keep the lock from now until `close` (turns take it again, re-entrantly)."""

@@ -113,6 +113,9 @@ class Inbox:
         self._describe = describe or _describe_from_registry
         self._refs: dict[str, WorkspaceRef] = {}
         self._items: dict[str, InboxItem] = {}
+        # The same items by workspace: a status change (several per step of every running
+        # workspace) looks at its own workspace's items, not at every item of the fleet.
+        self._by_workspace: dict[str, dict[str, InboxItem]] = {}
         self._watchers: list[Watcher] = []
         self._numbers = itertools.count(1)
         # Per workspace: the last committed seq seen, the turn end waiting for its drive to end,
@@ -194,7 +197,7 @@ class Inbox:
             wanted[f"a-{request.request_id}"] = _maker(self, workspace_id, request)
         if question is not None and not question.settled:
             wanted[f"q-{question.id}"] = _maker(self, workspace_id, question)
-        for item in [i for i in self._items.values() if i.workspace_id == workspace_id]:
+        for item in self._of(workspace_id):
             if item.kind in ("approval", "question") and item.id not in wanted:
                 self._remove(item.id)
         for item_id, make in wanted.items():
@@ -257,7 +260,7 @@ class Inbox:
 
     def read(self, workspace_id: str, seq: int) -> None:
         """The workspace was read up to `seq`: the notices it covers leave."""
-        for item in [i for i in self._items.values() if i.workspace_id == workspace_id]:
+        for item in self._of(workspace_id):
             if item.kind in NOTICE_KINDS and item.seq <= seq:
                 self._remove(item.id)
 
@@ -387,18 +390,34 @@ class Inbox:
         return ref
 
     def _clear_notices(self, workspace_id: str, kind: str | None = None) -> None:
-        for item in [i for i in self._items.values() if i.workspace_id == workspace_id]:
+        for item in self._of(workspace_id):
             if item.kind in NOTICE_KINDS and (kind is None or item.kind == kind):
                 self._remove(item.id)
 
+    def _of(self, workspace_id: str) -> list[InboxItem]:
+        """The workspace's items (a copy: the caller may remove them as it goes)."""
+        return list(self._by_workspace.get(workspace_id, {}).values())
+
     def _add(self, item: InboxItem) -> None:
+        replaced = self._items.get(item.id)
+        if replaced is not None:
+            self._unindex(replaced)
         self._items[item.id] = item
+        self._by_workspace.setdefault(item.workspace_id, {})[item.id] = item
         self._tell("added", item)
 
     def _remove(self, item_id: str) -> None:
         item = self._items.pop(item_id, None)
         if item is not None:
+            self._unindex(item)
             self._tell("removed", item)
+
+    def _unindex(self, item: InboxItem) -> None:
+        mine = self._by_workspace.get(item.workspace_id)
+        if mine is not None:
+            mine.pop(item.id, None)
+            if not mine:
+                del self._by_workspace[item.workspace_id]
 
     def _tell(self, change: Change, item: InboxItem) -> None:
         for watcher in list(self._watchers):

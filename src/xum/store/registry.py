@@ -8,6 +8,7 @@ processes can share one `$XUM_ROOT` without losing each other's records.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -248,7 +249,10 @@ def _camel(key: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
+@functools.lru_cache(maxsize=512)
 def _snake(key: str) -> str:
+    # Cached: every registry read converts every key of every record (a server lists the
+    # workspaces of a project on each tool step of a local workspace).
     return "".join("_" + c.lower() if c.isupper() else c for c in key)
 
 
@@ -269,10 +273,11 @@ def get_workspace(ws_id: str) -> WorkspaceRecord | None:
 def list_workspaces(project_path: str | None = None) -> list[WorkspaceRecord]:
     out = []
     for data in read_config().get("workspaces", {}).values():
-        if isinstance(data, dict):
-            record = _from_config(data)
-            if project_path is None or record.project_path == project_path:
-                out.append(record)
+        # Only the project's records are built: building one costs far more than this test.
+        if isinstance(data, dict) and (
+            project_path is None or data.get(_camel("project_path")) == project_path
+        ):
+            out.append(_from_config(data))
     out.sort(key=lambda r: r.created_at, reverse=True)
     return out
 

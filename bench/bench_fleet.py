@@ -1,0 +1,342 @@
+"""One real `xum server` holding many paced sessions: step overhead and server CPU per step.
+
+Setup: a real `xum server` subprocess (its own `$XUM_ROOT`), the fake LLM in a process of its own
+(`bench.fake_server`, so its CPU is not the server's), N workspaces whose agents each run `STEPS`
+tool steps (`bash true # k`) and a final text reply. Every reply waits 0.5-1.5 x `THINK_S` before
+its first byte, like a model thinking, so the steady state is about N / THINK_S steps per second
+and the server's loop is mostly idle: what is left is what the server adds per step.
+Optionally (`XUM_BENCH_FLEET_WS=1`, on by default) one WebSocket client, a process of its own,
+subscribes to every workspace and drains what it is sent, as a browser showing the fleet does.
+
+Figures per size:
+- step overhead p50 / p99 / max: from the end of one reply (the fake's own timestamp) to the
+  arrival of the session's next request at the fake; it covers parsing the reply, the durable
+  log writes, running `true` through bash, the fan-out to the client and the next request;
+- server CPU per step: the server process's utime + stime (/proc/<pid>/stat) over the turns,
+  divided by the number of model requests (tool children's CPU is not counted: it is theirs).
+
+Sizes: `XUM_BENCH_FLEET_SIZES` (default "50,100"; "200,500" when the machine can: most of the
+time goes into creating the worktrees), or argv (`python -m bench.bench_fleet 50 100 200`). A
+default run takes about two minutes on an idle machine.
+
+The `steady_*` figures count only the steps taken while every session of the fleet was running
+(sessions open one after another as their first messages arrive, and finish at different times).
+The server CPU per step includes opening each session once (spread over its 13 steps).
+
+Before / after (2026-12-04, 2 cores shared with other jobs, load average 8-12; A = main, B = this
+branch, interleaved A B A B in one sitting; p50 / p99 step overhead in ms, server CPU ms/step):
+
+    worktree, 50:   A 327 / 1049, 8.5   B 212 / 1160, 9.0   A 176 / 1195, 9.2   B 101 / 1169, 8.9
+    worktree, 100:  A 599 / 2393, 8.0   B 460 / 1958, 8.7   A 371 / 1170, 8.0   B 456 / 1823, 8.1
+    local, 50:      A  67 /  613, 8.6   B  72 / 1027, 8.7   A  55 /  424, 8.6   B 294 /  888, 8.9
+    local, 100:     A 389 / 1390, 8.9   B 369 / 1846, 8.7   A 588 / 2010, 8.2   B 406 / 2539, 9.1
+    local, 200:     A 163 /  539, 8.8   B 175 /  602, 8.4
+    local, 300:     A 177 /  948, 9.1   B 177 / 1137, 9.2
+    (8 steps per session there; these runs sent the first messages one by one, so at 200 and 300
+    not every session ran at once; B of the first four rows was before the inbox index)
+    local, 100, steady window, 12 steps:  A 117 / 588, 7.4   B 96 / 744, 7.2
+                                          A 195 / 1092, 7.0  B 347 / 1442, 6.3
+    worktree, 100, steady window, 12 steps: A 170 / 1622, 5.5  B 86 / 2159, 6.1
+                                            A 70 / 1614, 6.1   B 76 / 1919, 6.1
+
+No size differs beyond the noise of the machine: the cuts of that branch remove work that grows
+with the fleet (the registry built whole on every local tool step, the inbox walked whole on
+every status change, a lock file truncated on the loop at each turn end), not the constant
+per-step cost. What stands in the way of 500 sessions: the server spends 6-9 ms of CPU per step,
+spread thin (a cProfile of 50 sessions shows no function above a few percent: the tool path's
+sandbox layout, denylist, hook and secret-file checks; building and streaming the request; the
+log appends and the hub's gap fill that re-reads the log for bookkeeping frames; the fan-out),
+and the loop thread holds the GIL for all of it. At 1 step per second per session that is 0.5
+core per 60 sessions; on 2 shared cores one server tops out near 60-70 steps per second, and the
+overhead grows past that. The aim (under 2 ms per step) needs that constant cost cut about four
+times, or the sessions spread over more than one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.util import git_repo, percentile
+
+STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "12"))
+THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
+SIZES = tuple(int(s) for s in os.environ.get("XUM_BENCH_FLEET_SIZES", "50,100").split(","))
+# Worktree workspaces by default: a fleet of agents on one project each needs its own files (local
+# ones share the project directory, and each warns about every sibling that streams).
+RUNTIME = os.environ.get("XUM_BENCH_FLEET_RUNTIME", "worktree")
+WITH_WS = os.environ.get("XUM_BENCH_FLEET_WS", "1") == "1"
+CREATE_AT_ONCE = 8
+TOKEN = "bench-token-0123456789abcdef"
+REPO = Path(__file__).resolve().parents[1]
+
+
+class _Fake:
+    """`bench.fake_server` in its own process: paced tool-call replies, request timestamps."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.fake_server",
+                "--steps",
+                str(STEPS),
+                "--think",
+                str(THINK_S),
+            ],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            raise RuntimeError(f"the fake server did not start: {self.url!r}")
+
+    def dump(self, path: Path) -> list[dict[str, Any]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"dump {path}\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != "ok":
+            raise RuntimeError("the fake server did not answer")
+        rows: list[dict[str, Any]] = json.loads(path.read_bytes())
+        return rows
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str]:
+    env = dict(os.environ)
+    env.update(
+        XUM_ROOT=str(root),
+        HOME=str(root.parent),
+        XUM_SERVER_AUTH_TOKEN=TOKEN,
+        ANTHROPIC_API_KEY="bench-key",
+        ANTHROPIC_BASE_URL=fake_url,
+    )
+    argv = [sys.executable, "-m", "xum", "server", "--port", "0"]
+    profile = os.environ.get("XUM_BENCH_PROFILE")
+    if profile:  # a cProfile dump of the server, for digging
+        argv = [sys.executable, "-m", "cProfile", "-o", profile, *argv[1:]]
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "listening on" not in line:
+        proc.kill()
+        raise RuntimeError(f"xum server did not start: {line!r}")
+    return proc, line.split("listening on ", 1)[1].strip()
+
+
+def _cpu_s(pid: int) -> float | None:
+    """User + system CPU time the process has used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # the process may be gone
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _client(url: str, ids: list[str]) -> None:
+    """The WebSocket client (its own process): subscribe to every workspace, say READY, then
+    drain everything until stdin closes."""
+    import websockets
+
+    ws_url = url.replace("http://", "ws://") + "/api/ws"
+    async with websockets.connect(
+        ws_url,
+        additional_headers={"Authorization": f"Bearer {TOKEN}"},
+        max_size=None,
+        compression=None,  # type: ignore[arg-type]
+    ) as ws:
+        for wid in ids:
+            await ws.send(json.dumps({"type": "subscribe", "workspaceId": wid, "afterSeq": 0}))
+        subscribed = 0
+        while subscribed < len(ids):
+            if json.loads(await ws.recv())["type"] == "subscribed":
+                subscribed += 1
+        print("READY", flush=True)
+        loop = asyncio.get_running_loop()
+        stop = loop.run_in_executor(None, sys.stdin.read)
+        count = 0
+        while not stop.done():
+            with __import__("contextlib").suppress(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await ws.recv()
+                    count += 1
+        print(count, flush=True)
+
+
+async def _create(http: Any, project: Path, n: int) -> list[str]:
+    """N workspaces, a few at a time (each is a `git worktree add`: slow one by one)."""
+    gate = asyncio.Semaphore(CREATE_AT_ONCE)
+
+    async def one() -> str:
+        async with gate:
+            res = await http.post(
+                "/api/workspaces",
+                json={
+                    "projectPath": str(project),
+                    "runtime": {"type": RUNTIME},
+                    "model": "anthropic:claude-sonnet-5-5",
+                },
+            )
+            res.raise_for_status()
+            return str(res.json()["id"])
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+async def _send_all(http: Any, ids: list[str], prefix: str) -> None:
+    """The first message to every workspace, a few at a time (each opens a session)."""
+    gate = asyncio.Semaphore(CREATE_AT_ONCE)
+
+    async def one(k: int, wid: str) -> None:
+        async with gate:
+            res = await http.post(f"/api/workspaces/{wid}/messages", json={"text": f"{prefix}{k}"})
+            res.raise_for_status()
+
+    await asyncio.gather(*(one(k, wid) for k, wid in enumerate(ids)))
+
+
+def _steady_window(by_session: dict[str, list[dict[str, Any]]]) -> tuple[float, float]:
+    """From the moment the last session made its first request to the moment the first session
+    got its last reply: every session of the fleet is running then."""
+    starts = [min(r["arrived"] for r in rows) for rows in by_session.values() if rows]
+    ends = [max(r["finished"] or 0.0 for r in rows) for rows in by_session.values() if rows]
+    return (max(starts), min(ends)) if starts else (0.0, 0.0)
+
+
+async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any]:
+    import httpx
+
+    root = base / f"n{n}" / ".xum"
+    root.mkdir(parents=True)
+    # The governor caps requests in flight per provider (8 by default): a fleet of N agents on
+    # one account raises it, or the cap, not the server, sets the pace.
+    (root / "config.json").write_text(json.dumps({"governor": {"maxConcurrent": 4 * n}}))
+    server, url = _start_server(root, fake.url)
+    client_proc: subprocess.Popen[str] | None = None
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
+            ids = await _create(http, project, n)
+            if WITH_WS:
+                client_proc = subprocess.Popen(
+                    [sys.executable, "-m", "bench.bench_fleet", "--client", url, ",".join(ids)],
+                    cwd=REPO,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                assert client_proc.stdout is not None
+                ready = client_proc.stdout.readline()
+                if ready.strip() != "READY":
+                    raise RuntimeError(f"bench client failed: {ready!r}")
+            prefix = f"fleet {n} "
+            cpu0 = _cpu_s(server.pid)
+            began = time.monotonic()
+            await _send_all(http, ids, prefix)
+            sent_s = time.monotonic() - began
+            expected = n * (STEPS + 1)
+            deadline = began + 60 + (STEPS + 1) * THINK_S * 4 + n * 0.5
+            rows: list[dict[str, Any]] = []
+            while time.monotonic() < deadline:
+                await asyncio.sleep(1.0)
+                rows = [r for r in fake.dump(base / f"n{n}.json") if r["key"].startswith(prefix)]
+                if len(rows) >= expected and all(r["finished"] is not None for r in rows):
+                    break
+            wall = time.monotonic() - began
+            await asyncio.sleep(0.5)  # the final text reply's writes
+            cpu1 = _cpu_s(server.pid)
+    finally:
+        drained = None
+        if client_proc is not None:
+            out, _ = client_proc.communicate("", timeout=30)
+            drained = int(out.strip() or 0)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    by_session: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_session[row["key"]].append(row)
+    gaps, steady = [], []
+    first, last = _steady_window(by_session)
+    for requests in by_session.values():
+        requests.sort(key=lambda r: r["arrived"])
+        for prev, nxt in itertools.pairwise(requests):
+            if prev["finished"] is not None:
+                gaps.append(nxt["arrived"] - prev["finished"])
+                if first <= prev["finished"] and nxt["arrived"] <= last:
+                    steady.append(nxt["arrived"] - prev["finished"])
+    cpu = (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else float("nan")
+    return {
+        "sessions": n,
+        "requests": len(rows),
+        "expected_requests": n * (STEPS + 1),
+        "wall_s": round(wall, 1),
+        "steps_per_s": round(len(rows) / wall, 1),
+        "step_overhead_p50_ms": round(percentile(gaps, 50) * 1000, 1),
+        "step_overhead_p99_ms": round(percentile(gaps, 99) * 1000, 1),
+        "step_overhead_max_ms": round(max(gaps) * 1000, 1) if gaps else None,
+        # Only the steps taken while every session of the fleet was running (the others ran
+        # while sessions were still being opened, or had already finished).
+        "steady_window_s": round(max(0.0, last - first), 1),
+        "steady_steps": len(steady),
+        "steady_overhead_p50_ms": round(percentile(steady, 50) * 1000, 1),
+        "steady_overhead_p99_ms": round(percentile(steady, 99) * 1000, 1),
+        "messages_sent_in_s": round(sent_s, 1),
+        "server_cpu_ms_per_step": round(cpu / max(1, len(rows)) * 1000, 2),
+        "ws_messages": drained,
+    }
+
+
+def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "steps_per_session": STEPS + 1,
+        "think_s": THINK_S,
+        "websocket_client": WITH_WS,
+        "runtime": RUNTIME,
+        "aim": "500 sessions, p99 step overhead < 100 ms, server CPU < 2 ms per step",
+    }
+    fake = _Fake()
+    try:
+        with tempfile.TemporaryDirectory(prefix="xum-bench-fleet-") as tmp:
+            base = Path(tmp)
+            project = git_repo(base)
+            for n in sizes:
+                out[f"n_{n}"] = asyncio.run(_size(n, fake, base, project))
+    finally:
+        fake.close()
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--client"]:
+        asyncio.run(_client(sys.argv[2], sys.argv[3].split(",")))
+    else:
+        chosen = tuple(int(a) for a in sys.argv[1:]) or SIZES
+        print(json.dumps(run(chosen), indent=2))
