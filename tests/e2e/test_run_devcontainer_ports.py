@@ -7,7 +7,6 @@ without publishing."""
 from __future__ import annotations
 
 import asyncio
-import random
 import socket
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from tests.e2e.cli import env_for, events, run_xum
 from tests.gitrepo import make_repo
 from tests.support.containers import Engine, container_engine, container_image  # noqa: F401
 from tests.support.devcontainer_cli import devcontainer_json, devcontainer_tool  # noqa: F401
+from tests.support.ports import free_block
 from xum.store import registry
 from xum.store.config import update_config
 from xum.testing import fakellm
@@ -26,33 +26,13 @@ from xum.workspaces import lifecycle
 pytestmark = pytest.mark.slow
 
 
-def _free_block(size: int) -> int:
-    """The first of `size` ports free here now: every test's workspaces start at the default
-    base, and a taken port is (by design) not published, so the test picks its own block."""
-    for _ in range(100):
-        base = random.randrange(10_000, 30_000)
-        held: list[socket.socket] = []
-        try:
-            for port in range(base, base + size):
-                sock = socket.socket()
-                held.append(sock)
-                sock.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for sock in held:
-                sock.close()
-    raise RuntimeError("no free block of ports found")
-
-
 def test_the_port_block_is_published_from_the_dev_container(
     fake_llm: FakeLLM,
     tmp_path: Path,
     container_engine: Engine,  # noqa: F811
     devcontainer_tool: str,  # noqa: F811
 ) -> None:
-    base = _free_block(3)
+    base = free_block(3)
     update_config(lambda config: config.__setitem__("ports", {"base": base, "size": 3}))
     config = devcontainer_json(
         container_engine.image, runArgs=["--env", "FROM_RUN_ARGS=kept"]

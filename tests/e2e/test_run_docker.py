@@ -6,14 +6,13 @@ it, and deleting the workspace removes the container."""
 from __future__ import annotations
 
 import asyncio
-import random
-import socket
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.cli import env_for, events, run_xum
 from tests.support.containers import Engine, container_engine, container_image  # noqa: F401
+from tests.support.ports import free_block
 from xum.store import registry
 from xum.store.config import update_config
 from xum.store.secrets import set_project_secret
@@ -26,34 +25,13 @@ from xum.workspaces.review import review
 pytestmark = [pytest.mark.slow, pytest.mark.repo(untracked={"uncommitted.txt": "stays here\n"})]
 
 
-def _free_block(size: int = 10) -> int:
-    """The first port of `size` ports free on this machine now, below the ephemeral range. Every
-    test's workspaces start at the default base, and a port taken here is (by design) not
-    published, so this test picks a block nothing else uses."""
-    for _ in range(100):
-        base = random.randrange(10_000, 30_000)
-        held: list[socket.socket] = []
-        try:
-            for port in range(base, base + size):
-                sock = socket.socket()
-                held.append(sock)
-                sock.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for sock in held:
-                sock.close()
-    raise RuntimeError("no free block of ports found")
-
-
 def test_run_in_a_container_runs_bash_and_edits_there_and_delete_removes_it(
     fake_llm: FakeLLM,
     repo: Path,
     container_engine: Engine,  # noqa: F811
 ) -> None:
     set_project_secret(str(repo), "API_TOKEN", "tok-in-the-container-123")
-    base = _free_block()
+    base = free_block()
     update_config(lambda config: config.__setitem__("ports", {"base": base, "size": 10}))
     fake_llm.script(
         fakellm.tool_call(
