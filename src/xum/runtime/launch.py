@@ -34,8 +34,9 @@ import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 REQUEST_HEADER = struct.Struct("!II")
 REPLY = struct.Struct("!Bqq")
@@ -110,25 +111,31 @@ def kill_descendants() -> None:
                 pass
 
 
-class Helper:
+def finish() -> NoReturn:
+    """End this helper and everything it started."""
+    kill_descendants()
+    os._exit(0)
+
+
+class Channel:
+    """The socket to xum: framed requests in (with the descriptors they pass), replies out. A
+    failure of it, or its end (xum died or let go), ends the helper (`finish`). The sandbox's
+    launcher (`sandboxd_launch.py`) speaks the same framing through this class."""
+
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.buffer = b""
         self.fds: list[int] = []
-        # The commands started and not yet reaped (adopted orphans are reaped, not reported).
-        self.commands: dict[int, subprocess.Popen[bytes]] = {}
 
     def send(self, kind: int, a: int, b: int) -> None:
         try:
             self.sock.sendall(REPLY.pack(kind, a, b))
         except OSError:  # xum is gone
-            self.finish()
+            finish()
 
-    def finish(self) -> NoReturn:
-        kill_descendants()
-        os._exit(0)
-
-    def readable(self) -> None:
+    def read(self, on_request: Callable[[Any, list[int]], None]) -> None:
+        """Read what arrived and hand each whole request to `on_request` with its descriptors,
+        closed here afterwards (a command has its own copies; ours would hold its pipe open)."""
         try:
             data, ancdata, _flags, _addr = self.sock.recvmsg(
                 _RECV, socket.CMSG_SPACE(_MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC
@@ -136,9 +143,9 @@ class Helper:
         except InterruptedError:
             return
         except OSError:
-            self.finish()
+            finish()
         if not data:
-            self.finish()  # end-of-file: xum died or let go
+            finish()  # end-of-file: xum died or let go
         for level, kind, payload in ancdata:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds = array.array("i")
@@ -153,11 +160,27 @@ class Helper:
             body, self.buffer = self.buffer[REQUEST_HEADER.size : end], self.buffer[end:]
             passed, self.fds = self.fds[:nfds], self.fds[nfds:]
             try:
-                self.start(marshal.loads(body), passed)
+                on_request(marshal.loads(body), passed)
             finally:
                 for fd in passed:
                     with contextlib.suppress(OSError):
                         os.close(fd)
+
+
+class Helper:
+    def __init__(self, sock: socket.socket) -> None:
+        self.channel = Channel(sock)
+        # The commands started and not yet reaped (adopted orphans are reaped, not reported).
+        self.commands: dict[int, subprocess.Popen[bytes]] = {}
+
+    def send(self, kind: int, a: int, b: int) -> None:
+        self.channel.send(kind, a, b)
+
+    def finish(self) -> NoReturn:
+        finish()
+
+    def readable(self) -> None:
+        self.channel.read(self.start)
 
     def start(
         self, request: tuple[int, list[bytes], dict[bytes, bytes], bytes], fds: list[int]

@@ -25,10 +25,8 @@ The wire (a stream socket, both ways; the same framing as `xum.runtime.launch`):
 
 from __future__ import annotations
 
-import array
 import contextlib
 import importlib.util
-import marshal
 import os
 import selectors
 import signal
@@ -45,8 +43,6 @@ REPLY = struct.Struct("!Bqq")
 READY, STARTED, EXITED = 1, 2, 4
 RUN, STOP = 1, 2
 START_FAILED_CODE = 127
-_MAX_FDS = 16
-_RECV = 256 * 1024
 
 
 def _load_launch() -> ModuleType:
@@ -87,53 +83,20 @@ def _ignore(signum: int, frame: FrameType | None) -> None:
 
 class Launcher:
     def __init__(self, sock: socket.socket, as_subreaper: Callable[[], None]) -> None:
-        self.sock = sock
+        self.channel = launch.Channel(sock)  # launch.py's framing, both ways
         self.as_subreaper = as_subreaper
-        self.buffer = b""
-        self.fds: list[int] = []
         self.commands: dict[int, int] = {}  # bash pid (its group, its session) -> request id
         self.by_id: dict[int, int] = {}  # request id -> bash pid
 
     def send(self, kind: int, a: int, b: int) -> None:
-        try:
-            self.sock.sendall(REPLY.pack(kind, a, b))
-        except OSError:  # xum is gone
-            self.finish()
+        self.channel.send(kind, a, b)
 
     def finish(self) -> NoReturn:
-        launch.kill_descendants()
-        os._exit(0)
+        launch.finish()  # ends the process
+        os._exit(0)  # (for the type checker: `launch` is loaded by path)
 
     def readable(self) -> None:
-        try:
-            data, ancdata, _flags, _addr = self.sock.recvmsg(
-                _RECV, socket.CMSG_SPACE(_MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC
-            )
-        except InterruptedError:
-            return
-        except OSError:
-            self.finish()
-        if not data:
-            self.finish()  # end-of-file: xum died or let go
-        for level, kind, payload in ancdata:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds = array.array("i")
-                fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-                self.fds.extend(fds)
-        self.buffer += data
-        while len(self.buffer) >= REQUEST_HEADER.size:
-            length, nfds = REQUEST_HEADER.unpack_from(self.buffer)
-            end = REQUEST_HEADER.size + length
-            if len(self.buffer) < end or len(self.fds) < nfds:
-                return
-            body, self.buffer = self.buffer[REQUEST_HEADER.size : end], self.buffer[end:]
-            passed, self.fds = self.fds[:nfds], self.fds[nfds:]
-            try:
-                self.handle(marshal.loads(body), passed)
-            finally:
-                for fd in passed:  # the command has its copy; ours would hold the pipe open
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+        self.channel.read(self.handle)
 
     def handle(self, request: tuple[object, ...], fds: list[int]) -> None:
         if request[0] == STOP:
