@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from bench.util import percentile
+from bench.util import FakeServerProcess, percentile
 
 STEPS = 5
 SIZES = (10, 50, 100)
@@ -58,48 +58,6 @@ def _rss_kb() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-class _Server:
-    def __init__(self, think_s: float = 0.0) -> None:
-        repo = Path(__file__).resolve().parents[1]
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.fake_server",
-                "--steps",
-                str(STEPS),
-                "--think",
-                str(think_s),
-            ],
-            cwd=repo,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http"):
-            raise RuntimeError(f"the fake server did not start: {self.url!r}")
-
-    def dump(self, path: Path) -> list[dict[str, Any]]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"dump {path}\n")
-        self.proc.stdin.flush()
-        if self.proc.stdout.readline().strip() != "ok":
-            raise RuntimeError("the fake server did not answer")
-        rows: list[dict[str, Any]] = orjson.loads(path.read_bytes())
-        return rows
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def _timed_log_class() -> Any:
@@ -120,7 +78,7 @@ def _timed_log_class() -> Any:
     return TimedLog
 
 
-async def _round(n: int, server: _Server, root: Path, label: str) -> dict[str, Any]:
+async def _round(n: int, server: FakeServerProcess, root: Path, label: str) -> dict[str, Any]:
     from xum.engine.agent import AgentSession, SessionSettings, WorkspaceInfo
     from xum.engine.route import resolve_route
     from xum.llm.client import open_client
@@ -264,7 +222,7 @@ def _idle_in_subprocess(n: int, root: Path) -> dict[str, float]:
 def run() -> dict[str, object]:
     out: dict[str, object] = {"steps_per_session": STEPS + 1}
     saved = {k: os.environ.get(k) for k in ("XUM_ROOT",)}
-    server = _Server()
+    server = FakeServerProcess(STEPS)
     try:
         with tempfile.TemporaryDirectory(prefix="xum-bench-conc-") as tmp:
             root = Path(tmp)
@@ -280,7 +238,7 @@ def run() -> dict[str, object]:
             # The same 100 sessions against replies that take 1 s (0.5-1.5 s) to start, as a
             # model's would: what one process adds per step when the sessions are not all
             # stepping in the same millisecond.
-            paced = _Server(think_s=PACED_THINK_S)
+            paced = FakeServerProcess(STEPS, PACED_THINK_S)
             try:
                 out[f"paced_n_{max(SIZES)}"] = {
                     "think_s": PACED_THINK_S,

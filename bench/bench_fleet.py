@@ -67,7 +67,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.util import git_repo, percentile
+from bench.util import FakeServerProcess, git_repo, percentile
 
 STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "12"))
 THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
@@ -79,49 +79,6 @@ WITH_WS = os.environ.get("XUM_BENCH_FLEET_WS", "1") == "1"
 CREATE_AT_ONCE = 8
 TOKEN = "bench-token-0123456789abcdef"
 REPO = Path(__file__).resolve().parents[1]
-
-
-class _Fake:
-    """`bench.fake_server` in its own process: paced tool-call replies, request timestamps."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bench.fake_server",
-                "--steps",
-                str(STEPS),
-                "--think",
-                str(THINK_S),
-            ],
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http"):
-            raise RuntimeError(f"the fake server did not start: {self.url!r}")
-
-    def dump(self, path: Path) -> list[dict[str, Any]]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"dump {path}\n")
-        self.proc.stdin.flush()
-        if self.proc.stdout.readline().strip() != "ok":
-            raise RuntimeError("the fake server did not answer")
-        rows: list[dict[str, Any]] = json.loads(path.read_bytes())
-        return rows
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str]:
@@ -227,7 +184,7 @@ def _steady_window(by_session: dict[str, list[dict[str, Any]]]) -> tuple[float, 
     return (max(starts), min(ends)) if starts else (0.0, 0.0)
 
 
-async def _size(n: int, fake: _Fake, base: Path, project: Path) -> dict[str, Any]:
+async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> dict[str, Any]:
     import httpx
 
     root = base / f"n{n}" / ".xum"
@@ -322,7 +279,7 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
         "runtime": RUNTIME,
         "aim": "500 sessions, p99 step overhead < 100 ms, server CPU < 2 ms per step",
     }
-    fake = _Fake()
+    fake = FakeServerProcess(STEPS, THINK_S)
     try:
         with tempfile.TemporaryDirectory(prefix="xum-bench-fleet-") as tmp:
             base = Path(tmp)

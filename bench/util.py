@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def median_ms(samples: Sequence[float]) -> float:
@@ -75,3 +78,48 @@ def scratch_home(prefix: str) -> Iterator[Path]:
             else:
                 os.environ[key] = value
         shutil.rmtree(root, ignore_errors=True)
+
+
+class FakeServerProcess:
+    """`bench.fake_server` in its own process (no GIL shared with what is measured): `steps`
+    tool-call replies per conversation, each after `think_s`; `dump` returns its request
+    timestamps."""
+
+    def __init__(self, steps: int, think_s: float = 0.0) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.fake_server",
+                "--steps",
+                str(steps),
+                "--think",
+                str(think_s),
+            ],
+            cwd=Path(__file__).resolve().parents[1],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            raise RuntimeError(f"the fake server did not start: {self.url!r}")
+
+    def dump(self, path: Path) -> list[dict[str, Any]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"dump {path}\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != "ok":
+            raise RuntimeError("the fake server did not answer")
+        rows: list[dict[str, Any]] = json.loads(path.read_bytes())
+        return rows
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
