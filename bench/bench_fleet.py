@@ -67,7 +67,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.util import FakeServerProcess, git_repo, percentile
+from bench.util import FakeServerProcess, git_repo, percentile, subscribe_all
 
 STEPS = int(os.environ.get("XUM_BENCH_FLEET_STEPS", "12"))
 THINK_S = float(os.environ.get("XUM_BENCH_FLEET_THINK_S", "1.0"))
@@ -126,12 +126,7 @@ async def _client(url: str, ids: list[str]) -> None:
         max_size=None,
         compression=None,  # type: ignore[arg-type]
     ) as ws:
-        for wid in ids:
-            await ws.send(json.dumps({"type": "subscribe", "workspaceId": wid, "afterSeq": 0}))
-        subscribed = 0
-        while subscribed < len(ids):
-            if json.loads(await ws.recv())["type"] == "subscribed":
-                subscribed += 1
+        await subscribe_all(ws, ids)
         print("READY", flush=True)
         loop = asyncio.get_running_loop()
         stop = loop.run_in_executor(None, sys.stdin.read)

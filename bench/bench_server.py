@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.util import percentile
+from bench.util import percentile, subscribe_all
 from xum.testing import fakellm
 from xum.testing.fakellm import http as fake_http
 
@@ -144,12 +144,7 @@ async def _client(url: str, ids: list[str]) -> dict[str, float]:
         max_size=None,
         compression=None,  # type: ignore[arg-type]
     ) as ws:
-        for wid in ids:
-            await ws.send(json.dumps({"type": "subscribe", "workspaceId": wid, "afterSeq": 0}))
-        subscribed = 0
-        while subscribed < len(ids):
-            if json.loads(await ws.recv())["type"] == "subscribed":
-                subscribed += 1
+        await subscribe_all(ws, ids)
         print("READY", flush=True)
         async with asyncio.timeout(120):
             while ended < len(ids):

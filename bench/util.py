@@ -123,3 +123,14 @@ class FakeServerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+async def subscribe_all(ws: Any, ids: Sequence[str]) -> None:
+    """Subscribe a server WebSocket (`websockets`' client) to every workspace of `ids`, from
+    the start of each log, and wait until the server confirmed each."""
+    for wid in ids:
+        await ws.send(json.dumps({"type": "subscribe", "workspaceId": wid, "afterSeq": 0}))
+    subscribed = 0
+    while subscribed < len(ids):
+        if json.loads(await ws.recv())["type"] == "subscribed":
+            subscribed += 1
