@@ -235,6 +235,10 @@ class RemoteHosts:
         data = await self._call("DELETE", _ws(workspace_id, "queue"))
         return [str(t) for t in data.get("unsent") or []]
 
+    async def mark_read(self, workspace_id: str, seq: int) -> None:
+        """The workspace was read up to `seq` (as the browser marks it): its notices leave."""
+        await self._call("POST", _ws(workspace_id, "read"), {"seq": seq})
+
     async def start_here(self, workspace: WorkspaceRecord | str, seq: int) -> int:
         ws = workspace if isinstance(workspace, str) else workspace.id
         return int((await self._call("POST", _ws(ws, "start-here"), {"seq": seq}))["seq"])

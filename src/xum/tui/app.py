@@ -109,9 +109,9 @@ class XumApp(App[None]):
         self.actions: Actions
         if attach is None:  # sessions run in this process
             self.runner, self.actions = Runner(self), Actions(self)
-            self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
         else:  # on a server (`attached_actions.attach_to`)
             self.runner, self.actions = attach(self)
+        self.runner.on_screen = lambda ws: self.selected is not None and self.selected.id == ws
         self.runner.on_notice = TerminalNotifier.for_app(self).show
         self.selected: Workspace | None = None
         self.draft = Transcript()  # what the new-workspace row shows (notices, errors)

@@ -13,6 +13,7 @@ running (they belong to the server, as the browser's do).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from xum.store.registry import WorkspaceRecord
     from xum.workspaces.devcontainer_configs import DevcontainerConfig
     from xum.workspaces.safety.approvals import ApprovalAnswer
+
+
+log = logging.getLogger("xum.tui")
 
 
 class AttachedRunner(Runner):
@@ -259,6 +263,21 @@ class AttachedRunner(Runner):
             ws.failed = status.get("state") == "error"
         self._sync_waiting(ws)
         self.listener.status_changed(ws)
+        if status.get("unread") and self.on_screen(workspace_id):
+            # A turn that ended while it was on screen is read, as the browser marks it.
+            self.spawn(self._read(workspace_id, int(status.get("lastSeq") or 0)))
+
+    def mark_read(self, ws: Workspace) -> None:
+        """The workspace is on screen: the server's notices for it leave."""
+        status = self.remote.status(ws.id) or {}
+        if status.get("unread"):
+            self.spawn(self._read(ws.id, int(status.get("lastSeq") or 0)))
+
+    async def _read(self, workspace_id: str, seq: int) -> None:
+        try:
+            await self.remote.mark_read(workspace_id, seq)
+        except XumError as exc:  # a workspace deleted meanwhile, a server gone: nothing to mark
+            log.debug("could not mark %s read: %s", workspace_id, exc.message)
 
     def workspaces_changed(self) -> None:
         # Changes that come while the list is read are read once more after it, not each.
