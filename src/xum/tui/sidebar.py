@@ -8,6 +8,7 @@ without colour too (`NO_COLOR`): ○ idle, ● working, ◆ needs input, • unr
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -83,8 +84,9 @@ class Sidebar(ListView):
         # and mounts: every row twice, and the highlight on the wrong one. One at a time.
         self._filling = asyncio.Lock()
 
-    async def fill(self, workspaces: list[Workspace], selected: str | None) -> None:
-        """Show these workspaces (newest first) and highlight `selected` (None: the new row)."""
+    async def fill(self, workspaces: list[Workspace], selected: Callable[[], str | None]) -> None:
+        """Show these workspaces (newest first) and highlight the one `selected()` names when
+        they are in place (None: the new row)."""
         async with self._filling:
             await self.clear()
             self._items = {}
@@ -96,7 +98,7 @@ class Sidebar(ListView):
                 self._items[ws.id] = item
                 items.append(item)
             await self.extend(items)
-            self.highlight(selected)
+            self.highlight(selected())
 
     def highlight(self, workspace_id: str | None) -> None:
         ids = [None, *self._items]

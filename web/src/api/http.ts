@@ -42,16 +42,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     headers: body === undefined ? {} : { "Content-Type": raw ? "application/octet-stream" : "application/json" },
   };
   if (body !== undefined) init.body = raw ? body : JSON.stringify(body);
-  let res: Response;
-  try {
-    res = await fetch(path, init);
-  } catch (exc) {
-    throw new ApiError(0, {
-      code: "network",
-      message: "The xum server cannot be reached.",
-      hint: exc instanceof Error ? exc.message : null,
-    });
-  }
+  const res = await fetchRetryingReads(path, init);
   const text = await res.text();
   let data: unknown = null;
   if (text !== "") {
@@ -66,6 +57,31 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     throw new ApiError(res.status, errorBody(res.status, data));
   }
   return data as T;
+}
+
+/** Pauses before a read is sent again after a network failure (a dropped keep-alive
+ * connection, a server restarting, a moment without network). */
+export const READ_RETRY_DELAYS_MS = [250, 1000];
+
+/** `fetch`, with a read (GET) sent again after a network failure: it changes nothing, so a
+ * transcript or a cost table is not left empty by one dropped connection. A write is sent once:
+ * the server may have acted on it before the connection broke. */
+async function fetchRetryingReads(path: string, init: RequestInit): Promise<Response> {
+  const delays = init.method === "GET" ? READ_RETRY_DELAYS_MS : [];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(path, init);
+    } catch (exc) {
+      if (attempt >= delays.length) {
+        throw new ApiError(0, {
+          code: "network",
+          message: "The xum server cannot be reached.",
+          hint: exc instanceof Error ? exc.message : null,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, delays[attempt]));
+    }
+  }
 }
 
 export function qs(params: Record<string, string | number | boolean | null | undefined>): string {

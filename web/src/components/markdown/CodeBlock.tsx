@@ -12,7 +12,7 @@ export function CodeBlock(props: Props) {
   useEffect(() => {
     if (ready || !props.language) return;
     const off = onHighlighterReady(() => setReady(true));
-    void loadHighlighter();
+    loadHighlighter().catch(() => undefined); // plain text stays; the next block tries again
     return off;
   }, [ready, props.language]);
   const highlighted = ready ? highlightToReact(props.code, props.language) : null;

@@ -1,18 +1,17 @@
 import { useEffect, useState } from "react";
+import { loadOnce } from "./lazy";
 import { sanitizeMath } from "./sanitize";
 
 type Katex = typeof import("katex").default;
 
 let katex: Katex | null = null;
-let loading: Promise<Katex> | null = null;
 
-function loadKatex(): Promise<Katex> {
-  loading ??= Promise.all([import("katex"), import("katex/dist/katex.min.css")]).then(([mod]) => {
+const loadKatex = loadOnce(() =>
+  Promise.all([import("katex"), import("katex/dist/katex.min.css")]).then(([mod]) => {
     katex = mod.default;
     return katex;
-  });
-  return loading;
-}
+  }),
+);
 
 interface Props {
   tex: string;
@@ -25,9 +24,11 @@ export function MathView(props: Props) {
   useEffect(() => {
     if (lib) return;
     let live = true;
-    void loadKatex().then((k) => {
-      if (live) setLib(() => k);
-    });
+    loadKatex()
+      .then((k) => {
+        if (live) setLib(() => k);
+      })
+      .catch(() => undefined); // the TeX source stays; the next math block tries again
     return () => {
       live = false;
     };

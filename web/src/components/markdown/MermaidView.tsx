@@ -1,13 +1,12 @@
 import { useEffect, useId, useLayoutEffect, useRef, useState } from "react";
+import { loadOnce } from "./lazy";
 import { mermaidSafeSource } from "./mermaidSource";
 import { sanitizeSvg } from "./sanitize";
 
 type Mermaid = typeof import("mermaid").default;
 
-let loading: Promise<Mermaid> | null = null;
-
-function loadMermaid(): Promise<Mermaid> {
-  loading ??= import("mermaid").then((mod) => {
+const loadMermaid = loadOnce(() =>
+  import("mermaid").then((mod): Mermaid => {
     const mermaid = mod.default;
     mermaid.initialize({
       startOnLoad: false,
@@ -19,9 +18,8 @@ function loadMermaid(): Promise<Mermaid> {
       maxTextSize: 50_000,
     });
     return mermaid;
-  });
-  return loading;
-}
+  }),
+);
 
 interface Props {
   source: string;

@@ -4,6 +4,7 @@
 
 import { createElement, type ReactNode } from "react";
 import type { ElementContent, Root } from "hast";
+import { loadOnce } from "./lazy";
 
 interface Highlighter {
   highlight(language: string, code: string): Root;
@@ -12,7 +13,6 @@ interface Highlighter {
 }
 
 let instance: Highlighter | null = null;
-let loading: Promise<Highlighter> | null = null;
 const waiters = new Set<() => void>();
 
 export function getHighlighter(): Highlighter | null {
@@ -21,17 +21,16 @@ export function getHighlighter(): Highlighter | null {
 
 /** Start loading the grammars when the browser is idle: code shows as plain text until then,
  * so highlighting never delays the first paint of a transcript. */
-export function loadHighlighter(): Promise<Highlighter> {
-  loading ??= whenIdle()
+export const loadHighlighter: () => Promise<Highlighter> = loadOnce(() =>
+  whenIdle()
     .then(() => import("lowlight"))
     .then(({ createLowlight, common }) => {
       instance = createLowlight(common);
       for (const w of waiters) w();
       waiters.clear();
       return instance;
-    });
-  return loading;
-}
+    }),
+);
 
 function whenIdle(): Promise<void> {
   return new Promise((resolve) => {
