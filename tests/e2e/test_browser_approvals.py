@@ -43,6 +43,17 @@ def test_a_command_waits_for_approval_and_runs_once_approved(page: Any, xum_web:
     assert page.locator(".approval-card").count() == 0
 
     send(page, "[approve] touch kept.txt")
+    try:
+        _always_allow_then_forget_in_settings(page, xum_web, card, checkout)
+    finally:  # the server is shared: a rule left behind would approve later tests' commands
+        for rule in xum_web.api("GET", "/api/settings/safety")["rules"]:
+            body = {"project": rule["project"], "prefix": rule["prefix"]}
+            xum_web.api("POST", "/api/settings/safety/rules/forget", json=body)
+
+
+def _always_allow_then_forget_in_settings(
+    page: Any, xum_web: XumServer, card: Any, checkout: Path
+) -> None:
     card.get_by_role("button", name="Always allow").click()
     page.locator(".approval-card").wait_for(state="detached")
     page.get_by_text("The tool finished: tool-output-42 seen.").nth(1).wait_for()
