@@ -36,7 +36,7 @@ from xum.server.pending_approvals import Approvals
 from xum.server.questions import Questions
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
-from xum.store.sessionlog import check_workspace_id
+from xum.store.sessionlog import SessionLog, check_workspace_id
 from xum.workspaces.safety.choice import SafetyChoice
 
 
@@ -68,6 +68,13 @@ def server_hosts(
     hosts.inbox.watch(lambda change, item: broadcast_inbox(hub, change, item))
     hosts.notifier.watch(lambda notice: broadcast_notification(hub, notice))
     hub.active = lambda ws: ws in hosts.hosts
+
+    def live_log(workspace_id: str) -> SessionLog | None:
+        host = hosts.hosts.get(workspace_id) if hosts is not None else None
+        parts = host.parts if host is not None else None
+        return parts.agent.log if parts is not None else None
+
+    hub.live_log = live_log
     hub.queued = hosts.queued
     return hosts
 
