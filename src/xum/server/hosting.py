@@ -13,7 +13,8 @@ workspaces streaming at once) to cost about 40% more server CPU, in GIL hand-off
 cross-thread wake-ups, with p99 latencies of 10-100 ms where one loop gives 4-7 ms. What blocks
 the loop now blocks every workspace: keep it short (move a slow step to `asyncio.to_thread` or
 the log's pool). The hub reads each log through its own read-only `SessionLog`, as another
-process would.
+process would, except the frames a live session here has just committed without an event (its
+bookkeeping frames), which it takes from that session's log in memory (`Hub.live_log`).
 
 Everything about hosting (open on first send, queue-or-start, the drive loop, goals, reopen
 after an outside edit, idle close and idle compaction, pending questions and approvals) is the

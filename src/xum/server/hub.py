@@ -12,7 +12,10 @@ subscribers.
 
 Committed events carry the log's `seq`. `publish` fills any gap from the log (frames appended
 without an event, such as the crash repair `begin_write` performs) before the event itself, so a
-subscriber's seqs have no holes. Each subscription remembers the last seq its backlog covered
+subscriber's seqs have no holes. A live session of this process leaves such a gap every step
+(`step_start` and `request_header` have no event): its frames are read from that session's log
+object in memory (`live_log`), not from the disk; the hub's own view of the log is brought up to
+date only on a subscribe, a history read, or for a log that another process writes. Each subscription remembers the last seq its backlog covered
 and never gets a committed event at or below it.
 """
 
