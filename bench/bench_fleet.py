@@ -61,11 +61,11 @@ starts its sandbox: 64 ms at 5 sessions, 300-450 ms when 50 start in the same se
 starts them together). The server's CPU per step is spread thin (a `py-spy --gil` profile of 50
 sessions: the tool path 37%, of it the sandbox plan and git layout 7%, hooks lookup 4%, the
 command-risk parse 3%; the model request and its stream 24%; log appends and their thread hops
-11%; the hub and the WebSocket writers 7%), and half of it is the kernel's (fsyncs, thread
-wake-ups, pipes).
+11%; the hub and the WebSocket writers 7%), and about a third of it is the kernel's (fsyncs,
+thread wake-ups, pipes).
 
-Before this branch, no size differed beyond the noise of the machine: the cuts of that branch remove work that grows
-with the fleet (the registry built whole on every local tool step, the inbox walked whole on
+Before this branch, no size differed beyond the noise of the machine: the cuts of that branch
+remove work that grows with the fleet (the registry built whole on every local tool step, the inbox walked whole on
 every status change, a lock file truncated on the loop at each turn end), not the constant
 per-step cost. What stands in the way of 500 sessions: the server spends 6-9 ms of CPU per step,
 spread thin (a cProfile of 50 sessions shows no function above a few percent: the tool path's
