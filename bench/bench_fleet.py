@@ -65,9 +65,9 @@ command-risk parse 3%; the model request and its stream 24%; log appends and the
 thread wake-ups, pipes).
 
 Before this branch, no size differed beyond the noise of the machine: the cuts of that branch
-remove work that grows with the fleet (the registry built whole on every local tool step, the inbox walked whole on
-every status change, a lock file truncated on the loop at each turn end), not the constant
-per-step cost. What stands in the way of 500 sessions: the server spends 6-9 ms of CPU per step,
+remove work that grows with the fleet (the registry built whole on every local tool step, the
+inbox walked whole on every status change, a lock file truncated on the loop at each turn end),
+not the constant per-step cost. What stands in the way of 500 sessions: the server spends 6-9 ms of CPU per step,
 spread thin (a cProfile of 50 sessions shows no function above a few percent: the tool path's
 sandbox layout, denylist, hook and secret-file checks; building and streaming the request; the
 log appends and the hub's gap fill that re-reads the log for bookkeeping frames; the fan-out),
