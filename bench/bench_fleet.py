@@ -65,16 +65,16 @@ command-risk parse 3%; the model request and its stream 24%; log appends and the
 thread wake-ups, pipes).
 
 Before this branch, no size differed beyond the noise of the machine: the cuts of that branch
-remove work that grows with the fleet (the registry built whole on every local tool step, the
-inbox walked whole on every status change, a lock file truncated on the loop at each turn end),
-not the constant per-step cost. What stands in the way of 500 sessions: the server spends 6-9 ms of CPU per step,
-spread thin (a cProfile of 50 sessions shows no function above a few percent: the tool path's
-sandbox layout, denylist, hook and secret-file checks; building and streaming the request; the
-log appends and the hub's gap fill that re-reads the log for bookkeeping frames; the fan-out),
-and the loop thread holds the GIL for all of it. At 1 step per second per session that is 0.5
-core per 60 sessions; on 2 shared cores one server tops out near 60-70 steps per second, and the
-overhead grows past that. The aim (under 2 ms per step) needs that constant cost cut about four
-times, or the sessions spread over more than one process.
+remove work that grows with the fleet (the registry built whole on every local tool step, the inbox
+walked whole on every status change, a lock file truncated on the loop at each turn end), not the
+constant per-step cost. What stands in the way of 500 sessions: the server spends 6-9 ms of CPU per
+step, spread thin (a cProfile of 50 sessions shows no function above a few percent: the tool path's
+sandbox layout, denylist, hook and secret-file checks; building and streaming the request; the log
+appends and the hub's gap fill that re-reads the log for bookkeeping frames; the fan-out), and the
+loop thread holds the GIL for all of it. At 1 step per second per session that is 0.5 core per 60
+sessions; on 2 shared cores one server tops out near 60-70 steps per second, and the overhead grows
+past that. The aim (under 2 ms per step) needs that constant cost cut about four times, or the
+sessions spread over more than one process.
 """
 
 from __future__ import annotations
