@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Mapping
 
 from xum.core.paths import server_lock_path, server_token_path
@@ -93,9 +94,37 @@ def server_tokens_on_disk() -> dict[str, str]:
     return found
 
 
+# path -> (the file's identity when read, its bytes). The masker asks before every tool call;
+# a stat tells whether the file is still the one read (the way `xum.store.config.read_config`
+# does), which costs one system call instead of an open, a read and a close per file.
+_seen: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
+_SEEN_MAX = 64
+# A file changed this recently could change again within the filesystem's timestamp
+# granularity with the same size and times: it is read again until it has settled.
+_RACY_NS = 100_000_000
+
+
 def _read_small(path: os.PathLike[str] | str) -> bytes | None:
+    key = os.fspath(path)
     try:
-        with open(path, "rb") as file:
-            return file.read(_MAX_TOKEN_FILE)
+        st = os.stat(key)
     except OSError:
+        _seen.pop(key, None)
         return None
+    identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _seen.get(key)
+    if hit is not None and hit[0] == identity:
+        return hit[1]
+    try:
+        with open(key, "rb") as file:
+            data = file.read(_MAX_TOKEN_FILE)
+    except OSError:
+        _seen.pop(key, None)
+        return None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+        if len(_seen) >= _SEEN_MAX:
+            _seen.clear()
+        _seen[key] = (identity, data)
+    else:
+        _seen.pop(key, None)
+    return data

@@ -16,33 +16,58 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
+_root_memo: tuple[str | None, str | None, Path] | None = None
+
+
 def xum_root() -> Path:
+    """`$XUM_ROOT`, else `~/.xum`. A server asks for it dozens of times per agent step (every
+    config, registry and secret path starts here), so the Path is kept for as long as the two
+    variables it is made from keep their values; a change of either is seen on the next call."""
+    global _root_memo
     env = os.environ.get("XUM_ROOT")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".xum"
+    home = os.environ.get("HOME")
+    memo = _root_memo
+    if memo is not None and memo[0] == env and memo[1] == home:
+        return memo[2]
+    root = Path(env).expanduser() if env else Path.home() / ".xum"
+    _root_memo = (env, home, root)
+    return root
+
+
+_child_memo: dict[str, tuple[Path, Path]] = {}
+
+
+def _under_root(name: str) -> Path:
+    """`xum_root() / name`, made once per root (Paths are immutable, so sharing one is safe)."""
+    root = xum_root()
+    hit = _child_memo.get(name)
+    if hit is not None and hit[0] is root:
+        return hit[1]
+    path = root / name
+    _child_memo[name] = (root, path)
+    return path
 
 
 def config_path() -> Path:
-    return xum_root() / "config.json"
+    return _under_root("config.json")
 
 
 def providers_path() -> Path:
-    return xum_root() / "providers.jsonc"
+    return _under_root("providers.jsonc")
 
 
 def secrets_path() -> Path:
-    return xum_root() / "secrets.json"
+    return _under_root("secrets.json")
 
 
 def server_lock_path() -> Path:
     """Where a running `xum server` says how to reach it (its URL and token; mode 0600)."""
-    return xum_root() / "server.lock"
+    return _under_root("server.lock")
 
 
 def server_token_path() -> Path:
     """Where `xum server` keeps the token it generated (`xum.server.token_store`; mode 0600)."""
-    return xum_root() / "server" / "auth-token"
+    return _under_root("server/auth-token")
 
 
 def sessions_dir() -> Path:

@@ -46,6 +46,7 @@ Notify = Callable[[E.Event], None]
 MAX_PAUSE_S = 60.0  # a longer Retry-After (a daily quota) fails the turn in the client instead
 BUDGET_RECHECK_S = 30.0  # how often a held turn looks at the budget again (a raised limit)
 LEARN_QUIET_S = 30.0  # a lowered cap is raised by one after this long without a 429
+SPEND_GATHER_S = 0.5  # costs noted this close together go into the day's file in one write
 
 
 class HeldTurnStopped(XumError):
@@ -152,6 +153,7 @@ class Governor:
         self.subagents = FairLane(self.settings.max_subagents)
         self._unsaved: dict[str, float] = {}  # project -> USD noted but not yet in the file
         self._saving: asyncio.Task[None] | None = None
+        self._save_now = asyncio.Event()  # set by `aclose`: write at once, do not gather more
         self._spend_changed = asyncio.Event()
         # Counters for tests and benchmarks.
         self.rate_limited = 0
@@ -214,12 +216,19 @@ class Governor:
 
     def note_cost(self, project: str, usd: float) -> None:
         """A reply or compaction of `project` cost `usd`: counted in memory now, written to
-        the day's file in the background."""
+        the day's file in the background, together with the costs noted in the next
+        `SPEND_GATHER_S` (a fleet notes one per step: one locked write of the file each would
+        be a thread hop, a lock and a rename per step in a server)."""
         if usd <= 0:
             return
         self._unsaved[project] = self._unsaved.get(project, 0.0) + usd
         if self._saving is None or self._saving.done():
-            self._saving = asyncio.ensure_future(self._save())
+            self._saving = asyncio.ensure_future(self._save_gathered())
+
+    async def _save_gathered(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._save_now.wait(), SPEND_GATHER_S)
+        await self._save()
 
     async def _save(self) -> None:
         while self._unsaved:
@@ -272,6 +281,7 @@ class Governor:
 
     async def aclose(self) -> None:
         """Write what is still unsaved."""
+        self._save_now.set()
         if self._saving is not None and not self._saving.done():
             with contextlib.suppress(Exception):
                 await self._saving

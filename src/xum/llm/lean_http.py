@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
 import time
 import zlib
@@ -275,17 +276,7 @@ class LeanHTTP:
         return None
 
     async def _send(self, url: str, body: bytes, headers: dict[str, str]) -> LeanResponse:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname:
-            raise HTTPTransportError(f"not an http(s) URL: {url}")
-        host = parts.hostname
-        port = parts.port or (443 if scheme == "https" else 80)
-        key = (scheme, host, port)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        host_header = host if ":" not in host else f"[{host}]"
-        if parts.port:
-            host_header += f":{parts.port}"
+        key, target, host_header = _address(url)
         fields = [("host", host_header), *headers.items(), ("content-length", str(len(body)))]
 
         # A pooled connection may have been closed by the server while idle; a request that
@@ -425,3 +416,22 @@ def _content_length(headers: dict[str, str]) -> int | None:
         return int(raw.split(",")[0].strip())
     except ValueError:
         return None  # h11 has refused such a reply already
+
+
+@functools.lru_cache(maxsize=256)
+def _address(url: str) -> tuple[tuple[str, str, int], str, str]:
+    """The pool key (scheme, host, port), the request target and the Host header of `url`.
+    A session sends every request to the same few URLs: each is taken apart once (the
+    parser's properties parse the address again on every access)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise HTTPTransportError(f"not an http(s) URL: {url}")
+    host = parts.hostname
+    explicit = parts.port
+    port = explicit or (443 if scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host_header = host if ":" not in host else f"[{host}]"
+    if explicit:
+        host_header += f":{explicit}"
+    return (scheme, host, port), target, host_header

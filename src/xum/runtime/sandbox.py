@@ -35,6 +35,7 @@ decided by the workspace layer (`xum.workspaces.safety.sandboxing`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import threading
@@ -302,6 +303,18 @@ def _held_read_only(path: str, *, directory: bool) -> Mount:
     return Mount(path, ("--ro-bind", path, path), absent)
 
 
+def _make_held_mount_point(workspace: str) -> None:
+    """Make the workspace's `.xum` directory when it is missing, as an empty one. The sandbox
+    holds a missing `.xum` as an empty read-only directory, and bubblewrap makes its mount point
+    in the writable workspace: the first sandboxed command leaves that empty directory on the
+    host. The session sandbox is keyed by its mounts, so the second command saw a change (held
+    empty, now bound) and started a new sandbox in every new workspace. Making it first leaves
+    the same directory, and one sandbox serves the session from its first command. Something
+    else in its place (a file, a link) stays as it is; the plan mounts what is there."""
+    with contextlib.suppress(OSError):
+        os.mkdir(os.path.join(workspace, ".xum"))
+
+
 def argv_for(plan: Sequence[Mount], exists: Callable[[str], bool] = os.path.lexists) -> list[str]:
     """The plan decided here and now (the local runtime)."""
     argv: list[str] = []
@@ -411,6 +424,7 @@ class SandboxedRuntime(ForwardingRuntime):
             if tmp is not None:
                 os.makedirs(tmp, mode=0o700, exist_ok=True)
             if self.session is not None and self.layout.writable_workspace:
+                _make_held_mount_point(self.layout.workspace)
                 # The last step names the command's $TMPDIR and directory: per command, the
                 # rest is the session sandbox's boundaries.
                 tail = plan[-1].present

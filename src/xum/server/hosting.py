@@ -13,7 +13,8 @@ workspaces streaming at once) to cost about 40% more server CPU, in GIL hand-off
 cross-thread wake-ups, with p99 latencies of 10-100 ms where one loop gives 4-7 ms. What blocks
 the loop now blocks every workspace: keep it short (move a slow step to `asyncio.to_thread` or
 the log's pool). The hub reads each log through its own read-only `SessionLog`, as another
-process would.
+process would, except the frames a live session here has just committed without an event (its
+bookkeeping frames), which it takes from that session's log in memory (`Hub.live_log`).
 
 Everything about hosting (open on first send, queue-or-start, the drive loop, goals, reopen
 after an outside edit, idle close and idle compaction, pending questions and approvals) is the
@@ -36,7 +37,7 @@ from xum.server.pending_approvals import Approvals
 from xum.server.questions import Questions
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
-from xum.store.sessionlog import check_workspace_id
+from xum.store.sessionlog import SessionLog, check_workspace_id
 from xum.workspaces.safety.choice import SafetyChoice
 
 
@@ -68,6 +69,13 @@ def server_hosts(
     hosts.inbox.watch(lambda change, item: broadcast_inbox(hub, change, item))
     hosts.notifier.watch(lambda notice: broadcast_notification(hub, notice))
     hub.active = lambda ws: ws in hosts.hosts
+
+    def live_log(workspace_id: str) -> SessionLog | None:
+        host = hosts.hosts.get(workspace_id) if hosts is not None else None
+        parts = host.parts if host is not None else None
+        return parts.agent.log if parts is not None else None
+
+    hub.live_log = live_log
     hub.queued = hosts.queued
     return hosts
 

@@ -12,7 +12,10 @@ subscribers.
 
 Committed events carry the log's `seq`. `publish` fills any gap from the log (frames appended
 without an event, such as the crash repair `begin_write` performs) before the event itself, so a
-subscriber's seqs have no holes. Each subscription remembers the last seq its backlog covered
+subscriber's seqs have no holes. A live session of this process leaves such a gap every step
+(`step_start` and `request_header` have no event): its frames are read from that session's log
+object in memory (`live_log`), not from the disk; the hub's own view of the log is brought up to
+date only on a subscribe, a history read, or for a log that another process writes. Each subscription remembers the last seq its backlog covered
 and never gets a committed event at or below it.
 """
 
@@ -146,6 +149,9 @@ class Hub:
         self._loading: dict[str, asyncio.Future[Channel]] = {}
         self.read_seq: Callable[[str], int] = lambda _ws: 0
         self.active: Callable[[str], bool] = lambda _ws: False  # an agent session is open
+        # The log object an agent session of this process writes the workspace through (None
+        # when none is open here): a gap in its events is filled from its frames in memory.
+        self.live_log: Callable[[str], SessionLog | None] = lambda _ws: None
         self.pending_question: Callable[[str], dict[str, Any] | None] = lambda _ws: None
         self.pending_approvals: Callable[[str], list[E.ApprovalRequest]] = lambda _ws: []
         # Messages waiting in the workspace's session: (after the step, after the turn).
@@ -342,17 +348,29 @@ class Hub:
 
     def _fill(self, channel: Channel, before_seq: int) -> None:
         """Publish committed frames between the last published seq and `before_seq`."""
-        if channel.log.last_seq < before_seq - 1:
-            # Written through another log object (the session's): read them.
-            with contextlib.suppress(Exception):
-                channel.log.refresh()
-        for frame in channel.log.frames_after(channel.last_published_seq):
+        source = self._gap_source(channel, before_seq)
+        for frame in source.frames_after(channel.last_published_seq):
             if frame.seq is None or frame.seq >= before_seq:
                 break
             channel.last_published_seq = frame.seq
             event = frame_event(frame)
             if event is not None:
                 self._send_committed(channel, event, frame.seq)
+
+    def _gap_source(self, channel: Channel, before_seq: int) -> SessionLog:
+        """Where the frames of a gap are read. A live session of this process leaves one
+        every step (its bookkeeping frames, `step_start` and `request_header`, have no event)
+        and has the frames in memory, committed: reading them there spares the disk read and
+        decoding of the hub's own view on every step. That view is brought up to date only
+        when someone needs it (a subscribe, a history read, a log another process writes)."""
+        live = self.live_log(channel.workspace_id)
+        if live is not None and live.last_seq >= before_seq - 1:
+            return live
+        if channel.log.last_seq < before_seq - 1:
+            # Written through another log object (a sub-agent's, another process's): read them.
+            with contextlib.suppress(Exception):
+                channel.log.refresh()
+        return channel.log
 
     def _send_committed(self, channel: Channel, event: Event, seq: int) -> None:
         channel.fold(event)
