@@ -63,6 +63,8 @@ class RunRequest:
     goal_budget_cents: int | None = None
     goal_turns: int | None = None
     safety: SafetyChoice = field(default_factory=SafetyChoice)  # --sandbox, --permissions, ...
+    external_agent: str | None = None  # --external-agent: an external ACP agent's name
+    flags_given: tuple[str, ...] = ()  # of --model, --thinking, --budget: those on the line
 
 
 async def execute(req: RunRequest) -> RunOutcome:
@@ -74,6 +76,10 @@ async def execute(req: RunRequest) -> RunOutcome:
 
     _check_goal_flags(req)
     record = _existing_workspace(req) if req.workspace is not None else None
+    if req.external_agent is not None or (record is not None and record.external_agent):
+        from xum.cli.run_external import execute_external
+
+        return await execute_external(req, record)
     # A one-shot `/<alias>+<level> message` picks the model and thinking of this run.
     text, model, thinking_text, command = _one_shot_override(req.text, req.model, req.thinking)
     if command is not None:
