@@ -8,7 +8,7 @@
   approval policy answers (`never`: allowed, `deny`: rejected). The option picked is the one
   whose kind matches the decision (allow_once, allow_always, reject_once).
 * `fs/read_text_file`, `fs/write_text_file`: through xum's path fence and write fence
-  (`xum.tools.paths`) and confined to the checkout (and its scratch and temp dirs); the
+  (`xum.tools.paths`) and confined to the checkout (and the session's scratch dir); the
   read-only mode refuses every write.
 * `terminal/*`: commands run in the workspace's runtime inside the session's sandbox, exactly
   as xum's bash tool runs them (the sandbox middleware hands the call its sandboxed runtime),
@@ -189,11 +189,11 @@ class XumClient:
         )
 
     async def _inside(self, canonical: str, path: str) -> None:
-        """Refuse a file outside the checkout and the session's scratch and temp dirs."""
+        """Refuse a file outside the checkout and the session's scratch dir (the temp dir
+        xum's own file tools may also use is not the agent's: its files stay in the checkout)."""
         roots = [
             await self.runtime.realpath(self.runtime.workspace_path),
             await self.runtime.realpath(self.place.scratch_dir),
-            await self.runtime.realpath(self.runtime.temp_dir),
         ]
         if not any(is_within(canonical, root) for root in roots):
             raise _refused(f"{path} is outside the workspace {self.runtime.workspace_path}")

@@ -232,6 +232,7 @@ class TurnRecording:
         call = ToolCall(call_id, "todo_write", orjson.dumps({"todos": todos}).decode())
         self.calls[call_id] = _Call(id=call_id, name="todo_write", kind="think", status="recorded")
         await self._commit([call], "tool_use")
+        self.emit(E.ToolCall(call_id=call_id, name="todo_write", arguments={"todos": todos}))
         marks = {"completed": "[x]", "in_progress": "[~]"}
         output = "\n".join(f"{marks.get(t['status'], '[ ]')} {t['content']}" for t in todos)
         meta: dict[str, Any] = {"todos": todos, "external": True}
