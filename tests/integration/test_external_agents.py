@@ -123,9 +123,7 @@ def test_files_are_served_inside_the_checkout_only(repo: Path, tmp_path: Path) -
 def test_read_only_mode_refuses_writes(repo: Path, tmp_path: Path) -> None:
     steps = [{"write": {"path": "new.txt", "content": "made\n"}}]
     configure(write_script(tmp_path / "s.json", [steps]))
-    code, events, err = run_xum(
-        repo, "--permissions", "read-only", "--external-agent", "fake", "w"
-    )
+    code, events, err = run_xum(repo, "--permissions", "read-only", "--external-agent", "fake", "w")
     assert code == 0, err
     assert "read-only" in "".join(texts(events))
     assert not (repo / "new.txt").exists()

@@ -219,7 +219,8 @@ def run(
     run, is the goal itself).
     """
     from xum.cli.render import JsonRenderer, QuietRenderer, TextRenderer, usage_line
-    from xum.cli.run_flow import RunRequest, execute
+    from xum.cli.run_external import execute_run
+    from xum.cli.run_flow import RunRequest
     from xum.runtime.git import WorkTreeQuery
 
     renderer: Renderer = JsonRenderer() if as_json else QuietRenderer() if quiet else TextRenderer()
@@ -259,7 +260,7 @@ def run(
         # git process runs while the rest of xum is imported.
         if workspace is None:
             request.project = WorkTreeQuery(directory.resolve())
-        outcome = asyncio.run(execute(request))
+        outcome = asyncio.run(execute_run(request))
     except click.BadParameter as exc:
         flag = exc.param_hint if isinstance(exc.param_hint, str) else "--budget"
         hint = "give it in USD: -b 2.00" if flag == "--budget" else "e.g. --goal-budget 5.00"

@@ -54,6 +54,19 @@ def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
     return name
 
 
+async def execute_run(req: RunRequest) -> RunOutcome:
+    """`xum run`: with an external agent (`--external-agent`, or a `--workspace` whose agent
+    is one) here, else xum's own engine (`run_flow.execute`)."""
+    from xum.cli.run_flow import _existing_workspace, execute
+
+    if req.external_agent is None and req.workspace is None:
+        return await execute(req)
+    record = _existing_workspace(req) if req.workspace is not None else None
+    if req.external_agent is not None or (record is not None and record.external_agent):
+        return await execute_external(req, record)
+    return await execute(req)
+
+
 async def execute_external(req: RunRequest, record: WorkspaceRecord | None) -> RunOutcome:
     import asyncio
 

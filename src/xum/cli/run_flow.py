@@ -76,10 +76,6 @@ async def execute(req: RunRequest) -> RunOutcome:
 
     _check_goal_flags(req)
     record = _existing_workspace(req) if req.workspace is not None else None
-    if req.external_agent is not None or (record is not None and record.external_agent):
-        from xum.cli.run_external import execute_external
-
-        return await execute_external(req, record)
     # A one-shot `/<alias>+<level> message` picks the model and thinking of this run.
     text, model, thinking_text, command = _one_shot_override(req.text, req.model, req.thinking)
     if command is not None:

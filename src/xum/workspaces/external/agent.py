@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from xum.core.errors import UsageError, XumError
 from xum.core.ids import sortable_id
@@ -337,5 +337,3 @@ def _keep_session(workspace_id: str, session_id: str) -> None:
 
     with contextlib.suppress(XumError):
         registry.update_workspace(workspace_id, external_session=session_id)
-
-

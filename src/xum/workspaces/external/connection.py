@@ -60,7 +60,7 @@ def _missing(definition: ExternalAgentDefinition) -> ExternalAgentError:
     return ExternalAgentError(
         f'the external agent "{definition.name}" cannot start: its command '
         f"{definition.command!r} was not found (or is not executable)",
-        hint=f"install it, or fix \"command\" under externalAgents.{definition.name} in "
+        hint=f'install it, or fix "command" under externalAgents.{definition.name} in '
         f"config.json ({DOCS})",
     )
 

@@ -81,15 +81,21 @@ def parse_definition(name: str, raw: Any) -> ExternalAgentDefinition:
             "letter or digit"
         )
     if name in reserved_names():
-        raise _fail(f'{where}: "{name}" is one of xum\'s own agents; give the external one another name')
+        raise _fail(
+            f'{where}: "{name}" is one of xum\'s own agents; give the external one another name'
+        )
     if not isinstance(raw, Mapping):
         raise _fail(f'{where} must be an object with at least "command"')
     unknown = sorted(set(raw) - _FIELDS)
     if unknown:
-        raise _fail(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(_FIELDS))})")
+        raise _fail(
+            f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(_FIELDS))})"
+        )
     command = raw.get("command")
     if not isinstance(command, str) or not command.strip():
-        raise _fail(f'{where}: "command" must be the program to start (a name on PATH or an absolute path)')
+        raise _fail(
+            f'{where}: "command" must be the program to start (a name on PATH or an absolute path)'
+        )
     env_raw = raw.get("env", {})
     if not isinstance(env_raw, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in env_raw.items()
