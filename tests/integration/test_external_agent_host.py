@@ -63,7 +63,8 @@ async def test_a_person_answers_the_agents_permission_request(repo: Path, tmp_pa
         await hosts.send(record, "again")
         await recorder.until(lambda: len(recorder.of(E.ApprovalRequest, record.id)) == 2)
         second = recorder.of(E.ApprovalRequest, record.id)[1]
-        assert hosts.approvals.answer(record.id, second.request_id, "deny", "no")  # type: ignore[attr-defined]
+        assert isinstance(second, E.ApprovalRequest)
+        assert hosts.approvals.answer(record.id, second.request_id, "deny", "no")
         await finished(hosts, record)
     finally:
         await hosts.shutdown()
@@ -72,7 +73,10 @@ async def test_a_person_answers_the_agents_permission_request(repo: Path, tmp_pa
         "permission: reject-once",
     ]
     resolved = [e for e in recorder.of(E.ApprovalResolved, record.id)]
-    assert [(e.decision, e.by) for e in resolved] == [("always", "user"), ("deny", "user")]  # type: ignore[attr-defined]
+    assert [(getattr(e, "decision", ""), getattr(e, "by", "")) for e in resolved] == [
+        ("always", "user"),
+        ("deny", "user"),
+    ]
 
 
 async def test_turns_of_one_host_share_the_agent_and_its_session(
@@ -91,8 +95,18 @@ async def test_turns_of_one_host_share_the_agent_and_its_session(
         await finished(hosts, record)
         await hosts.send(record, "second")
         await finished(hosts, record)
+        host = hosts.get(record.id)
+        assert host is not None
+        agent = host.session.agent
+        assert isinstance(agent, external_agent.ExternalAgent) and agent.process is not None
+        process = agent.process.process
+        assert process is not None and process.returncode is None  # up between turns
     finally:
         await hosts.shutdown()
+    # Closing the workspace stopped the agent and its process group.
+    assert process.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)
     assert assistant_texts(recorder, record.id) == ["one", "two"]
     logged = calls(log)
     assert [c["method"] for c in logged].count("initialize") == 1

@@ -148,11 +148,15 @@ def test_a_terminal_command_runs_in_the_sandbox(repo: Path, tmp_path: Path) -> N
 
 def test_xums_keys_do_not_reach_the_agent(repo: Path, tmp_path: Path) -> None:
     dump = tmp_path / "env.json"
+    leak = [
+        {"toolCall": {"id": "c1", "title": "env", "kind": "execute"}},
+        {"toolUpdate": {"id": "c1", "text": "ANTHROPIC_API_KEY=sk-ant-secret-value"}},
+    ]
     configure(
-        write_script(tmp_path / "s.json", [[{"message": "ok"}]], envDump=str(dump)),
+        write_script(tmp_path / "s.json", [leak], envDump=str(dump)),
         env={"XUM_FAKE_ACP_SCRIPT": str(tmp_path / "s.json"), "AGENT_OWN": "kept"},
     )
-    code, _events, err = run_xum(
+    code, events, err = run_xum(
         repo,
         "--external-agent",
         "fake",
@@ -164,6 +168,9 @@ def test_xums_keys_do_not_reach_the_agent(repo: Path, tmp_path: Path) -> None:
     assert "ANTHROPIC_API_KEY" not in env and "OPENAI_API_KEY" not in env
     assert "sk-ant-secret-value" not in dump.read_text()
     assert env["AGENT_OWN"] == "kept"
+    # What the agent reports is masked like xum's own tool output.
+    (result,) = [e for e in events if e["type"] == "tool-result"]
+    assert "sk-ant-secret-value" not in result["output"] and "[secret:" in result["output"]
 
 
 def test_a_restart_resumes_the_session_with_session_load(repo: Path, tmp_path: Path) -> None:

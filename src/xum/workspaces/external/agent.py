@@ -199,6 +199,7 @@ class ExternalAgent:
                 result=result,
                 terminal_text=self.client.terminal_text,
                 cost_before=self._cost_seen,
+                mask=self.client.place.mask,
             )
             try:
                 reason, finish = await self._prompt(text, recording, result)
@@ -208,6 +209,8 @@ class ExternalAgent:
                 raise
             self.client.recording = None
             if result.error is not None:
+                # The agent's own words (its stderr) may carry a secret.
+                result.error["message"] = self.client.place.mask(result.error["message"])
                 self.emit(E.ErrorEvent.from_dict(result.error))
             await recording.finish(reason, finish)
             if recording.cost_now is not None:

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,8 @@ class ClientPlace:
     project_root: str  # the trust root (where "always" rules would be kept)
     scratch_dir: str
     env: dict[str, str]  # what every command gets over the runtime's environment
+    # Hides xum's own and the project's secrets in what commands print (the session's masker).
+    mask: Callable[[str], str] = str
 
 
 @dataclass
@@ -157,7 +160,7 @@ class XumClient:
             request_id=os.urandom(6).hex(),
             call_id=str(tool_call.tool_call_id),
             tool=title,
-            kind="command" if kind == "execute" else "write" if kind != "other" else "command",
+            kind="write" if kind in ("edit", "delete", "move") else "command",
             subject=subject,
             why=f"the external agent asks to run {title!r} ({kind})",
         )
@@ -290,7 +293,7 @@ class XumClient:
 
     def terminal_text(self, terminal_id: str) -> str | None:
         terminal = self.terminals.get(terminal_id)
-        return terminal.text() if terminal is not None else None
+        return self.place.mask(terminal.text()) if terminal is not None else None
 
     async def terminal_output(
         self, session_id: str, terminal_id: str, **kwargs: Any
@@ -300,7 +303,9 @@ class XumClient:
         if terminal.task is not None and terminal.task.done():
             status = _exit_status(terminal.task)
         return TerminalOutputResponse(
-            output=terminal.text(), truncated=terminal.truncated, exit_status=status
+            output=self.place.mask(terminal.text()),
+            truncated=terminal.truncated,
+            exit_status=status,
         )
 
     async def wait_for_terminal_exit(

@@ -96,6 +96,7 @@ async def open_external_session(
             project_root=str(facts.trust_root),
             scratch_dir=str(scratch),
             env=dict(wiring.base_env),
+            mask=wiring.masker.mask,
         )
         client = XumClient(
             place, runtime, safety=safety, approver=approver, emit=emit, sandbox=sandbox

@@ -68,12 +68,14 @@ class TurnRecording:
         result: TurnResult,
         terminal_text: TerminalText,
         cost_before: float | None,
+        mask: Callable[[str], str] = str,
     ) -> None:
         self.recorder = recorder
         self.emit = emit
         self.model = model
         self.result = result
         self.terminal_text = terminal_text
+        self.mask = mask  # the session's secret masker, over every tool result
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[str, _Call] = {}
@@ -185,7 +187,7 @@ class TurnRecording:
 
     async def _finish_call(self, call: _Call) -> None:
         failed = call.status == "failed"
-        output = self._output(call) or ("the tool call failed" if failed else "")
+        output = self.mask(self._output(call)) or ("the tool call failed" if failed else "")
         meta: dict[str, Any] = {"kind": call.kind, "external": True}
         if call.locations:
             meta["locations"] = call.locations
