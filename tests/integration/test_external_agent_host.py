@@ -202,3 +202,20 @@ async def test_engine_only_features_are_refused_clearly(repo: Path, tmp_path: Pa
             await host.session.agent.goals.set("a goal")
     finally:
         await hosts.shutdown()
+
+
+async def test_a_cancel_while_the_agent_starts_ends_the_turn(repo: Path, tmp_path: Path) -> None:
+    log = tmp_path / "calls.ndjson"
+    steps = [[{"message": "x"}]]
+    configure(write_script(tmp_path / "s.json", steps, initialize="hang", callLog=str(log)))
+    recorder = HostRecorder()
+    hosts = Hosts(recorder)
+    try:
+        record = await start(hosts, repo, recorder, "hello")
+        await recorder.until(lambda: any(c["method"] == "initialize" for c in calls(log)))
+        await hosts.interrupt(record.id)
+        await finished(hosts, record)  # long before the 60 s start-up limit
+    finally:
+        await hosts.shutdown()
+    (end,) = turn_ends(recorder, record.id)
+    assert end.reason == "interrupted"

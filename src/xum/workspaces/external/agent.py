@@ -226,8 +226,21 @@ class ExternalAgent:
     async def _prompt(
         self, text: str, recording: TurnRecording, result: TurnResult
     ) -> tuple[TurnReason, str]:
+        # Starting the agent may take up to START_TIMEOUT_S: a cancel meanwhile ends it.
+        ready = asyncio.ensure_future(self._ready())
+        stop = asyncio.ensure_future(self._cancel.wait())
         try:
-            process, session_id = await self._ready()
+            await asyncio.wait({ready, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not ready.done():
+                ready.cancel()
+                with contextlib.suppress(BaseException):
+                    await ready  # it stops the half-started agent on its way out
+        if ready.cancelled():
+            return "interrupted", "interrupted"
+        try:
+            process, session_id = ready.result()
         except ExternalAgentError as exc:
             result.error = exc.to_dict()
             return "error", "error"
