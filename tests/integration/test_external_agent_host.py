@@ -109,7 +109,10 @@ async def test_turns_of_one_host_share_the_agent_and_its_session(
         os.killpg(process.pid, 0)
     assert assistant_texts(recorder, record.id) == ["one", "two"]
     logged = calls(log)
-    assert [c["method"] for c in logged].count("initialize") == 1
+    (init,) = [c for c in logged if c["method"] == "initialize"]
+    # xum offers its files and terminals to the agent.
+    assert init["capabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert init["capabilities"]["terminal"] is True
     sessions = {c["sessionId"] for c in logged if c["method"] == "session/prompt"}
     assert len(sessions) == 1
     assert [c["cwd"] for c in logged if c["method"] == "session/new"] == [str(repo)]
