@@ -222,3 +222,24 @@ async def test_a_cancel_while_the_agent_starts_ends_the_turn(repo: Path, tmp_pat
         await hosts.shutdown()
     (end,) = turn_ends(recorder, record.id)
     assert end.reason == "interrupted"
+
+
+async def test_a_fork_keeps_the_external_agent_in_a_session_of_its_own(
+    repo: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.ndjson"
+    configure(write_script(tmp_path / "s.json", [[{"message": "hi"}]], callLog=str(log)))
+    recorder = HostRecorder()
+    hosts = Hosts(recorder)
+    try:
+        record = await start(hosts, repo, recorder, "hello")
+        await finished(hosts, record)
+        fork = await hosts.fork(record.id, None, None)
+        assert fork.external_agent == "fake" and fork.external_session is None
+        await hosts.send(fork, "in the fork")
+        await finished(hosts, fork)
+    finally:
+        await hosts.shutdown()
+    (end,) = turn_ends(recorder, fork.id)
+    assert end.reason == "completed"
+    assert [c["method"] for c in calls(log)].count("session/new") == 2
