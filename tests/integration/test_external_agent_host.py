@@ -127,8 +127,19 @@ async def test_a_cancel_ends_the_turn_as_interrupted(repo: Path, tmp_path: Path)
     try:
         record = await start(hosts, repo, recorder, "long job")
         await recorder.until(lambda: bool(recorder.of(E.TextDelta, record.id)))
+        host = hosts.get(record.id)
+        assert host is not None
+        session_log = host.session.log
+
+        def kept() -> str | None:
+            partial = session_log.read_partial()
+            return partial.data.get("text") if partial is not None else None
+
+        # The message still streaming is kept as the log's partial, for late subscribers.
+        await recorder.until(lambda: kept() == "working")
         await hosts.interrupt(record.id)
         await finished(hosts, record)
+        await recorder.until(lambda: kept() is None)  # committed with the turn's end
     finally:
         await hosts.shutdown()
     (end,) = turn_ends(recorder, record.id)

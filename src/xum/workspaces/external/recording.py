@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ from xum.engine.events import EventSink
 from xum.engine.extensions import ToolCall
 from xum.engine.recorder import Recorder, closing_frames, result_frame, turn_end_frame
 from xum.engine.records import TurnReason, TurnResult
+from xum.engine.stream import PARTIAL_INTERVAL_S
 from xum.store import frame_types as ev
 
 UNFINISHED_OUTPUT = "the external agent ended the turn without reporting this tool call's result"
@@ -84,6 +86,7 @@ class TurnRecording:
         self.cost_before = cost_before  # the agent's cumulative USD cost when the turn began
         self.cost_now: float | None = None
         self._lock = asyncio.Lock()  # updates are applied one at a time, in arrival order
+        self._partial_at = 0.0  # when the partial was last written (time.monotonic)
 
     # Updates ------------------------------------------------------------------------------
 
@@ -95,11 +98,13 @@ class TurnRecording:
                 text = _block_text(update.content)
                 self.text.append(text)
                 self.emit(E.TextDelta(text=text))
+                self._keep_partial()
             elif kind == "agent_thought_chunk":
                 self._begin_step()
                 text = _block_text(update.content)
                 self.reasoning.append(text)
                 self.emit(E.ReasoningDelta(text=text))
+                self._keep_partial()
             elif kind == "tool_call":
                 await self._call_started(update)
             elif kind == "tool_call_update":
@@ -110,6 +115,17 @@ class TurnRecording:
                 cost = getattr(update, "cost", None)
                 if cost is not None and str(cost.currency).upper() == "USD":
                     self.cost_now = float(cost.amount)
+
+    def _keep_partial(self) -> None:
+        """The message so far, kept as the log's partial (as the engine keeps a streaming
+        reply), so a client that connects mid-message gets it before the live deltas."""
+        now = time.monotonic()
+        if now - self._partial_at < PARTIAL_INTERVAL_S:
+            return
+        self._partial_at = now
+        self.recorder.log.write_partial(
+            {"text": "".join(self.text), "reasoning": "".join(self.reasoning), "tool_calls": []}
+        )
 
     def _begin_step(self) -> None:
         if not self.stepping:
@@ -126,6 +142,8 @@ class TurnRecording:
         self.stepping = False
         self.text.clear()
         self.reasoning.clear()
+        self._partial_at = 0.0
+        self.recorder.log.delete_partial()
         message: Message = {"role": "assistant", "content": []}
         if reasoning:
             message["content"].append({"type": "reasoning", "text": reasoning})
@@ -262,6 +280,7 @@ class TurnRecording:
     def finish_now(self, reason: TurnReason) -> None:
         """The end of a turn cancelled from outside: nothing awaited, the log stays valid."""
         self.result.reason = reason
+        self.recorder.log.delete_partial()
         unanswered = self.recorder.unanswered()
         frames = closing_frames(unanswered, UNFINISHED_OUTPUT) if unanswered else []
         self.recorder.append_now([*frames, turn_end_frame(self.result, reason)], guarded=True)
