@@ -135,7 +135,13 @@ class BridgeSession(SessionBase):
     @property
     def _agent(self) -> AgentSession | None:
         host = self.host
-        return host.session.agent if host is not None and host.parts is not None else None
+        if host is None or host.parts is None:
+            return None
+        from xum.engine.agent import AgentSession
+
+        agent = host.session.agent
+        # An external ACP agent's workspace has no engine session to read here.
+        return agent if isinstance(agent, AgentSession) else None
 
     @property
     def mode(self) -> str:

@@ -182,6 +182,14 @@ def _budget(value: str | None) -> float | None:
     "read-only); deny: the --permissions mode applies and every request it makes is refused. "
     "Refusals are tool errors the model sees.",
 )
+@click.option(
+    "--external-agent",
+    "external_agent",
+    default=None,
+    metavar="NAME",
+    help="Run an external ACP agent (config.json externalAgents, docs/external-agents.md) as "
+    "the new workspace's agent instead of xum's own engine (local and worktree runtimes).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")
 @click.pass_context
@@ -201,6 +209,7 @@ def run(
     sandbox: str | None,
     permissions: str | None,
     approval: str,
+    external_agent: str | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -210,7 +219,8 @@ def run(
     run, is the goal itself).
     """
     from xum.cli.render import JsonRenderer, QuietRenderer, TextRenderer, usage_line
-    from xum.cli.run_flow import RunRequest, execute
+    from xum.cli.run_external import execute_run
+    from xum.cli.run_flow import RunRequest
     from xum.runtime.git import WorkTreeQuery
 
     renderer: Renderer = JsonRenderer() if as_json else QuietRenderer() if quiet else TextRenderer()
@@ -238,6 +248,8 @@ def run(
             goal=goal,
             goal_budget_cents=_checked(_goal_budget, goal_budget, "--goal-budget"),
             goal_turns=goal_turns,
+            external_agent=external_agent,
+            flags_given=_given(ctx, ("model", "thinking", "budget")),
             safety=SafetyChoice(
                 sandbox=cast("SandboxMode | None", sandbox),
                 permissions=cast("PermissionMode | None", permissions),
@@ -248,7 +260,7 @@ def run(
         # git process runs while the rest of xum is imported.
         if workspace is None:
             request.project = WorkTreeQuery(directory.resolve())
-        outcome = asyncio.run(execute(request))
+        outcome = asyncio.run(execute_run(request))
     except click.BadParameter as exc:
         flag = exc.param_hint if isinstance(exc.param_hint, str) else "--budget"
         hint = "give it in USD: -b 2.00" if flag == "--budget" else "e.g. --goal-budget 5.00"
@@ -285,6 +297,12 @@ def run(
     if isinstance(renderer, JsonRenderer):
         renderer.terminal(outcome.terminal_event(elapsed))
     _exit_now(outcome.exit_code)
+
+
+def _given(ctx: click.Context, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The options of `names` given on the command line, as flags (`--model`)."""
+    explicit = click.core.ParameterSource.COMMANDLINE
+    return tuple(f"--{n}" for n in names if ctx.get_parameter_source(n) == explicit)
 
 
 def _checked(parse: Any, value: str | None, flag: str) -> Any:

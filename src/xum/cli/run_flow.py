@@ -63,6 +63,8 @@ class RunRequest:
     goal_budget_cents: int | None = None
     goal_turns: int | None = None
     safety: SafetyChoice = field(default_factory=SafetyChoice)  # --sandbox, --permissions, ...
+    external_agent: str | None = None  # --external-agent: an external ACP agent's name
+    flags_given: tuple[str, ...] = ()  # of --model, --thinking, --budget: those on the line
 
 
 async def execute(req: RunRequest) -> RunOutcome:

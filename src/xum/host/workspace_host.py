@@ -169,9 +169,11 @@ class WorkspaceHost:
         options = self.services.options
         given = self.settings
         self.project = record.project_path
+        route: ModelRoute | None = None
+        thinking: ThinkingLevel | None = None
         if given.route is not None and given.thinking is not None:
             route, thinking = given.route, given.thinking
-        else:
+        elif record.external_agent is None:  # an external agent has its own models
             route, thinking = await asyncio.to_thread(route_for, record)
         people = options.people
         parts = await open_workspace_session(

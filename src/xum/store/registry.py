@@ -70,6 +70,11 @@ class WorkspaceRecord:
     # Its block of TCP ports (`xum.store.port_alloc`); None: none given (the feature is off, or
     # the workspace predates it and was not opened since).
     ports: PortBlock | None = None
+    # The external ACP agent (config.json `externalAgents`) that is the workspace's agent for
+    # its whole life; None: xum's own engine.
+    external_agent: str | None = None
+    # That agent's ACP session id, kept so a restart resumes it (`session/load`).
+    external_session: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

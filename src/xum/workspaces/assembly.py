@@ -52,6 +52,7 @@ from xum.workspaces.wiring import SessionWiring, wire_session
 if TYPE_CHECKING:
     from xum.tools.base import AskUser
     from xum.workspaces.checkouts.protocol import Checkout
+    from xum.workspaces.external.agent import ExternalAgent
     from xum.workspaces.lifecycle import CreatedWorkspace
     from xum.workspaces.mcp.lazy import SessionMcp
     from xum.workspaces.service import ProjectPaths
@@ -114,9 +115,9 @@ class WorkspaceSession:
     runtime are closed only when the session opened them."""
 
     record: WorkspaceRecord
-    agent: AgentSession
+    agent: AgentSession | ExternalAgent  # an external ACP agent's (xum.workspaces.external)
     runtime: Runtime
-    client: LLMClient
+    client: LLMClient | None  # None: an external agent, which talks to its own models
     log: WriterLog
     wiring: SessionWiring
     host: SubAgentHost | None
@@ -150,7 +151,7 @@ class WorkspaceSession:
             closers.append(self.subagents.aclose)
         if self.mcp is not None:
             closers.append(self.mcp.aclose)
-        if self.owns_client:
+        if self.owns_client and self.client is not None:
             closers.append(self.client.aclose)
         if self.owns_runtime:
             closers.append(self.runtime.close)
@@ -163,8 +164,8 @@ class WorkspaceSession:
 async def open_workspace_session(
     record: WorkspaceRecord,
     *,
-    route: ModelRoute,
-    thinking: ThinkingLevel,
+    route: ModelRoute | None,
+    thinking: ThinkingLevel | None,
     emit: EventSink = null_sink,
     created: CreatedWorkspace | None = None,
     runtime: Runtime | None = None,
@@ -207,8 +208,29 @@ async def open_workspace_session(
     clients); without one, requests are refused (children never have one: their requests are
     refused and they report back). `subagent_gate`: the process's cap on running sub-agents
     (the host's governor), which every child of this session's tree waits on.
+
+    A workspace whose record names an `external_agent` gets that agent instead of xum's engine
+    (`xum.workspaces.external`); `route` and `thinking` are then not used (None is fine).
     """
     from xum.workspaces.checkouts.factory import checkout_for
+
+    if record.external_agent is not None:
+        from xum.workspaces.external.opening import open_external_session
+
+        return await open_external_session(
+            record,
+            emit=emit,
+            created=created,
+            runtime=runtime,
+            init=init,
+            safety=safety,
+            approver=approver,
+            purpose=purpose,
+            hold_writer=hold_writer,
+            is_git=is_git,
+        )
+    if route is None or thinking is None:
+        raise ValueError("open_workspace_session: xum's own agent needs a route and thinking")
 
     # Looked up once and handed to everything below that needs it (facts, hooks, middleware).
     checkout = checkout_for(record)
@@ -440,8 +462,12 @@ def subagent_manager(
 ) -> SubAgentManager:
     """A manager of sub-agents whose sessions this assembly opens (the manager is handed the
     opener instead of importing this module, which makes it)."""
-    from xum.workspaces.subagents.manager import SubAgentManager
+    from typing import cast
 
-    return SubAgentManager(
-        open_session=open_workspace_session, settings=settings, listener=listener, gate=gate
-    )
+    from xum.workspaces.subagents.manager import SubAgentManager
+    from xum.workspaces.subagents.opener import SessionOpener
+
+    # A child's record never names an external agent, so what this opens for a child is always
+    # xum's own engine session (the opener's protocol types it so).
+    opener = cast("SessionOpener", open_workspace_session)
+    return SubAgentManager(open_session=opener, settings=settings, listener=listener, gate=gate)

@@ -259,6 +259,8 @@ async def fork_workspace(
         "model": source.model,
         "thinking": source.thinking,
         "agent": source.agent,
+        # An external agent stays the fork's agent, in a session of its own (not the source's).
+        "external_agent": source.external_agent,
     }
     new_title = source.title if title is None else title
     new = NewWorkspace(hint, new_title, name, settings)
