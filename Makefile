@@ -128,7 +128,7 @@ typecheck: venv ## mypy (strict) over src/xum
 
 check: lint typecheck test ## lint + typecheck + test
 
-bench: venv ## Run the benchmarks; prints one JSON document
+bench: venv external-agents ## Run the benchmarks; prints one JSON document
 	@$(BIN)/python -m bench
 
 clean: ## Remove the environment and build output
