@@ -191,6 +191,9 @@ async def test_a_real_agent_runs_a_command_edits_a_file_and_cancels(
             _stop_terminals(editor)
     # Every model request went to the fake on loopback: none of them needed anything else.
     assert all(r.path.startswith("/v1/") for r in llm.requests)
+    # Nor did the agent fetch packages (opencode installs its plugin package from the npm
+    # registry at start unless its config directory says it is there).
+    assert not (tmp_path / "agent" / "home" / ".npm").exists()
 
 
 def _stop_terminals(editor: TestEditor) -> None:
