@@ -126,6 +126,14 @@ def runs(item: Received, needle: str) -> bool:
     )
 
 
+def trap_outside_requests(definition: agents.AgentDefinition, llm: fakellm.FakeLLM) -> None:
+    """Send whatever the agent asks of a host other than loopback, if its HTTP client honours
+    the proxy variables (axios and Bun do), to the fake, which records it as an error."""
+    definition["env"].update(
+        HTTPS_PROXY=llm.url, HTTP_PROXY=llm.url, NO_PROXY="127.0.0.1,localhost"
+    )
+
+
 @contextlib.contextmanager
 def fake_llm(model: agents.AgentModel) -> Any:
     with fakellm.FakeLLM(responder=model) as llm:
@@ -144,6 +152,7 @@ async def test_a_real_agent_runs_a_command_edits_a_file_and_cancels(
     stderr = tmp_path / f"{name}.stderr"
     with fake_llm(model) as llm:
         definition = spec.definition(llm.base_url(), tmp_path / "agent")
+        trap_outside_requests(definition, llm)
         try:
             async with agents.spawn(definition, editor, repo, stderr=stderr) as (conn, _, init):
                 assert init.protocol_version == 1
@@ -192,8 +201,9 @@ async def test_a_real_agent_runs_a_command_edits_a_file_and_cancels(
     # Every model request went to the fake on loopback: none of them needed anything else.
     assert all(r.path.startswith("/v1/") for r in llm.requests)
     # Nor did the agent fetch packages (opencode installs its plugin package from the npm
-    # registry at start unless its config directory says it is there).
-    assert not (tmp_path / "agent" / "home" / ".npm").exists()
+    # registry at start unless its config directory says it is there): npm's download cache
+    # stays absent. (Claude Code runs `npm root --global`, which only writes a log.)
+    assert not (tmp_path / "agent" / "home" / ".npm" / "_cacache").exists()
 
 
 def _stop_terminals(editor: TestEditor) -> None:
@@ -211,11 +221,12 @@ async def test_two_opencode_agents_run_at_once(tmp_path: Path) -> None:
     model = agents.AgentModel(side=fakellm.reply("Title"))
     model.script(fakellm.reply("first"), fakellm.reply("second"))
 
-    async def turn(n: int, base_url: str) -> str:
+    async def turn(n: int, llm: fakellm.FakeLLM) -> str:
         checkout = tmp_path / f"checkout{n}"
         checkout.mkdir()
         subprocess.run(["git", "init", "-q", str(checkout)], check=True)
-        definition = agents.opencode_definition(base_url, tmp_path / f"agent{n}")
+        definition = agents.opencode_definition(llm.base_url(), tmp_path / f"agent{n}")
+        trap_outside_requests(definition, llm)
         client = agents.AgentClient(permission=allow_once)
         stderr = tmp_path / f"opencode{n}.stderr"
         async with agents.spawn(definition, client, checkout, stderr=stderr) as (conn, _, _):
@@ -229,5 +240,5 @@ async def test_two_opencode_agents_run_at_once(tmp_path: Path) -> None:
             return client.message_text()
 
     with fake_llm(model) as llm:
-        texts = await asyncio.gather(turn(1, llm.base_url()), turn(2, llm.base_url()))
+        texts = await asyncio.gather(turn(1, llm), turn(2, llm))
     assert sorted(texts) == ["first", "second"]

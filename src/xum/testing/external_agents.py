@@ -186,6 +186,9 @@ def claude_code_definition(
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
+            # Without it Claude Code asks api.anthropic.com at start whether the account has
+            # "fast mode" (a GET to /api/claude_code_penguin_mode), whatever the base URL.
+            "CLAUDE_CODE_DISABLE_FAST_MODE": "1",
         }
     )
     return {
