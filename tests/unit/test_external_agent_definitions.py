@@ -93,3 +93,11 @@ def test_agent_model_scripts_turns_and_answers_side_requests_apart() -> None:
     assert turn["choices"][0]["message"]["content"] == "turn one"
     assert model.replies_left == 0
     assert len(model.turn_requests) == 1
+
+
+def test_the_pins_agree() -> None:
+    """The plugin package opencode is told it has carries opencode's own version, as pinned."""
+    package = json.loads((agents.agents_dir() / "package.json").read_text())
+    assert package["dependencies"]["opencode-ai"] == agents.OPENCODE_VERSION
+    lock = json.loads((agents.agents_dir() / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/opencode-ai"]["version"] == agents.OPENCODE_VERSION
