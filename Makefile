@@ -31,6 +31,13 @@ WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f 2>/dev/null) $(WEB)
 DEVCONTAINER := tools/devcontainer
 DEVCONTAINER_STAMP := $(DEVCONTAINER)/node_modules/.installed
 
+# Third-party ACP agents (opencode, Claude Code's ACP adapter; pinned in
+# tools/external-agents/package.json) that the external-agent tests and bench drive against the
+# fake LLM. npm ci installs each platform's binary as an optional dependency: nothing is
+# downloaded when they run.
+EXTERNAL_AGENTS := tools/external-agents
+EXTERNAL_AGENTS_STAMP := $(EXTERNAL_AGENTS)/node_modules/.installed
+
 # The oldest Node.js the build tools accept (web/package.json "engines"). Without it npm or Vite
 # fail with an obscure error, so each web recipe first checks and says what to install.
 NODE_MIN := 20.19
@@ -41,7 +48,7 @@ define check_node
 endef
 
 .PHONY: help run test test-fast event-schema lint fmt typecheck bench clean venv deps-system check build-web test-web \
-	check-node devcontainer-cli
+	check-node devcontainer-cli external-agents
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -81,6 +88,13 @@ $(DEVCONTAINER_STAMP): $(DEVCONTAINER)/package.json $(DEVCONTAINER)/package-lock
 
 devcontainer-cli: $(DEVCONTAINER_STAMP) ## Install the Dev Container CLI into tools/devcontainer (the devcontainer runtime runs it)
 
+$(EXTERNAL_AGENTS_STAMP): $(EXTERNAL_AGENTS)/package.json $(EXTERNAL_AGENTS)/package-lock.json
+	$(check_node)
+	npm ci --prefix $(EXTERNAL_AGENTS) --no-audit --no-fund --loglevel=error
+	@touch $(EXTERNAL_AGENTS_STAMP)
+
+external-agents: $(EXTERNAL_AGENTS_STAMP) ## Install the real ACP agents the external-agent tests drive (tools/external-agents)
+
 build-web: $(WEB_OUT) ## Build the web UI into src/xum/server/static (typechecks it first)
 
 test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
@@ -92,7 +106,7 @@ test-web: $(WEB_STAMP) ## Unit tests of the web UI's logic (Vitest)
 run: venv build-web devcontainer-cli ## Start xum server (this checkout as a project, or SERVER_ARGS="--add-project <path>"); prints a sign-in link
 	$(BIN)/xum server $(if $(findstring --add-project,$(SERVER_ARGS)),,--add-project .) $(SERVER_ARGS)
 
-test: venv deps-system build-web test-web devcontainer-cli ## Install what tests need and run them all (parallel; CI runs this)
+test: venv deps-system build-web test-web devcontainer-cli external-agents ## Install what tests need and run them all (parallel; CI runs this)
 	$(BIN)/pytest -q $(XDIST) --durations=15 $(PYTEST_ARGS)
 
 test-fast: venv ## The quick tier between edits: unit tests and the quick integration tests
@@ -114,10 +128,11 @@ typecheck: venv ## mypy (strict) over src/xum
 
 check: lint typecheck test ## lint + typecheck + test
 
-bench: venv ## Run the benchmarks; prints one JSON document
+bench: venv external-agents ## Run the benchmarks; prints one JSON document
 	@$(BIN)/python -m bench
 
 clean: ## Remove the environment and build output
 	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache .bench src/xum/_build_info.py
-	rm -rf $(WEB)/node_modules $(DEVCONTAINER)/node_modules src/xum/server/static test-artifacts
+	rm -rf $(WEB)/node_modules $(DEVCONTAINER)/node_modules $(EXTERNAL_AGENTS)/node_modules
+	rm -rf src/xum/server/static test-artifacts
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
