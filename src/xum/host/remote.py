@@ -152,7 +152,8 @@ class RemoteHosts:
 
     async def create(self, directory: str, runtime: str, **fields: Any) -> WorkspaceRecord:
         """A new workspace of the project at `directory` (registered first when it is not);
-        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
+        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image),
+        external_agent."""
         project = await self.add_project(directory)
         share = fields.pop("share_credentials", False)  # Docker's "Share credentials"
         kind: dict[str, Any] = {"type": runtime, "shareCredentials": share}
@@ -160,6 +161,9 @@ class RemoteHosts:
             target = {"docker": "image", "devcontainer": "config"}.get(runtime, "host")
             kind[target] = fields.pop("host")
         body = {"projectPath": project, "runtime": kind}
+        external = fields.pop("external_agent", None)  # the API's name for it
+        if external is not None:
+            body["externalAgent"] = external
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))
 

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from xum.server.errors import ApiError
+from xum.server.routes.external_agents import checked_external_agent, refuse_engine_settings
 from xum.server.hosting import require_idle, workspace_or_404
 from xum.server.routes.projects import existing_dir
 from xum.server.schemas import Workspace, WorkspaceList, WorkspaceStatus, workspace_json
@@ -51,6 +52,8 @@ class CreateWorkspace(BaseModel):
     model: str | None = Field(default=None, max_length=200)
     thinking: str | None = Field(default=None, max_length=20)
     agent: str | None = Field(default=None, pattern=AGENT_PATTERN)
+    # An external ACP agent of config.json's `externalAgents`, the workspace's agent for life.
+    externalAgent: str | None = Field(default=None, pattern=AGENT_PATTERN)
 
 
 class EditWorkspace(BaseModel):
@@ -161,10 +164,21 @@ async def list_workspaces(
 async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace:
     state = get_state(request)
     directory = existing_dir(body.projectPath)
+    external: str | None = None
+    if body.externalAgent is not None:
+        external = await checked_external_agent(
+            body.externalAgent,
+            body.runtime.type,
+            model=body.model,
+            thinking=body.thinking,
+            agent=body.agent,
+        )
     model = checked_model(body.model)
     thinking = checked_thinking(body.thinking, model)
     spec: str = body.runtime.type
     fields: dict[str, Any] = {}
+    if external is not None:
+        fields["external_agent"] = external
     if spec == "ssh":
         if not body.runtime.host:
             raise ApiError(422, "invalid_request", "runtime.host: an SSH workspace needs a host")
@@ -297,6 +311,10 @@ async def list_agents(workspace_id: str) -> AgentList:
 async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Request) -> Workspace:
     state = get_state(request)
     record = workspace_or_404(workspace_id)
+    refuse_engine_settings(
+        record,
+        [f for f in ("model", "thinking", "agent") if getattr(body, f) is not None],
+    )
     changes: dict[str, object] = {}
     if body.title is not None:
         changes["title"] = body.title.strip()

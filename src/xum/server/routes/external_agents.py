@@ -1,0 +1,105 @@
+"""External ACP agents over the API: the configured ones for the new-workspace pickers, and the
+checks a workspace creation or settings change makes when an external agent is involved
+(docs/api.md, "External agents").
+
+The list never carries a definition's command or `env`: the environment may hold the agent's
+API keys, and a picker only needs a name, a label and the models."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from xum.core.errors import XumError
+from xum.server.errors import ApiError
+from xum.store.registry import WorkspaceRecord
+
+router = APIRouter(prefix="/api/external-agents", tags=["external-agents"])
+
+# The runtimes an external agent runs in today (the same list `xum run --external-agent` uses).
+EXTERNAL_RUNTIMES = ("local", "worktree")
+
+
+class ExternalAgentInfo(BaseModel):
+    name: str  # what a workspace's `externalAgent` names
+    label: str  # what a picker shows (the name when the definition gives no label)
+    models: list[str]  # the models it may be asked for; empty: its own choice
+
+
+class ExternalAgentList(BaseModel):
+    agents: list[ExternalAgentInfo]
+
+
+def _configured() -> list[ExternalAgentInfo]:
+    from xum.store.config import read_config
+    from xum.workspaces.external.definitions import external_agents
+
+    found = external_agents(read_config())
+    return [
+        ExternalAgentInfo(name=d.name, label=d.display, models=list(d.models))
+        for d in sorted(found.values(), key=lambda d: d.name)
+    ]
+
+
+@router.get("", response_model=ExternalAgentList)
+async def list_external_agents() -> ExternalAgentList:
+    """config.json's `externalAgents`, by name; a broken entry is a 422 naming it."""
+    try:
+        agents = await asyncio.to_thread(_configured)
+    except XumError as exc:
+        raise ApiError(422, "invalid_request", exc.message, exc.hint) from None
+    return ExternalAgentList(agents=agents)
+
+
+async def checked_external_agent(
+    name: str, runtime: str, *, model: str | None, thinking: str | None, agent: str | None
+) -> str:
+    """`name` when config.json defines it and the rest of a creation request fits an external
+    agent (local or worktree runtime, no model, thinking level or xum agent); 422 otherwise."""
+    from xum.workspaces.external.definitions import definition_for
+
+    if runtime not in EXTERNAL_RUNTIMES:
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"externalAgent: external agents in {runtime} workspaces are not supported yet",
+            "use a local or worktree workspace",
+        )
+    refused = [
+        field
+        for field, value in (("model", model), ("thinking", thinking))
+        if value is not None and value.strip()
+    ]
+    if agent is not None and agent != "exec":
+        refused.append("agent")
+    if refused:
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"{', '.join(refused)}: not available with an external agent (it picks its own "
+            "model and runs its own loop)",
+            f"leave out {' and '.join(refused)}",
+        )
+    try:
+        definition = await asyncio.to_thread(definition_for, name)
+    except XumError as exc:
+        raise ApiError(
+            422, "invalid_request", f"externalAgent: {exc.message}", exc.hint
+        ) from None
+    return definition.name
+
+
+def refuse_engine_settings(record: WorkspaceRecord, fields: list[str]) -> None:
+    """A workspace whose agent is external has no model, thinking level or xum agent to
+    change: a 422 naming what was asked, rather than a setting stored and never used."""
+    if record.external_agent is None or not fields:
+        return
+    raise ApiError(
+        422,
+        "invalid_request",
+        f"{', '.join(fields)}: not available in this workspace: its agent is the external "
+        f'agent "{record.external_agent}", which picks its own model and runs its own loop',
+        "change these in the external agent's own configuration",
+    )
