@@ -85,9 +85,7 @@ async def checked_external_agent(
     try:
         definition = await asyncio.to_thread(definition_for, name)
     except XumError as exc:
-        raise ApiError(
-            422, "invalid_request", f"externalAgent: {exc.message}", exc.hint
-        ) from None
+        raise ApiError(422, "invalid_request", f"externalAgent: {exc.message}", exc.hint) from None
     return definition.name
 
 

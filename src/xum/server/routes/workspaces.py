@@ -12,8 +12,8 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from xum.server.errors import ApiError
-from xum.server.routes.external_agents import checked_external_agent, refuse_engine_settings
 from xum.server.hosting import require_idle, workspace_or_404
+from xum.server.routes.external_agents import checked_external_agent, refuse_engine_settings
 from xum.server.routes.projects import existing_dir
 from xum.server.schemas import Workspace, WorkspaceList, WorkspaceStatus, workspace_json
 from xum.server.state import ServerState, get_state
