@@ -133,6 +133,15 @@ class RemoteHosts:
     async def server_info(self, what: str = "info") -> dict[str, Any]:
         return await self._call("GET", f"/api/server/{what}")  # or "container-engine"
 
+    async def external_agents(self) -> list[tuple[str, str]]:
+        """(name, label) of each external ACP agent the server's config.json defines."""
+        found = (await self._call("GET", "/api/external-agents")).get("agents")
+        return [
+            (str(a["name"]), str(a.get("label") or a["name"]))
+            for a in (found if isinstance(found, list) else [])
+            if isinstance(a, dict) and isinstance(a.get("name"), str)
+        ]
+
     async def default_model(self) -> str | None:
         """The model the server gives a workspace that names none (`provider:id`)."""
         found = (await self._call("GET", "/api/settings/models")).get("defaultModel")

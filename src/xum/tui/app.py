@@ -452,7 +452,8 @@ class XumApp(App[None]):
         async def devcontainers() -> list[DevcontainerConfig]:
             return await runner.devcontainer_configs(project)
 
-        self.push_screen(NewWorkspaceDialog(runner.container_engine, devcontainers), chosen)
+        dialog = NewWorkspaceDialog(runner.container_engine, devcontainers, runner.external_agents)
+        self.push_screen(dialog, chosen)
 
     def action_new_scratch_chat(self) -> None:
         self._later(scratch.start_draft(self))

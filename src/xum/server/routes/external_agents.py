@@ -15,11 +15,9 @@ from pydantic import BaseModel
 from xum.core.errors import XumError
 from xum.server.errors import ApiError
 from xum.store.registry import WorkspaceRecord
+from xum.workspaces.external.definitions import RUNTIMES
 
 router = APIRouter(prefix="/api/external-agents", tags=["external-agents"])
-
-# The runtimes an external agent runs in today (the same list `xum run --external-agent` uses).
-EXTERNAL_RUNTIMES = ("local", "worktree")
 
 
 class ExternalAgentInfo(BaseModel):
@@ -60,7 +58,7 @@ async def checked_external_agent(
     agent (local or worktree runtime, no model, thinking level or xum agent); 422 otherwise."""
     from xum.workspaces.external.definitions import definition_for
 
-    if runtime not in EXTERNAL_RUNTIMES:
+    if runtime not in RUNTIMES:
         raise ApiError(
             422,
             "invalid_request",

@@ -34,6 +34,8 @@ HINT = (
     f"config.json ({DOCS})"
 )
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+# The runtimes an external agent runs in today (SSH and containers: not yet).
+RUNTIMES = ("local", "worktree")
 _FIELDS = frozenset({"command", "args", "env", "label", "models"})
 
 
@@ -139,3 +141,14 @@ def definition_for(name: str, config: Mapping[str, Any] | None = None) -> Extern
             hint=f'add it under "{CONFIG_KEY}" in config.json; {DOCS} shows how for each agent',
         )
     return found
+
+
+def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
+    """What every front-end checks before it creates a workspace whose agent is `name`: the
+    definition exists and the runtime is one an external agent runs in (UsageError if not)."""
+    if runtime_kind not in RUNTIMES:
+        raise UsageError(
+            f"external agents in {runtime_kind} workspaces are not supported yet",
+            hint="use a local or worktree workspace",
+        )
+    return definition_for(name)
