@@ -1,6 +1,6 @@
 """Creating a workspace whose agent is external, below every front-end
 (`lifecycle.create_workspace`): an unknown name or a runtime an external agent does not run in
-is refused before anything is made."""
+is refused before anything is made; the host refuses model, thinking and agent changes for it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.external_agents import configure, write_script
+from tests.support.host_recorder import HostRecorder
 from xum.core.errors import UsageError
+from xum.host.hosts import Hosts
 from xum.store import registry
 from xum.workspaces.lifecycle import create_workspace
 
@@ -46,3 +48,19 @@ async def test_a_local_workspace_keeps_its_external_agent(repo: Path, tmp_path: 
         await created.runtime.close()
         if created.init is not None:
             created.init.cancel()
+
+
+async def test_engine_settings_are_refused_by_the_host(repo: Path, tmp_path: Path) -> None:
+    configure(write_script(tmp_path / "s.json", []))
+    hosts = Hosts(HostRecorder())
+    try:
+        record = await hosts.create(repo, "local", name_hint="x", external_agent="fake")
+        for change in ({"model": "anthropic:claude-sonnet-5-5"}, {"thinking": "high"}):
+            with pytest.raises(UsageError, match='external agent "fake"'):
+                await hosts.change_settings(record.id, **change)
+        with pytest.raises(UsageError, match="agent: not available"):
+            await hosts.configure(record.id, agent="plan")
+        changed = await hosts.change_settings(record.id, permissions="ask", title="t")
+        assert changed.permissions == "ask" and changed.model is None
+    finally:
+        await hosts.shutdown()

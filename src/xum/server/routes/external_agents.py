@@ -1,6 +1,6 @@
-"""External ACP agents over the API: the configured ones for the new-workspace pickers, and the
-checks a workspace creation or settings change makes when an external agent is involved
-(docs/api.md, "External agents").
+"""External ACP agents over the API (docs/api.md): the configured ones for the new-workspace
+pickers, and the checks a workspace creation makes when it names one. A settings change that
+does not apply to such a workspace is refused by the host (`Hosts.change_settings`).
 
 The list never carries a definition's command or `env`: the environment may hold the agent's
 API keys, and a picker only needs a name, a label and the models."""
@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from xum.core.errors import XumError
 from xum.server.errors import ApiError
-from xum.store.registry import WorkspaceRecord
 from xum.workspaces.external.definitions import RUNTIMES
 
 router = APIRouter(prefix="/api/external-agents", tags=["external-agents"])
@@ -85,17 +84,3 @@ async def checked_external_agent(
     except XumError as exc:
         raise ApiError(422, "invalid_request", f"externalAgent: {exc.message}", exc.hint) from None
     return definition.name
-
-
-def refuse_engine_settings(record: WorkspaceRecord, fields: list[str]) -> None:
-    """A workspace whose agent is external has no model, thinking level or xum agent to
-    change: a 422 naming what was asked, rather than a setting stored and never used."""
-    if record.external_agent is None or not fields:
-        return
-    raise ApiError(
-        422,
-        "invalid_request",
-        f"{', '.join(fields)}: not available in this workspace: its agent is the external "
-        f'agent "{record.external_agent}", which picks its own model and runs its own loop',
-        "change these in the external agent's own configuration",
-    )

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from xum.server.errors import ApiError
 from xum.server.hosting import require_idle, workspace_or_404
-from xum.server.routes.external_agents import checked_external_agent, refuse_engine_settings
+from xum.server.routes.external_agents import checked_external_agent
 from xum.server.routes.projects import existing_dir
 from xum.server.schemas import Workspace, WorkspaceList, WorkspaceStatus, workspace_json
 from xum.server.state import ServerState, get_state
@@ -311,10 +311,6 @@ async def list_agents(workspace_id: str) -> AgentList:
 async def edit_workspace(workspace_id: str, body: EditWorkspace, request: Request) -> Workspace:
     state = get_state(request)
     record = workspace_or_404(workspace_id)
-    refuse_engine_settings(
-        record,
-        [f for f in ("model", "thinking", "agent") if getattr(body, f) is not None],
-    )
     changes: dict[str, object] = {}
     if body.title is not None:
         changes["title"] = body.title.strip()

@@ -152,3 +152,16 @@ def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
             hint="use a local or worktree workspace",
         )
     return definition_for(name)
+
+
+def refuse_engine_settings(external_agent: str | None, fields: list[str]) -> None:
+    """A workspace whose agent is external has no model, thinking level or xum agent to change
+    (`fields`: those asked for): a UsageError naming them, rather than a setting stored and
+    never used. Nothing for a workspace of xum's own engine."""
+    if external_agent is None or not fields:
+        return
+    raise UsageError(
+        f"{', '.join(fields)}: not available in this workspace: its agent is the external "
+        f'agent "{external_agent}", which picks its own model and runs its own loop',
+        hint="change these in the external agent's own configuration",
+    )
