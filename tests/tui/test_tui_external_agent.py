@@ -15,7 +15,15 @@ from textual.pilot import Pilot
 from textual.widgets import Select
 
 from tests.support.external_agents import configure, write_script
-from tests.tui.support import model_app, notified, on_screen, send, start_app, until
+from tests.tui.support import (
+    model_app,
+    notified,
+    on_screen,
+    screen_text,
+    send,
+    start_app,
+    until,
+)
 from xum.host.server_target import ServerTarget
 from xum.testing.fake_acp_agent import SCRIPT_ENV
 from xum.testing.fakellm import FakeLLM
@@ -57,6 +65,8 @@ async def create_and_run(pilot: Pilot[None], app: XumApp) -> None:
     await send(pilot, "say hello")
     await until(pilot, lambda: any(REPLY in e.text for e in texts(app)), "the agent's reply")
     await on_screen(pilot, REPLY)
+    await on_screen(pilot, "fake (external agent)")  # the bar: none of xum's own settings
+    assert "thinking medium" not in screen_text(app)
 
 
 def texts(app: XumApp) -> list[object]:
