@@ -55,6 +55,19 @@ PREPARED_KEEP_S = 1800.0  # a new workspace's runtime (and init hook) kept for i
 SETTINGS_FIELDS = frozenset({"model", "thinking", "agent"})
 
 
+def _update_record(
+    workspace_id: str, changes: dict[str, Any], settings: list[str]
+) -> WorkspaceRecord:
+    """Store `changes`; engine `settings` are refused first where an external agent is the
+    workspace's agent (it has its own model and loop)."""
+    if settings:
+        from xum.workspaces.external.definitions import refuse_engine_settings
+
+        current = registry.get_workspace(workspace_id)
+        refuse_engine_settings(current.external_agent if current else None, settings)
+    return registry.update_workspace(workspace_id, **changes)
+
+
 class TurnRunningError(XumError):
     """The action needs the workspace idle, and a turn runs in it."""
 
@@ -257,8 +270,8 @@ class Hosts:
     async def change_settings(self, workspace_id: str, **changes: Any) -> WorkspaceRecord:
         """Store checked changes of the workspace's record; a new model, thinking level or
         agent takes effect from the next turn, in the open session where it can take it."""
-        record = await asyncio.to_thread(lambda: registry.update_workspace(workspace_id, **changes))
         settings = {k: v for k, v in changes.items() if k in SETTINGS_FIELDS}
+        record = await asyncio.to_thread(_update_record, workspace_id, changes, sorted(settings))
         if settings:
             await self._switch(workspace_id, record, settings)
         self.listener.workspaces_changed()

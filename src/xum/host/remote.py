@@ -133,6 +133,15 @@ class RemoteHosts:
     async def server_info(self, what: str = "info") -> dict[str, Any]:
         return await self._call("GET", f"/api/server/{what}")  # or "container-engine"
 
+    async def external_agents(self) -> list[tuple[str, str]]:
+        """(name, label) of each external ACP agent the server's config.json defines."""
+        found = (await self._call("GET", "/api/external-agents")).get("agents")
+        return [
+            (str(a["name"]), str(a.get("label") or a["name"]))
+            for a in (found if isinstance(found, list) else [])
+            if isinstance(a, dict) and isinstance(a.get("name"), str)
+        ]
+
     async def default_model(self) -> str | None:
         """The model the server gives a workspace that names none (`provider:id`)."""
         found = (await self._call("GET", "/api/settings/models")).get("defaultModel")
@@ -152,7 +161,8 @@ class RemoteHosts:
 
     async def create(self, directory: str, runtime: str, **fields: Any) -> WorkspaceRecord:
         """A new workspace of the project at `directory` (registered first when it is not);
-        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image)."""
+        `fields`: name, title, model, thinking, agent, host (the SSH host or the container image),
+        external_agent."""
         project = await self.add_project(directory)
         share = fields.pop("share_credentials", False)  # Docker's "Share credentials"
         kind: dict[str, Any] = {"type": runtime, "shareCredentials": share}
@@ -160,6 +170,9 @@ class RemoteHosts:
             target = {"docker": "image", "devcontainer": "config"}.get(runtime, "host")
             kind[target] = fields.pop("host")
         body = {"projectPath": project, "runtime": kind}
+        external = fields.pop("external_agent", None)  # the API's name for it
+        if external is not None:
+            body["externalAgent"] = external
         body.update({k: v for k, v in fields.items() if v is not None})
         return self._record(await self._call("POST", "/api/workspaces", body))
 

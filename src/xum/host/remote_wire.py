@@ -108,6 +108,7 @@ def record_from_json(data: dict[str, Any]) -> WorkspaceRecord:
         # A Docker workspace's image, a scratch chat (docs/workspaces.md) and "Notify on all
         # responses", where this side's record keeps them.
         extra=_extra(data, runtime),
+        external_agent=data.get("externalAgent") or None,
     )
 
 

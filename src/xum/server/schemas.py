@@ -95,6 +95,9 @@ class Workspace(BaseModel):
     notifyOnResponse: bool = False
     # A scratch chat: no project, a private folder, no git (docs/workspaces.md).
     scratch: bool = False
+    # The external ACP agent that is this workspace's agent (config.json `externalAgents`);
+    # null: xum's own engine.
+    externalAgent: str | None = None
 
 
 class WorkspaceList(BaseModel):
@@ -143,6 +146,7 @@ def workspace_json(record: WorkspaceRecord, status: dict[str, Any]) -> Workspace
         ports=_ports(record),
         notifyOnResponse=record.extra.get("notify_on_response") is True,
         scratch=record.extra.get("scratch") is True and record.parent_id is None,
+        externalAgent=record.external_agent,
     )
 
 

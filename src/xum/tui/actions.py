@@ -437,9 +437,11 @@ class Actions:
         agent: str = DEFAULT_AGENT,
         permissions: PermissionMode = "auto",
         share_credentials: bool = False,
+        external_agent: str | None = None,  # an external ACP agent's name (config.json)
     ) -> Workspace | None:
         app = self.app
         fields: dict[str, object] = {"agent": agent, "share_credentials": share_credentials}
+        fields["external_agent"] = external_agent
         if permissions != "auto":
             fields["permissions"] = permissions
         if model is not None:

@@ -420,8 +420,12 @@ class XumApp(App[None]):
             if step or turn:  # first: the bar is cut at the right edge of a narrow terminal
                 bar.append(f"queued: {step} step, {turn} turn", "bold yellow")
                 bar.append(" · ")
-        bar.append(agent.capitalize(), style="bold magenta" if agent == "plan" else "bold")
-        bar.append(f" · {strip_controls(model)} · thinking {thinking}")
+        external = ws.record.external_agent if ws is not None else None
+        if external:  # an external ACP agent: its own model and loop, none of xum's settings
+            bar.append(f"{strip_controls(external)} (external agent)", style="bold")
+        else:
+            bar.append(agent.capitalize(), style="bold magenta" if agent == "plan" else "bold")
+            bar.append(f" · {strip_controls(model)} · thinking {thinking}")
         permissions = self.actions.permissions_of(ws)
         if permissions != "auto":  # the default is not worth the room on a narrow terminal
             bar.append(" · ")
@@ -452,7 +456,8 @@ class XumApp(App[None]):
         async def devcontainers() -> list[DevcontainerConfig]:
             return await runner.devcontainer_configs(project)
 
-        self.push_screen(NewWorkspaceDialog(runner.container_engine, devcontainers), chosen)
+        dialog = NewWorkspaceDialog(runner.container_engine, devcontainers, runner.external_agents)
+        self.push_screen(dialog, chosen)
 
     def action_new_scratch_chat(self) -> None:
         self._later(scratch.start_draft(self))

@@ -139,6 +139,10 @@ class AttachedRunner(Runner):
         the server makes the workspace from its own copy of the project."""
         return await self.remote.devcontainer_configs(str(directory))
 
+    async def external_agents(self) -> list[tuple[str, str]]:
+        """The server's external agents (`GET /api/external-agents`): it runs them."""
+        return await self.remote.external_agents()
+
     async def create_scratch(self, **fields: Any) -> Workspace:
         permissions = fields.pop("permissions", None)
         record = await self.remote.create_scratch(**fields)

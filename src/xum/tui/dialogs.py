@@ -34,6 +34,7 @@ from textual.widgets.option_list import Option
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.workspaces.checkouts.protocol import Removal
+from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.runtime.container_engine import EngineInfo
@@ -62,6 +63,7 @@ class NewWorkspace:
     title: str
     # Docker, Dev Container: the SSH agent, ~/.gitconfig, gh with GH_TOKEN
     share_credentials: bool = False
+    external_agent: str | None = None  # an external ACP agent of config.json; None: xum's
 
 
 class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
@@ -69,7 +71,9 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
     the Docker choice, its image field and "Share credentials" appear only once it does, so a
     machine without one never shows a choice that could only fail. `devcontainers`: lists the
     project's devcontainer.json files (the runner's `devcontainer_configs`); the Dev Container
-    choice appears only when there is one, with a choice of config when there are several."""
+    choice appears only when there is one, with a choice of config when there are several.
+    `agents`: lists the external ACP agents, (name, label) (the runner's `external_agents`);
+    the agent choice appears only when one is configured."""
 
     DEFAULT_CSS = DIALOG_CSS
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
@@ -78,10 +82,12 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
         self,
         engine: Callable[[], Awaitable[EngineInfo]] | None = None,
         devcontainers: Callable[[], Awaitable[list[DevcontainerConfig]]] | None = None,
+        agents: Callable[[], Awaitable[list[tuple[str, str]]]] | None = None,
     ) -> None:
         super().__init__()
         self.engine = engine
         self.devcontainers = devcontainers
+        self.agents = agents
         self._several = False  # the project has several devcontainer configs: a picker
 
     def compose(self) -> ComposeResult:
@@ -106,6 +112,8 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 "Share credentials with the container (SSH agent, ~/.gitconfig, gh)",
                 id="share",
             )
+            # Shown once an external agent is configured (see `_offer_agents`); blank: xum.
+            yield Select[str]([], prompt="agent: xum", allow_blank=True, id="agent")
             yield Input(placeholder="name (optional; a name is made up otherwise)", id="name")
             yield Input(placeholder="title (optional)", id="title")
             yield Static("Enter creates it · Esc cancels", classes="hint")
@@ -115,6 +123,9 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
 
     def on_mount(self) -> None:
         self._show_fields(None)
+        self.query_one("#agent").display = False
+        if self.agents is not None:
+            self.run_worker(self._offer_agents(self.agents), group="agents", exclusive=True)
         if self.engine is None:
             self.query_one("#engine").display = False
         else:
@@ -155,6 +166,18 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
             await self.query_one("#runtime", RadioSet).mount(
                 RadioButton("devcontainer: in the project's Dev Container", id="devcontainer")
             )
+
+    async def _offer_agents(self, agents: Callable[[], Awaitable[list[tuple[str, str]]]]) -> None:
+        try:
+            found = await agents()
+        except XumError:  # no answer (a server that predates the route, a broken config)
+            return
+        if not found:
+            return
+        picker = self.query_one("#agent", Select)
+        # Labels come from config.json: plain text in the option, never markup.
+        picker.set_options((Text(f"agent: {label} (external)"), name) for name, label in found)
+        picker.display = True
 
     async def _offer_docker(self, engine: Callable[[], Awaitable[EngineInfo]]) -> None:
         note = self.query_one("#engine", Static)
@@ -205,9 +228,21 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
             picked = self.query_one("#devconfig", Select).value
             if isinstance(picked, str) and picked:
                 kind = f"devcontainer {picked}"
+        agent = self.query_one("#agent", Select).value
+        external = agent if isinstance(agent, str) and agent else None
+        if external is not None and kind.split(" ")[0] not in EXTERNAL_RUNTIMES:
+            self.notify(
+                "an external agent runs in a local or worktree workspace only (others are not "
+                "supported yet)",
+                severity="error",
+                markup=False,
+            )
+            return
         name = self.query_one("#name", Input).value.strip() or None
         title = self.query_one("#title", Input).value.strip()
-        self.dismiss(NewWorkspace(kind, name, title, share_credentials=share))
+        self.dismiss(
+            NewWorkspace(kind, name, title, share_credentials=share, external_agent=external)
+        )
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

@@ -288,6 +288,14 @@ class Runner:
 
         return await asyncio.to_thread(find_configs, directory)
 
+    async def external_agents(self) -> list[tuple[str, str]]:
+        """(name, label) of config.json's external ACP agents: the dialog's agent choice."""
+        from xum.store.config import read_config
+        from xum.workspaces.external.definitions import external_agents
+
+        found = await asyncio.to_thread(lambda: external_agents(read_config()))
+        return [(d.name, d.display) for d in sorted(found.values(), key=lambda d: d.name)]
+
     async def create_scratch(self, **fields: Any) -> Workspace:
         """A new scratch chat (docs/workspaces.md): no project, a private folder."""
         record = await self.hosts.create_scratch(**fields)

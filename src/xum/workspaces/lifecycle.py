@@ -158,6 +158,10 @@ async def create_workspace(
         check_name(name)
 
     def create() -> tuple[service.ProjectPaths, WorkspaceRecord, Runtime, dict[str, str] | None]:
+        if fields.get("external_agent"):  # checked before anything is made, for every caller
+            from xum.workspaces.external.definitions import check_creation
+
+            check_creation(str(fields["external_agent"]), kind)
         paths = service.project_paths(directory, project_query)
         checkout = create_checkout(
             kind,

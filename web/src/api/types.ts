@@ -85,6 +85,9 @@ export interface Workspace {
   notifyOnResponse?: boolean;
   /** A scratch chat: no project, a private folder, no git (docs/workspaces.md). */
   scratch?: boolean;
+  /** The external ACP agent that is this workspace's agent (config.json `externalAgents`);
+   *  null: xum's own engine. */
+  externalAgent?: string | null;
 }
 
 export interface PortRange {

@@ -2,11 +2,13 @@
 
 import { Archive, ArchiveRestore, FolderPlus, GitFork, Plug, Plus, Settings, Trash2, X } from "lucide-react";
 import type { Project, Workspace } from "../api/types";
+import { externalLabel } from "../lib/externalAgents";
 import { isMacPlatform, shortcutLabel } from "../lib/keybinds";
 import { useStore } from "../lib/store";
 import { app, openDialog, selectWorkspace, toast } from "../state/app";
 import { branches, shownBranch } from "../state/branches";
 import { archiveWorkspace } from "../state/actions";
+import { externalAgents } from "../state/externalAgents";
 import { openScratchDraft } from "../state/scratch";
 import { errorMessage } from "../api/http";
 import { StatusDot, statusKind } from "./StatusDot";
@@ -22,6 +24,7 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
   const kind = statusKind(status);
   const archived = ws.archivedAt !== null;
   const caps = useStore(app, (s) => s.caps);
+  const external = useStore(externalAgents, (all) => externalLabel(ws, all));
   // Compacted while idle, and nothing has happened since.
   const idleCompacted = typeof ws.idleCompactedSeq === "number" && ws.idleCompactedSeq >= status.lastSeq;
   const archive = () => {
@@ -56,6 +59,7 @@ function WorkspaceRow(props: { ws: Workspace; selected: boolean }) {
         </span>
         <span className="ws-sub">
           {ws.scratch ? "scratch chat" : ws.runtime.type === "ssh" ? `ssh ${ws.runtime.host}` : ws.runtime.type}
+          {external ? <span data-testid="external-agent"> · {external}</span> : null}
           {branch && branch !== ws.title && branch !== ws.name ? ` · ${branch}` : ""}
         </span>
       </span>

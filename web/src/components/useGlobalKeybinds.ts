@@ -3,6 +3,7 @@
 // turn unless focus is in a text field that has not opted in (data-escape-interrupts-stream).
 
 import { useEffect } from "react";
+import { engineSettingsApply } from "../lib/externalAgents";
 import { actionFor, isEditableTarget, isMacPlatform, type ActionId } from "../lib/keybinds";
 import {
   app,
@@ -22,7 +23,18 @@ import { toggleStrip } from "./chat/BackgroundStrip";
 
 const mac = typeof navigator !== "undefined" && isMacPlatform(navigator.platform);
 
+// What changes xum's own engine settings: nothing to do in an external agent's workspace.
+const ENGINE_ACTIONS: ReadonlySet<ActionId> = new Set<ActionId>([
+  "CYCLE_MODEL",
+  "THINKING_UP",
+  "THINKING_DOWN",
+  "TOGGLE_MODE",
+  "OPEN_AGENT_PICKER",
+  "CYCLE_AGENT",
+]);
+
 function run(action: ActionId): void {
+  if (ENGINE_ACTIONS.has(action) && !engineSettingsApply(selectedWorkspace(app.get()))) return;
   switch (action) {
     case "OPEN_PALETTE":
       if (app.get().paletteOpen) app.update({ paletteOpen: false });

@@ -50,6 +50,7 @@ export async function createWorkspace(body: {
   name?: string;
   title?: string;
   model?: string;
+  externalAgent?: string;
 }): Promise<Workspace> {
   const ws = await api<Workspace>("POST", "/api/workspaces", body);
   app.set((s) => ({

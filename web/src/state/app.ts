@@ -20,6 +20,7 @@ import { hashForWorkspace, workspaceFromHash } from "../lib/route";
 import { Store } from "../lib/store";
 import { noteBackgroundEvents } from "./background";
 import { noteActivity } from "./activity";
+import { loadExternalAgents } from "./externalAgents";
 import { applyInboxMessage } from "./inbox";
 import { showNotice } from "./notifications";
 import {
@@ -312,6 +313,7 @@ async function startSession(): Promise<void> {
   await caps;
   void loadSlash();
   void loadAgents();
+  void loadExternalAgents();
 }
 
 // ---- Loading --------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from xum.server.errors import ApiError
 from xum.server.hosting import require_idle, workspace_or_404
+from xum.server.routes.external_agents import checked_external_agent
 from xum.server.routes.projects import existing_dir
 from xum.server.schemas import Workspace, WorkspaceList, WorkspaceStatus, workspace_json
 from xum.server.state import ServerState, get_state
@@ -51,6 +52,8 @@ class CreateWorkspace(BaseModel):
     model: str | None = Field(default=None, max_length=200)
     thinking: str | None = Field(default=None, max_length=20)
     agent: str | None = Field(default=None, pattern=AGENT_PATTERN)
+    # An external ACP agent of config.json's `externalAgents`, the workspace's agent for life.
+    externalAgent: str | None = Field(default=None, pattern=AGENT_PATTERN)
 
 
 class EditWorkspace(BaseModel):
@@ -161,10 +164,21 @@ async def list_workspaces(
 async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace:
     state = get_state(request)
     directory = existing_dir(body.projectPath)
+    external: str | None = None
+    if body.externalAgent is not None:
+        external = await checked_external_agent(
+            body.externalAgent,
+            body.runtime.type,
+            model=body.model,
+            thinking=body.thinking,
+            agent=body.agent,
+        )
     model = checked_model(body.model)
     thinking = checked_thinking(body.thinking, model)
     spec: str = body.runtime.type
     fields: dict[str, Any] = {}
+    if external is not None:
+        fields["external_agent"] = external
     if spec == "ssh":
         if not body.runtime.host:
             raise ApiError(422, "invalid_request", "runtime.host: an SSH workspace needs a host")

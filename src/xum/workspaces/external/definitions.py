@@ -34,6 +34,8 @@ HINT = (
     f"config.json ({DOCS})"
 )
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+# The runtimes an external agent runs in today (SSH and containers: not yet).
+RUNTIMES = ("local", "worktree")
 _FIELDS = frozenset({"command", "args", "env", "label", "models"})
 
 
@@ -139,3 +141,27 @@ def definition_for(name: str, config: Mapping[str, Any] | None = None) -> Extern
             hint=f'add it under "{CONFIG_KEY}" in config.json; {DOCS} shows how for each agent',
         )
     return found
+
+
+def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
+    """What every front-end checks before it creates a workspace whose agent is `name`: the
+    definition exists and the runtime is one an external agent runs in (UsageError if not)."""
+    if runtime_kind not in RUNTIMES:
+        raise UsageError(
+            f"external agents in {runtime_kind} workspaces are not supported yet",
+            hint="use a local or worktree workspace",
+        )
+    return definition_for(name)
+
+
+def refuse_engine_settings(external_agent: str | None, fields: list[str]) -> None:
+    """A workspace whose agent is external has no model, thinking level or xum agent to change
+    (`fields`: those asked for): a UsageError naming them, rather than a setting stored and
+    never used. Nothing for a workspace of xum's own engine."""
+    if external_agent is None or not fields:
+        return
+    raise UsageError(
+        f"{', '.join(fields)}: not available in this workspace: its agent is the external "
+        f'agent "{external_agent}", which picks its own model and runs its own loop',
+        hint="change these in the external agent's own configuration",
+    )

@@ -1,11 +1,13 @@
 import { GitBranch, Menu as MenuIcon, PanelRight, Server } from "lucide-react";
 import type { Workspace } from "../../api/types";
+import { externalLabel } from "../../lib/externalAgents";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { useStore } from "../../lib/store";
 import { useEffect } from "react";
 import { app, transcriptStore } from "../../state/app";
 import { activity } from "../../state/activity";
 import { branches, refreshBranch, shownBranch } from "../../state/branches";
+import { externalAgents } from "../../state/externalAgents";
 import { ConnectionBanner, useOffline } from "../ConnectionBanner";
 import { StatusDot, statusKind, statusLabel } from "../StatusDot";
 import { IconButton } from "../Tooltip";
@@ -35,6 +37,7 @@ export function ChatView(props: { workspace: Workspace }) {
   const branch = useStore(branches, (all) => shownBranch(all, ws.id, ws.branch));
   const turnEnds = useStore(activity, (all) => all[ws.id]?.turnEnds ?? 0);
   const approvals = useStore(transcriptStore(ws.id), (t) => t.approvals.length);
+  const external = useStore(externalAgents, (all) => externalLabel(ws, all));
   // Ask git on opening the workspace, after a rename (xum renames the branch) and each time a
   // turn of it ends: the agent may have switched branches.
   useEffect(() => {
@@ -51,7 +54,17 @@ export function ChatView(props: { workspace: Workspace }) {
           <MenuIcon size={18} />
         </IconButton>
         <div className="chat-title">
-          <span className="t">{ws.title || ws.name}</span>
+          <span className="t">
+            {ws.title || ws.name}
+            {external ? (
+              <>
+                {" "}
+                <span className="badge" data-testid="external-agent" title="This workspace's agent is an external ACP agent">
+                  {external}
+                </span>
+              </>
+            ) : null}
+          </span>
           <span className="s">
             <span style={{ display: "inline-flex", alignItems: "center", gap: 4 }}>
               <StatusDot status={status} offline={offline} />{" "}

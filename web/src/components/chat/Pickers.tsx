@@ -5,6 +5,7 @@
 import { Brain, ChevronDown, Shield } from "lucide-react";
 import { useEffect } from "react";
 import type { PermissionMode, Workspace } from "../../api/types";
+import { engineSettingsApply } from "../../lib/externalAgents";
 import { isMacPlatform, shortcutLabel } from "../../lib/keybinds";
 import { effectiveThinking, entryLabel, modelLabel, resolveModel, thinkingLevels } from "../../lib/models";
 import { useStore } from "../../lib/store";
@@ -47,6 +48,10 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
   const agent = choices.find((a) => a.id === ws.agent);
   const color = safeColor(agent?.color);
 
+  // An external agent picks its own model and runs its own loop: only the permission mode
+  // applies (it answers the agent's permission requests).
+  const engine = engineSettingsApply(ws);
+
   // The agent files may have changed since the list was read: read it again when opened.
   useEffect(() => {
     if (open === "agent") void loadAgents();
@@ -54,62 +59,66 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
 
   return (
     <span className="composer-pickers">
-      <Tooltip
-        content={
-          <>
-            Agent{" "}
-            <span className="kbd-hint">
-              ({shortcutLabel("OPEN_AGENT_PICKER", mac)}; {shortcutLabel("CYCLE_AGENT", mac)} cycles;{" "}
-              {shortcutLabel("TOGGLE_MODE", mac)} Plan/Exec)
-            </span>
-          </>
-        }
-      >
-        <button
-          type="button"
-          className={`pill ${plan ? "mode-plan" : "mode-exec"}`}
-          aria-label={`Agent: ${agentLabel(ws.agent, agent?.name)}`}
-          data-agent={ws.agent}
-          onClick={() => setOpen("agent")}
-        >
-          {color ? <span className="agent-dot" style={{ background: color }} aria-hidden /> : null}
-          {agentLabel(ws.agent, agent?.name)}
-          <ChevronDown size={12} aria-hidden />
-        </button>
-      </Tooltip>
-      <Tooltip content={<>Model <span className="kbd-hint">({shortcutLabel("CYCLE_MODEL", mac)} cycles)</span></>}>
-        <button
-          type="button"
-          className="pill"
-          aria-label={`Model: ${modelLabel(models, ws.model)}`}
-          data-model={current ?? ""}
-          onClick={() => setOpen("model")}
-        >
-          {modelLabel(models, ws.model)}
-          <ChevronDown size={12} aria-hidden />
-        </button>
-      </Tooltip>
-      <Tooltip
-        content={
-          <>
-            Thinking{" "}
-            <span className="kbd-hint">
-              ({shortcutLabel("THINKING_UP", mac)} / {shortcutLabel("THINKING_DOWN", mac)})
-            </span>
-          </>
-        }
-      >
-        <button
-          type="button"
-          className="pill"
-          aria-label={`Thinking: ${thinking}`}
-          data-thinking={thinking}
-          onClick={() => setOpen("thinking")}
-        >
-          <Brain size={12} aria-hidden />
-          {thinking}
-        </button>
-      </Tooltip>
+      {engine ? (
+        <>
+          <Tooltip
+            content={
+              <>
+                Agent{" "}
+                <span className="kbd-hint">
+                  ({shortcutLabel("OPEN_AGENT_PICKER", mac)}; {shortcutLabel("CYCLE_AGENT", mac)} cycles;{" "}
+                  {shortcutLabel("TOGGLE_MODE", mac)} Plan/Exec)
+                </span>
+              </>
+            }
+          >
+            <button
+              type="button"
+              className={`pill ${plan ? "mode-plan" : "mode-exec"}`}
+              aria-label={`Agent: ${agentLabel(ws.agent, agent?.name)}`}
+              data-agent={ws.agent}
+              onClick={() => setOpen("agent")}
+            >
+              {color ? <span className="agent-dot" style={{ background: color }} aria-hidden /> : null}
+              {agentLabel(ws.agent, agent?.name)}
+              <ChevronDown size={12} aria-hidden />
+            </button>
+          </Tooltip>
+          <Tooltip content={<>Model <span className="kbd-hint">({shortcutLabel("CYCLE_MODEL", mac)} cycles)</span></>}>
+            <button
+              type="button"
+              className="pill"
+              aria-label={`Model: ${modelLabel(models, ws.model)}`}
+              data-model={current ?? ""}
+              onClick={() => setOpen("model")}
+            >
+              {modelLabel(models, ws.model)}
+              <ChevronDown size={12} aria-hidden />
+            </button>
+          </Tooltip>
+          <Tooltip
+            content={
+              <>
+                Thinking{" "}
+                <span className="kbd-hint">
+                  ({shortcutLabel("THINKING_UP", mac)} / {shortcutLabel("THINKING_DOWN", mac)})
+                </span>
+              </>
+            }
+          >
+            <button
+              type="button"
+              className="pill"
+              aria-label={`Thinking: ${thinking}`}
+              data-thinking={thinking}
+              onClick={() => setOpen("thinking")}
+            >
+              <Brain size={12} aria-hidden />
+              {thinking}
+            </button>
+          </Tooltip>
+        </>
+      ) : null}
       <Tooltip content="Permissions: what waits for your approval">
         <button
           type="button"
@@ -133,7 +142,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           }}
         />
       ) : null}
-      {open === "agent" ? (
+      {engine && open === "agent" ? (
         <Menu
           label="Agent"
           onClose={close}
@@ -157,7 +166,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           }}
         />
       ) : null}
-      {open === "model" ? (
+      {engine && open === "model" ? (
         <Menu
           label="Models"
           filterable
@@ -175,7 +184,7 @@ export function ComposerPickers(props: { workspace: Workspace; onError: (m: stri
           }}
         />
       ) : null}
-      {open === "thinking" ? (
+      {engine && open === "thinking" ? (
         <Menu
           label="Thinking level"
           onClose={close}

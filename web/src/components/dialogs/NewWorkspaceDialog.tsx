@@ -2,9 +2,11 @@ import { useEffect, useState } from "react";
 import { api, qs } from "../../api/http";
 import type { ContainerEngine, RuntimeType } from "../../api/types";
 import { configChoices, devcontainerRuntime, type DevcontainerConfig } from "../../lib/devcontainers";
+import { agentChoices, choiceProblem, createFields } from "../../lib/externalAgents";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, selectedWorkspace } from "../../state/app";
 import { createWorkspace } from "../../state/actions";
+import { externalAgents, loadExternalAgents } from "../../state/externalAgents";
 import { FormDialog } from "./FormDialog";
 
 export function NewWorkspaceDialog(props: { projectPath: string | null }) {
@@ -51,10 +53,18 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
   useEffect(() => {
     if (runtime === "devcontainer" && configs.length === 0) setRuntime("worktree");
   }, [runtime, configs]);
+  // The agent: xum's own, or an external ACP agent of config.json (read again on opening).
+  const agents = agentChoices(useStore(externalAgents, (s) => s));
+  const [agent, setAgent] = useState("");
+  useEffect(() => {
+    void loadExternalAgents();
+  }, []);
   const [name, setName] = useState("");
   const [title, setTitle] = useState("");
   const submit = async () => {
     if (!project) throw new Error("Add a project first.");
+    const problem = choiceProblem(agent, runtime);
+    if (problem) throw new Error(problem);
     if (runtime === "ssh" && !host.trim()) throw new Error("Name the SSH host.");
     if (runtime === "docker" && !image.trim()) throw new Error("Name the container image (for example python:3.12).");
     const spec =
@@ -69,6 +79,7 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
         runtime === "devcontainer" ? devcontainerRuntime(configs, config) : spec,
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
+      ...createFields(agent),
     });
     closeDialog();
   };
@@ -85,6 +96,18 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
           ))}
         </select>
       </label>
+      {agents.length > 0 ? (
+        <label className="field">
+          <span>Agent</span>
+          <select className="input" value={agent} onChange={(e) => setAgent(e.target.value)} aria-label="Agent">
+            {agents.map((a) => (
+              <option key={a.value} value={a.value}>
+                {a.value ? `${a.label} (external agent)` : "xum"}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       <label className="field">
         <span>Runtime</span>
         <select className="input" value={runtime} onChange={(e) => setRuntime(e.target.value as RuntimeType)} aria-label="Runtime">
