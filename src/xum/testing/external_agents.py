@@ -189,6 +189,10 @@ def claude_code_definition(
             # Without it Claude Code asks api.anthropic.com at start whether the account has
             # "fast mode" (a GET to /api/claude_code_penguin_mode), whatever the base URL.
             "CLAUDE_CODE_DISABLE_FAST_MODE": "1",
+            # As root with IS_SANDBOX set (some containers set it), claude-code-acp 0.16.2 offers
+            # "bypass permissions" and the Claude Code it starts refuses to run as root with it:
+            # every session/new fails. Empty, the adapter takes it as unset.
+            "IS_SANDBOX": "",
         }
     )
     return {

@@ -174,6 +174,17 @@ class AgentProcess:
             + (f"; it said: {said}" if said else "")
         )
 
+    def _refusal(self, exc: Exception) -> str:
+        """The agent's error answer in words: its message, its details when it sent any, else
+        the last line it wrote to stderr (where an "Internal error" usually says what broke)."""
+        said = str(exc)
+        data = getattr(exc, "data", None)
+        if data:
+            detail = data if isinstance(data, str) else orjson.dumps(data).decode()
+            return f"{said} ({detail[:500]})"
+        last = self.stderr_tail().splitlines()[-1:] if self.stderr_tail() else []
+        return f"{said} (its last output: {last[0][:500]})" if last else said
+
     def stderr_tail(self) -> str:
         return self._stderr.decode("utf-8", "replace").strip()[-1000:]
 
@@ -207,7 +218,7 @@ class AgentProcess:
                 return task.result()
             except RequestError as exc:
                 raise ExternalAgentError(
-                    f'the external agent "{self.name}" refused {what}: {exc}',
+                    f'the external agent "{self.name}" refused {what}: {self._refusal(exc)}',
                     hint=f"see {DOCS}",
                 ) from None
             except ConnectionError:
