@@ -211,12 +211,13 @@ class XumApp(App[None]):
         for ws in list(self.runner.workspaces.values()):
             if ws.id not in ids and not ws.running:
                 self.runner.forget(ws)
-        # The selection is read when the rows are filled, not before: another reload (a change
-        # the server announced) may be filling meanwhile, and the one that fills last must keep
-        # what was selected in between (a fork selected while this list was read).
+        # Read once the rows are in place: a reload filling meanwhile must not undo a selection.
         await self.sidebar.fill(
             shown, lambda: select or (self.selected.id if self.selected else None)
         )
+        chosen = self.runner.workspaces.get(select) if select else None
+        if chosen is not None and chosen is not self.selected:
+            await self.select(chosen)  # `select` is selected, not only highlighted
         self.redraw_bar()  # a workspace renamed (here or elsewhere) is named so at once
 
     def find_workspace(self, wanted: str) -> Workspace | None:
@@ -253,8 +254,7 @@ class XumApp(App[None]):
         self.composer.focus()
 
     def on_list_view_highlighted(self, event: ListView.Highlighted) -> None:
-        # Only the row highlighted now selects: an older message (a refill moved the highlight
-        # twice before this ran) would select a row the list no longer shows as chosen.
+        # Only the row highlighted now selects: a refill may have moved it again since.
         current = event.list_view.highlighted_child
         if event.list_view.has_focus and event.item is not None and event.item is current:
             ws = getattr(event.item, "workspace", None)
