@@ -14,20 +14,29 @@ WARM_UP):
 - prompt to first text: to the first agent message chunk with text in it;
 - memory: the resident memory of the agent's process tree after the prompts (MiB).
 
-The through-xum side (the same agents inside a workspace) is measured against these figures.
+Then the same agents through xum (`through_xum`): each as an external-agent workspace driven by
+the workspace host in this process (as the server and the terminal UI drive it), one agent
+process and ACP session for all the prompts:
+
+- send to first event: `Hosts.send` to the first engine event of the turn reaching the host's
+  listener (what a front-end gets first);
+- send to first text: to the first text delta;
+- added: the median through xum less the median direct, same run (the aim is under 20 ms).
+
 Without the agents installed the result says so instead of failing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.util import git_repo, median_ms
+from bench.util import git_repo, median_ms, scratch_home
+from xum.engine import events as E
+from xum.host.listener import NullListener
 
 if TYPE_CHECKING:
     from xum.testing.external_agents import AgentDefinition
@@ -91,6 +100,73 @@ def _text_of(update: object) -> str:
     return text if isinstance(text, str) else ""
 
 
+class _FirstEvents(NullListener):
+    """Times, per turn, the first event and the first text delta the host hands a front-end."""
+
+    def __init__(self) -> None:
+        self.sent = 0.0
+        self.first_event: float | None = None
+        self.first_text: float | None = None
+
+    def start(self) -> None:
+        self.sent, self.first_event, self.first_text = time.monotonic(), None, None
+
+    def event(self, workspace_id: str, event: E.Event) -> None:
+        now = time.monotonic()
+        if self.first_event is None:
+            self.first_event = now
+        if self.first_text is None and isinstance(event, E.TextDelta) and event.text:
+            self.first_text = now
+
+
+async def _measure_through_xum(
+    name: str,
+    definition_for: Callable[[str, Path], AgentDefinition],
+    root: Path,
+) -> dict[str, float]:
+    from xum.host.hosts import Hosts
+    from xum.host.workspace_host import HostOptions
+    from xum.store.config import update_config
+    from xum.testing import external_agents as agents
+    from xum.testing import fakellm
+    from xum.workspaces.safety.choice import SafetyChoice
+
+    repo = git_repo(root / f"{name}-xum")
+    model = agents.AgentModel()
+    to_event: list[float] = []
+    to_text: list[float] = []
+    with fakellm.FakeLLM(responder=model, default=fakellm.text("ok", chunk_size=0)) as llm:
+        definition = definition_for(llm.base_url(), root / f"{name}-xum-agent")
+        entry = {
+            "command": definition["command"],
+            "args": definition["args"],
+            "env": definition["env"],
+        }
+        update_config(lambda config: config.__setitem__("externalAgents", {name: entry}))
+        listener = _FirstEvents()
+        hosts = Hosts(listener, options=HostOptions(safety=SafetyChoice(permissions="auto")))
+        try:
+            record = await hosts.create(repo, "local", name_hint=name, external_agent=name)
+            for i in range(WARM_UP + PROMPTS):
+                listener.start()
+                await hosts.send(record, f"prompt {i}")
+                host = hosts.get(record.id)
+                assert host is not None
+                await asyncio.wait_for(host.wait_done(), STEP_S)
+                if i < WARM_UP:
+                    continue
+                if listener.first_event is None or listener.first_text is None:
+                    raise RuntimeError(f"{name} through xum: turn {i} showed no text")
+                to_event.append(listener.first_event - listener.sent)
+                to_text.append(listener.first_text - listener.sent)
+        finally:
+            await hosts.shutdown()
+    return {
+        "send_to_first_event_ms": median_ms(to_event),
+        "send_to_first_text_ms": median_ms(to_text),
+    }
+
+
 async def _measure(root: Path) -> dict[str, object]:
     from xum.testing import external_agents as agents
 
@@ -99,7 +175,15 @@ async def _measure(root: Path) -> dict[str, object]:
         ("opencode", agents.opencode_definition),
         ("claude_code", agents.claude_code_definition),
     ):
-        result[name] = await _measure_agent(name, definition_for, root)
+        direct = await _measure_agent(name, definition_for, root)
+        xum_side = await _measure_through_xum(name.replace("_", "-"), definition_for, root)
+        direct_text = direct["prompt_to_first_text_ms"]
+        assert isinstance(direct_text, float)
+        result[name] = {
+            **direct,
+            "through_xum": xum_side,
+            "added_first_text_ms": round(xum_side["send_to_first_text_ms"] - direct_text, 2),
+        }
     return result
 
 
@@ -109,5 +193,5 @@ def run() -> dict[str, object]:
     reason = agents.missing_reason()
     if reason is not None:
         return {"skipped": reason}
-    with tempfile.TemporaryDirectory(prefix="xum-bench-external-") as tmp:
-        return asyncio.run(_measure(Path(tmp)))
+    with scratch_home("xum-bench-external-") as tmp:
+        return asyncio.run(_measure(tmp))
