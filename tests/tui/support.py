@@ -129,7 +129,12 @@ async def first_turn(pilot: Pilot[None], text: str, what: str) -> Workspace:
     assert isinstance(app, XumApp)
     await start_app(pilot)
     await send(pilot, text)
-    await until(pilot, lambda: app.selected and not app.selected.running, what)
+    # A new workspace is selected before its turn starts: wait for the turn's end in its log.
+    await until(
+        pilot,
+        lambda: app.selected and not app.selected.running and turn_ends(app.selected.id),
+        what,
+    )
     ws = app.selected
     assert ws is not None
     return ws

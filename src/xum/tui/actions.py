@@ -460,8 +460,7 @@ class Actions:
         except XumError as exc:
             self._problem(f"cannot create the workspace: {exc.message}", exc.hint)
             return None
-        await app.reload_workspaces(select=ws.id)
-        await app.select(ws)
+        await app.reload_workspaces(select=ws.id)  # and selects it
         return ws
 
     async def new_workspace(self, choice: NewWorkspace | None) -> None:
@@ -483,8 +482,7 @@ class Actions:
         except XumError as exc:
             self._problem(f"cannot fork: {exc.message}", exc.hint)
             return False
-        await app.reload_workspaces(select=ws.id)
-        await app.select(ws)
+        await app.reload_workspaces(select=ws.id)  # and selects it
         app.notify(f"forked {source.record.name} as {ws.record.name}", markup=False)
         return True
 

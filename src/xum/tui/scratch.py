@@ -90,6 +90,5 @@ async def create_chat(app: ScratchApp, title: str) -> Workspace | None:
         app.draft_note(f"cannot create the scratch chat: {exc.message}", "warn")
         return None
     actions.draft_scratch = False
-    await app.reload_workspaces(select=ws.id)
-    await app.select(ws)
+    await app.reload_workspaces(select=ws.id)  # and selects it
     return ws
