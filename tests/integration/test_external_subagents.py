@@ -207,3 +207,35 @@ async def test_refusals_are_clear_and_create_nothing(
     finally:
         await parent.close()
     assert not [r for r in registry.list_workspaces() if r.parent_id == PARENT_ID]
+
+
+async def test_stopping_an_external_child_cancels_its_prompt(
+    fake_llm: FakeLLM, repo: Path, tmp_path: Path
+) -> None:
+    steps: list[dict[str, Any]] = [{"message": "working"}, {"waitCancel": True}]
+    configure(write_script(tmp_path / "s.json", [steps]))
+    parent = Parent(fake_llm, repo)
+    try:
+        (task_id,) = await parent.host.spawn(TaskSpec("fake", "Waiter", "wait"))
+        await until(lambda: parent.host.view(task_id).status == "running", timeout=60)
+        (view,) = await parent.host.stop([task_id])
+        assert view.status == "interrupted"
+        assert view.header is not None and view.header["end_reason"] == "interrupted"
+    finally:
+        await parent.close()
+
+
+async def test_a_crashing_external_child_fails_with_the_reason(
+    fake_llm: FakeLLM, repo: Path, tmp_path: Path
+) -> None:
+    configure(write_script(tmp_path / "s.json", [[{"crash": 3}]]))
+    parent = Parent(fake_llm, repo)
+    try:
+        (task_id,) = await parent.host.spawn(TaskSpec("fake", "Crasher", "go"))
+        await until(lambda: not parent.host.view(task_id).active, timeout=60)
+        view = parent.host.view(task_id)
+        assert view.status == "failed"
+        assert view.header is not None and view.header["end_reason"] == "error"
+        assert view.header["error"]
+    finally:
+        await parent.close()
