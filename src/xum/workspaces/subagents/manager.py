@@ -4,7 +4,9 @@ Every child is a workspace: a registry record with `parent_id`, its own session 
 dir, and (with `isolation: fork`, the default) its own git worktree and branch made from the
 parent checkout's HEAD commit. Its `AgentSession` runs as an asyncio task in this process; the
 `SubAgentManager` owns those tasks, and each session gets a `ScopedHost`: the view of the tree
-from that workspace, at its nesting depth.
+from that workspace, at its nesting depth. A child whose record names an external ACP agent runs
+that agent instead (`xum.workspaces.external`), driven through the same `ChildSession` calls; it
+has no host, so it starts no children of its own.
 
 Lifecycle of a child (see `xum.tools.tasking`):
 
