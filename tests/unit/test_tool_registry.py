@@ -56,6 +56,7 @@ DOCUMENTED_PARAMETERS = {
         "model",
         "thinking",
         "n",
+        "agents",  # xum's own addition: best of N across agents (docs/subagents.md)
         "run_in_background",
         "isolation",
     ],

@@ -60,6 +60,16 @@ class TaskInput(ToolInput):
             "effects. Omit for a single task."
         ),
     )
+    agents: list[str] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=MAX_BEST_OF,
+        description=(
+            f"Best of N across agents (2 to {MAX_BEST_OF} agent ids, repeats allowed): one "
+            "sub-agent per entry on the same prompt, to compare their results. Instead of "
+            "agentId and n. Omit for a single task."
+        ),
+    )
     run_in_background: bool | None = Field(
         default=None,
         description=(
@@ -100,23 +110,32 @@ class TaskTool(Tool):
         host = ctx.subagents
         if host is None:
             return error("sub-agents are not available in this session")
+        picked = tuple(a.strip() for a in args.agents or ())
+        if picked and args.n is not None:
+            return error("give either n or agents, not both: agents already sets how many")
+        if picked and args.agentId is not None:
+            return error("give either agentId or agents, not both: list every agent in agents")
         spec = TaskSpec(
             agent_id=(args.agentId or "exec").strip(),
             title=args.title.strip() or "Sub-agent",
             prompt=args.prompt,
             model=args.model or None,
             thinking=args.thinking or None,
-            n=args.n or 1,
+            n=len(picked) or args.n or 1,
+            agents=picked,
             isolation=args.isolation or "fork",
             isolation_given=args.isolation is not None,
         )
         if not spec.prompt.strip():
             return error("the prompt is empty; give the sub-agent a complete brief")
         allowed = ctx.spawnable_agents
-        if allowed is not None and spec.agent_id not in allowed:
+        refused = [
+            a for a in spec.agents or (spec.agent_id,) if allowed is not None and a not in allowed
+        ]
+        if allowed is not None and refused:
             return error(
                 f"this agent may only start {', '.join(sorted(allowed))} sub-agents, "
-                f"not {spec.agent_id!r}"
+                f"not {refused[0]!r}"
             )
         try:
             ids = await host.spawn(spec)

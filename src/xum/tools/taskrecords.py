@@ -19,6 +19,8 @@ class TaskSpec:
     model: str | None = None  # None: the parent's model
     thinking: str | None = None  # None: the parent's thinking level
     n: int = 1  # best of n: n siblings on the same prompt
+    # Best of N across agents: one child per entry (xum's agents or external ones), n of them.
+    agents: tuple[str, ...] = ()
     isolation: Isolation = "fork"
     # Whether the call named the isolation: a defaulted `fork` becomes `none` where the parent's
     # checkout cannot fork children (a scratch chat has no git).

@@ -467,7 +467,7 @@ def subagent_manager(
     from xum.workspaces.subagents.manager import SubAgentManager
     from xum.workspaces.subagents.opener import SessionOpener
 
-    # A child's record never names an external agent, so what this opens for a child is always
-    # xum's own engine session (the opener's protocol types it so).
+    # A child's session is xum's engine or, for a child whose record names an external agent,
+    # that agent: both offer what the opener's protocol (`ChildSession`) asks for.
     opener = cast("SessionOpener", open_workspace_session)
     return SubAgentManager(open_session=opener, settings=settings, listener=listener, gate=gate)

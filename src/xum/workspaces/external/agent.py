@@ -151,6 +151,13 @@ class ExternalAgent:
     def take_queue(self) -> list[str]:
         return self.queue.take_all()
 
+    # As a sub-agent, the manager takes what a turn left queued: every message is a turn here.
+    def take_step_queue(self) -> list[str]:
+        return []
+
+    def take_turn_queue(self) -> list[str]:
+        return self.queue.take_turn()
+
     def interrupt(self) -> None:
         """Cancel the running prompt (no-op between turns)."""
         if self.running:

@@ -9,7 +9,8 @@ runtime restrictions for sub-agents (no `ask_user_question`, `agent_report` on, 
 off at the depth cap).
 
 Only agents with `subagent.runnable` may be started; any other id is refused with the list of
-those that may.
+those that may, which includes the external ACP agents of config.json (`externalAgents`): a
+child may run one of those instead of xum's engine.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ async def runnable_agent(context: WorkspaceContext, agent_id: str) -> ResolvedAg
     catalog, _ = await context.agent_catalog()
 
     def runnable() -> str:
-        return ", ".join(a.id for a in runnable_agents(catalog)) or "none"
+        names = [a.id for a in runnable_agents(catalog)]
+        names += [f"{name} (external)" for name in external_agent_names()]
+        return ", ".join(names) or "none"
 
     try:
         agent = catalog.resolve(agent_id)
@@ -51,3 +54,16 @@ async def runnable_agent(context: WorkspaceContext, agent_id: str) -> ResolvedAg
             f"`subagent.runnable: true`); use one of: {runnable()}"
         )
     return agent
+
+
+def external_agent_names() -> list[str]:
+    """The external ACP agents configured in config.json, sorted (none when it cannot be
+    read: a broken entry is reported where external agents are opened)."""
+    from xum.core.errors import XumError
+    from xum.store.config import read_config
+    from xum.workspaces.external.definitions import external_agents
+
+    try:
+        return sorted(external_agents(read_config()))
+    except XumError:
+        return []

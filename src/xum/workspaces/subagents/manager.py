@@ -4,7 +4,9 @@ Every child is a workspace: a registry record with `parent_id`, its own session 
 dir, and (with `isolation: fork`, the default) its own git worktree and branch made from the
 parent checkout's HEAD commit. Its `AgentSession` runs as an asyncio task in this process; the
 `SubAgentManager` owns those tasks, and each session gets a `ScopedHost`: the view of the tree
-from that workspace, at its nesting depth.
+from that workspace, at its nesting depth. A child whose record names an external ACP agent runs
+that agent instead (`xum.workspaces.external`), driven through the same `ChildSession` calls; it
+has no host, so it starts no children of its own.
 
 Lifecycle of a child (see `xum.tools.tasking`):
 
@@ -56,7 +58,7 @@ from xum.workspaces.service import open_runtime
 from xum.workspaces.subagents.gate import SubagentGate
 from xum.workspaces.subagents.host import ParentInfo, ScopedHost
 from xum.workspaces.subagents.host import TaskSettings as TaskSettings
-from xum.workspaces.subagents.opener import SessionOpener
+from xum.workspaces.subagents.opener import ChildSession, SessionOpener
 from xum.workspaces.subagents.records import Child, ChildRecord, recorded_view, records_with_parent
 from xum.workspaces.subagents.spawn import plan_spawn
 from xum.workspaces.subagents.workspaces import (
@@ -137,7 +139,7 @@ class SubAgentManager:
         child = self._children.get(task_id)
         return None if child is None else child.view()
 
-    def session_of(self, task_id: str) -> AgentSession | None:
+    def session_of(self, task_id: str) -> ChildSession | None:
         """A live child's session (a UI may show its events or queue a message into it)."""
         child = self._children.get(task_id)
         return None if child is None else child.session
@@ -252,10 +254,8 @@ class SubAgentManager:
         ]
         records = await asyncio.gather(
             *(
-                asyncio.to_thread(
-                    create_child_workspace, host.parent, plan, kept[i], title=plan.titles[i]
-                )
-                for i in range(spec.n)
+                asyncio.to_thread(create_child_workspace, host.parent, plan, kept[i], planned)
+                for i, planned in enumerate(plan.children)
             ),
             return_exceptions=True,
         )
@@ -272,8 +272,8 @@ class SubAgentManager:
                 record=record,
                 parent_id=host.workspace_id,
                 depth=host.depth + 1,
-                agent_id=plan.agent.id,
-                title=plan.titles[i],
+                agent_id=plan.children[i].agent_id,
+                title=plan.children[i].title,
                 isolation=spec.isolation,
                 fork_base=kept[i].fork_base,
                 git=kept[i].git,
@@ -283,9 +283,11 @@ class SubAgentManager:
             )
             children.append(child)
         try:
-            shared = plan.agent if spec.isolation == "none" else None
-            for child in children:
-                await self.open_child_session(child, host, plan.route, plan.thinking, agent=shared)
+            for child, planned in zip(children, plan.children, strict=True):
+                shared = planned.agent if spec.isolation == "none" else None
+                await self.open_child_session(
+                    child, host, planned.route, planned.thinking, agent=shared
+                )
         except Exception as exc:  # the agent is not in the fork, the hooks could not be wired
             for child in children:
                 await self._discard(child)
@@ -331,8 +333,9 @@ class SubAgentManager:
         shared = child.isolation == "none"
         runtime = parent.runtime if shared else open_runtime(record)
         is_git = child.isolation == "fork" or child.git
+        external = record.external_agent is not None
         try:
-            if agent is None:
+            if agent is None and not external:
                 lookup = WorkspaceContext.for_workspace(
                     runtime,
                     project_path=record.project_path,
@@ -349,7 +352,8 @@ class SubAgentManager:
             ) from None
         # The project's rules apply to children as to any workspace: secrets in the
         # environment (masked in output), tool hooks and the init hook, in trusted projects.
-        if child.isolation == "fork" and not agent.skip_init_hook and child.turns == 0:
+        skip_init = agent is not None and agent.skip_init_hook
+        if child.isolation == "fork" and not skip_init and child.turns == 0:
             secrets = await asyncio.to_thread(project_secrets, record.project_path)
             child.init = await start_init_hook(record, runtime, secrets=secrets)
         client = self._client_for(route, parent)
@@ -395,6 +399,8 @@ class SubAgentManager:
         child.opened = opened
         child.session = opened.agent
         child.log = opened.log
+        if external:
+            return  # an external agent starts no sub-agents of its own: it has no host
         assert isinstance(opened.host, ScopedHost)
         child.host = opened.host
 
@@ -484,7 +490,7 @@ class SubAgentManager:
             active = [i for i in child.host.child_ids if self._children[i].active]
             if active:
                 await child.host.stop(active)
-        if child.session is not None:
+        if isinstance(child.session, AgentSession):  # an external agent has no such processes
             await child.session.background.stop_all()
         if child.active:  # cancelled before it recorded anything
             self._finish(child)

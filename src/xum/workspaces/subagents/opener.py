@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from xum.context.workspace import AgentSelection
-    from xum.engine.agent import AgentSession, WorkspaceInfo
+    from xum.engine.agent import WorkspaceInfo
     from xum.engine.events import EventSink
+    from xum.engine.records import QueueMode, TurnResult
     from xum.engine.route import ModelRoute
     from xum.llm.client import LLMClient
     from xum.llm.types import ThinkingLevel
@@ -28,11 +29,30 @@ if TYPE_CHECKING:
     from xum.workspaces.wiring import SessionWiring
 
 
+class ChildSession(Protocol):
+    """What the manager and the hosts drive of a child's agent: xum's own `AgentSession`, or an
+    external ACP agent (`xum.workspaces.external.agent.ExternalAgent`) for a child whose record
+    names one."""
+
+    @property
+    def running(self) -> bool: ...
+
+    async def run_turn(self, text: str) -> TurnResult: ...
+
+    def interrupt(self) -> None: ...
+
+    def queue_message(self, text: str, when: QueueMode = "step") -> None: ...
+
+    def take_step_queue(self) -> list[str]: ...
+
+    def take_turn_queue(self) -> list[str]: ...
+
+
 class OpenedSession(Protocol):
     """An open child session and every part it owns (the assembly's `WorkspaceSession`)."""
 
     @property
-    def agent(self) -> AgentSession: ...
+    def agent(self) -> ChildSession: ...
 
     @property
     def log(self) -> SessionLog: ...

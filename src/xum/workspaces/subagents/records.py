@@ -26,12 +26,12 @@ from xum.tools.tasking import ACTIVE_STATUSES, Isolation, TaskStatus
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from xum.engine.agent import AgentSession, TurnResult
+    from xum.engine.agent import TurnResult
     from xum.runtime.base import Runtime
     from xum.store.sessionlog import SessionLog
     from xum.tools.taskrecords import Report, TaskView
     from xum.workspaces.init_hook import InitHookRun
-    from xum.workspaces.subagents.opener import OpenedSession
+    from xum.workspaces.subagents.opener import ChildSession, OpenedSession
 
 MAX_RESULT_KEPT = 65536  # characters of a child's final message kept in its record
 
@@ -151,7 +151,7 @@ class Child:
     group_index: int = 1
     group_total: int = 1
     status: TaskStatus = "queued"
-    session: AgentSession | None = None
+    session: ChildSession | None = None  # xum's engine, or an external ACP agent
     host: ChildHost | None = None
     runtime: Runtime | None = None
     log: SessionLog | None = None

@@ -5,11 +5,17 @@ non-runnable agent, an unknown model or thinking level, `isolation: "fork"` wher
 local git HEAD to branch from) before a workspace exists, and settles the children's agent,
 model route and thinking level: the task call's, else the agent's own `ai` defaults, else the
 parent's. The manager (`subagents.manager`) then makes the children from the plan.
+
+An agent id that names an external ACP agent (config.json `externalAgents`) makes an external
+child: no route or thinking level of its own (`model`/`thinking` given with it are refused),
+and only where external agents run (a local or worktree parent). With `agents` (best of N
+across agents) each entry gets its child, titled `Title (i/n, <agent>)`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,25 +26,37 @@ from xum.llm.types import ThinkingLevel
 from xum.tools.tasking import Isolation, SubAgentError
 from xum.workspaces.checkouts.factory import session_checkout
 from xum.workspaces.checkouts.protocol import Checkout
+from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.context.agents import ResolvedAgent
+    from xum.context.workspace import WorkspaceContext
     from xum.tools.taskrecords import TaskSpec
     from xum.workspaces.subagents.host import ParentInfo
 
 
 @dataclass
-class SpawnPlan:
-    """What one `task` call starts (n children alike, but for their titles)."""
+class ChildPlan:
+    """One child of a `task` call: its title and what it runs."""
 
-    agent: ResolvedAgent
-    route: ModelRoute
+    title: str
+    agent_id: str
+    agent: ResolvedAgent | None  # xum's own agent; None for an external one
+    external: str | None  # the name of an external ACP agent (config.json `externalAgents`)
+    route: ModelRoute  # for an external child, the parent's (recorded, never used)
     thinking: ThinkingLevel
+
+
+@dataclass
+class SpawnPlan:
+    """What one `task` call starts: n children alike but for their titles, or with `agents`,
+    one child per listed agent."""
+
+    children: list[ChildPlan]
     parent_checkout: Checkout
     is_git: bool  # whether the parent's checkout is a git repository
     fork_base: str | None  # the parent's HEAD, where fork children branch from
     group: str | None  # the best-of batch id (n > 1)
-    titles: list[str]
     isolation: Isolation  # the call's, or `none` for a defaulted fork that cannot be made
 
 
@@ -47,7 +65,6 @@ async def plan_spawn(
 ) -> SpawnPlan:
     """Check the call made from a session at nesting `depth` (see the module docstring)."""
     from xum.context.workspace import WorkspaceContext
-    from xum.workspaces.subagents.agents import runnable_agent
 
     if depth >= max_depth:
         raise SubAgentError(
@@ -65,7 +82,64 @@ async def plan_spawn(
         workspace_name=parent.workspace.name,
         is_git=is_git,
     )
-    agent = await runnable_agent(lookup, spec.agent_id)
+    ids = list(spec.agents) if spec.agents else [spec.agent_id] * spec.n
+    known: dict[str, ChildPlan] = {}
+    for agent_id in dict.fromkeys(ids):
+        known[agent_id] = await _child_plan(parent, lookup, spec, agent_id)
+    if any(c.external for c in known.values()) and parent.runtime.kind not in EXTERNAL_RUNTIMES:
+        raise SubAgentError(
+            f"external agents do not run in {parent.runtime.kind} workspaces yet (local and "
+            "worktree only): start xum's own agents here"
+        )
+    isolation: Isolation = spec.isolation
+    if isolation == "fork" and not checkout.forks_children and not spec.isolation_given:
+        isolation = "none"  # a scratch chat: its sub-agents work in its folder
+    if isolation == "fork":
+        if not checkout.forks_children:
+            raise SubAgentError(
+                f"isolation 'fork' is not available for {checkout.kind} workspaces: "
+                'pass isolation: "none" to run the sub-agent in your own checkout'
+            )
+        if fork_base is None:
+            raise SubAgentError(
+                "isolation 'fork' needs a git repository with at least one commit (the "
+                "child branches from your HEAD); commit first, or use isolation 'none' for "
+                "read-only work"
+            )
+    total = len(ids)
+    children = [
+        dataclasses.replace(known[agent_id], title=_title(spec, i, total, agent_id))
+        for i, agent_id in enumerate(ids)
+    ]
+    return SpawnPlan(children, checkout, is_git, fork_base, group, isolation)
+
+
+def _title(spec: TaskSpec, i: int, total: int, agent_id: str) -> str:
+    if total == 1:
+        return spec.title
+    if spec.agents:
+        return f"{spec.title} ({i + 1}/{total}, {agent_id})"
+    return f"{spec.title} ({i + 1}/{total})"
+
+
+async def _child_plan(
+    parent: ParentInfo, lookup: WorkspaceContext, spec: TaskSpec, agent_id: str
+) -> ChildPlan:
+    """What a child running `agent_id` runs: an external agent configured under that name, or
+    xum's agent with its model route and thinking level (see the module docstring)."""
+    from xum.workspaces.subagents.agents import external_agent_names, runnable_agent
+
+    if agent_id in await asyncio.to_thread(external_agent_names):
+        given = [
+            name for name, value in (("model", spec.model), ("thinking", spec.thinking)) if value
+        ]
+        if given:
+            raise SubAgentError(
+                f"{' and '.join(given)} cannot be given for the external agent {agent_id!r}: it "
+                "picks its own model; omit them (set its model in its own configuration)"
+            )
+        return ChildPlan(spec.title, agent_id, None, agent_id, parent.route, parent.thinking)
+    agent = await runnable_agent(lookup, agent_id)
     route = parent.route
     model = spec.model or agent.ai_model
     if model:
@@ -82,25 +156,7 @@ async def plan_spawn(
     except Exception as exc:
         origin = "" if spec.thinking else f" (ai.thinkingLevel of the {agent.id!r} agent)"
         raise SubAgentError(f"thinking {level!r}{origin}: {exc}") from None
-    isolation: Isolation = spec.isolation
-    if isolation == "fork" and not checkout.forks_children and not spec.isolation_given:
-        isolation = "none"  # a scratch chat: its sub-agents work in its folder
-    if isolation == "fork":
-        if not checkout.forks_children:
-            raise SubAgentError(
-                f"isolation 'fork' is not available for {checkout.kind} workspaces: "
-                'pass isolation: "none" to run the sub-agent in your own checkout'
-            )
-        if fork_base is None:
-            raise SubAgentError(
-                "isolation 'fork' needs a git repository with at least one commit (the "
-                "child branches from your HEAD); commit first, or use isolation 'none' for "
-                "read-only work"
-            )
-    titles = [
-        spec.title if spec.n == 1 else f"{spec.title} ({i + 1}/{spec.n})" for i in range(spec.n)
-    ]
-    return SpawnPlan(agent, route, thinking, checkout, is_git, fork_base, group, titles, isolation)
+    return ChildPlan(spec.title, agent.id, agent, None, route, thinking)
 
 
 def _git_state(parent: ParentInfo) -> tuple[Checkout, bool, str | None]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
@@ -25,25 +26,25 @@ from xum.workspaces.checkouts.protocol import NewWorkspace, Origin
 from xum.workspaces.state import remove_local_state
 from xum.workspaces.subagents.host import ParentInfo
 from xum.workspaces.subagents.records import ChildRecord, records_with_parent
-from xum.workspaces.subagents.spawn import SpawnPlan
+from xum.workspaces.subagents.spawn import ChildPlan, SpawnPlan
 
 
 def create_child_workspace(
-    parent: ParentInfo, plan: SpawnPlan, kept: ChildRecord, *, title: str
+    parent: ParentInfo, plan: SpawnPlan, kept: ChildRecord, child: ChildPlan
 ) -> WorkspaceRecord:
     """The registry record (and for a fork, the worktree) of a new child; `kept`: its task
-    fields."""
-    new = NewWorkspace(
-        name_hint=title,
-        title=title,
-        fields={
-            "agent": plan.agent.id,
-            "model": plan.route.model_string,
-            "thinking": plan.thinking,
-            "parent_id": parent.workspace.id,
-            "extra": kept.new_extra(),
-        },
-    )
+    fields. A child running an external agent has it in its record (`external_agent`), so its
+    session is that agent's wherever the record is opened."""
+    fields: dict[str, Any] = {
+        "agent": child.agent_id,
+        "model": child.route.model_string,
+        "thinking": child.thinking,
+        "parent_id": parent.workspace.id,
+        "extra": kept.new_extra(),
+    }
+    if child.external is not None:
+        fields["external_agent"] = child.external
+    new = NewWorkspace(name_hint=child.title, title=child.title, fields=fields)
     if kept.isolation == "none":
         return plan.parent_checkout.share(new, parent.runtime).record
     project = Path(parent.workspace.project_path)
