@@ -99,7 +99,9 @@ async def test_sign_in_then_sessions_use_and_refresh_the_token(
         fake_llm.script(fakellm.text("no tools yet"))
         await session.agent.run_turn("hello")
         told = [e for e in events if e["type"] == "advisory" and e["kind"] == "mcp-sign-in"]
-        assert len(told) == 1 and "'web' needs you to sign in" in told[0]["message"]
+        advisories = [(e["kind"], e["message"]) for e in events if e["type"] == "advisory"]
+        assert len(told) == 1, advisories  # what the session said instead, if it failed
+        assert "'web' needs you to sign in" in told[0]["message"]
         assert session.mcp is not None
         assert {s.name: s.status for s in session.mcp.states()} == {"web": "needs-sign-in"}
 
