@@ -141,6 +141,9 @@ class Provider:
 def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    # Listening before the port is announced: a client that connects while uvicorn is still
+    # starting waits in the backlog instead of being refused.
+    sock.listen(128)
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     server = MCPServer(

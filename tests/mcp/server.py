@@ -142,6 +142,7 @@ def serve_http(server: MCPServer, port: int) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", port))
+    sock.listen(128)  # before the port is announced: an early client waits, is not refused
     _mark_text("port", str(sock.getsockname()[1]))
     config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
