@@ -103,7 +103,10 @@ async def test_attached_to_a_server_the_dialog_offers_its_engine_and_shares_cred
             await pilot.press("ctrl+n")
             await on_screen(pilot, "New workspace")
             await until(pilot, lambda: app.screen.query("#docker"), "the server's engine")
+            # Laid out and shown before it is clicked, and its fields shown before theirs are.
+            await on_screen(pilot, f"docker: in a container ({container_engine.cli}")
             await pilot.click("#docker")
+            await until(pilot, lambda: app.screen.query_one("#share").display, "its fields")
             await pilot.click("#share")
             await pilot.click("#image")
             await type_text(pilot, container_engine.image)

@@ -56,6 +56,7 @@ async def context_usage(workspace_id: str, request: Request) -> ContextUsage:
     state = get_state(request)
     record = workspace_or_404(workspace_id)
     channel = await state.hub.channel(workspace_id)
+    state.hub.poll_one(channel)  # the hub's view lags during a turn (see the history route)
     meter = ContextMeter()
     tokens = await asyncio.to_thread(meter.update, channel.log)
     model = await asyncio.to_thread(_model_of, record)

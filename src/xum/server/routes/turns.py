@@ -298,8 +298,9 @@ async def history(
     if afterSeq is not None and beforeSeq is not None:
         raise ApiError(422, "invalid_request", "pass afterSeq or beforeSeq, not both")
     channel = await state.hub.channel(workspace_id)
-    if not state.hosts.is_running(workspace_id):
-        state.hub.poll_one(channel)
+    # Always brought up to date: during a turn the hub fills its subscribers' gaps from the
+    # session's own log in memory, so its view of the log lags until someone reads it.
+    state.hub.poll_one(channel)
     log = channel.log
     events: list[dict[str, Any]] = []
     has_more = False
