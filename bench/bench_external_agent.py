@@ -137,12 +137,8 @@ async def _measure_through_xum(
     to_text: list[float] = []
     with fakellm.FakeLLM(responder=model, default=fakellm.text("ok", chunk_size=0)) as llm:
         definition = definition_for(llm.base_url(), root / f"{name}-xum-agent")
-        entry = {
-            "command": definition["command"],
-            "args": definition["args"],
-            "env": definition["env"],
-        }
-        update_config(lambda config: config.__setitem__("externalAgents", {name: entry}))
+        # The helpers' definitions are config.json entries as they are.
+        update_config(lambda config: config.__setitem__("externalAgents", {name: definition}))
         listener = _FirstEvents()
         hosts = Hosts(listener, options=HostOptions(safety=SafetyChoice(permissions="auto")))
         try:

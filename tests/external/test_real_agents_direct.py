@@ -36,16 +36,6 @@ STEP = 45.0
 NOTES = "alpha\n"
 
 
-@pytest.fixture(autouse=True)
-def installed() -> None:
-    reason = agents.missing_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}, but CI is set: `make test` installs them")
-    pytest.skip(reason)
-
-
 @dataclass(frozen=True)
 class Spec:
     """How one agent is pointed at the fake and how its model calls its own tools."""
