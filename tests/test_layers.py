@@ -9,6 +9,7 @@ arrow below carries its reason; the test names every offending file and line.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +147,7 @@ def violation(imp: Import) -> str | None:
     return None
 
 
+@functools.cache  # two tests read the whole tree; parse it once per process
 def all_imports() -> list[Import]:
     return [imp for path in sorted(SRC.rglob("*.py")) for imp in imports_of(path)]
 
