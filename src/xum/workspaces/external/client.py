@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
 READ_KINDS = frozenset({"read", "search", "think", "fetch"})
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024  # a terminal's kept output when the agent sets no limit
+# Released terminals whose output is still kept for the tool call that showed them (an agent
+# may release a terminal before it reports the call done: Claude Code does).
+KEPT_RELEASED = 16
 MAX_READ_BYTES = 16 * 1024 * 1024
 _OPTION_KINDS: dict[Decision, tuple[str, ...]] = {
     "once": ("allow_once", "allow_always"),
@@ -120,6 +123,7 @@ class XumClient:
         self.sandbox = sandbox
         self.recording: TurnRecording | None = None  # the running prompt's, if any
         self.terminals: dict[str, _Terminal] = {}
+        self.released: dict[str, str] = {}  # terminal id -> its final output (the latest few)
 
     # Updates and permissions ----------------------------------------------------------------
 
@@ -293,7 +297,9 @@ class XumClient:
 
     def terminal_text(self, terminal_id: str) -> str | None:
         terminal = self.terminals.get(terminal_id)
-        return self.place.mask(terminal.text()) if terminal is not None else None
+        if terminal is None:
+            return self.released.get(terminal_id)
+        return self.place.mask(terminal.text())
 
     async def terminal_output(
         self, session_id: str, terminal_id: str, **kwargs: Any
@@ -330,6 +336,9 @@ class XumClient:
         terminal = self.terminals.pop(terminal_id, None)
         if terminal is not None:
             await _stop(terminal)
+            self.released[terminal_id] = self.place.mask(terminal.text())
+            while len(self.released) > KEPT_RELEASED:
+                del self.released[next(iter(self.released))]
         return ReleaseTerminalResponse()
 
     async def close(self) -> None:
