@@ -48,18 +48,26 @@ def shell_call(name: str, command: str) -> fakellm.Reply:
     )
 
 
-def configure(name: str, llm: fakellm.FakeLLM, workdir: Path) -> agents.AgentDefinition:
-    """config.json's `externalAgents` with the real agent `name` (a key of DEFINITIONS) pointed
-    at `llm`, its files under `workdir`. Whatever it asks of a host other than loopback goes to
-    the fake through the proxy variables, which records it as an error."""
+def definition_for(name: str, llm: fakellm.FakeLLM, workdir: Path) -> agents.AgentDefinition:
+    """The definition of the real agent `name` (a key of DEFINITIONS) pointed at `llm`, its
+    files under `workdir`. Whatever it asks of a host other than loopback goes to the fake
+    through the proxy variables, which records it as an error."""
     definition = DEFINITIONS[name](llm.base_url(), workdir)
     definition["env"].update(
         HTTPS_PROXY=llm.url, HTTP_PROXY=llm.url, NO_PROXY="127.0.0.1,localhost"
     )
-    # The helpers' definitions are config.json entries as they are.
-    update_config(
-        lambda config: config.setdefault("externalAgents", {}).__setitem__(name, definition)
-    )
+    return definition
+
+
+def configure(name: str, llm: fakellm.FakeLLM, workdir: Path) -> agents.AgentDefinition:
+    """config.json's `externalAgents` (of this process's XUM_ROOT) with `definition_for`."""
+    definition = definition_for(name, llm, workdir)
+
+    def mutate(config: dict[str, object]) -> None:
+        # The helpers' definitions are config.json entries as they are.
+        config["externalAgents"] = {name: definition}
+
+    update_config(mutate)
     return definition
 
 
