@@ -122,6 +122,7 @@ class XumClient:
         self.emit = emit
         self.sandbox = sandbox
         self.recording: TurnRecording | None = None  # the running prompt's, if any
+        self.agent_name = "agent"  # the definition's name (its remembered rules are per agent)
         self.terminals: dict[str, _Terminal] = {}
         self.released: dict[str, str] = {}  # terminal id -> its final output (the latest few)
 
@@ -149,12 +150,23 @@ class XumClient:
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 
     async def _decide(self, tool_call: ToolCallUpdate) -> Decision:
+        from xum.workspaces.external import rules
+
         mode = permission_mode(self.safety, self.place.workspace_id)
         kind = str(tool_call.kind or "other")
         if mode == "read-only":
             return "once" if kind in READ_KINDS else "deny"
         if mode == "auto":
             return "once"
+        rule = rules.rule_for(
+            self.agent_name,
+            kind,
+            tool_call.raw_input,
+            project=self.place.project_root,
+            workspace=self.runtime.workspace_path,
+        )
+        if rule.covered:
+            return "once"  # the user chose "always" for this earlier (as for xum's own calls)
         policy = self.safety.approval or ("ask" if self.approver is not None else "deny")
         title = str(tool_call.title or kind)
         subject = title
@@ -167,6 +179,7 @@ class XumClient:
             kind="write" if kind in ("edit", "delete", "move") else "command",
             subject=subject,
             why=f"the external agent asks to run {title!r} ({kind})",
+            prefix=rule.prefix,
         )
         self.emit(request)
         if policy == "ask" and self.approver is not None:
@@ -178,6 +191,11 @@ class XumClient:
         else:
             answer, by = ApprovalAnswer("once" if policy == "never" else "deny"), "policy"
         self.emit(_resolved(request, answer, by))
+        if answer.decision == "always" and rule.prefix is not None:
+            # xum keeps the rule and answers later requests itself; the agent is allowed this
+            # once, so that forgetting the rule in Settings takes effect for it too.
+            await asyncio.to_thread(rules.remember, self.place.project_root, rule)
+            return "once"
         return answer.decision if answer.decision in _OPTION_KINDS else "deny"
 
     # Files ----------------------------------------------------------------------------------
