@@ -5,7 +5,8 @@ its default mode) ask before they run a command. In a workspace whose permission
 the request reaches a WebSocket subscriber as xum's `approval-request` and the inbox as an
 approval item; allowed from the inbox, the command runs and its output reaches the model's next
 request; denied over the workspace's approvals route, it does not run and the agent ends its
-turn. Afterwards `xum session`
+turn; "always" keeps the command's prefix in xum's rules, and the next such command runs without
+asking. Afterwards `xum session`
 replays both turns with the events they streamed live."""
 
 from __future__ import annotations
@@ -104,9 +105,35 @@ def test_a_person_allows_and_denies_a_real_agents_commands(
         # Both agents end their turn on a refusal (ACP carries no reason back to the agent).
         assert rest[-1]["reason"] == "completed"
         assert len(model.turn_requests) == turns_before + 1
+
+        # 3. "Always" from the inbox: xum keeps the command's prefix, and the next command it
+        # covers runs without asking (the agent was allowed once each time).
+        first, second = repo / "kept-1.txt", repo / "kept-2.txt"
+        model.script(shell_call(name, f"touch {first}"), fakellm.reply("Made one."))
+        with subscribed(client, wid, after=_seqs(live)) as ws:
+            client.post(f"{url}/messages", json={"text": "Make one."}, headers=AUTH)
+            asked = events_of(receive_until(ws, is_event("approval-request"), timeout=STEP), wid)
+            assert asked[-1]["prefix"] == "touch"
+            items = client.get("/api/inbox", headers=AUTH).json()["items"]
+            (item,) = [i for i in items if i["kind"] == "approval" and i["workspaceId"] == wid]
+            assert "always" in item["actions"]
+            answered = client.post(
+                f"/api/inbox/{item['id']}/approve", json={"decision": "always"}, headers=AUTH
+            )
+            assert answered.status_code == 200
+            rest = events_of(receive_until(ws, is_event("turn-end"), timeout=STEP), wid)
+            live += asked + rest
+        assert first.exists() and rest[-1]["reason"] == "completed"
+        model.script(shell_call(name, f"touch {second}"), fakellm.reply("Made two."))
+        with subscribed(client, wid, after=_seqs(live)) as ws:
+            client.post(f"{url}/messages", json={"text": "Make another."}, headers=AUTH)
+            rest = events_of(receive_until(ws, is_event("turn-end"), timeout=STEP), wid)
+            live += rest
+        assert second.exists() and rest[-1]["reason"] == "completed"
+        assert not [e for e in rest if e["type"] == "approval-request"]  # xum's rule answered
         assert not llm.errors, llm.errors
 
-    # 3. The log replays what streamed live (messages, the tool calls and their results).
+    # 4. The log replays what streamed live (messages, the tool calls and their results).
     replayed = replay(repo, wid)
     assert replayed == committed(live)
     plain = subprocess.run(

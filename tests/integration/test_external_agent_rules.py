@@ -132,3 +132,23 @@ async def test_always_on_a_command_keeps_its_prefix_as_xums_own_rules_do(
         ]
     finally:
         await driver.hosts.shutdown()
+
+
+async def test_a_request_of_no_kind_is_a_command_when_it_carries_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Claude Code sends its commands without a kind: the command line decides; a request of
+    no kind and no command is offered no "always" (it could be anything)."""
+    steps = [[ask("other", "make build")], [ask("other", "make build")], [ask("other")]]
+    configure(write_script(tmp_path / "s.json", steps))
+    driver = Driver()
+    try:
+        record = await driver.hosts.create(repo, "local", name_hint="oth", external_agent="fake")
+        await driver.turn(record, "build", answer="always")
+        await driver.turn(record, "build again")  # covered by `make build`
+        await driver.turn(record, "something", answer="once")
+        asked = requests(driver.recorder, record.id)
+        assert [r.prefix for r in asked] == ["make build", None]
+        assert [r["prefix"] for r in list_rules()] == ["make build"]
+    finally:
+        await driver.hosts.shutdown()

@@ -5,15 +5,17 @@ xum keeps them as it keeps its own (`xum.workspaces.safety.approvals`: config.js
 request of the same kind is answered by xum without asking, whichever session of the agent
 sends it:
 
-* A command (a request of kind `execute` whose `rawInput` has the command line) is read like
+* A command (a request of kind `execute`, or of no kind (`other`, as Claude Code sends it), whose
+  `rawInput` has the command line) is read like
   xum's own `bash` calls: "always" remembers its command prefix as a `bash` rule, the same rule
   xum's own agent uses (allowing `npm test` in a project allows it for every agent there). A
   critical command is never covered, and a command xum cannot reduce to one prefix is offered
   no "always". A command that only xum's read-only allowlist covers is still asked: the agent
   asked.
-* Anything else (an edit, a delete, a fetch, ...) is remembered per agent and kind:
-  `{"tool": "external:opencode", "prefix": "opencode: edit"}` allows every edit request of
-  that agent in the project.
+* Anything else of a known kind (an edit, a delete, a fetch, ...) is remembered per agent and
+  kind: `{"tool": "external:opencode", "prefix": "opencode: edit"}` allows every edit request
+  of that agent in the project. A request of no known kind (`other`) that is not a command is
+  offered no "always": it could be anything.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from xum.workspaces.safety.approvals import list_rules, remember_prefix, remembered_prefixes
 
 TOOL_PREFIX = "external:"
+# The ACP tool kinds a rule of "this agent, this kind" may cover.
+KIND_RULES = frozenset({"read", "edit", "delete", "move", "search", "fetch", "think"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +57,8 @@ def rule_for(
     trust root), run in `workspace` (the checkout)."""
     from xum.tools.command_risk import assess
 
-    command = _command(raw_input) if kind == "execute" else None
+    # Claude Code sends its commands without a kind ("other"), with the command line.
+    command = _command(raw_input) if kind in ("execute", "other") else None
     if command is not None:
         plain = assess(command, workspace=workspace)
         if plain.critical:
@@ -62,6 +67,9 @@ def rule_for(
         # Covered only by what the user chose, not by the read-only allowlist alone.
         covered = ruled.allowlisted and not plain.allowlisted
         return AgentRule(covered=covered, prefix=plain.prefix, tool="bash")
+    if kind not in KIND_RULES:
+        # "other" (or a kind newer than this list) may be anything: nothing to keep for it.
+        return AgentRule(covered=False, prefix=None, tool="bash")
     tool = TOOL_PREFIX + agent
     prefix = f"{agent}: {kind}"
     covered = any(
