@@ -3,18 +3,11 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from xum.testing import external_agents as agents
+from tests.support.real_agents import skip_without_agents
 
 
 @pytest.fixture(autouse=True)
 def installed() -> None:
-    reason = agents.missing_reason()
-    if reason is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}, but CI is set: `make test` installs them")
-    pytest.skip(reason)
+    skip_without_agents()

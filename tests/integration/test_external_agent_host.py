@@ -58,7 +58,7 @@ async def test_a_person_answers_the_agents_permission_request(repo: Path, tmp_pa
         await recorder.until(lambda: bool(recorder.of(E.ApprovalRequest, record.id)))
         (request,) = recorder.of(E.ApprovalRequest, record.id)
         assert isinstance(request, E.ApprovalRequest) and request.call_id == "p1"
-        assert hosts.approvals.answer(record.id, request.request_id, "always", None)
+        assert hosts.approvals.answer(record.id, request.request_id, "once", None)
         await finished(hosts, record)
         await hosts.send(record, "again")
         await recorder.until(lambda: len(recorder.of(E.ApprovalRequest, record.id)) == 2)
@@ -69,12 +69,12 @@ async def test_a_person_answers_the_agents_permission_request(repo: Path, tmp_pa
     finally:
         await hosts.shutdown()
     assert assistant_texts(recorder, record.id) == [
-        "permission: allow-always",
+        "permission: allow-once",
         "permission: reject-once",
     ]
     resolved = [e for e in recorder.of(E.ApprovalResolved, record.id)]
     assert [(getattr(e, "decision", ""), getattr(e, "by", "")) for e in resolved] == [
-        ("always", "user"),
+        ("once", "user"),
         ("deny", "user"),
     ]
 

@@ -17,7 +17,7 @@ A step is an object with one key:
 * `{"toolCall": {"id", "title", "kind", "rawInput"}}`: a tool call starts (pending);
 * `{"toolUpdate": {"id", "status", "text", "diff": {"path", "old", "new"}, "rawOutput"}}`;
 * `{"plan": [{"content", "status"}, ...]}`;
-* `{"permission": {"id", "title", "kind"}}`: asks permission (allow once, allow always, reject
+* `{"permission": {"id", "title", "kind", "rawInput"}}`: asks permission (allow once, allow always, reject
   once) and says what was chosen as a message chunk (`permission: <option id>` or
   `permission: cancelled`);
 * `{"read": "path"}`, `{"write": {"path", "content"}}`: through the client's fs methods, then a
@@ -171,7 +171,10 @@ class FakeAgent:
             answer = await conn.request_permission(
                 session_id=sid,
                 tool_call=ToolCallUpdate(
-                    tool_call_id=ask["id"], title=ask.get("title"), kind=ask.get("kind")
+                    tool_call_id=ask["id"],
+                    title=ask.get("title"),
+                    kind=ask.get("kind"),
+                    raw_input=ask.get("rawInput"),
                 ),
                 options=options,
             )

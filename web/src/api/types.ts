@@ -105,6 +105,15 @@ export interface SafetySettings {
   rules: { project: string; tool: string; prefix: string; addedAt: number | null }[];
 }
 
+/** Settings → External agents (config.json `externalAgents`, docs/external-agents.md): read-only.
+ *  A definition's `env` values and `args` are never sent, only the variables' names. */
+export interface ExternalAgentSettings {
+  configFile: string;
+  agents: { name: string; label: string; command: string; models: string[]; envNames: string[] }[];
+  /** The section cannot be read: what is wrong (then `agents` is empty). */
+  problem: string | null;
+}
+
 /** Settings → Models → Model Fallbacks (config.json `modelFallbacks`, docs/models.md). */
 export interface FallbackChain {
   /** The model that refuses (`provider:model-id`). */

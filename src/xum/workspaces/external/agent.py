@@ -117,6 +117,7 @@ class ExternalAgent:
         self.log = log
         self.runtime = runtime
         self.client = client
+        client.agent_name = definition.name
         self.env = dict(env)
         self.emit = emit
         self.recorder = Recorder(log, emit)

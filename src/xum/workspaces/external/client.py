@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
 READ_KINDS = frozenset({"read", "search", "think", "fetch"})
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024  # a terminal's kept output when the agent sets no limit
+# Released terminals whose output is still kept for the tool call that showed them (an agent
+# may release a terminal before it reports the call done: Claude Code does).
+KEPT_RELEASED = 16
 MAX_READ_BYTES = 16 * 1024 * 1024
 _OPTION_KINDS: dict[Decision, tuple[str, ...]] = {
     "once": ("allow_once", "allow_always"),
@@ -119,7 +122,9 @@ class XumClient:
         self.emit = emit
         self.sandbox = sandbox
         self.recording: TurnRecording | None = None  # the running prompt's, if any
+        self.agent_name = "agent"  # the definition's name (its remembered rules are per agent)
         self.terminals: dict[str, _Terminal] = {}
+        self.released: dict[str, str] = {}  # terminal id -> its final output (the latest few)
 
     # Updates and permissions ----------------------------------------------------------------
 
@@ -145,12 +150,23 @@ class XumClient:
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 
     async def _decide(self, tool_call: ToolCallUpdate) -> Decision:
+        from xum.workspaces.external import rules
+
         mode = permission_mode(self.safety, self.place.workspace_id)
         kind = str(tool_call.kind or "other")
         if mode == "read-only":
             return "once" if kind in READ_KINDS else "deny"
         if mode == "auto":
             return "once"
+        rule = rules.rule_for(
+            self.agent_name,
+            kind,
+            tool_call.raw_input,
+            project=self.place.project_root,
+            workspace=self.runtime.workspace_path,
+        )
+        if rule.covered:
+            return "once"  # the user chose "always" for this earlier (as for xum's own calls)
         policy = self.safety.approval or ("ask" if self.approver is not None else "deny")
         title = str(tool_call.title or kind)
         subject = title
@@ -163,6 +179,7 @@ class XumClient:
             kind="write" if kind in ("edit", "delete", "move") else "command",
             subject=subject,
             why=f"the external agent asks to run {title!r} ({kind})",
+            prefix=rule.prefix,
         )
         self.emit(request)
         if policy == "ask" and self.approver is not None:
@@ -174,6 +191,11 @@ class XumClient:
         else:
             answer, by = ApprovalAnswer("once" if policy == "never" else "deny"), "policy"
         self.emit(_resolved(request, answer, by))
+        if answer.decision == "always" and rule.prefix is not None:
+            # xum keeps the rule and answers later requests itself; the agent is allowed this
+            # once, so that forgetting the rule in Settings takes effect for it too.
+            await asyncio.to_thread(rules.remember, self.place.project_root, rule)
+            return "once"
         return answer.decision if answer.decision in _OPTION_KINDS else "deny"
 
     # Files ----------------------------------------------------------------------------------
@@ -293,7 +315,9 @@ class XumClient:
 
     def terminal_text(self, terminal_id: str) -> str | None:
         terminal = self.terminals.get(terminal_id)
-        return self.place.mask(terminal.text()) if terminal is not None else None
+        if terminal is None:
+            return self.released.get(terminal_id)
+        return self.place.mask(terminal.text())
 
     async def terminal_output(
         self, session_id: str, terminal_id: str, **kwargs: Any
@@ -330,6 +354,9 @@ class XumClient:
         terminal = self.terminals.pop(terminal_id, None)
         if terminal is not None:
             await _stop(terminal)
+            self.released[terminal_id] = self.place.mask(terminal.text())
+            while len(self.released) > KEPT_RELEASED:
+                del self.released[next(iter(self.released))]
         return ReleaseTerminalResponse()
 
     async def close(self) -> None:

@@ -124,7 +124,7 @@ export function SafetySection() {
         </button>
         {saved ? <span className="muted">Saved; applies from the next command.</span> : null}
       </div>
-      <h4>Always allowed commands</h4>
+      <h4>Always allowed commands and requests</h4>
       {data.rules.length === 0 ? <div className="muted">None yet: “Always allow” on an approval adds one.</div> : null}
       {data.rules.map((r) => (
         <div className="list-row" key={`${r.project}\u0000${r.prefix}`} data-rule={r.prefix}>

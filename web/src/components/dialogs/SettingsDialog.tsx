@@ -1,7 +1,7 @@
 // Settings: providers (keys are write-only: the UI says where a key comes from, never what it
 // is), models (the default model, custom models with catalog suggestions), project secrets
-// (write-only values), project trust, safety (sandbox, read denylist, remembered approvals), and
-// browser sessions.
+// (write-only values), project trust, safety (sandbox, read denylist, remembered approvals), the
+// external agents config.json defines (read-only), and browser sessions.
 
 import { useEffect, useState } from "react";
 import { api, ApiError, errorMessage, qs } from "../../api/http";
@@ -12,6 +12,7 @@ import { McpSettingsSection } from "../mcp/McpSettingsSection";
 import { CustomModels, DefaultModelPicker } from "./CustomModels";
 import { ModelFallbacks } from "./ModelFallbacks";
 import { Modal } from "./Modal";
+import { ExternalAgentsSection } from "./ExternalAgentSettings";
 import { SafetySection } from "./SafetySettings";
 import { FormError, ProjectSelect } from "../FormParts";
 
@@ -358,6 +359,7 @@ export function SettingsDialog() {
       <SecretsSection projects={projects} />
       <TrustSection projects={projects} />
       <SafetySection />
+      <ExternalAgentsSection />
       <SessionsSection />
     </Modal>
   );
