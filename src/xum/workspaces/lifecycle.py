@@ -362,7 +362,8 @@ async def delete_workspace(
 ) -> DeleteReport:
     """Delete a workspace: run `.xum/delete`, then remove its checkout (a worktree, or the SSH
     host's directory; a local workspace's project directory is never touched), its session log,
-    scratch directory, plan file and init log, and finally its record.
+    scratch directory, plan file and init log, and finally its record; then its sub-agents'
+    workspaces (each deleted the same way, without a dirty check).
 
     A checkout with uncommitted changes (untracked files included) is refused with
     DirtyWorkspaceError naming them, unless `force`. The workspace branch (worktrees): `merged`
@@ -380,6 +381,11 @@ async def delete_workspace(
         done = await asyncio.to_thread(checkout.remove, force=force, policy=branch)
         await asyncio.to_thread(remove_local_state, record)
         await asyncio.to_thread(registry.remove_workspace, record.id)
+    # Its sub-agents' workspaces (a fork child's worktree or container) go with it.
+    from xum.workspaces.subagents.workspaces import delete_descendants
+
+    for name in await delete_descendants(record.id):
+        done.notes.append(f"deleted the sub-agent workspace {name}")
     done = _whole_workspace(record, done, state)
     return DeleteReport(
         record,

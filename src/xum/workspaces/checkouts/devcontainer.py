@@ -70,8 +70,9 @@ class DevcontainerCheckout(WorktreeCheckout):
     # The files are here (git runs on them here); the commands run in the container.
     on_this_machine = True
     shares_project_dir = False
-    # A sub-agent's fork would be a plain worktree whose commands run on this machine.
-    forks_children = False
+    # A sub-agent's fork is a worktree with a container of its own, as a workspace fork is
+    # (`fork_child`), so its commands run in the config's container too.
+    forks_children = True
     record_runtime: RuntimeName = "devcontainer"
 
     @property
@@ -200,11 +201,15 @@ class DevcontainerCheckout(WorktreeCheckout):
         )
 
     def fork(self, new: NewWorkspace) -> Checkout:
+        return self.fork_child(new, git.head_commit(self.record.path))
+
+    def fork_child(self, new: NewWorkspace, base: str | None) -> Checkout:
+        """A new worktree from `base` (this one's HEAD) with its own container of the same
+        config: a fork, or a fork-isolated sub-agent's workspace."""
         from xum.workspaces.checkouts.shared import project_root
         from xum.workspaces.devcontainer_configs import find_configs
 
         project = Path(self.record.project_path)
-        base = git.head_commit(self.record.path)
         used = self.record.extra.get("devcontainer_config")
         name = next((c.name for c in find_configs(project) if c.path == used), None)
         fields = dict(new.fields)
