@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -60,9 +61,9 @@ def test_a_compose_dev_container_publishes_the_port_block(
             ".devcontainer/docker-compose.yml": COMPOSE.format(image=container_engine.image),
         },
     )
-    socket = tmp_path / "podman.sock"
-    with podman_api_service(socket, container_engine.env):
-        monkeypatch.setenv("DOCKER_HOST", f"unix://{socket}")
+    socket_path = tmp_path / "podman.sock"
+    with podman_api_service(socket_path, container_engine.env):
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{socket_path}")
         created = asyncio.run(
             lifecycle.create_workspace(project, "devcontainer", name_hint="cmp", run_init=False)
         )
@@ -85,3 +86,43 @@ def test_a_compose_dev_container_publishes_the_port_block(
             asyncio.run(lifecycle.delete_workspace(record.id, force=True, branch="always"))
             container_engine.run("network", "rm", network)
     assert container_engine.state(container) is None
+
+
+def test_a_taken_port_makes_the_compose_dev_container_without_publishing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    container_engine: Engine,  # noqa: F811
+    devcontainer_tool: str,  # noqa: F811
+) -> None:
+    if container_engine.cli != "podman" or shutil.which("docker-compose") is None:
+        if os.environ.get("CI"):
+            pytest.fail("docker-compose and podman are needed: `make deps-system` installs them")
+        pytest.skip("needs podman and docker-compose (make deps-system)")
+    project = make_repo(
+        tmp_path / "proj",
+        {
+            ".devcontainer/devcontainer.json": CONFIG,
+            ".devcontainer/docker-compose.yml": COMPOSE.format(image=container_engine.image),
+        },
+    )
+    socket_path = tmp_path / "podman.sock"
+    with podman_api_service(socket_path, container_engine.env), socket.socket() as taken:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{socket_path}")
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        update_config(lambda config: config.__setitem__("ports", {"base": port, "size": 1}))
+        created = asyncio.run(
+            lifecycle.create_workspace(project, "devcontainer", name_hint="cmp", run_init=False)
+        )
+        record = created.record
+        container = str(record.extra["container"])
+        network = f"{Path(record.path).name}_devcontainer_default"
+        try:
+            assert record.extra["container_ports_published"] is False
+            assert container_engine.state(container) == "running"
+            assert container_engine.run("port", container).stdout.strip() == ""
+        finally:
+            asyncio.run(created.runtime.close())
+            asyncio.run(lifecycle.delete_workspace(record.id, force=True, branch="always"))
+            container_engine.run("network", "rm", network)

@@ -281,6 +281,14 @@ def dirty_files(cli: str, name: str) -> list[str] | None:
     return git.parse_porcelain_z(done.stdout.decode(errors="surrogateescape"))
 
 
+def labelled(cli: str, workspace_id: str) -> list[str]:
+    """The ids of the containers (running or not) labelled with the workspace's id."""
+    done = _cli(cli, "ps", "-a", "-q", "--filter", f"label={LABEL}={workspace_id}")
+    if done.returncode != 0:
+        raise ContainerError(f"could not list the workspace's containers: {_why(cli, done)}")
+    return done.stdout.decode(errors="replace").split()
+
+
 def stop_container(cli: str, name: str) -> None:
     if container_state(cli, name) not in (None, "exited", "stopped", "created"):
         done = _cli(cli, "stop", name)
@@ -329,6 +337,7 @@ __all__: Sequence[str] = [
     "dirty_files",
     "fork_project",
     "head_commit",
+    "labelled",
     "prepare",
     "push_project",
     "remove_container",

@@ -16,6 +16,8 @@ paths (relative ones still resolve against the config's folder).
 
 When a port of the block is taken here, the engine refuses to start the container: that
 container is removed and `up` runs again without publishing (a warning says so), as on Docker.
+(Compose's own message does not reach the CLI's output: a failed `up` whose block has a port
+taken here counts as that too.)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import contextlib
 import json
 import logging
 import re
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +100,17 @@ def _compose_override(
     return {**data, "dockerComposeFile": [*(str(f) for f in files), str(ports_file)]}
 
 
+def _block_taken(block: PortBlock) -> bool:
+    """Whether a port of `block` is taken on this machine's loopback now."""
+    for port in range(block.first, block.last + 1):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                return True
+    return False
+
+
 def up(
     tool: str,
     engine: str,
@@ -136,15 +150,19 @@ def up(
                 True,
             )
         except UpFailed as failed:
-            if "in use" not in failed.output.lower():
+            # The engine says so; Compose's message does not reach the CLI's output, so a port
+            # of the block taken here now counts too.
+            if "in use" not in failed.output.lower() and not _block_taken(ports):
                 raise
             # The container was made but could not start: the next `up` would find it by its
-            # labels and start it again, so it goes first.
-            if failed.container:
-                from xum.workspaces.checkouts.container_ops import remove_container
+            # labels and start it again, so it goes first (Compose's is not named in the
+            # CLI's answer: every container labelled with the workspace goes).
+            from xum.workspaces.checkouts.container_ops import labelled, remove_container
 
-                with contextlib.suppress(ContainerError):
-                    remove_container(engine, failed.container)
+            made = {failed.container} if failed.container else set()
+            with contextlib.suppress(ContainerError):
+                for container in made | set(labelled(engine, workspace_id)):
+                    remove_container(engine, container)
     log.warning(
         "workspace %s: ports %s are taken here: the dev container's are not published",
         workspace_id,
