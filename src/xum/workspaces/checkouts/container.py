@@ -3,7 +3,8 @@
 Made by starting a container of the chosen image (`container_ops.start_container`) and syncing
 a git bundle of the project's committed HEAD into it on a branch named after the workspace; a
 fork is a new container of the same image that gets the source container's committed HEAD the
-same way. The record keeps what opening it again takes (in `extra`): the image
+same way, and so is a fork-isolated sub-agent's workspace (`fork_child`). The record keeps what
+opening it again takes (in `extra`): the image
 (`container_image`), the container (`container`), the CLI that made it (`container_cli`:
 `docker` or `podman`), the container's home (`container_home`), and whether it has a network
 (`container_network`: false when the sandbox's egress was off at creation, `--network none`), and
