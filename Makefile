@@ -17,7 +17,7 @@ FAST_MARKS := unit or (integration and not slow)
 # Debian packages the tests need (installed only when missing). chromium: the browser tests
 # drive Debian's /usr/bin/chromium (Playwright never downloads a browser); tmux: the terminal UI's
 # real-terminal test; bubblewrap: the command sandbox (bwrap).
-SYSTEM_PACKAGES := git chromium openssh-server tmux bubblewrap podman runc
+SYSTEM_PACKAGES := git chromium openssh-server tmux bubblewrap podman runc docker-compose
 
 # The web UI (web/, React + TypeScript + Vite) is built into the Python package.
 WEB := web

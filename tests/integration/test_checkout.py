@@ -229,10 +229,11 @@ def test_each_kind_answers_the_facts_other_code_decides_on(repo: Path) -> None:
     assert checkout_for(record("ssh", host="box")).is_git() is True  # not recorded: assumed
     # A kind this version does not know opens as a directory it neither moves nor removes.
     assert isinstance(checkout_for(record("coder")), LocalCheckout)
-    # A Dev Container workspace: a worktree here whose commands run in its container.
+    # A Dev Container workspace: a worktree here whose commands run in its container; its fork
+    # children get a container of their own.
     dev = checkout_for(record("devcontainer", extra={"container": "c"}))
     assert isinstance(dev, DevcontainerCheckout) and dev.kind == "devcontainer"
-    assert (dev.on_this_machine, dev.shares_project_dir, dev.forks_children) == (True, False, False)
+    assert (dev.on_this_machine, dev.shares_project_dir, dev.forks_children) == (True, False, True)
     assert tuple(dev.hook_roots()) == ("/elsewhere/w", None)
 
 

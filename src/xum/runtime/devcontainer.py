@@ -7,10 +7,9 @@ The container is made by the Dev Container CLI (`devcontainer up`, see
 `ContainerRuntime`). `devcontainer exec` would do the same job a node process later: measured on
 this project's test machine, a trivial command took about 1.3 s through `devcontainer exec` and
 about 0.15 s through `podman exec`, and an agent's turn runs many commands. What `devcontainer
-exec` adds on top is done here as far as it can be: the config's `remoteEnv`, resolved once
-after `up`, is `base_env` (the checkout passes it); the login-shell environment probe
-(`userEnvProbe`) is not run (docs/workspaces.md states the limit). `containerEnv` is part of the
-container and applies.
+exec` adds on top is done here: the user's shell environment (`userEnvProbe`) and over it the
+config's `remoteEnv`, both found once after `up`, are `base_env` (the checkout passes them).
+`containerEnv` is part of the container and applies.
 
 Paths are translated: the worktree is `host_path` here and `workspace_path` in the container
 (`/workspaces/<name>` by default, or the same path when the config mounts it there). A path under

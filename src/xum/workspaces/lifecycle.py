@@ -36,6 +36,7 @@ from xum.workspaces.busy import hold_workspace
 from xum.workspaces.checkouts.factory import checkout_for, create_checkout
 from xum.workspaces.checkouts.protocol import (
     BranchPolicy,
+    Checkout,
     DirtyWorkspaceError,
     InvalidNameError,
     NewWorkspace,
@@ -362,7 +363,8 @@ async def delete_workspace(
 ) -> DeleteReport:
     """Delete a workspace: run `.xum/delete`, then remove its checkout (a worktree, or the SSH
     host's directory; a local workspace's project directory is never touched), its session log,
-    scratch directory, plan file and init log, and finally its record.
+    scratch directory, plan file and init log, and finally its record. Its sub-agents'
+    workspaces are deleted first (each the same way, without a dirty check of theirs).
 
     A checkout with uncommitted changes (untracked files included) is refused with
     DirtyWorkspaceError naming them, unless `force`. The workspace branch (worktrees): `merged`
@@ -377,9 +379,11 @@ async def delete_workspace(
     with hold_workspace(record, "delete"):
         if run_hooks:
             await run_lifecycle_hook(record, "delete", timeout_s=hook_timeout_s)
+        children = await _delete_children(record, checkout, force=force)
         done = await asyncio.to_thread(checkout.remove, force=force, policy=branch)
         await asyncio.to_thread(remove_local_state, record)
         await asyncio.to_thread(registry.remove_workspace, record.id)
+    done.notes.extend(f"deleted the sub-agent workspace {name}" for name in children)
     done = _whole_workspace(record, done, state)
     return DeleteReport(
         record,
@@ -389,6 +393,25 @@ async def delete_workspace(
         removed=done.removes,
         kept=done.keeps,
     )
+
+
+async def _delete_children(
+    record: WorkspaceRecord, checkout: Checkout, *, force: bool
+) -> list[str]:
+    """Delete the workspace's sub-agents' workspaces (a fork child's worktree or container goes
+    with its parent), before its own checkout: a scratch chat's folder is kept while another
+    workspace works in it. The parent's dirty check comes first, so a refused delete loses
+    nothing. Returns the names deleted."""
+    from xum.workspaces.subagents.records import records_with_parent
+    from xum.workspaces.subagents.workspaces import delete_descendants
+
+    if not await asyncio.to_thread(records_with_parent, record.id):
+        return []
+    if not force:
+        dirty = await asyncio.to_thread(checkout.dirty_files)
+        if dirty:
+            raise DirtyWorkspaceError(record.name, dirty)
+    return await delete_descendants(record.id)
 
 
 def deletion_preview(record: WorkspaceRecord, branch: BranchPolicy = "merged") -> Removal:

@@ -13,8 +13,17 @@ export function configChoices(configs: DevcontainerConfig[]): { value: string; l
   return configs.map((c) => ({ value: c.name ?? "", label: c.name ? `${c.name} (${c.path})` : c.path }));
 }
 
-/** The runtime of the create request for the chosen config ("" or unknown: the first listed). */
-export function devcontainerRuntime(configs: DevcontainerConfig[], chosen: string): { type: "devcontainer"; config?: string } {
+/** The runtime of the create request for the chosen config ("" or unknown: the first listed),
+ * with `shareCredentials` when the user asked for it. */
+export function devcontainerRuntime(
+  configs: DevcontainerConfig[],
+  chosen: string,
+  shareCredentials = false,
+): { type: "devcontainer"; config?: string; shareCredentials?: boolean } {
   const picked = configs.find((c) => (c.name ?? "") === chosen) ?? configs[0];
-  return picked?.name ? { type: "devcontainer", config: picked.name } : { type: "devcontainer" };
+  return {
+    type: "devcontainer",
+    ...(picked?.name ? { config: picked.name } : {}),
+    ...(shareCredentials ? { shareCredentials: true } : {}),
+  };
 }

@@ -21,4 +21,10 @@ describe("the Dev Container choice", () => {
     // The only config is a named one: it is sent by name even before a choice is made.
     expect(devcontainerRuntime(configs.slice(1), "")).toEqual({ type: "devcontainer", config: "web" });
   });
+
+  it("asks for shared credentials only when the box is checked", () => {
+    expect(devcontainerRuntime(configs, "", true)).toEqual({ type: "devcontainer", shareCredentials: true });
+    expect(devcontainerRuntime(configs, "web", true)).toEqual({ type: "devcontainer", config: "web", shareCredentials: true });
+    expect(devcontainerRuntime(configs, "web", false)).toEqual({ type: "devcontainer", config: "web" });
+  });
 });

@@ -3,7 +3,8 @@
 Made by starting a container of the chosen image (`container_ops.start_container`) and syncing
 a git bundle of the project's committed HEAD into it on a branch named after the workspace; a
 fork is a new container of the same image that gets the source container's committed HEAD the
-same way. The record keeps what opening it again takes (in `extra`): the image
+same way, and so is a fork-isolated sub-agent's workspace (`fork_child`). The record keeps what
+opening it again takes (in `extra`): the image
 (`container_image`), the container (`container`), the CLI that made it (`container_cli`:
 `docker` or `podman`), the container's home (`container_home`), and whether it has a network
 (`container_network`: false when the sandbox's egress was off at creation, `--network none`), and
@@ -61,9 +62,8 @@ class ContainerCheckout:
 
     on_this_machine = False
     shares_project_dir = False
-    # A sub-agent's fork is a local worktree branched from a local HEAD; the container's
-    # checkout is neither.
-    forks_children = False
+    # A sub-agent's fork is a container of its own, made as a workspace fork is (`fork_child`).
+    forks_children = True
 
     def __init__(self, record: WorkspaceRecord) -> None:
         self.record = record
@@ -103,7 +103,10 @@ class ContainerCheckout:
         return True  # the checkout is always a repository (a bundle fetched into /src)
 
     def fork_point(self) -> str | None:
-        return None
+        """HEAD of the container's checkout (one `exec`); None without commits."""
+        from xum.workspaces.checkouts import container_ops
+
+        return container_ops.head_commit(self.cli, self.container)
 
     def open_runtime(self) -> Runtime:
         from xum.runtime.container import ContainerRuntime
@@ -125,6 +128,13 @@ class ContainerCheckout:
         if not image:
             raise ValueError(f"workspace {self.record.id} does not record its container image")
         return ContainerCheckout._make(project, image, new, fork_of=self)
+
+    def fork_child(self, new: NewWorkspace, base: str) -> Checkout:
+        """A fork-isolated sub-agent's workspace: a container of its own from this one's
+        committed HEAD, as a fork is. `base` (the HEAD the caller read as the fork point) is
+        what the fork gets: the parent is waiting in its `task` call, so nothing commits in
+        between."""
+        return self.fork(new)
 
     def share(self, new: NewWorkspace, runtime: Runtime) -> Checkout:
         record = self.record

@@ -227,6 +227,20 @@ def _identity(project: Path) -> tuple[str, str]:
     return values[0], values[1]
 
 
+_HEAD = r"""
+cd "$1" && git rev-parse --verify --quiet HEAD
+"""
+
+
+def head_commit(cli: str, name: str) -> str | None:
+    """The commit checked out in the container's /src; None without commits (or without /src)."""
+    ensure_running(cli, name)
+    done = exec_sh(cli, name, _HEAD, CONTAINER_CHECKOUT)
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode(errors="replace").strip() or None
+
+
 _RENAME_BRANCH = r"""
 cd "$1" 2>/dev/null || exit 0
 b=$(git symbolic-ref --quiet --short HEAD || true)
@@ -265,6 +279,14 @@ def dirty_files(cli: str, name: str) -> list[str] | None:
     if done.returncode != 0:
         return None
     return git.parse_porcelain_z(done.stdout.decode(errors="surrogateescape"))
+
+
+def labelled(cli: str, workspace_id: str) -> list[str]:
+    """The ids of the containers (running or not) labelled with the workspace's id."""
+    done = _cli(cli, "ps", "-a", "-q", "--filter", f"label={LABEL}={workspace_id}")
+    if done.returncode != 0:
+        raise ContainerError(f"could not list the workspace's containers: {_why(cli, done)}")
+    return done.stdout.decode(errors="replace").split()
 
 
 def stop_container(cli: str, name: str) -> None:
@@ -314,6 +336,8 @@ __all__: Sequence[str] = [
     "container_name",
     "dirty_files",
     "fork_project",
+    "head_commit",
+    "labelled",
     "prepare",
     "push_project",
     "remove_container",

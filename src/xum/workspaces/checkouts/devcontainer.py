@@ -12,7 +12,8 @@ The record keeps (in `extra`): the container's id (`container`), the engine CLI 
 (`container_cli`), the config used (`devcontainer_config`, relative to the worktree), the
 workspace folder in the container (`devcontainer_folder`), the user commands run as
 (`devcontainer_user`) and its home (`container_home`), the config's resolved `remoteEnv`
-(`devcontainer_remote_env`, which every command gets), whether the port block is published
+(`devcontainer_remote_env`) and the user's shell environment its `userEnvProbe` found
+(`devcontainer_probe_env`), which every command gets, whether the port block is published
 (`container_ports_published`, see `devcontainer_ports`) and whether credentials were shared
 (`container_credentials`).
 
@@ -61,6 +62,7 @@ _FIELDS = (
     "devcontainer_folder",
     "devcontainer_user",
     "devcontainer_remote_env",
+    "devcontainer_probe_env",
 )
 
 
@@ -70,8 +72,9 @@ class DevcontainerCheckout(WorktreeCheckout):
     # The files are here (git runs on them here); the commands run in the container.
     on_this_machine = True
     shares_project_dir = False
-    # A sub-agent's fork would be a plain worktree whose commands run on this machine.
-    forks_children = False
+    # A sub-agent's fork is a worktree with a container of its own, as a workspace fork is
+    # (`fork_child`), so its commands run in the config's container too.
+    forks_children = True
     record_runtime: RuntimeName = "devcontainer"
 
     @property
@@ -84,6 +87,7 @@ class DevcontainerCheckout(WorktreeCheckout):
             container_credentials,
             devcontainer_ops,
             devcontainer_ports,
+            devcontainer_probe,
         )
         from xum.workspaces.devcontainer_configs import choose_config
         from xum.workspaces.ports import block_for
@@ -136,13 +140,17 @@ class DevcontainerCheckout(WorktreeCheckout):
                 )
                 for note in installed:
                     log.warning("workspace %s: %s", record.id, note)
-            remote_env = devcontainer_ops.remote_env(
+            merged = devcontainer_ops.merged_configuration(
                 tool,
                 engine,
                 worktree,
                 config_file,
                 workspace_id=record.id,
                 project=record.project_path,
+            )
+            remote_env = devcontainer_ops.remote_env(merged)
+            probed = devcontainer_probe.probe_env(
+                engine, container, started.user, devcontainer_probe.probe_mode(merged)
             )
         except BaseException:
             if container is not None:
@@ -163,6 +171,7 @@ class DevcontainerCheckout(WorktreeCheckout):
             devcontainer_folder=started.folder,
             devcontainer_user=started.user,
             devcontainer_remote_env=remote_env,
+            devcontainer_probe_env=probed,
             container_ports_published=made_up.published,
         )
         return cls(registry.update_workspace(record.id, extra=extra))
@@ -200,11 +209,15 @@ class DevcontainerCheckout(WorktreeCheckout):
         )
 
     def fork(self, new: NewWorkspace) -> Checkout:
+        return self.fork_child(new, git.head_commit(self.record.path))
+
+    def fork_child(self, new: NewWorkspace, base: str | None) -> Checkout:
+        """A new worktree from `base` (this one's HEAD) with its own container of the same
+        config: a fork, or a fork-isolated sub-agent's workspace."""
         from xum.workspaces.checkouts.shared import project_root
         from xum.workspaces.devcontainer_configs import find_configs
 
         project = Path(self.record.project_path)
-        base = git.head_commit(self.record.path)
         used = self.record.extra.get("devcontainer_config")
         name = next((c.name for c in find_configs(project) if c.path == used), None)
         fields = dict(new.fields)
@@ -278,12 +291,16 @@ class DevcontainerCheckout(WorktreeCheckout):
 
 
 def _base_env(extra: dict[str, Any]) -> dict[str, str]:
-    """What every command in the container gets under its own variables: the config's
+    """What every command in the container gets under its own variables: the user's shell
+    environment (`userEnvProbe`, run after `up`, see `devcontainer_probe`), over it the config's
     `remoteEnv` (read after `up`), and the forwarded agent's socket when credentials are
-    shared (mounted by `up`; `devcontainer exec` would set both, commands here are run by the
-    engine's own exec)."""
-    stored = extra.get("devcontainer_remote_env")
-    env = {str(k): str(v) for k, v in stored.items()} if isinstance(stored, dict) else {}
+    shared (mounted by `up`; `devcontainer exec` would set all three, commands here are run by
+    the engine's own exec)."""
+    env: dict[str, str] = {}
+    for key in ("devcontainer_probe_env", "devcontainer_remote_env"):
+        stored = extra.get(key)
+        if isinstance(stored, dict):
+            env.update({str(k): str(v) for k, v in stored.items()})
     if extra.get("container_credentials"):
         env["SSH_AUTH_SOCK"] = AGENT_SOCKET
     return env

@@ -139,7 +139,7 @@ def up(
     return UpResult(container, remote, str(user) if user else None)
 
 
-def remote_env(
+def merged_configuration(
     devcontainer: str,
     engine: str,
     folder: Path,
@@ -147,13 +147,12 @@ def remote_env(
     *,
     workspace_id: str,
     project: str,
-) -> dict[str, str]:
-    """The config's `remoteEnv` as `devcontainer exec` would apply it, read once after `up`:
+) -> dict[str, object]:
+    """The configuration as `devcontainer exec` would apply it, read once after `up`:
     `read-configuration --include-merged-configuration` finds the container by the same labels
     and resolves `${containerEnv:...}` against it (and the image's metadata merged in). The CLI
     runs with xum's own secrets left out of its environment, so `${localEnv:...}` never brings
-    a provider key in. A variable set to null (unset it) is left out; ContainerError when the
-    CLI fails."""
+    a provider key in. ContainerError when the CLI fails."""
     argv = [
         devcontainer, "read-configuration",
         "--include-merged-configuration",
@@ -177,6 +176,11 @@ def remote_env(
             hint=f"check that `devcontainer read-configuration --docker-path {engine} "
             "--workspace-folder <project>` works for this project's devcontainer.json",
         )
+    return merged
+
+
+def remote_env(merged: dict[str, object]) -> dict[str, str]:
+    """The merged configuration's `remoteEnv`; a variable set to null (unset it) is left out."""
     found = merged.get("remoteEnv")
     if not isinstance(found, dict):
         return {}
@@ -218,4 +222,13 @@ def prepare(engine: str, container: str, user: str | None, scratch: str) -> str:
     return done.stdout.decode(errors="replace").strip() or "/root"
 
 
-__all__ = ["CLI_ENV", "UpFailed", "UpResult", "devcontainer_cli", "prepare", "remote_env", "up"]
+__all__ = [
+    "CLI_ENV",
+    "UpFailed",
+    "UpResult",
+    "devcontainer_cli",
+    "merged_configuration",
+    "prepare",
+    "remote_env",
+    "up",
+]

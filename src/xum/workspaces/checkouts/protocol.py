@@ -230,6 +230,17 @@ class Checkout(Protocol):
 
 
 @runtime_checkable
+class ForksOwnKind(Protocol):
+    """A checkout whose sub-agents with `isolation: "fork"` get a workspace of its own kind (a
+    container of their own: Docker, Dev Container) rather than a plain worktree of the project,
+    whose commands would run on this machine."""
+
+    def fork_child(self, new: NewWorkspace, base: str) -> Checkout:
+        """The child's workspace, its checkout starting at `base` (the parent's HEAD)."""
+        ...
+
+
+@runtime_checkable
 class Suspendable(Protocol):
     """A checkout with something running that archiving stops and unarchiving starts again (a
     Docker workspace's container). Other kinds have nothing to stop and do not implement it."""

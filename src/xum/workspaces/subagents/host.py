@@ -362,6 +362,7 @@ class ScopedHost:
         three_way: bool,
         force: bool,
     ) -> PatchOutcome:
+        from xum.workspaces.checkouts.factory import checkout_for
         from xum.workspaces.subagents.patches import apply_child_commits
 
         child = self._get(task_id)
@@ -374,6 +375,25 @@ class ScopedHost:
                 f"{task_id} worked in your checkout (isolation 'none'): its changes are "
                 "already there"
             )
+        checkout = await asyncio.to_thread(checkout_for, child.record)
+        if not checkout.on_this_machine:
+            # A container's checkout (Docker): git runs in the child's and the parent's
+            # containers, the series passed between them.
+            from xum.workspaces.subagents.runtime_patches import apply_child_commits_in_runtimes
+
+            runtime = checkout.open_runtime()
+            try:
+                return await apply_child_commits_in_runtimes(
+                    child,
+                    runtime,
+                    self.parent.runtime,
+                    dry_run=dry_run,
+                    expected=expected_head_sha,
+                    three_way=three_way,
+                    force=force,
+                )
+            finally:
+                await runtime.close()
         return await asyncio.to_thread(
             apply_child_commits,
             child,

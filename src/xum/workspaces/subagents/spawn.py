@@ -1,8 +1,8 @@
 """Checking a `task` call before anything is made: what the children will run, and where.
 
 `plan_spawn` refuses a call that cannot work (the nesting depth cap, an unknown or
-non-runnable agent, an unknown model or thinking level, `isolation: "fork"` where there is no
-local git HEAD to branch from) before a workspace exists, and settles the children's agent,
+non-runnable agent, an unknown model or thinking level, `isolation: "fork"` from a checkout
+that cannot fork children (SSH) or has no git HEAD to branch from) before a workspace exists, and settles the children's agent,
 model route and thinking level: the task call's, else the agent's own `ai` defaults, else the
 parent's. The manager (`subagents.manager`) then makes the children from the plan.
 

@@ -2,10 +2,13 @@
 
 A child with `isolation: "fork"` (the default) gets a worktree of its own, branched from the
 parent checkout's HEAD: the worktree Checkout makes it, exactly as it makes a user's worktree
-workspace. A child with `isolation: "none"` gets a record that shares the parent's checkout
+workspace. A container parent's fork child (Docker, Dev Container: `ForksOwnKind`) gets a
+workspace of the parent's kind instead, made as a fork of that workspace is (a container of its
+own), so its commands run where the parent's do. A child with `isolation: "none"` gets a record that shares the parent's checkout
 (`Checkout.share`: for an SSH parent it keeps the host, so the record can be opened again).
 
-Removing a forked child goes through the workspace lifecycle (its `.xum/delete` hook runs, then
+Deleting a workspace deletes its children's workspaces too (`delete_descendants`, called by
+the lifecycle). Removing a forked child goes through the workspace lifecycle (its `.xum/delete` hook runs, then
 its worktree, branch and state are removed); a child that shared its parent's checkout only
 loses its own state (its `SharedCheckout` never removes the parent's files). What is left after
 a failure is discarded best effort.
@@ -22,7 +25,8 @@ from typing import Any
 from xum.store import registry
 from xum.store.registry import WorkspaceRecord
 from xum.workspaces.checkouts.factory import checkout_for, create_checkout
-from xum.workspaces.checkouts.protocol import NewWorkspace, Origin
+from xum.workspaces.checkouts.protocol import ForksOwnKind, NewWorkspace, Origin
+from xum.workspaces.checkouts.shared import SharedCheckout
 from xum.workspaces.state import remove_local_state
 from xum.workspaces.subagents.host import ParentInfo
 from xum.workspaces.subagents.records import ChildRecord, records_with_parent
@@ -45,8 +49,13 @@ def create_child_workspace(
     if child.external is not None:
         fields["external_agent"] = child.external
     new = NewWorkspace(name_hint=child.title, title=child.title, fields=fields)
+    checkout = plan.parent_checkout
     if kept.isolation == "none":
-        return plan.parent_checkout.share(new, parent.runtime).record
+        return checkout.share(new, parent.runtime).record
+    own = checkout.inner if isinstance(checkout, SharedCheckout) else checkout
+    if isinstance(own, ForksOwnKind):
+        assert kept.fork_base is not None  # plan_spawn refuses a fork without a HEAD
+        return own.fork_child(new, kept.fork_base).record
     project = Path(parent.workspace.project_path)
     origin = Origin(project, project, base=kept.fork_base)
     return create_checkout("worktree", origin, new).record
@@ -62,7 +71,20 @@ async def delete_child_workspace(record: WorkspaceRecord) -> None:
             return
         except Exception:  # the record or checkout is half gone: clean up what is left
             pass
-    await asyncio.to_thread(discard_child_workspace, record)
+    await asyncio.to_thread(discard_workspace_tree, record)
+
+
+async def delete_descendants(workspace_id: str) -> list[str]:
+    """Delete the workspaces of a deleted workspace's sub-agents, theirs first (a fork child's
+    worktree or container goes with them: the children were part of the parent's work). Returns
+    the names of those deleted."""
+    names = []
+    for record in records_with_parent(workspace_id):
+        if registry.get_workspace(record.id) is None:
+            continue  # deleted meanwhile (as a descendant of another)
+        await delete_child_workspace(record)
+        names.append(record.name)
+    return names
 
 
 def discard_child_workspace(record: WorkspaceRecord) -> None:

@@ -8,6 +8,7 @@ import { app, closeDialog, selectedWorkspace } from "../../state/app";
 import { createWorkspace } from "../../state/actions";
 import { externalAgents, loadExternalAgents } from "../../state/externalAgents";
 import { FormDialog } from "./FormDialog";
+import { ShareCredentialsCheckbox } from "./ShareCredentials";
 
 export function NewWorkspaceDialog(props: { projectPath: string | null }) {
   const projects = useStore(app, (s) => s.projects);
@@ -76,7 +77,7 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
     await createWorkspace({
       projectPath: project,
       runtime:
-        runtime === "devcontainer" ? devcontainerRuntime(configs, config) : spec,
+        runtime === "devcontainer" ? devcontainerRuntime(configs, config, shareCredentials) : spec,
       ...(name.trim() ? { name: name.trim() } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
       ...createFields(agent),
@@ -128,10 +129,7 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
             <span>Image</span>
             <input className="input" value={image} onChange={(e) => setImage(e.target.value)} placeholder="python:3.12 (needs bash and git)" aria-label="Image" />
           </label>
-          <label className="list-row">
-            <input type="checkbox" checked={shareCredentials} onChange={(e) => setShareCredentials(e.target.checked)} aria-label="Share credentials" />
-            <span className="grow">Share credentials: your SSH agent, ~/.gitconfig and GitHub CLI login (GH_TOKEN) go into the container</span>
-          </label>
+          <ShareCredentialsCheckbox checked={shareCredentials} onChange={setShareCredentials} />
         </>
       ) : null}
       {runtime === "devcontainer" && configs.length > 1 ? (
@@ -146,6 +144,7 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
           </select>
         </label>
       ) : null}
+      {runtime === "devcontainer" ? <ShareCredentialsCheckbox checked={shareCredentials} onChange={setShareCredentials} /> : null}
       {runtime === "ssh" ? (
         <label className="field">
           <span>SSH host</span>
