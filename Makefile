@@ -16,8 +16,12 @@ FAST_MARKS := unit or (integration and not slow)
 
 # Debian packages the tests need (installed only when missing). chromium: the browser tests
 # drive Debian's /usr/bin/chromium (Playwright never downloads a browser); tmux: the terminal UI's
-# real-terminal test; bubblewrap: the command sandbox (bwrap).
+# real-terminal test; bubblewrap: the command sandbox (bwrap); docker-compose: the Compose-based
+# Dev Container tests (against podman's API service).
 SYSTEM_PACKAGES := git chromium openssh-server tmux bubblewrap podman runc docker-compose
+# Installed without their recommended packages: docker-compose recommends docker.io, a second
+# container engine (and containerd) the tests neither need nor want beside podman.
+BARE_PACKAGES := docker-compose
 
 # The web UI (web/, React + TypeScript + Vite) is built into the Python package.
 WEB := web
@@ -62,11 +66,15 @@ $(STAMP): pyproject.toml
 venv: $(STAMP) ## Create .venv and install xum with its dev tools
 
 deps-system: ## Install the Debian packages the tests need (only those missing)
-	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@set -e; missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  bare=""; full=""; for p in $$missing; do \
+	    case " $(BARE_PACKAGES) " in *" $$p "*) bare="$$bare $$p";; *) full="$$full $$p";; esac; done; \
+	  $$SUDO apt-get update -qq; \
+	  if [ -n "$$full" ]; then DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$full >/dev/null; fi; \
+	  if [ -n "$$bare" ]; then DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$bare >/dev/null; fi; \
 	fi
 
 check-node: ## Check for Node.js >= 20.19 and npm (the web UI build needs them)
