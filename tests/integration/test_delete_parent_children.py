@@ -36,6 +36,8 @@ async def test_deleting_a_parent_deletes_its_childrens_workspaces(repo: Path) ->
         .record
     )
     Path(parent.record.path, "loose.txt").write_text("not committed\n")
+    warned = lifecycle.deletion_preview(parent.record).warnings
+    assert any(forked.name in w and shared.name in w for w in warned)  # said before
 
     with pytest.raises(DirtyWorkspaceError):
         await lifecycle.delete_workspace(parent.record.id)

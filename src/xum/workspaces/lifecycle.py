@@ -418,7 +418,16 @@ def deletion_preview(record: WorkspaceRecord, branch: BranchPolicy = "merged") -
     """What `delete_workspace(record.id, branch=branch)` would remove and keep, the uncommitted
     files it would lose (worktrees) and what to know first. Changes nothing; local git calls
     only (an SSH checkout is checked when it is deleted)."""
-    return _whole_workspace(record, checkout_for(record).removal(branch), _state_items(record))
+    from xum.workspaces.subagents.records import records_with_parent
+
+    removal = _whole_workspace(record, checkout_for(record).removal(branch), _state_items(record))
+    children = [child.name for child in records_with_parent(record.id)]
+    if children:
+        removal.warnings.append(
+            "its sub-agents' workspaces are deleted with it (with their sessions and any "
+            f"uncommitted work): {', '.join(children)}"
+        )
+    return removal
 
 
 def _state_items(record: WorkspaceRecord) -> list[RemovalItem]:
