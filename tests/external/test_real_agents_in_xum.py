@@ -1,5 +1,5 @@
-"""Real third-party agents as a workspace's agent: `xum run --external-agent` starts opencode or
-Claude Code (claude-code-acp) in the workspace's checkout and drives it over ACP, each pointed at
+"""Real third-party agents as a workspace's agent: `xum run --external-agent` starts opencode,
+Claude Code (claude-code-acp) or Codex (codex-acp) in the workspace's checkout and drives it over ACP, each pointed at
 the fake LLM on loopback. A turn whose model reply runs the agent's shell tool and edits a file:
 the command's output reaches the model, the file changes in the checkout, the turn is recorded in
 xum's log with xum's own events and replays as it streamed; a second `xum run --workspace`
@@ -51,11 +51,23 @@ def _claude_turn(notes: Path) -> list[fakellm.Reply]:
     ]
 
 
+def _codex_turn(notes: Path) -> list[fakellm.Reply]:
+    # Codex edits through `apply_patch`, which it also takes as a command of its shell tool
+    # (the model's usual way): reported as an edit with its diff, not as a command.
+    patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+beta\n*** End Patch\n"
+    return [
+        fakellm.tool_call("exec_command", {"cmd": "echo marker-$((6 * 7))"}),
+        fakellm.tool_call("exec_command", {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"}),
+        fakellm.reply("Printed and edited."),
+    ]
+
+
 AGENTS: dict[
     str, tuple[Callable[[str, Path], agents.AgentDefinition], Callable[[Path], list[fakellm.Reply]]]
 ] = {
     "opencode": (agents.opencode_definition, _opencode_turn),
     "claude-code": (agents.claude_code_definition, _claude_turn),
+    "codex": (agents.codex_definition, _codex_turn),
 }
 
 
@@ -96,7 +108,9 @@ def test_a_real_agent_runs_a_turn_in_a_xum_workspace(name: str, repo: Path, tmp_
         assert notes.read_text() == "beta\n"
         types = [e["type"] for e in events]
         assert types[:2] == ["turn-start", "user-message"], types
-        assert any(e["type"] == "tool-result" for e in events)
+        # The command's output reaches the user too (Codex reports it only in `rawOutput`).
+        outputs = [e["output"] for e in events if e["type"] == "tool-result"]
+        assert any("marker-42" in output for output in outputs), outputs
         assert "Printed and edited." in "".join(texts(events))
         end = next(e for e in events if e["type"] == "turn-end")
         assert end["reason"] == "completed"

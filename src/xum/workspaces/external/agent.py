@@ -36,6 +36,7 @@ from xum.engine.records import QueueMode, TurnReason, TurnResult
 from xum.runtime.base import Runtime
 from xum.store import frame_types as ev
 from xum.store.writerlog import WriterLog
+from xum.workspaces.external import strays
 from xum.workspaces.external.client import XumClient
 from xum.workspaces.external.connection import AgentProcess, ExternalAgentError
 from xum.workspaces.external.definitions import ExternalAgentDefinition
@@ -255,6 +256,8 @@ class ExternalAgent:
         if self._cancel.is_set():
             return "interrupted", "interrupted"
         self.client.recording = recording
+        pid = process.process.pid if process.process is not None else None
+        since = strays.now()
         prompt = asyncio.ensure_future(process.prompt(session_id, text))
         cancelled = asyncio.ensure_future(self._cancel.wait())
         try:
@@ -279,6 +282,8 @@ class ExternalAgent:
             cancelled.cancel()
             if not prompt.done():
                 prompt.cancel()
+        if self._cancel.is_set() and pid and process.alive:
+            await self._stop_leftovers(pid, since)
         try:
             answer = prompt.result()
         except asyncio.CancelledError:
@@ -302,6 +307,19 @@ class ExternalAgent:
                 hint="rephrase the request, or ask the agent why",
             ).to_dict()
         return reason, finish
+
+    async def _stop_leftovers(self, pid: int, since: int) -> None:
+        """The agent ended the cancelled prompt but may have left its command running (Codex
+        does): stop what it started during the prompt, keeping the agent and its session."""
+        stopped = await asyncio.to_thread(strays.stop_leftovers, pid, since)
+        if stopped:
+            self.emit(
+                E.Advisory(
+                    kind="external-agent-leftovers",
+                    message=f"{self.definition.display} left {len(stopped)} process(es) of the "
+                    "cancelled prompt running, so xum stopped them",
+                )
+            )
 
     async def _ready(self) -> tuple[AgentProcess, str]:
         """The running agent and its session: started, initialized and its session opened (or
