@@ -257,6 +257,44 @@ def codex_definition(base_url: str, workdir: Path, model: str = CODEX_MODEL) -> 
     }
 
 
+def gemini_settings(model: str = GEMINI_MODEL) -> dict[str, object]:
+    """Gemini CLI's `~/.gemini/settings.json` (the nested format of 0.61): no usage statistics,
+    telemetry or update checks, the API key as the way in, and the model to use."""
+    return {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "model": {"name": model},
+    }
+
+
+def gemini_definition(base_url: str, workdir: Path, model: str = GEMINI_MODEL) -> AgentDefinition:
+    """Gemini CLI (`gemini --acp`) against the model server at `base_url` (it speaks the Gemini
+    API); `workdir` (created) holds its HOME with `.gemini/settings.json`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = isolated_home(workdir)
+    settings = Path(env["HOME"]) / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(gemini_settings(model), indent=2) + "\n")
+    env.update(
+        {
+            "GOOGLE_GEMINI_BASE_URL": server_root(base_url),
+            "GEMINI_API_KEY": DUMMY_KEY,
+            "GEMINI_MODEL": model,
+            # Without it the CLI starts itself again in a child process (for a larger heap).
+            "GEMINI_CLI_NO_RELAUNCH": "1",
+        }
+    )
+    return {
+        "command": str(installed_program("gemini")),
+        "args": ["--acp"],
+        "env": env,
+        "label": "Gemini CLI",
+        "models": [model],
+    }
+
+
 def is_turn_request(request: RecordedRequest) -> bool:
     """Whether a model request is the agent's own turn (it offers the agent's tools), as
     opposed to a side request: opencode titles a session, Claude Code asks small questions of

@@ -342,15 +342,23 @@ class ExternalAgent:
             init = await process.initialize()
             capabilities = init.agent_capabilities
             can_load = bool(capabilities is not None and capabilities.load_session)
+            refused: str | None = None
             if self.session_id is not None and can_load:
-                await process.load_session(self.session_id)  # its replay is not recorded
-            else:
+                try:
+                    await process.load_session(self.session_id)  # its replay is not recorded
+                except ExternalAgentError as exc:
+                    if not process.alive:
+                        raise
+                    # It offers session/load but could not load this one (Gemini CLI 0.61
+                    # answers "Session not found"): the transcript is in xum's log, go on anew.
+                    refused = f" ({exc.message})"
+            if self.session_id is None or not can_load or refused is not None:
                 if self.session_id is not None:
                     self.emit(
                         E.Advisory(
                             kind="external-agent-new-session",
                             message=f"{self.definition.display} cannot resume its earlier "
-                            "session: this turn starts a new one",
+                            f"session{refused or ''}: this turn starts a new one",
                         )
                     )
                 self.session_id = await process.new_session()
