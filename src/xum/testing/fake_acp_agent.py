@@ -27,6 +27,8 @@ A step is an object with one key:
 * `{"terminal": {"command", "args", "id"}}`: runs it through the client's terminal, then a tool
   call `id` (kind execute) whose content is the terminal, completed once it exits, and a message
   chunk `exit <code>: <output>`;
+* `{"detach": ["sleep", "300"]}`: starts that command itself in a new session and leaves it
+  running (as Codex leaves its commands), then a message chunk `detached`;
 * `{"usage": {"cost": 0.25}}`: a usage update with that cumulative cost in USD;
 * `{"waitCancel": true}`: wait until the client cancels (then the prompt ends `cancelled`);
 * `{"ignoreCancel": true}`: never end the prompt, cancelled or not;
@@ -203,6 +205,11 @@ class FakeAgent:
                 await self._say(sid, f"refused: {exc}")
         elif "terminal" in step:
             await self._terminal(sid, step["terminal"])
+        elif "detach" in step:
+            # A command the agent runs itself in a session of its own, as Codex runs its
+            # commands, and leaves running.
+            await asyncio.create_subprocess_exec(*step["detach"], start_new_session=True)
+            await self._say(sid, "detached")
         elif "usage" in step:
             cost = Cost(amount=float(step["usage"]["cost"]), currency="USD")
             await conn.session_update(

@@ -371,6 +371,10 @@ class ExternalAgent:
     async def _stop_process(self) -> None:
         process, self.process = self.process, None
         if process is not None:
+            if process.process is not None and process.process.returncode is None:
+                # Killing the agent's group misses what it started in sessions of their own
+                # (Codex's sandboxed commands): those go first, whenever they started.
+                await asyncio.to_thread(strays.stop_leftovers, process.process.pid, 0)
             await process.kill()
         await self.client.close()
 
