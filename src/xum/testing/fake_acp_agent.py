@@ -22,6 +22,10 @@ A step is an object with one key:
   `permission: cancelled`);
 * `{"read": "path"}`, `{"write": {"path", "content"}}`: through the client's fs methods, then a
   message chunk with the content, `wrote <path>` or `refused: <why>`;
+* `{"ownWrite": {"path", "content"}}`, `{"ownRead": "path"}`, `{"ownList": "dir"}`: the agent's
+  own file access, not through the client (what the sandbox it runs in allows), then a message
+  chunk `own-wrote <path>`, the content, the names (sorted, comma-separated), or
+  `own-refused: <error>`, and a newline;
 * `{"terminal": {"command", "args", "id"}}`: runs it through the client's terminal, then a tool
   call `id` (kind execute) whose content is the terminal, completed once it exits, and a message
   chunk `exit <code>: <output>`;
@@ -195,6 +199,8 @@ class FakeAgent:
                 await self._say(sid, f"refused: {exc}")
         elif "terminal" in step:
             await self._terminal(sid, step["terminal"])
+        elif "ownWrite" in step or "ownRead" in step or "ownList" in step:
+            await self._say(sid, _own_access(step) + "\n")
         elif "usage" in step:
             cost = Cost(amount=float(step["usage"]["cost"]), currency="USD")
             await conn.session_update(
@@ -241,6 +247,19 @@ class FakeAgent:
         await conn.session_update(sid, update_tool_call(call_id, status="completed"))
         await self._say(sid, f"exit {exited.exit_code}: {output.output}")
         await conn.release_terminal(session_id=sid, terminal_id=made.terminal_id)
+
+
+def _own_access(step: dict[str, Any]) -> str:
+    try:
+        if "ownWrite" in step:
+            target = step["ownWrite"]
+            Path(target["path"]).write_text(target["content"], encoding="utf-8")
+            return f"own-wrote {target['path']}"
+        if "ownRead" in step:
+            return Path(step["ownRead"]).read_text(encoding="utf-8")
+        return ",".join(sorted(os.listdir(step["ownList"])))
+    except OSError as exc:
+        return f"own-refused: {exc}"
 
 
 def _tool_update(spec: dict[str, Any]) -> Any:

@@ -40,6 +40,7 @@ from xum.workspaces.external.client import XumClient
 from xum.workspaces.external.connection import AgentProcess, ExternalAgentError
 from xum.workspaces.external.definitions import ExternalAgentDefinition
 from xum.workspaces.external.recording import TurnRecording, stop_reason
+from xum.workspaces.external.sandboxed import local_launch
 
 if TYPE_CHECKING:
     from xum.engine.goals import Goal
@@ -319,7 +320,10 @@ class ExternalAgent:
         )
         self.process = process
         try:
-            await process.start()
+            launch = await local_launch(
+                self.definition, self.env, self.runtime.workspace_path, self.client
+            )
+            await process.start(launch)
             init = await process.initialize()
             capabilities = init.agent_capabilities
             can_load = bool(capabilities is not None and capabilities.load_session)

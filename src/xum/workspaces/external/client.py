@@ -178,6 +178,10 @@ class XumClient:
 
     # Files ----------------------------------------------------------------------------------
 
+    def tool_context(self, call_id: str) -> ToolContext:
+        """The context a tool call of this workspace would have (the sandbox's input)."""
+        return self._context(call_id)
+
     def _context(self, call_id: str) -> ToolContext:
         from xum.tools.base import ToolContext
 
