@@ -8,6 +8,7 @@ in the environment variable `XUM_FAKE_ACP_SCRIPT`::
       "initialize": "hang",           # or "crash": never answer initialize / exit 3 at it
       "envDump": "/tmp/env.json",     # write this process's environment there at start
       "callLog": "/tmp/calls.ndjson", # append {"method", "sessionId", "cwd"} per request
+      "stayAfterEof": true,           # do not exit when stdin ends (as some real agents)
       "prompts": [[step, ...], ...]   # the steps of the 1st, 2nd, ... prompt (the last repeats)
     }
 
@@ -287,6 +288,10 @@ def main() -> None:
     if dump:
         Path(dump).write_text(json.dumps(dict(os.environ)), encoding="utf-8")
     asyncio.run(run_agent(FakeAgent(script)))  # type: ignore[arg-type]
+    if script.get("stayAfterEof"):
+        import time
+
+        time.sleep(3600)  # whoever started it has to stop it
 
 
 if __name__ == "__main__":
