@@ -48,7 +48,7 @@ def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
         if kind not in EXTERNAL_RUNTIMES:
             raise UsageError(
                 f"external agents do not run in {kind} workspaces yet",
-                hint='use --runtime local, --runtime worktree or --runtime "ssh <host>"',
+                hint='use --runtime local, worktree, "ssh <host>" or "docker <image>"',
             )
     return name
 

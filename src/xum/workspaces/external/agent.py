@@ -312,9 +312,9 @@ class ExternalAgent:
         kind = self.runtime.kind
         if kind not in RUNTIMES:
             raise ExternalAgentError(
-                f"external agents do not run in {kind} workspaces yet (local, worktree and SSH "
-                "only)",
-                hint="create the workspace with --runtime local, worktree or ssh",
+                f"external agents do not run in {kind} workspaces yet (local, worktree, SSH and "
+                "Docker only)",
+                hint="create the workspace with --runtime local, worktree, ssh or docker",
             )
         process = AgentProcess(
             self.definition, cwd=self.runtime.workspace_path, env=self.env, client=self.client
@@ -345,8 +345,9 @@ class ExternalAgent:
         return process, self.session_id
 
     async def _launch(self) -> Launch | None:
-        """How the agent starts: on an SSH workspace's host through its ssh client; here, in
-        the sandbox (None: the plain program, as the user)."""
+        """How the agent starts: on an SSH workspace's host through its ssh client, in a Docker
+        workspace's container through `exec -i` (the same launcher); here, in the sandbox
+        (None: the plain program, as the user)."""
         from xum.runtime.ssh import SshRuntime
 
         if isinstance(self.runtime, SshRuntime):

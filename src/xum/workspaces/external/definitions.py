@@ -36,8 +36,8 @@ HINT = (
     f"config.json ({DOCS})"
 )
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
-# The runtimes an external agent runs in today (containers: not yet).
-RUNTIMES = ("local", "worktree", "ssh")
+# The runtimes an external agent runs in (Dev Containers: not yet).
+RUNTIMES = ("local", "worktree", "ssh", "docker")
 _FIELDS = frozenset({"command", "args", "env", "label", "models", "writablePaths", "sandbox"})
 
 
@@ -164,7 +164,7 @@ def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
     if runtime_kind not in RUNTIMES:
         raise UsageError(
             f"external agents in {runtime_kind} workspaces are not supported yet",
-            hint="use a local, worktree or SSH workspace",
+            hint="use a local, worktree, SSH or Docker workspace",
         )
     return definition_for(name)
 

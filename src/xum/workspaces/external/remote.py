@@ -1,7 +1,9 @@
-"""An external agent on an SSH workspace's host: started there, its stdio carried by ssh.
+"""An external agent on an SSH workspace's host (or in a Docker workspace's container):
+started there, its stdio carried by ssh (or the container CLI's `exec -i`).
 
-The local process is the ssh client of the workspace's runtime (its options, its multiplexed
-connection), running a small bash launcher (`LAUNCHER`) on the host. As with the runtime's own
+The local process is the client of the workspace's runtime (ssh with its options and its
+multiplexed connection; for a container, `<cli> exec -i <container>`), running a small bash
+launcher (`LAUNCHER`) on the host. As with the runtime's own
 commands, what the agent is started with (its environment, which may hold its API key, its
 directory, the sandbox) travels on stdin, ended by a NUL byte, so it never appears in an argv
 or a `ps` there. The launcher then:
@@ -16,7 +18,8 @@ or a `ps` there. The launcher then:
 
 Before that, the definition's `command` is looked up on the host (`command -v`, with the
 definition's `env` over the host's login environment): a missing one is an error naming the
-host. The host's bubblewrap, when the workspace's sandbox applies, is the one SSH commands use
+host. In a container no bubblewrap applies (the container is the boundary, as for its
+commands). The host's bubblewrap, when the workspace's sandbox applies, is the one SSH commands use
 (probed once per session); its layout is decided on the host (`shell_for`), and the agent's
 state directories are made there first.
 """
@@ -68,9 +71,18 @@ LOOKUP_TIMEOUT_S = 60.0
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _where(runtime: SshRuntime) -> str:
+    from xum.runtime.container import ContainerRuntime
+
+    if isinstance(runtime, ContainerRuntime):
+        return f"the container {runtime.container}"
+    return runtime.host
+
+
 async def remote_program(definition: ExternalAgentDefinition, runtime: SshRuntime) -> str:
     """The command's path on the host (as `command -v` finds it with the agent's environment);
     ExternalAgentError naming the host when it is not there."""
+    where = _where(runtime)
     found = bytearray()
     script = f"command -v -- {shlex.quote(definition.command)}"
     try:
@@ -79,16 +91,16 @@ async def remote_program(definition: ExternalAgentDefinition, runtime: SshRuntim
         )
     except OSError as exc:
         raise ExternalAgentError(
-            f'the external agent "{definition.display}" cannot start on {runtime.host}: {exc}',
-            hint="check that the host answers (`ssh " + runtime.host + " true`)",
+            f'the external agent "{definition.display}" cannot start on {where}: {exc}',
+            hint=f"check that {where} answers",
         ) from None
     lines = found.decode(errors="replace").strip().splitlines()
     if done.exit_code != 0 or not lines or not lines[-1].startswith("/"):
         raise ExternalAgentError(
             f'the external agent "{definition.display}" cannot start: its command '
-            f"{definition.command!r} was not found on {runtime.host} (or is not executable "
+            f"{definition.command!r} was not found on {where} (or is not executable "
             "there)",
-            hint=f'install it on {runtime.host}, or fix "command" (or PATH in "env") under '
+            hint=f'install it on {where}, or fix "command" (or PATH in "env") under '
             f"externalAgents.{definition.name} in config.json ({DOCS})",
         )
     return lines[-1]
@@ -122,7 +134,8 @@ def _payload(
 async def remote_launch(
     definition: ExternalAgentDefinition, runtime: SshRuntime, client: XumClient
 ) -> Launch:
-    """How the agent starts on the SSH workspace's host (see the module's docstring)."""
+    """How the agent starts on the SSH workspace's host or in the Docker workspace's container
+    (see the module's docstring)."""
     from xum.runtime.ssh import client_env
 
     program = await remote_program(definition, runtime)

@@ -133,8 +133,17 @@ async def agent_layout(
     decided = await client.sandbox.command_sandbox(client.tool_context("external-agent"))
     if decided.problem is not None:
         raise refused(definition, decided.mode, decided.problem)
+    if decided.kind == "container" and decided.mode == "read-only":
+        # The container keeps xum's commands read-only by running them as an unprivileged user
+        # that cannot write the checkout; an agent run so could not keep its own state either.
+        raise refused(
+            definition,
+            decided.mode,
+            "a container workspace cannot keep an agent read-only (its commands run as an "
+            "unprivileged user there, which would have no state of its own)",
+        )
     if decided.layout is None:
-        return None
+        return None  # off, or a container (the boundary is the container itself)
     writable = tuple(path for path, _ in state)
     # The agent reaches its own model provider: the network stays on.
     return dataclasses.replace(decided.layout, egress="shared", always_writable=writable)

@@ -56,7 +56,8 @@ class CommandSandbox:
     """`SandboxMiddleware.command_sandbox`'s answer. `mode`: the mode that applies (after the
     read-only permission mode's override); `layout`: the sandbox, None when `mode` is off or
     there is a `problem` (in words: why the sandbox cannot be kept), whose `kind` says whether
-    the backend is unavailable or a setting is wrong."""
+    the backend is unavailable or a setting is wrong (or, without a problem, `container`: a
+    container runtime, whose container is the boundary)."""
 
     mode: str
     layout: Layout | None
@@ -191,13 +192,16 @@ class SandboxMiddleware:
         """What sandbox a command started from `ctx` runs in, as the settings say now: its
         layout (None when the mode is off), or the problem that keeps it from being kept. The
         bash tool and an external agent's process (`xum.workspaces.external.sandboxed`) both
-        start from here. Not for container runtimes (the container is their boundary)."""
+        start from here. On a container runtime no bubblewrap applies: the answer is the mode
+        and the kind `container` (the container is the boundary, `container_sandbox`)."""
         try:
             settings = self._settings()
         except SafetyConfigError as exc:
             return CommandSandbox("auto", None, f"{exc.message} ({exc.hint})", "config-error")
         if settings.mode == "off":
             return CommandSandbox("off", None)
+        if ctx.runtime.kind in ("docker", "devcontainer"):
+            return CommandSandbox(settings.mode, None, kind="container")
         backend, is_root, git = await self._backend(ctx.runtime)
         if not backend.ok:
             return CommandSandbox(settings.mode, None, backend.detail, "unavailable")
