@@ -94,8 +94,8 @@ async def plan_spawn(
         and parent.runtime.kind not in EXTERNAL_CHILD_RUNTIMES
     ):
         raise SubAgentError(
-            f"external agents do not run in {parent.runtime.kind} workspaces yet (local and "
-            "worktree only): start xum's own agents here"
+            f"external agents do not run as sub-agents of {parent.runtime.kind} workspaces yet "
+            "(local and worktree parents only): start xum's own agents here"
         )
     isolation: Isolation = spec.isolation
     if isolation == "fork" and not checkout.forks_children and not spec.isolation_given:
