@@ -9,12 +9,14 @@ the hidden provider key files are the ones a command gets), with two differences
   provider;
 * its own state directories are writable in both modes (`state_paths`): the built-in ones of
   the agents xum knows (picked by the words of its command line) and the definition's
-  `writablePaths`. A missing one is made (as a directory) before the agent starts, since its
-  parent is read-only inside the sandbox.
+  `writablePaths`. A missing one is made before the agent starts (a directory, or a JSON
+  file as `{}`), since its parent is read-only inside the sandbox.
 
 Where the workspace's sandbox applies and cannot be kept (bubblewrap missing or not working,
 a malformed setting), the agent is not started: the error says why and how to go on. In the
-`off` mode (and with `"sandbox": false`) the agent runs as the user, as before.
+`off` mode (and with `"sandbox": false`) the agent runs as the user. In a container workspace
+no bubblewrap applies: the container is the boundary (`xum.workspaces.external.remote` starts
+the agent there).
 """
 
 from __future__ import annotations
@@ -34,9 +36,8 @@ if TYPE_CHECKING:
     from xum.runtime.sandbox import Layout
     from xum.workspaces.external.client import XumClient
 
-# What a state path is when it is missing: a directory (made), a JSON file (made as `{}`), or
-# a file bound only when it exists.
-StateKind = Literal["dir", "json", "file"]
+# What a state path is when it is missing: a directory, or a JSON file (made as `{}`).
+StateKind = Literal["dir", "json"]
 
 # The state each known agent writes under its HOME (a name in its command line picks them).
 # `~` is the agent's HOME; `$VAR|default`: the variable of the agent's environment when set
@@ -69,8 +70,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def _known_agents(definition: ExternalAgentDefinition) -> list[str]:
     words: set[str] = set()
-    for part in (definition.command, *definition.args):
-        words.update(_WORD.findall(posixpath.basename(part).lower()))
+    # The program's own name (not the folders it is in), and every argument (`npx
+    # @zed-industries/claude-code-acp`).
+    for part in (posixpath.basename(definition.command), *definition.args):
         words.update(_WORD.findall(part.lower()))
     return [name for name in _KNOWN_STATE if name in words]
 
