@@ -56,9 +56,10 @@ def test_creation_checks_the_name_the_runtime_and_engine_settings(
         assert 'no external agent "nope"' in error["message"]
         assert "configured: fake" in error["message"]
         assert "docs/external-agents.md" in error["hint"]
-        body = {"projectPath": str(repo), "runtime": {"type": "ssh", "host": "h"}}
-        ssh = client.post("/api/workspaces", json={**body, "externalAgent": "fake"}, headers=AUTH)
-        assert ssh.status_code == 422 and "not supported yet" in ssh.json()["error"]["message"]
+        body = {"projectPath": str(repo), "runtime": {"type": "devcontainer"}}
+        dev = client.post("/api/workspaces", json={**body, "externalAgent": "fake"}, headers=AUTH)
+        assert dev.status_code == 422
+        assert "not supported yet" in dev.json()["error"]["message"]
         model = create(client, repo, externalAgent="fake", model="anthropic:claude-sonnet-5-5")
         assert model.status_code == 422
         assert "model: not available with an external agent" in model.json()["error"]["message"]

@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from xum.cli.run_outcome import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, RunOutcome
 from xum.core.errors import UsageError
+from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.cli.run_flow import RunRequest
     from xum.store.registry import WorkspaceRecord
-
-EXTERNAL_RUNTIMES = ("local", "worktree")
 
 
 def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
@@ -49,7 +48,7 @@ def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
         if kind not in EXTERNAL_RUNTIMES:
             raise UsageError(
                 f"external agents do not run in {kind} workspaces yet",
-                hint="use --runtime local or --runtime worktree",
+                hint='use --runtime local, worktree, "ssh <host>" or "docker <image>"',
             )
     return name
 

@@ -213,6 +213,9 @@ class Layout:
     denied: tuple[str, ...] = ()  # the read denylist: directories shown empty, over everything
     denied_files: tuple[str, ...] = ()  # and files shown empty
     drop_caps: bool = False  # running as root: drop every capability (no remounting out)
+    # Writable in both modes: an external agent's own state (its sessions, settings, caches;
+    # `xum.workspaces.external.sandboxed`). Empty for xum's commands.
+    always_writable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +283,7 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
             for path in _git_protected(git):
                 plan.append(_held_read_only(path, directory=path.endswith("/hooks")))
         plan.append(_held_read_only(os.path.join(ws, ".xum"), directory=True))
+    plan += [_if_exists(p, "--bind", p, p) for p in layout.always_writable]
     if not private and tmp is not None:
         # $TMPDIR: the session's own directory to write in; read-only, an empty throwaway one.
         if not write:

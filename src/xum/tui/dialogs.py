@@ -232,8 +232,8 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
         external = agent if isinstance(agent, str) and agent else None
         if external is not None and kind.split(" ")[0] not in EXTERNAL_RUNTIMES:
             self.notify(
-                "an external agent runs in a local or worktree workspace only (others are not "
-                "supported yet)",
+                "an external agent runs in a local, worktree, SSH or Docker workspace only (Dev "
+                "Containers are not supported yet)",
                 severity="error",
                 markup=False,
             )

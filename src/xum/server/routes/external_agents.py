@@ -54,7 +54,8 @@ async def checked_external_agent(
     name: str, runtime: str, *, model: str | None, thinking: str | None, agent: str | None
 ) -> str:
     """`name` when config.json defines it and the rest of a creation request fits an external
-    agent (local or worktree runtime, no model, thinking level or xum agent); 422 otherwise."""
+    agent (local, worktree, SSH or Docker runtime, no model, thinking level or xum agent); 422
+    otherwise."""
     from xum.workspaces.external.definitions import definition_for
 
     if runtime not in RUNTIMES:
@@ -62,7 +63,7 @@ async def checked_external_agent(
             422,
             "invalid_request",
             f"externalAgent: external agents in {runtime} workspaces are not supported yet",
-            "use a local or worktree workspace",
+            "use a local, worktree, SSH or Docker workspace",
         )
     refused = [
         field

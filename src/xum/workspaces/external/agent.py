@@ -37,9 +37,10 @@ from xum.runtime.base import Runtime
 from xum.store import frame_types as ev
 from xum.store.writerlog import WriterLog
 from xum.workspaces.external.client import XumClient
-from xum.workspaces.external.connection import AgentProcess, ExternalAgentError
-from xum.workspaces.external.definitions import ExternalAgentDefinition
+from xum.workspaces.external.connection import AgentProcess, ExternalAgentError, Launch
+from xum.workspaces.external.definitions import RUNTIMES, ExternalAgentDefinition
 from xum.workspaces.external.recording import TurnRecording, stop_reason
+from xum.workspaces.external.sandboxed import local_launch
 
 if TYPE_CHECKING:
     from xum.engine.goals import Goal
@@ -310,17 +311,19 @@ class ExternalAgent:
             return self.process, self.session_id
         await self._stop_process()
         kind = self.runtime.kind
-        if kind not in ("local", "worktree"):
+        if kind not in RUNTIMES:
             raise ExternalAgentError(
-                f"external agents do not run in {kind} workspaces yet (local and worktree only)",
-                hint="create the workspace with --runtime local or worktree",
+                f"external agents do not run in {kind} workspaces yet (local, worktree, SSH and "
+                "Docker only)",
+                hint="create the workspace with --runtime local, worktree, ssh or docker",
             )
         process = AgentProcess(
             self.definition, cwd=self.runtime.workspace_path, env=self.env, client=self.client
         )
         self.process = process
         try:
-            await process.start()
+            launch = await self._launch()
+            await process.start(launch)
             init = await process.initialize()
             capabilities = init.agent_capabilities
             can_load = bool(capabilities is not None and capabilities.load_session)
@@ -341,6 +344,20 @@ class ExternalAgent:
             await self._stop_process()
             raise
         return process, self.session_id
+
+    async def _launch(self) -> Launch | None:
+        """How the agent starts: on an SSH workspace's host through its ssh client, in a Docker
+        workspace's container through `exec -i` (the same launcher); here, in the sandbox
+        (None: the plain program, as the user)."""
+        from xum.runtime.ssh import SshRuntime
+
+        if isinstance(self.runtime, SshRuntime):
+            from xum.workspaces.external.remote import remote_launch
+
+            return await remote_launch(self.definition, self.runtime, self.client)
+        return await local_launch(
+            self.definition, self.env, self.runtime.workspace_path, self.client
+        )
 
     async def _stop_process(self) -> None:
         process, self.process = self.process, None

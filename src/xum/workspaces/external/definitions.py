@@ -8,7 +8,9 @@ Shape::
         "args": ["acp"],
         "env": {"OPENCODE_CONFIG": "/path/x.json"},
         "label": "opencode",
-        "models": ["fake/model-a"]
+        "models": ["fake/model-a"],
+        "writablePaths": ["~/.opencode-extra"],
+        "sandbox": true
       }
     }
 
@@ -34,9 +36,9 @@ HINT = (
     f"config.json ({DOCS})"
 )
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
-# The runtimes an external agent runs in today (SSH and containers: not yet).
-RUNTIMES = ("local", "worktree")
-_FIELDS = frozenset({"command", "args", "env", "label", "models"})
+# The runtimes an external agent runs in (Dev Containers: not yet).
+RUNTIMES = ("local", "worktree", "ssh", "docker")
+_FIELDS = frozenset({"command", "args", "env", "label", "models", "writablePaths", "sandbox"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,10 @@ class ExternalAgentDefinition:
     env: Mapping[str, str] = field(default_factory=dict)  # added to the agent's environment
     label: str = ""
     models: tuple[str, ...] = ()  # the models it may be asked for (empty: its own choice)
+    # Where the agent keeps its own state, writable in xum's sandbox over the built-in
+    # defaults (`xum.workspaces.external.sandboxed`): absolute, or `~/...` (the agent's HOME).
+    writable_paths: tuple[str, ...] = ()
+    sandbox: bool = True  # False: the agent runs outside xum's sandbox, with the user's rights
 
     @property
     def display(self) -> str:
@@ -106,8 +112,17 @@ def parse_definition(name: str, raw: Any) -> ExternalAgentDefinition:
     label = raw.get("label", "")
     if not isinstance(label, str):
         raise _fail(f'{where}: "label" must be a string')
+    writable = _strings(raw.get("writablePaths", []), f'{where}: "writablePaths"')
+    for path in writable:
+        if not (path.startswith("/") or path == "~" or path.startswith("~/")):
+            raise _fail(f'{where}: "writablePaths": {path!r} is not an absolute path or ~/...')
+    sandbox = raw.get("sandbox", True)
+    if not isinstance(sandbox, bool):
+        raise _fail(f'{where}: "sandbox" must be true or false')
     return ExternalAgentDefinition(
         name=name,
+        writable_paths=writable,
+        sandbox=sandbox,
         command=command,
         args=_strings(raw.get("args", []), f'{where}: "args"'),
         env=dict(env_raw),
@@ -149,7 +164,7 @@ def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
     if runtime_kind not in RUNTIMES:
         raise UsageError(
             f"external agents in {runtime_kind} workspaces are not supported yet",
-            hint="use a local or worktree workspace",
+            hint="use a local, worktree, SSH or Docker workspace",
         )
     return definition_for(name)
 

@@ -51,6 +51,20 @@ PROBE_GATE_S = 2.0
 _DENIED_MARKERS = ("Read-only file system", "EROFS")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommandSandbox:
+    """`SandboxMiddleware.command_sandbox`'s answer. `mode`: the mode that applies (after the
+    read-only permission mode's override); `layout`: the sandbox, None when `mode` is off or
+    there is a `problem` (in words: why the sandbox cannot be kept), whose `kind` says whether
+    the backend is unavailable or a setting is wrong (or, without a problem, `container`: a
+    container runtime, whose container is the boundary)."""
+
+    mode: str
+    layout: Layout | None
+    problem: str | None = None
+    kind: str = ""
+
+
 def missing_backend_notice(mode: str) -> E.Advisory | None:
     """At session start: the advisory for a sandbox that cannot work here because `bwrap` is
     not installed (a PATH scan, no process), or None."""
@@ -126,46 +140,36 @@ class SandboxMiddleware:
 
         if ctx.sandbox_escalated:  # approved for this one call (recorded in its result)
             return None
-        try:
-            settings = sandbox_settings(self.choice)
-        except SafetyConfigError as exc:
-            return error(f"bash was not run: {exc.message} ({exc.hint})", sandbox="config-error")
-        if permission_mode(self.choice, self.workspace_id) == "read-only":
-            # The read-only permission mode runs commands only in the read-only sandbox.
-            settings = dataclasses.replace(settings, mode="read-only")
-        if settings.mode == "off":
-            return None
         if ctx.runtime.kind in ("docker", "devcontainer"):  # the container is the boundary
+            try:
+                settings = self._settings()
+            except SafetyConfigError as exc:
+                return error(
+                    f"bash was not run: {exc.message} ({exc.hint})", sandbox="config-error"
+                )
+            if settings.mode == "off":
+                return None
             from xum.workspaces.safety.container_sandbox import container_call
 
             return container_call(ctx, settings)
-        backend, is_root, git = await self._backend(ctx.runtime)
-        if not backend.ok:
-            if settings.mode == "auto":
-                self._warn(backend.detail)
+        decided = await self.command_sandbox(ctx)
+        if decided.problem is not None:
+            if decided.kind == "unavailable" and decided.mode == "auto":
+                self._warn(decided.problem)
                 return None
-            return error(
-                f"bash was not run: the sandbox mode is {settings.mode}, which needs a working "
-                f"sandbox, and {backend.detail}. The user can install it, or choose another "
-                'sandbox mode ("sandbox" in config.json, or `xum run --sandbox`; the read-only '
-                "permission mode always needs it).",
-                sandbox="unavailable",
-            )
+            if decided.kind == "unavailable":
+                return error(
+                    f"bash was not run: the sandbox mode is {decided.mode}, which needs a "
+                    f"working sandbox, and {decided.problem}. The user can install it, or choose "
+                    'another sandbox mode ("sandbox" in config.json, or `xum run --sandbox`; the '
+                    "read-only permission mode always needs it).",
+                    sandbox="unavailable",
+                )
+            return error(f"bash was not run: {decided.problem}", sandbox="config-error")
+        if decided.layout is None:
+            return None
         from xum.runtime.sandbox import SandboxedRuntime
-        from xum.tools.denylist import current_denylist
 
-        try:
-            denylist = current_denylist()
-        except ValueError as exc:  # fail closed, as the file tools do
-            return error(
-                f"bash was not run: the read denylist in xum's config.json is malformed ({exc})",
-                sandbox="config-error",
-            )
-        layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
-        if denylist.active:
-            layout = _with_denylist(layout, denylist, ctx.runtime)
-        if ctx.runtime.sees_local_files:
-            layout = _without_key_files(layout)
         session = None
         if ctx.runtime.sees_local_files:
             if self.session_sandbox is None:
@@ -173,8 +177,51 @@ class SandboxMiddleware:
 
                 self.session_sandbox = SessionSandbox()
             session = self.session_sandbox
-        sandboxed = SandboxedRuntime(ctx.runtime, layout, session)
+        sandboxed = SandboxedRuntime(ctx.runtime, decided.layout, session)
         return dataclasses.replace(ctx, runtime=sandboxed)
+
+    def _settings(self) -> SandboxSettings:
+        """The settings as they apply now (SafetyConfigError when config.json's are wrong): the
+        read-only permission mode runs commands only in the read-only sandbox."""
+        settings = sandbox_settings(self.choice)
+        if permission_mode(self.choice, self.workspace_id) == "read-only":
+            settings = dataclasses.replace(settings, mode="read-only")
+        return settings
+
+    async def command_sandbox(self, ctx: ToolContext) -> CommandSandbox:
+        """What sandbox a command started from `ctx` runs in, as the settings say now: its
+        layout (None when the mode is off), or the problem that keeps it from being kept. The
+        bash tool and an external agent's process (`xum.workspaces.external.sandboxed`) both
+        start from here. On a container runtime no bubblewrap applies: the answer is the mode
+        and the kind `container` (the container is the boundary, `container_sandbox`)."""
+        try:
+            settings = self._settings()
+        except SafetyConfigError as exc:
+            return CommandSandbox("auto", None, f"{exc.message} ({exc.hint})", "config-error")
+        if settings.mode == "off":
+            return CommandSandbox("off", None)
+        if ctx.runtime.kind in ("docker", "devcontainer"):
+            return CommandSandbox(settings.mode, None, kind="container")
+        backend, is_root, git = await self._backend(ctx.runtime)
+        if not backend.ok:
+            return CommandSandbox(settings.mode, None, backend.detail, "unavailable")
+        from xum.tools.denylist import current_denylist
+
+        try:
+            denylist = current_denylist()
+        except ValueError as exc:  # fail closed, as the file tools do
+            return CommandSandbox(
+                settings.mode,
+                None,
+                f"the read denylist in xum's config.json is malformed ({exc})",
+                "config-error",
+            )
+        layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
+        if denylist.active:
+            layout = _with_denylist(layout, denylist, ctx.runtime)
+        if ctx.runtime.sees_local_files:
+            layout = _without_key_files(layout)
+        return CommandSandbox(settings.mode, layout)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
         from xum.runtime.forwarding import ForwardingRuntime

@@ -26,13 +26,16 @@ from xum.llm.types import ThinkingLevel
 from xum.tools.tasking import Isolation, SubAgentError
 from xum.workspaces.checkouts.factory import session_checkout
 from xum.workspaces.checkouts.protocol import Checkout
-from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.context.agents import ResolvedAgent
     from xum.context.workspace import WorkspaceContext
     from xum.tools.taskrecords import TaskSpec
     from xum.workspaces.subagents.host import ParentInfo
+
+# Where a child may be an external agent: an SSH workspace runs one as its own agent, but
+# not yet as a sub-agent (untested there).
+EXTERNAL_CHILD_RUNTIMES = ("local", "worktree")
 
 
 @dataclass
@@ -86,10 +89,13 @@ async def plan_spawn(
     known: dict[str, ChildPlan] = {}
     for agent_id in dict.fromkeys(ids):
         known[agent_id] = await _child_plan(parent, lookup, spec, agent_id)
-    if any(c.external for c in known.values()) and parent.runtime.kind not in EXTERNAL_RUNTIMES:
+    if (
+        any(c.external for c in known.values())
+        and parent.runtime.kind not in EXTERNAL_CHILD_RUNTIMES
+    ):
         raise SubAgentError(
-            f"external agents do not run in {parent.runtime.kind} workspaces yet (local and "
-            "worktree only): start xum's own agents here"
+            f"external agents do not run as sub-agents of {parent.runtime.kind} workspaces yet "
+            "(local and worktree parents only): start xum's own agents here"
         )
     isolation: Isolation = spec.isolation
     if isolation == "fork" and not checkout.forks_children and not spec.isolation_given:
