@@ -102,13 +102,18 @@ async def test_a_runtime_it_cannot_run_in_is_refused(
 ) -> None:
     configure(write_script(tmp_path / "s.json", []))
     app = model_app(monkeypatch, fake_llm, tmp_path)
+    # A Dev Container: the one runtime an external agent cannot run in yet (the choice is
+    # offered for a project with a devcontainer.json).
+    config = tmp_path / "repo" / ".devcontainer" / "devcontainer.json"
+    config.parent.mkdir()
+    config.write_text('{"image": "debian"}\n')
     async with app.run_test(size=(100, 44)) as pilot:
         await start_app(pilot)
         dialog = await open_dialog(pilot)
         await pick_agent(pilot, dialog)
-        await pilot.click("#ssh")
-        await pilot.click("#host")
-        await pilot.press("h", "enter")
+        await pilot.click("#devcontainer")
+        await pilot.click("#title")
+        await pilot.press("enter")
         await until(pilot, lambda: notified(app, "not supported yet"), "the refusal")
         assert app.screen is dialog and app.selected is None
 
