@@ -119,6 +119,9 @@ def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str
     profile = os.environ.get("XUM_BENCH_PROFILE")
     if profile:  # a cProfile dump of the server, for digging
         argv = [sys.executable, "-m", "cProfile", "-o", profile, *argv[1:]]
+    cpu_profile = os.environ.get("XUM_BENCH_PROFILE_CPU")
+    if cpu_profile:  # the same, timed by the loop thread's CPU clock (bench/cpuprofile.py)
+        argv = [sys.executable, "-m", "bench.cpuprofile", cpu_profile, *argv[3:]]
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO
     )
@@ -232,6 +235,8 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
                     raise RuntimeError(f"bench client failed: {ready!r}")
             prefix = f"fleet {n} "
             cpu0 = _cpu_s(server.pid)
+            if os.environ.get("XUM_BENCH_PROFILE_CPU"):
+                server.send_signal(signal.SIGUSR1)  # bench/cpuprofile.py: profile from here
             began = time.monotonic()
             await _send_all(http, ids, prefix)
             sent_s = time.monotonic() - began
@@ -246,6 +251,8 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
             wall = time.monotonic() - began
             await asyncio.sleep(0.5)  # the final text reply's writes
             cpu1 = _cpu_s(server.pid)
+            if os.environ.get("XUM_BENCH_PROFILE_CPU"):
+                server.send_signal(signal.SIGUSR2)
     finally:
         drained = None
         if client_proc is not None:
