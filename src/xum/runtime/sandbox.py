@@ -78,6 +78,11 @@ class SessionSandbox(Protocol):
         when the command did not start there (the caller runs it in a bwrap of its own)."""
         ...
 
+    async def start(self, boundaries: Sequence[str]) -> bool:
+        """Have the sandbox of `boundaries` running ahead of the commands; False when it cannot
+        run."""
+        ...
+
 
 # Inside `.git`: what makes git run code or change its behaviour. Held read-only.
 GIT_PROTECTED = ("hooks", "config", "info")
@@ -406,6 +411,33 @@ class SandboxedRuntime(ForwardingRuntime):
         mode = "workspace-write" if self.layout.writable_workspace else "read-only"
         return f"SandboxedRuntime({self.inner!r}, {mode}, egress {self.layout.egress})"
 
+    def _prepare_local(self) -> None:
+        """What a local command needs on the host before its sandbox: its $TMPDIR, and (for the
+        session sandbox) the workspace's held `.xum` mount point."""
+        tmp = self.layout.temp_dir
+        if tmp is not None:
+            os.makedirs(tmp, mode=0o700, exist_ok=True)
+        if self.session is not None and self.layout.writable_workspace:
+            _make_held_mount_point(self.layout.workspace)
+
+    async def start_session_sandbox(self) -> bool:
+        """Start the session sandbox a command in the workspace's own directory would run in,
+        ahead of the command (the session's first request is on its way, and the model takes
+        far longer to answer than the sandbox to start): the first command then finds it
+        running, under the same key. False when commands here do not use one, or it could not
+        start (the first command then does what it always did)."""
+        from xum.runtime.local import LocalRuntime
+
+        if (
+            self.session is None
+            or not self.layout.writable_workspace
+            or not isinstance(self.inner, LocalRuntime)
+        ):
+            return False
+        self._prepare_local()
+        plan = mount_plan(self.layout, cwd=self.inner.workspace_path)
+        return await self.session.start(argv_for(plan[:-1]))
+
     async def exec(
         self,
         script: str,
@@ -420,11 +452,8 @@ class SandboxedRuntime(ForwardingRuntime):
         where = self.inner.resolve(cwd) if cwd else self.inner.workspace_path
         plan = mount_plan(self.layout, cwd=where)
         if isinstance(self.inner, LocalRuntime):
-            tmp = self.layout.temp_dir
-            if tmp is not None:
-                os.makedirs(tmp, mode=0o700, exist_ok=True)
+            self._prepare_local()
             if self.session is not None and self.layout.writable_workspace:
-                _make_held_mount_point(self.layout.workspace)
                 # The last step names the command's $TMPDIR and directory: per command, the
                 # rest is the session sandbox's boundaries.
                 tail = plan[-1].present
