@@ -173,6 +173,14 @@ class GitLayout:
 def read_git_layout(workspace: str) -> GitLayout | None:
     """The checkout's git dirs, from `.git` (a directory, or a worktree's `gitdir:` file) and
     `commondir`; None when it is not a git checkout. File reads only, no git process."""
+    found = git_dirs(workspace)
+    if found is None:
+        return None
+    return GitLayout(os.path.realpath(found[0]), os.path.realpath(found[1]))
+
+
+def git_dirs(workspace: str) -> tuple[str, str] | None:
+    """`read_git_layout`'s two directories as the files name them (not yet resolved)."""
     dot_git = os.path.join(workspace, ".git")
     if os.path.isdir(dot_git):
         git_dir = dot_git
@@ -193,7 +201,7 @@ def read_git_layout(workspace: str) -> GitLayout | None:
         pointer = ""
     if pointer:
         common = os.path.normpath(os.path.join(git_dir, pointer))
-    return GitLayout(os.path.realpath(git_dir), os.path.realpath(common))
+    return git_dir, common
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,7 +263,8 @@ class SandboxMiddleware:
         is_root: bool,
         remote_git: GitLayout | None,
     ) -> Layout:
-        from xum.runtime.sandbox import Layout, read_git_layout
+        from xum.runtime.git_layout import git_layout
+        from xum.runtime.sandbox import Layout
 
         runtime = ctx.runtime
         source: tuple[str, ...] = (ctx.env_source,) if ctx.env_source else ()
@@ -297,7 +298,7 @@ class SandboxMiddleware:
             private_slash_tmp=settings.private_tmp,
             egress=settings.egress,
             writable=(scratch, *settings.writable) if write else (),
-            git=read_git_layout(workspace),
+            git=git_layout(workspace),
             # xum's own root holds provider keys, the server's token, the config and every
             # session: not the model's, to read or to change.
             hidden=(root,),
