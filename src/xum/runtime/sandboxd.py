@@ -78,22 +78,6 @@ def boundaries_key(argv: Sequence[str]) -> Key:
     return tuple(argv), tuple(ids)
 
 
-# str -> its file-system encoding, for the environment of each command: nearly all of it is the
-# same from one command to the next (xum's own environment), and encoding a hundred variables
-# one Python call each showed in a server's profile. Bounded: emptied when full.
-_ENCODED: dict[str, bytes] = {}
-_ENCODED_MAX = 4096
-
-
-def _encoded(text: str) -> bytes:
-    hit = _ENCODED.get(text)
-    if hit is None:
-        if len(_ENCODED) >= _ENCODED_MAX:
-            _ENCODED.clear()
-        hit = _ENCODED[text] = os.fsencode(text)
-    return hit
-
-
 class SandboxLost(OSError):
     """The session sandbox ended while a command was being handed to it."""
 
@@ -224,7 +208,7 @@ class _Server:
             RUN,
             request_id,
             [b"bash", b"-c", os.fsencode(script)],
-            {_encoded(k): _encoded(v) for k, v in env.items()},
+            {os.fsencode(k): os.fsencode(v) for k, v in env.items()},
             os.fsencode(cwd),
         )
         try:
