@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from xum.core.direntries import may_exist
-
 SandboxMode = Literal["auto", "workspace-write", "read-only", "off"]
 EgressMode = Literal["shared", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "workspace-write", "read-only", "off")
@@ -73,9 +71,6 @@ def find_bwrap() -> str | None:
     """The `bwrap` on PATH (a plain scan: no subprocess, cheap enough for start-up)."""
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
         candidate = os.path.join(directory or ".", BWRAP)
-        # Asked before every sandboxed command: a directory's kept listing says "not here".
-        if not may_exist(candidate):
-            continue
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None

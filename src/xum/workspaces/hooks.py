@@ -31,7 +31,6 @@ from typing import Literal
 import orjson
 
 from xum.core.clock import now_ms
-from xum.core.direntries import may_exist
 from xum.core.paths import ensure_private_dir, logs_dir, xum_root
 from xum.runtime.base import Runtime
 
@@ -100,8 +99,6 @@ async def find_project_hook(
         if root is None:
             continue
         path = runtime.resolve(f"{root.rstrip('/')}/{PROJECT_DIR}/{name}")
-        if runtime.sees_local_files and not may_exist(path):  # the usual case: no such hook
-            continue
         if await _usable(runtime, path, executable=executable):
             return HookScript(name, path, "project")
     return None
@@ -111,8 +108,6 @@ def find_user_hook(name: str) -> Path | None:
     if name not in USER_HOOKS:
         return None
     path = xum_root() / name
-    if not may_exist(str(path)):
-        return None
     try:
         st = path.stat()
     except OSError:
