@@ -135,11 +135,18 @@ def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str
 
 def _cpu_s(pid: int) -> float | None:
     """User + system CPU time the process has used so far (Linux /proc)."""
+    split = _cpu_split_s(pid)
+    return None if split is None else split[0] + split[1]
+
+
+def _cpu_split_s(pid: int) -> tuple[float, float] | None:
+    """(user, system) CPU time the process has used so far (Linux /proc)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:  # the process may be gone
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 async def _client(url: str, ids: list[str]) -> None:
@@ -235,6 +242,7 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
                     raise RuntimeError(f"bench client failed: {ready!r}")
             prefix = f"fleet {n} "
             cpu0 = _cpu_s(server.pid)
+            split0 = _cpu_split_s(server.pid)
             if os.environ.get("XUM_BENCH_PROFILE_CPU"):
                 server.send_signal(signal.SIGUSR1)  # bench/cpuprofile.py: profile from here
             began = time.monotonic()
@@ -251,6 +259,7 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
             wall = time.monotonic() - began
             await asyncio.sleep(0.5)  # the final text reply's writes
             cpu1 = _cpu_s(server.pid)
+            split1 = _cpu_split_s(server.pid)
             if os.environ.get("XUM_BENCH_PROFILE_CPU"):
                 server.send_signal(signal.SIGUSR2)
     finally:
@@ -299,6 +308,12 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
         "later_steps_overhead_p99_ms": round(percentile(later_gaps, 99) * 1000, 1),
         "messages_sent_in_s": round(sent_s, 1),
         "server_cpu_ms_per_step": round(cpu / max(1, len(rows)) * 1000, 2),
+        # Of it, the kernel's (system calls: syncs, sends, thread wake-ups, pipes).
+        "server_system_cpu_ms_per_step": (
+            round((split1[1] - split0[1]) / max(1, len(rows)) * 1000, 2)
+            if split0 is not None and split1 is not None
+            else None
+        ),
         "ws_messages": drained,
     }
 
