@@ -64,6 +64,34 @@ command-risk parse 3%; the model request and its stream 24%; log appends and the
 11%; the hub and the WebSocket writers 7%), and about a third of it is the kernel's (fsyncs,
 thread wake-ups, pipes).
 
+Issue 24's next cuts (2026-12-04, branch s24; worktree workspaces, WebSocket client on, 13
+requests per session, 2 cores shared with 4 other jobs, load average 5-12; each row a same-run A/B,
+A = the commit before the cut, medians of 3 interleaved rounds; server CPU ms/step, p99 step
+overhead ms, first tool step p50 ms):
+
+    sandbox started with the turn, 50:  A 6.22 / 1068 / 904   B 6.14 / 566 / 112   (B/A 0.99)
+    own-secret filters kept, 50:        A 6.34 / 1073 / 228   B 6.60 / 618 / 140   (noise;
+                                        by process CPU the filters went 54.7 -> 1.0 us a step)
+    local streaming scan shared, local workspaces, 100:
+                                        A 6.81 / 1321 / 381   B 6.18 /  981 / 549  (B/A 0.91,
+                                        every B below every A)
+    the git dirs kept (by process CPU): 48 -> 6 us a command; below the fleet's noise
+    one run each, base (16b95c9) against the branch:
+      100:  A 6.03 / 1609 / 1428   B 5.87 / 442 / 282
+      200:  A 5.23 / 1642 / 1159   B 5.43 / 1359 / 690
+
+Starting the session sandbox while the model answers the first request took the first tool step
+out of the tail: at 100 sessions the p99 fell from 1.6 s to 0.44 s. The per-step CPU barely
+moved: a `thread_time` profile (`XUM_BENCH_PROFILE_CPU`) of the loop thread still shows no
+function above a few percent, and a third of the server's CPU is the kernel's
+(`server_system_cpu_ms_per_step`: 1.5-2.2 of 5.2-6.9 ms). cProfile's per-call overhead inflates
+small Python helpers several times (the environment filters, hook lookups, an env encoding it put
+at 0.3 ms measured 14 us): cuts made on its word alone measured nothing (a kept listing of `.xum/`
+for hook lookups, an encoding memo: both dropped again). The local-workspace scan is the one
+cost that grew with the fleet: a fresh scan costs 1.9 ms at 100 local workspaces and 9-10 ms at
+500, and every local session made one every 5 s (about 0.9 of a core at 500); now one per second
+serves them all.
+
 Before this branch, no size differed beyond the noise of the machine: the cuts of that branch
 remove work that grows with the fleet (the registry built whole on every local tool step, the inbox
 walked whole on every status change, a lock file truncated on the loop at each turn end), not the
