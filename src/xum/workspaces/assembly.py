@@ -141,6 +141,15 @@ class WorkspaceSession:
         except Exception:
             return False
 
+    def warm_sandbox(self) -> None:
+        """A turn is starting: start the session's command sandbox while the model answers
+        (`SandboxMiddleware.warm`)."""
+        if not isinstance(self.agent, AgentSession):
+            return
+        for layer in self.wiring.middleware:
+            if isinstance(layer, SandboxMiddleware):
+                layer.warm(self.agent.tool_context())
+
     async def aclose(self) -> None:
         """Background processes, children, the client (if owned) and the runtime, then the log;
         each is closed even when an earlier one fails."""

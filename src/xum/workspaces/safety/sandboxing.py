@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from xum.runtime.sandbox import Backend, GitLayout, Layout, SandboxSettings
     from xum.runtime.sandboxd import SessionSandbox
     from xum.tools.base import ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 SANDBOXED_TOOLS = frozenset({"bash"})
 # How long the background probe waits for the first request to go out before it runs anyway.
@@ -107,8 +110,10 @@ class SandboxMiddleware:
         self._warned = warned
         self._remote: tuple[Backend, bool, GitLayout | None] | None = None
         self._probe_lock = asyncio.Lock()
-        # The session's one sandbox for local commands (started by its first command).
+        # The session's one sandbox for local commands (started by its first turn, `warm`, or
+        # else its first command).
         self.session_sandbox: SessionSandbox | None = None
+        self._warming: asyncio.Task[None] | None = None
         if runtime.sees_local_files and self._may_sandbox():
             from xum.llm.http import first_request_sent
             from xum.runtime.sandbox_settings import find_bwrap, probe_soon
@@ -120,8 +125,37 @@ class SandboxMiddleware:
 
     async def aclose(self) -> None:
         """The session ends: so does its sandbox, with every command still in it."""
+        if self._warming is not None:
+            self._warming.cancel()  # a sandbox it was starting is ended with it
         if self.session_sandbox is not None:
             self.session_sandbox.close()
+
+    def warm(self, ctx: ToolContext) -> asyncio.Task[None] | None:
+        """A turn starts: start the session's sandbox now, while the model answers its first
+        request, instead of with its first command, which would wait for it (a bwrap and the
+        launcher's interpreter: about 60 ms alone, several hundred when many sessions start at
+        once). The sandbox is the one a `bash` call with `ctx` would get, so the first command
+        finds it under its own key; one it does not match (its `.xum/tool_env` is mounted, or
+        the settings changed meanwhile) starts its own, as before. Once per session, local
+        workspace-write sandboxes only, and only where the backend works: nothing is reported
+        from here (the first command still says what it always said). Returns the task that
+        starts it (None for a runtime without local files)."""
+        if self._warming is None and self.runtime.sees_local_files:
+            self._warming = asyncio.get_running_loop().create_task(self._warm(ctx))
+        return self._warming
+
+    async def _warm(self, ctx: ToolContext) -> None:
+        from xum.runtime.sandbox import SandboxedRuntime
+        from xum.tools.base import ToolContext
+
+        try:
+            if not self._may_sandbox() or not (await self._backend(ctx.runtime))[0].ok:
+                return
+            changed = await self.before_tool(ToolCall(id="", name="bash", arguments="{}"), ctx)
+            if isinstance(changed, ToolContext) and isinstance(changed.runtime, SandboxedRuntime):
+                await changed.runtime.start_session_sandbox()
+        except Exception:  # best effort: the first command starts it, or says why it cannot
+            log.debug("the session sandbox did not start ahead of the first command", exc_info=True)
 
     def _may_sandbox(self) -> bool:
         """Whether a command of this session may run in the sandbox (its settings as now)."""
@@ -276,7 +310,8 @@ class SandboxMiddleware:
         is_root: bool,
         remote_git: GitLayout | None,
     ) -> Layout:
-        from xum.runtime.sandbox import Layout, read_git_layout
+        from xum.runtime.git_layout import git_layout
+        from xum.runtime.sandbox import Layout
 
         runtime = ctx.runtime
         source: tuple[str, ...] = (ctx.env_source,) if ctx.env_source else ()
@@ -310,7 +345,7 @@ class SandboxMiddleware:
             private_slash_tmp=settings.private_tmp,
             egress=settings.egress,
             writable=(scratch, *settings.writable) if write else (),
-            git=read_git_layout(workspace),
+            git=git_layout(workspace),
             # xum's own root holds provider keys, the server's token, the config and every
             # session: not the model's, to read or to change.
             hidden=(root,),
