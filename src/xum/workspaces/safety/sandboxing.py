@@ -24,6 +24,8 @@ import asyncio
 import dataclasses
 import logging
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,7 +132,12 @@ class SandboxMiddleware:
         if self.session_sandbox is not None:
             self.session_sandbox.close()
 
-    def warm(self, ctx: ToolContext) -> asyncio.Task[None] | None:
+    def warm(
+        self,
+        ctx: ToolContext | Callable[[], ToolContext],
+        *,
+        after: threading.Event | None = None,
+    ) -> asyncio.Task[None] | None:
         """A turn starts: start the session's sandbox now, while the model answers its first
         request, instead of with its first command, which would wait for it (a bwrap and the
         launcher's interpreter: about 60 ms alone, several hundred when many sessions start at
@@ -139,16 +146,26 @@ class SandboxMiddleware:
         the settings changed meanwhile) starts its own, as before. Once per session, local
         workspace-write sandboxes only, and only where the backend works: nothing is reported
         from here (the first command still says what it always said). Returns the task that
-        starts it (None for a runtime without local files)."""
+        starts it (None for a runtime without local files).
+
+        `ctx` may be a function that makes it, and `after` an event to wait for first (at most
+        `PROBE_GATE_S`): a turn passes the first request going out, so that neither the tool
+        context nor the sandbox's modules are made or imported before that request."""
         if self._warming is None and self.runtime.sees_local_files:
-            self._warming = asyncio.get_running_loop().create_task(self._warm(ctx))
+            self._warming = asyncio.get_running_loop().create_task(self._warm(ctx, after))
         return self._warming
 
-    async def _warm(self, ctx: ToolContext) -> None:
+    async def _warm(
+        self, ctx: ToolContext | Callable[[], ToolContext], after: threading.Event | None
+    ) -> None:
+        if after is not None and not after.is_set():
+            await asyncio.to_thread(after.wait, PROBE_GATE_S)
         from xum.runtime.sandbox import SandboxedRuntime
         from xum.tools.base import ToolContext
 
         try:
+            if callable(ctx):
+                ctx = ctx()
             if not self._may_sandbox() or not (await self._backend(ctx.runtime))[0].ok:
                 return
             changed = await self.before_tool(ToolCall(id="", name="bash", arguments="{}"), ctx)
