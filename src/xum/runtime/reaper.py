@@ -324,6 +324,20 @@ def _connect() -> _Connection | None:
         return _connection
 
 
+def start_early() -> None:
+    """Start the helper ahead of the first command that needs it (`sandbox_settings.
+    helper_soon`). A helper that cannot start is left for that command to meet and report,
+    exactly as without this call."""
+    global _connection
+    with _start_lock:
+        if (_connection is not None and _connection.alive) or _unavailable is not None:
+            return
+        if not sys.executable:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            _connection = _Connection()
+
+
 async def spawn(
     argv: Sequence[str], *, env: Mapping[str, str], cwd: str, output_fd: int
 ) -> Child | None:

@@ -116,13 +116,16 @@ class SandboxMiddleware:
         # else its first command).
         self.session_sandbox: SessionSandbox | None = None
         self._warming: asyncio.Task[None] | None = None
-        if runtime.sees_local_files and self._may_sandbox():
+        if runtime.sees_local_files:
             from xum.llm.http import first_request_sent
-            from xum.runtime.sandbox_settings import find_bwrap, probe_soon
+            from xum.runtime.sandbox_settings import find_bwrap, helper_soon, probe_soon
 
-            # The probe (a short bwrap run) starts once the first request is out, while the
-            # model answers, instead of with the first command.
-            if find_bwrap() is not None:
+            # What the first command would otherwise wait for starts once the first request is
+            # out, while the model answers: the probe (a short bwrap run) for sandboxed
+            # commands, the command helper (a Python process) for unsandboxed ones.
+            if not self._may_sandbox():
+                helper_soon(first_request_sent, PROBE_GATE_S)
+            elif find_bwrap() is not None:
                 probe_soon(first_request_sent, PROBE_GATE_S)
 
     async def aclose(self) -> None:
