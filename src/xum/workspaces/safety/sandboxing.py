@@ -161,6 +161,9 @@ class SandboxMiddleware:
     async def _warm(
         self, ctx: ToolContext | Callable[[], ToolContext], after: threading.Event | None
     ) -> None:
+        # Settings that keep commands out of the sandbox: nothing to make, import or wait for.
+        if not self._may_sandbox():
+            return
         if after is not None and not after.is_set():
             await asyncio.to_thread(after.wait, PROBE_GATE_S)
         from xum.runtime.sandbox import SandboxedRuntime
