@@ -281,6 +281,10 @@ class SandboxMiddleware:
         return CommandSandbox(settings.mode, layout)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        if not result.is_error:
+            # Checked first: the sandbox's module (3 ms to import) stays unloaded in a session
+            # whose commands run unsandboxed and succeed.
+            return result
         from xum.runtime.forwarding import ForwardingRuntime
         from xum.runtime.sandbox import SandboxedRuntime
 
@@ -289,7 +293,7 @@ class SandboxMiddleware:
         # runs the same sandbox): the note is about the sandbox underneath.
         while isinstance(runtime, ForwardingRuntime) and not isinstance(runtime, SandboxedRuntime):
             runtime = runtime.inner
-        if not isinstance(runtime, SandboxedRuntime) or not result.is_error:
+        if not isinstance(runtime, SandboxedRuntime):
             return result
         if not any(marker in result.output for marker in _DENIED_MARKERS):
             return result
