@@ -146,9 +146,12 @@ class WorkspaceSession:
         (`SandboxMiddleware.warm`)."""
         if not isinstance(self.agent, AgentSession):
             return
+        from xum.llm.http import first_request_sent
+
         for layer in self.wiring.middleware:
             if isinstance(layer, SandboxMiddleware):
-                layer.warm(self.agent.tool_context())
+                # Made and imported once the first request is out (xum run's start-up path).
+                layer.warm(self.agent.tool_context, after=first_request_sent)
 
     async def aclose(self) -> None:
         """Background processes, children, the client (if owned) and the runtime, then the log;

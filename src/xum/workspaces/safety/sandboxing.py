@@ -24,6 +24,8 @@ import asyncio
 import dataclasses
 import logging
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,13 +116,16 @@ class SandboxMiddleware:
         # else its first command).
         self.session_sandbox: SessionSandbox | None = None
         self._warming: asyncio.Task[None] | None = None
-        if runtime.sees_local_files and self._may_sandbox():
+        if runtime.sees_local_files:
             from xum.llm.http import first_request_sent
-            from xum.runtime.sandbox_settings import find_bwrap, probe_soon
+            from xum.runtime.sandbox_settings import find_bwrap, helper_soon, probe_soon
 
-            # The probe (a short bwrap run) starts once the first request is out, while the
-            # model answers, instead of with the first command.
-            if find_bwrap() is not None:
+            # What the first command would otherwise wait for starts once the first request is
+            # out, while the model answers: the probe (a short bwrap run) for sandboxed
+            # commands, the command helper (a Python process) for unsandboxed ones.
+            if not self._may_sandbox():
+                helper_soon(first_request_sent, PROBE_GATE_S)
+            elif find_bwrap() is not None:
                 probe_soon(first_request_sent, PROBE_GATE_S)
 
     async def aclose(self) -> None:
@@ -130,7 +135,12 @@ class SandboxMiddleware:
         if self.session_sandbox is not None:
             self.session_sandbox.close()
 
-    def warm(self, ctx: ToolContext) -> asyncio.Task[None] | None:
+    def warm(
+        self,
+        ctx: ToolContext | Callable[[], ToolContext],
+        *,
+        after: threading.Event | None = None,
+    ) -> asyncio.Task[None] | None:
         """A turn starts: start the session's sandbox now, while the model answers its first
         request, instead of with its first command, which would wait for it (a bwrap and the
         launcher's interpreter: about 60 ms alone, several hundred when many sessions start at
@@ -139,16 +149,29 @@ class SandboxMiddleware:
         the settings changed meanwhile) starts its own, as before. Once per session, local
         workspace-write sandboxes only, and only where the backend works: nothing is reported
         from here (the first command still says what it always said). Returns the task that
-        starts it (None for a runtime without local files)."""
+        starts it (None for a runtime without local files).
+
+        `ctx` may be a function that makes it, and `after` an event to wait for first (at most
+        `PROBE_GATE_S`): a turn passes the first request going out, so that neither the tool
+        context nor the sandbox's modules are made or imported before that request."""
         if self._warming is None and self.runtime.sees_local_files:
-            self._warming = asyncio.get_running_loop().create_task(self._warm(ctx))
+            self._warming = asyncio.get_running_loop().create_task(self._warm(ctx, after))
         return self._warming
 
-    async def _warm(self, ctx: ToolContext) -> None:
+    async def _warm(
+        self, ctx: ToolContext | Callable[[], ToolContext], after: threading.Event | None
+    ) -> None:
+        # Settings that keep commands out of the sandbox: nothing to make, import or wait for.
+        if not self._may_sandbox():
+            return
+        if after is not None and not after.is_set():
+            await asyncio.to_thread(after.wait, PROBE_GATE_S)
         from xum.runtime.sandbox import SandboxedRuntime
         from xum.tools.base import ToolContext
 
         try:
+            if callable(ctx):
+                ctx = ctx()
             if not self._may_sandbox() or not (await self._backend(ctx.runtime))[0].ok:
                 return
             changed = await self.before_tool(ToolCall(id="", name="bash", arguments="{}"), ctx)
@@ -258,6 +281,10 @@ class SandboxMiddleware:
         return CommandSandbox(settings.mode, layout)
 
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        if not result.is_error:
+            # Checked first: the sandbox's module (3 ms to import) stays unloaded in a session
+            # whose commands run unsandboxed and succeed.
+            return result
         from xum.runtime.forwarding import ForwardingRuntime
         from xum.runtime.sandbox import SandboxedRuntime
 
@@ -266,7 +293,7 @@ class SandboxMiddleware:
         # runs the same sandbox): the note is about the sandbox underneath.
         while isinstance(runtime, ForwardingRuntime) and not isinstance(runtime, SandboxedRuntime):
             runtime = runtime.inner
-        if not isinstance(runtime, SandboxedRuntime) or not result.is_error:
+        if not isinstance(runtime, SandboxedRuntime):
             return result
         if not any(marker in result.output for marker in _DENIED_MARKERS):
             return result
