@@ -8,7 +8,9 @@ of those parents run:
 * a Docker parent (podman, the tests' own image): a fork child gets a container of its own,
   made from the parent container's HEAD, and the agent (a few lines of bash: the image has no
   python) runs in it, its own writes and those it asks xum for landing there, not in the
-  parent's container.
+  parent's container;
+* a Dev Container parent: the fork child gets a worktree and a container of its own, as xum's
+  own fork children do, and the agent runs in that container.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tests.gitrepo import make_repo
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
 from tests.support.bash_acp_agent import BASH_AGENT
 from tests.support.containers import Engine, container_engine, container_image  # noqa: F401
+from tests.support.devcontainer_cli import devcontainer_json, devcontainer_tool  # noqa: F401
 from tests.support.external_agents import configure, write_script
 from tests.support.subagents import until
 from xum.engine.agent import WorkspaceInfo
@@ -38,6 +41,7 @@ from xum.testing.fakellm import FakeLLM
 from xum.tools.tasking import SubAgentError, TaskSpec
 from xum.workspaces import lifecycle
 from xum.workspaces.assembly import subagent_manager
+from xum.workspaces.safety.trust import set_trusted
 from xum.workspaces.subagents.manager import ScopedHost, TaskSettings
 
 pytestmark = pytest.mark.slow
@@ -140,4 +144,36 @@ async def test_an_external_fork_child_of_a_docker_workspace_gets_its_own_contain
         # Removing the child removes its container.
         assert await host.remove([task_id]) == [task_id]
         assert container_engine.state(mine) is None
+    assert not fake_llm.requests
+
+
+async def test_an_external_fork_child_of_a_dev_container_gets_its_worktree_and_container(
+    container_engine: Engine,  # noqa: F811
+    devcontainer_tool: str,  # noqa: F811
+    fake_llm: FakeLLM,
+    tmp_path: Path,
+) -> None:
+    configure(Path("/nowhere"), command="bash", args=["agent.sh"])
+    config = devcontainer_json(container_engine.image)
+    repo = make_project(
+        tmp_path / "proj", {"agent.sh": BASH_AGENT, ".devcontainer/devcontainer.json": config}
+    )
+    set_trusted(repo)
+    async with parent_host(fake_llm, repo, "devcontainer") as (parent, host):
+        (task_id,) = await host.spawn(TaskSpec("fake", "Writer", "write", isolation="fork"))
+        await until(lambda: not host.view(task_id).active, timeout=120)
+        view = host.view(task_id)
+        assert view.status == "reported", view.header
+        child = registry.get_workspace(task_id)
+        assert child is not None and child.external_agent == "fake"
+        assert child.runtime == "devcontainer" and child.path != parent.path
+        assert child.extra["container"] != parent.extra["container"]
+        folder = str(child.extra["devcontainer_folder"])
+        assert view.result == (
+            f"user=0 cwd={folder} remote=none probed=none key=none terminal={folder} "
+            "terminal-user=0"
+        )
+        for name in ("from-agent.txt", "served.txt"):
+            assert (Path(child.path) / name).is_file()
+            assert not (Path(parent.path) / name).exists()
     assert not fake_llm.requests
