@@ -159,7 +159,7 @@ def definition_for(name: str, config: Mapping[str, Any] | None = None) -> Extern
 def check_creation(name: str) -> ExternalAgentDefinition:
     """What every front-end checks before it creates a workspace whose agent is `name`: the
     definition exists (UsageError listing the configured ones if not). Every runtime runs
-    one: here, on an SSH host, in a Docker or Dev Container container."""
+    one: here, on an SSH host, or in a Docker or Dev Container workspace's container."""
     return definition_for(name)
 
 

@@ -2,11 +2,11 @@
 container): started there, its stdio carried by ssh (or the container CLI's `exec -i`).
 
 The local process is the client of the workspace's runtime (ssh with its options and its
-multiplexed connection; for a container, `<cli> exec -i [--user <remoteUser>] <container>`, in
-the container's workspace folder), running a small bash launcher (`LAUNCHER`) on the host. As with the runtime's own
-commands, what the agent is started with (its environment, which may hold its API key, its
-directory, the sandbox) travels on stdin, ended by a NUL byte, so it never appears in an argv
-or a `ps` there. The launcher then:
+multiplexed connection; for a container, `<cli> exec -i [--user <remoteUser>] <container>`),
+running a small bash launcher (`LAUNCHER`) on the host, in the workspace's folder there. As
+with the runtime's own commands, what the agent is started with (its environment, which may
+hold its API key, its directory, the sandbox) travels on stdin, ended by a NUL byte, so it
+never appears in an argv or a `ps` there. The launcher then:
 
 * starts the agent as a job in its own process group, its stdout and stderr the channel's own;
 * relays the rest of its stdin (the ACP messages) to the agent through a pipe. That relay is
@@ -20,9 +20,10 @@ Before that, the definition's `command` is looked up on the host (`command -v`, 
 definition's `env` over the host's login environment): a missing one is an error naming the
 host. In a container no bubblewrap applies (the container is the boundary, as for its
 commands); in a Dev Container the agent gets what the container's commands get under its own
-`env` (the probed shell environment, `remoteEnv`: `_launch_env`). The host's bubblewrap, when the workspace's sandbox applies, is the one SSH commands use
-(probed once per session); its layout is decided on the host (`shell_for`), and the agent's
-state directories are made there first.
+`env` (the probed shell environment, `remoteEnv`: `_launch_env`). The host's bubblewrap, when
+the workspace's sandbox applies, is the one SSH commands use (probed once per session); its
+layout is decided on the host (`shell_for`), and the agent's state directories are made there
+first.
 """
 
 from __future__ import annotations
