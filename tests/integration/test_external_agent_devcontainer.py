@@ -62,7 +62,7 @@ def test_the_agent_runs_in_the_dev_container_with_its_environment(
     (said,) = texts(events)
     assert said == (
         f"user=0 cwd={folder} remote=remote-env probed=from-profile key=its-own "
-        f"terminal={folder} terminal-user=0"
+        f"terminal={folder} terminal-user=0 read=#!/bin/bash"
     )
     # Both writes are in the worktree here: the container's workspace folder is its mount.
     worktree = Path(record.path)
@@ -121,7 +121,7 @@ def test_the_agent_runs_as_the_remote_user_and_read_only_is_refused(
     # worktree (owned by root here), so neither write is there.
     assert said == (
         f"user=65534 cwd={folder} remote=none probed=from-profile key=none "
-        f"terminal={folder} terminal-user=65534"
+        f"terminal={folder} terminal-user=65534 read=#!/bin/bash"
     )
     assert not (Path(record.path) / "from-agent.txt").exists()
 

@@ -131,7 +131,8 @@ async def test_an_external_fork_child_of_a_docker_workspace_gets_its_own_contain
         view = host.view(task_id)
         assert view.status == "reported", view.header
         assert view.result == (
-            "user=0 cwd=/src remote=none probed=none key=its-own terminal=/src terminal-user=0"
+            "user=0 cwd=/src remote=none probed=none key=its-own terminal=/src terminal-user=0 "
+            "read=#!/bin/bash"
         )
         child = registry.get_workspace(task_id)
         assert child is not None and child.external_agent == "fake"
@@ -171,7 +172,7 @@ async def test_an_external_fork_child_of_a_dev_container_gets_its_worktree_and_c
         folder = str(child.extra["devcontainer_folder"])
         assert view.result == (
             f"user=0 cwd={folder} remote=none probed=none key=none terminal={folder} "
-            "terminal-user=0"
+            "terminal-user=0 read=#!/bin/bash"
         )
         for name in ("from-agent.txt", "served.txt"):
             assert (Path(child.path) / name).is_file()

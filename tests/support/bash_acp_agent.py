@@ -6,8 +6,9 @@ definition runs it as `bash agent.sh`."""
 from __future__ import annotations
 
 # Answers initialize, session/new and session/prompt. A prompt: a file written with its own
-# hands, one written through xum (`fs/write_text_file`), `pwd` and `id -u` run through xum's
-# terminal, then a message saying what it saw. The client's lines are compact JSON, ids numbers.
+# hands, one written through xum (`fs/write_text_file`), its own first line read through xum
+# (`fs/read_text_file`), `pwd` and `id -u` run through xum's terminal, then a message saying
+# what it saw. The client's lines are compact JSON, ids numbers.
 BASH_AGENT = r"""#!/bin/bash
 exec 7>&1  # the channel to xum, also from inside $(...)
 ask() {  # send a request, print the line that answers it
@@ -35,9 +36,11 @@ while IFS= read -r line; do
     *'"method":"session/prompt"'*)
       echo "made in the dev container" > from-agent.txt 2>/dev/null
       ask 900 '{"jsonrpc":"2.0","id":900,"method":"fs/write_text_file","params":{"sessionId":"dc-1","path":"'"$PWD"'/served.txt","content":"through xum\n"}}' >/dev/null
+      got=$(ask 905 '{"jsonrpc":"2.0","id":905,"method":"fs/read_text_file","params":{"sessionId":"dc-1","path":"'"$PWD"'/agent.sh","limit":1}}')
+      [[ $got =~ \"content\":\"([^\"\\]*) ]] && got=${BASH_REMATCH[1]} || got=none
       where=$(in_terminal pwd 910)
       who=$(in_terminal "id -u" 920)
-      text="user=$(id -u) cwd=$PWD remote=${FROM_REMOTE:-none} probed=${PROBED:-none} key=${AGENT_KEY:-none} terminal=$where terminal-user=$who"
+      text="user=$(id -u) cwd=$PWD remote=${FROM_REMOTE:-none} probed=${PROBED:-none} key=${AGENT_KEY:-none} terminal=$where terminal-user=$who read=$got"
       printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"dc-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%s"}}}}\n' "$text"
       printf '{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}\n' "$id" ;;
   esac
