@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from xum.cli.run_outcome import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, RunOutcome
 from xum.core.errors import UsageError
-from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.cli.run_flow import RunRequest
@@ -41,15 +40,6 @@ def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
             "model and runs its own loop)",
             hint=f"drop {' and '.join(refused)}",
         )
-    if record is None:
-        from xum.workspaces.runtime_spec import parse_runtime
-
-        kind, _ = parse_runtime(req.runtime)
-        if kind not in EXTERNAL_RUNTIMES:
-            raise UsageError(
-                f"external agents do not run in {kind} workspaces yet",
-                hint='use --runtime local, worktree, "ssh <host>" or "docker <image>"',
-            )
     return name
 
 

@@ -38,7 +38,7 @@ from xum.store import frame_types as ev
 from xum.store.writerlog import WriterLog
 from xum.workspaces.external.client import XumClient
 from xum.workspaces.external.connection import AgentProcess, ExternalAgentError, Launch
-from xum.workspaces.external.definitions import RUNTIMES, ExternalAgentDefinition
+from xum.workspaces.external.definitions import ExternalAgentDefinition
 from xum.workspaces.external.recording import TurnRecording, stop_reason
 from xum.workspaces.external.sandboxed import local_launch
 
@@ -310,13 +310,6 @@ class ExternalAgent:
         if self.process is not None and self.process.alive and self.session_id is not None:
             return self.process, self.session_id
         await self._stop_process()
-        kind = self.runtime.kind
-        if kind not in RUNTIMES:
-            raise ExternalAgentError(
-                f"external agents do not run in {kind} workspaces yet (local, worktree, SSH and "
-                "Docker only)",
-                hint="create the workspace with --runtime local, worktree, ssh or docker",
-            )
         process = AgentProcess(
             self.definition, cwd=self.runtime.workspace_path, env=self.env, client=self.client
         )
@@ -347,8 +340,8 @@ class ExternalAgent:
 
     async def _launch(self) -> Launch | None:
         """How the agent starts: on an SSH workspace's host through its ssh client, in a Docker
-        workspace's container through `exec -i` (the same launcher); here, in the sandbox
-        (None: the plain program, as the user)."""
+        or Dev Container workspace's container through `exec -i` (the same launcher); here, in
+        the sandbox (None: the plain program, as the user)."""
         from xum.runtime.ssh import SshRuntime
 
         if isinstance(self.runtime, SshRuntime):

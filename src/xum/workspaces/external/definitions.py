@@ -36,8 +36,6 @@ HINT = (
     f"config.json ({DOCS})"
 )
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
-# The runtimes an external agent runs in (Dev Containers: not yet).
-RUNTIMES = ("local", "worktree", "ssh", "docker")
 _FIELDS = frozenset({"command", "args", "env", "label", "models", "writablePaths", "sandbox"})
 
 
@@ -158,14 +156,10 @@ def definition_for(name: str, config: Mapping[str, Any] | None = None) -> Extern
     return found
 
 
-def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
+def check_creation(name: str) -> ExternalAgentDefinition:
     """What every front-end checks before it creates a workspace whose agent is `name`: the
-    definition exists and the runtime is one an external agent runs in (UsageError if not)."""
-    if runtime_kind not in RUNTIMES:
-        raise UsageError(
-            f"external agents in {runtime_kind} workspaces are not supported yet",
-            hint="use a local, worktree, SSH or Docker workspace",
-        )
+    definition exists (UsageError listing the configured ones if not). Every runtime runs
+    one: here, on an SSH host, or in a Docker or Dev Container workspace's container."""
     return definition_for(name)
 
 

@@ -1,12 +1,12 @@
-"""An external agent on an SSH workspace's host (or in a Docker workspace's container):
-started there, its stdio carried by ssh (or the container CLI's `exec -i`).
+"""An external agent on an SSH workspace's host (or in a Docker or Dev Container workspace's
+container): started there, its stdio carried by ssh (or the container CLI's `exec -i`).
 
 The local process is the client of the workspace's runtime (ssh with its options and its
-multiplexed connection; for a container, `<cli> exec -i <container>`), running a small bash
-launcher (`LAUNCHER`) on the host. As with the runtime's own
-commands, what the agent is started with (its environment, which may hold its API key, its
-directory, the sandbox) travels on stdin, ended by a NUL byte, so it never appears in an argv
-or a `ps` there. The launcher then:
+multiplexed connection; for a container, `<cli> exec -i [--user <remoteUser>] <container>`),
+running a small bash launcher (`LAUNCHER`) on the host, in the workspace's folder there. As
+with the runtime's own commands, what the agent is started with (its environment, which may
+hold its API key, its directory, the sandbox) travels on stdin, ended by a NUL byte, so it
+never appears in an argv or a `ps` there. The launcher then:
 
 * starts the agent as a job in its own process group, its stdout and stderr the channel's own;
 * relays the rest of its stdin (the ACP messages) to the agent through a pipe. That relay is
@@ -19,9 +19,11 @@ or a `ps` there. The launcher then:
 Before that, the definition's `command` is looked up on the host (`command -v`, with the
 definition's `env` over the host's login environment): a missing one is an error naming the
 host. In a container no bubblewrap applies (the container is the boundary, as for its
-commands). The host's bubblewrap, when the workspace's sandbox applies, is the one SSH commands use
-(probed once per session); its layout is decided on the host (`shell_for`), and the agent's
-state directories are made there first.
+commands); in a Dev Container the agent gets what the container's commands get under its own
+`env` (the probed shell environment, `remoteEnv`: `_launch_env`). The host's bubblewrap, when
+the workspace's sandbox applies, is the one SSH commands use (probed once per session); its
+layout is decided on the host (`shell_for`), and the agent's state directories are made there
+first.
 """
 
 from __future__ import annotations
@@ -131,6 +133,18 @@ def _payload(
     return text.encode() + b"\0"
 
 
+def _launch_env(definition: ExternalAgentDefinition, runtime: SshRuntime) -> dict[str, str]:
+    """The variables the launcher exports for the agent: the definition's `env`, over (in a
+    Dev Container) what the container's commands get there: the user's probed shell
+    environment and the config's `remoteEnv` (`devcontainer exec` would set them; the engine's
+    own exec does not)."""
+    from xum.runtime.devcontainer import DevcontainerRuntime
+
+    if isinstance(runtime, DevcontainerRuntime):
+        return {**runtime.container_env(), **definition.env}
+    return dict(definition.env)
+
+
 async def remote_launch(
     definition: ExternalAgentDefinition, runtime: SshRuntime, client: XumClient
 ) -> Launch:
@@ -139,7 +153,7 @@ async def remote_launch(
     from xum.runtime.ssh import client_env
 
     program = await remote_program(definition, runtime)
-    env = dict(definition.env)
+    env = _launch_env(definition, runtime)
     state = state_paths(definition, env, env.get("HOME") or runtime.home)
     layout = await agent_layout(definition, client, state)
     run = shlex.join(["exec", program, *definition.args])
