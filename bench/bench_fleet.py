@@ -64,6 +64,34 @@ command-risk parse 3%; the model request and its stream 24%; log appends and the
 11%; the hub and the WebSocket writers 7%), and about a third of it is the kernel's (fsyncs,
 thread wake-ups, pipes).
 
+Issue 24's next cuts (2026-12-04, branch s24; worktree workspaces, WebSocket client on, 13
+requests per session, 2 cores shared with 4 other jobs, load average 5-12; each row a same-run A/B,
+A = the commit before the cut, medians of 3 interleaved rounds; server CPU ms/step, p99 step
+overhead ms, first tool step p50 ms):
+
+    sandbox started with the turn, 50:  A 6.22 / 1068 / 904   B 6.14 / 566 / 112   (B/A 0.99)
+    own-secret filters kept, 50:        A 6.34 / 1073 / 228   B 6.60 / 618 / 140   (noise;
+                                        by process CPU the filters went 54.7 -> 1.0 us a step)
+    local streaming scan shared, local workspaces, 100:
+                                        A 6.81 / 1321 / 381   B 6.18 /  981 / 549  (B/A 0.91,
+                                        every B below every A)
+    the git dirs kept (by process CPU): 48 -> 6 us a command; below the fleet's noise
+    one run each, base (16b95c9) against the branch:
+      100:  A 6.03 / 1609 / 1428   B 5.87 / 442 / 282
+      200:  A 5.23 / 1642 / 1159   B 5.43 / 1359 / 690
+
+Starting the session sandbox while the model answers the first request took the first tool step
+out of the tail: at 100 sessions the p99 fell from 1.6 s to 0.44 s. The per-step CPU barely
+moved: a `thread_time` profile (`XUM_BENCH_PROFILE_CPU`) of the loop thread still shows no
+function above a few percent, and a third of the server's CPU is the kernel's
+(`server_system_cpu_ms_per_step`: 1.5-2.2 of 5.2-6.9 ms). cProfile's per-call overhead inflates
+small Python helpers several times (the environment filters, hook lookups, an env encoding it put
+at 0.3 ms measured 14 us): cuts made on its word alone measured nothing (a kept listing of `.xum/`
+for hook lookups, an encoding memo: both dropped again). The local-workspace scan is the one
+cost that grew with the fleet: a fresh scan costs 1.9 ms at 100 local workspaces and 9-10 ms at
+500, and every local session made one every 5 s (about 0.9 of a core at 500); now one per second
+serves them all.
+
 Before this branch, no size differed beyond the noise of the machine: the cuts of that branch
 remove work that grows with the fleet (the registry built whole on every local tool step, the inbox
 walked whole on every status change, a lock file truncated on the loop at each turn end), not the
@@ -119,6 +147,9 @@ def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str
     profile = os.environ.get("XUM_BENCH_PROFILE")
     if profile:  # a cProfile dump of the server, for digging
         argv = [sys.executable, "-m", "cProfile", "-o", profile, *argv[1:]]
+    cpu_profile = os.environ.get("XUM_BENCH_PROFILE_CPU")
+    if cpu_profile:  # the same, timed by the loop thread's CPU clock (bench/cpuprofile.py)
+        argv = [sys.executable, "-m", "bench.cpuprofile", cpu_profile, *argv[3:]]
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO
     )
@@ -132,11 +163,18 @@ def _start_server(root: Path, fake_url: str) -> tuple[subprocess.Popen[str], str
 
 def _cpu_s(pid: int) -> float | None:
     """User + system CPU time the process has used so far (Linux /proc)."""
+    split = _cpu_split_s(pid)
+    return None if split is None else split[0] + split[1]
+
+
+def _cpu_split_s(pid: int) -> tuple[float, float] | None:
+    """(user, system) CPU time the process has used so far (Linux /proc)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:  # the process may be gone
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 async def _client(url: str, ids: list[str]) -> None:
@@ -232,6 +270,9 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
                     raise RuntimeError(f"bench client failed: {ready!r}")
             prefix = f"fleet {n} "
             cpu0 = _cpu_s(server.pid)
+            split0 = _cpu_split_s(server.pid)
+            if os.environ.get("XUM_BENCH_PROFILE_CPU"):
+                server.send_signal(signal.SIGUSR1)  # bench/cpuprofile.py: profile from here
             began = time.monotonic()
             await _send_all(http, ids, prefix)
             sent_s = time.monotonic() - began
@@ -246,6 +287,9 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
             wall = time.monotonic() - began
             await asyncio.sleep(0.5)  # the final text reply's writes
             cpu1 = _cpu_s(server.pid)
+            split1 = _cpu_split_s(server.pid)
+            if os.environ.get("XUM_BENCH_PROFILE_CPU"):
+                server.send_signal(signal.SIGUSR2)
     finally:
         drained = None
         if client_proc is not None:
@@ -292,6 +336,12 @@ async def _size(n: int, fake: FakeServerProcess, base: Path, project: Path) -> d
         "later_steps_overhead_p99_ms": round(percentile(later_gaps, 99) * 1000, 1),
         "messages_sent_in_s": round(sent_s, 1),
         "server_cpu_ms_per_step": round(cpu / max(1, len(rows)) * 1000, 2),
+        # Of it, the kernel's (system calls: syncs, sends, thread wake-ups, pipes).
+        "server_system_cpu_ms_per_step": (
+            round((split1[1] - split0[1]) / max(1, len(rows)) * 1000, 2)
+            if split0 is not None and split1 is not None
+            else None
+        ),
         "ws_messages": drained,
     }
 

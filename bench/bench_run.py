@@ -68,7 +68,7 @@ def _prefix_stable(requests: list[Any]) -> bool:
     return True
 
 
-def _one(steps: int, repo: Path, root: Path) -> dict[str, Any]:
+def _one(steps: int, repo: Path, root: Path, sandbox: str | None = None) -> dict[str, Any]:
     replies = [
         # Distinct comments keep the doom-loop guard (identical calls) out of the measurement.
         fakellm.tool_call("bash", {"script": f"true # {i}", "display_name": "noop"}, chunk_size=0)
@@ -84,7 +84,15 @@ def _one(steps: int, repo: Path, root: Path) -> dict[str, Any]:
         )
         started = time.monotonic()
         proc = subprocess.Popen(
-            [XUM, "run", "-q", "-m", "anthropic:claude-sonnet-5-5", "bench task"],
+            [
+                XUM,
+                "run",
+                "-q",
+                *(["--sandbox", sandbox] if sandbox else []),
+                "-m",
+                "anthropic:claude-sonnet-5-5",
+                "bench task",
+            ],
             cwd=repo,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -119,12 +127,15 @@ def run() -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="xum-bench-run-") as tmp:
         repo = git_repo(Path(tmp))
         _one(1, repo, Path(tmp) / "warm-up" / ".xum")  # page cache and bytecode
-        for steps in (5, 20):
+        # The default sandbox at 5 and 20 steps, then 20 steps with `--sandbox off` (issue 24's
+        # per-step aims name both).
+        for steps, sandbox in ((5, None), (20, None), (20, "off")):
             samples = [
-                _one(steps, repo, Path(tmp) / f"root-{steps}-{i}" / ".xum") for i in range(REPEAT)
+                _one(steps, repo, Path(tmp) / f"root-{steps}-{sandbox}-{i}" / ".xum", sandbox)
+                for i in range(REPEAT)
             ]
             gaps = [g for s in samples for g in s["step_gaps_s"]]
-            out[f"steps_{steps}"] = {
+            out[f"steps_{steps}" + (f"_sandbox_{sandbox}" if sandbox else "")] = {
                 "cold_start_ms": median_ms([s["cold_start_s"] for s in samples]),
                 "per_step_overhead_ms": median_ms(gaps),
                 # The first step imports what only tool calls need (what the prewarm thread has

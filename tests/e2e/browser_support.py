@@ -325,6 +325,29 @@ def open_new_workspace(
     return page, ws, errors
 
 
+def signed_in_page(browser_context: Any, server: XumServer) -> tuple[Any, list[str]]:
+    """A new page signed in to `server`, its sidebar shown: (the page, its errors as they
+    happen)."""
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{server.url}/?token={TOKEN}")
+    page.wait_for_selector("nav[aria-label='Projects and workspaces']")
+    return page, errors
+
+
+def agent_dialog(page: Any, agent: str) -> Any:
+    """The new-workspace dialog opened with the external agent `agent` picked and the local
+    runtime chosen (the caller fills in the rest and clicks Create)."""
+    page.keyboard.press("Alt+n")
+    dialog = page.get_by_role("dialog", name="New workspace")
+    choice = dialog.get_by_label("Agent")
+    choice.locator(f"option[value={agent}]").wait_for(state="attached")
+    choice.select_option(agent)
+    dialog.get_by_label("Runtime").select_option("local")
+    return dialog
+
+
 def send(page: Any, text: str) -> None:
     box = page.locator("textarea[data-composer]")
     box.fill(text)
@@ -334,6 +357,16 @@ def send(page: Any, text: str) -> None:
 def assistant_texts(page: Any) -> list[str]:
     texts: list[str] = page.locator("[data-role='assistant'] .md").all_inner_texts()
     return texts
+
+
+def wait_for_reply(page: Any, text: str) -> None:
+    """Wait until a finished assistant reply shows `text`."""
+    wait_until(
+        page,
+        "(text) => [...document.querySelectorAll(\"[data-role='assistant'] .md\")]"
+        ".some((el) => el.innerText.includes(text))",
+        text,
+    )
 
 
 def streaming_text(page: Any) -> str:

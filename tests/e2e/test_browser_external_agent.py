@@ -13,17 +13,18 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser_support import (
-    TOKEN,
+    agent_dialog,
     assistant_texts,
     ensure_ui_built,
     fake_env,
     send,
     serving,
+    signed_in_page,
     skip_without_chromium,
+    wait_for_reply,
 )
 from xum.testing.fake_acp_agent import SCRIPT_ENV
 from xum.testing.fakellm import FakeLLM
-from xum.testing.webui import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -49,21 +50,13 @@ def test_a_workspace_of_an_external_agent_is_created_and_answers(
     (root / "config.json").write_text(json.dumps({"externalAgents": {"fake": agent}}))
     with serving(base, fake_env(fake_model)) as server:
         server.api("POST", "/api/projects", json={"path": str(server.repo)})
-        page = browser_context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(f"{server.url}/?token={TOKEN}")
-        page.wait_for_selector("nav[aria-label='Projects and workspaces']")
-        page.keyboard.press("Alt+n")
-        dialog = page.get_by_role("dialog", name="New workspace")
+        page, errors = signed_in_page(browser_context, server)
+        dialog = agent_dialog(page, "fake")
         choice = dialog.get_by_label("Agent")
-        choice.locator("option[value=fake]").wait_for(state="attached")
         assert choice.locator("option").all_inner_texts() == [
             "xum",
             "Fake <b>agent</b> (external agent)",
         ]
-        choice.select_option("fake")
-        dialog.get_by_label("Runtime").select_option("local")
         dialog.get_by_label("Title").fill("outside help")
         dialog.get_by_role("button", name="Create").click()
         dialog.wait_for(state="detached")
@@ -85,12 +78,7 @@ def test_a_workspace_of_an_external_agent_is_created_and_answers(
             assert pickers.locator(f"button[data-{kind}]").count() == 0
 
         send(page, "say hello")
-        wait_until(
-            page,
-            "(text) => [...document.querySelectorAll(\"[data-role='assistant'] .md\")]"
-            ".some((el) => el.innerText.includes(text))",
-            REPLY,
-        )
+        wait_for_reply(page, REPLY)
         assert REPLY in assistant_texts(page)[-1]
         (listed,) = server.api("GET", "/api/workspaces")["workspaces"]
         assert listed["externalAgent"] == "fake" and listed["title"] == "outside help"

@@ -13,17 +13,18 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser_support import (
-    TOKEN,
+    agent_dialog,
     assistant_texts,
     ensure_ui_built,
     send,
     serving,
+    signed_in_page,
     skip_without_chromium,
+    wait_for_reply,
 )
 from tests.support.real_agents import definition_for, shell_call, skip_without_agents
 from xum.testing import external_agents as agents
 from xum.testing import fakellm
-from xum.testing.webui import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -46,17 +47,8 @@ def test_opencode_runs_a_turn_approved_in_the_browser(
         (root / "config.json").write_text(json.dumps(config))
         with serving(base, {}) as server:
             server.api("POST", "/api/projects", json={"path": str(server.repo)})
-            page = browser_context.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(f"{server.url}/?token={TOKEN}")
-            page.wait_for_selector("nav[aria-label='Projects and workspaces']")
-            page.keyboard.press("Alt+n")
-            dialog = page.get_by_role("dialog", name="New workspace")
-            choice = dialog.get_by_label("Agent")
-            choice.locator("option[value=opencode]").wait_for(state="attached")
-            choice.select_option("opencode")
-            dialog.get_by_label("Runtime").select_option("local")
+            page, errors = signed_in_page(browser_context, server)
+            dialog = agent_dialog(page, "opencode")
             dialog.get_by_role("button", name="Create").click()
             dialog.wait_for(state="detached")
             main = page.locator(".main[data-workspace-id]")
@@ -75,12 +67,7 @@ def test_opencode_runs_a_turn_approved_in_the_browser(
             card.wait_for(timeout=45_000)
             assert "marker-$((6 * 7))" in card.locator(".approval-subject").inner_text()
             card.get_by_role("button", name="Approve once").click()
-            wait_until(
-                page,
-                "(text) => [...document.querySelectorAll(\"[data-role='assistant'] .md\")]"
-                ".some((el) => el.innerText.includes(text))",
-                REPLY,
-            )
+            wait_for_reply(page, REPLY)
             assert REPLY in assistant_texts(page)[-1]
             tool = main.locator(".tool-card").first
             tool.locator(".tool-head").click()  # expand: the command's output

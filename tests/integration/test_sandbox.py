@@ -16,70 +16,23 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 
 from tests.gitrepo import GIT, make_repo
 from tests.sshd import Sshd, ssh_host, sshd  # noqa: F401 - fixtures
+from tests.support.sandbox_rig import Rig, make_rig, set_sandbox
 from tests.support.tools import wait_none_running
 from xum.core.paths import xum_root
 from xum.engine import events as E
-from xum.engine.extensions import ToolCall
-from xum.engine.toolrun import run_one
-from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import local_backend
 from xum.tools.background import BackgroundProcesses
-from xum.tools.base import ToolContext, ToolResult
 from xum.workspaces.safety.choice import SafetyChoice
 from xum.workspaces.safety.sandboxing import SandboxMiddleware
 
 pytestmark = pytest.mark.skipif(
     not local_backend().ok, reason=f"no working bubblewrap here: {local_backend().detail}"
 )
-
-
-def set_sandbox(**section: Any) -> None:
-    root = xum_root()
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "config.json").write_bytes(orjson.dumps({"sandbox": section}))
-
-
-@dataclasses.dataclass
-class Rig:
-    ctx: ToolContext
-    workspace: Path
-    events: list[E.Event]
-    middleware: SandboxMiddleware
-
-    async def bash(self, script: str, **extra: Any) -> ToolResult:
-        arguments = orjson.dumps({"script": script, "display_name": "test", **extra}).decode()
-        call = ToolCall(id=f"c{time.monotonic_ns()}", name="bash", arguments=arguments)
-        return await run_one(call, self.ctx, ["bash"], [self.middleware])
-
-
-def make_rig(workspace: Path, scratch: Path, choice: SafetyChoice | None = None) -> Rig:
-    scratch.mkdir(parents=True, exist_ok=True)
-    events: list[E.Event] = []
-    runtime = LocalRuntime(str(workspace))
-    ctx = ToolContext(
-        call_id="",
-        runtime=runtime,
-        workspace_id="ws1",
-        workspace_name="ws",
-        project_path=str(workspace),
-        scratch_dir=str(scratch),
-        env={"XUM_SCRATCH_DIR": str(scratch)},
-    )
-    middleware = SandboxMiddleware(
-        runtime,
-        workspace_id="ws1",
-        scratch_dir=scratch,
-        emit=events.append,
-        choice=choice or SafetyChoice(),
-    )
-    return Rig(ctx, workspace, events, middleware)
 
 
 @pytest.fixture

@@ -7,22 +7,18 @@ readable."""
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import orjson
 import pytest
 
 from tests.gitrepo import make_repo
+from tests.support.sandbox_rig import make_rig
 from xum.core.paths import xum_root
-from xum.engine.extensions import ToolCall
-from xum.engine.toolrun import run_one
-from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import SandboxMode, local_backend
-from xum.tools.base import ToolContext, ToolResult
+from xum.tools.base import ToolResult
 from xum.workspaces.safety.choice import SafetyChoice
-from xum.workspaces.safety.sandboxing import SandboxMiddleware
 
 pytestmark = pytest.mark.skipif(
     not local_backend().ok, reason=f"no working bubblewrap here: {local_backend().detail}"
@@ -32,30 +28,11 @@ TOKEN = "sandbox-own-root-token-0123456789abcdef"
 
 
 async def run_bash(workspace: Path, mode: str, script: str) -> ToolResult:
-    root = xum_root()
-    scratch = root / "scratch" / "ws1"
-    scratch.mkdir(parents=True, exist_ok=True)
-    ctx = ToolContext(
-        call_id="c1",
-        runtime=LocalRuntime(str(workspace)),
-        workspace_id="ws1",
-        workspace_name="ws",
-        project_path=str(workspace),
-        scratch_dir=str(scratch),
-        env={"XUM_SCRATCH_DIR": str(scratch)},
-    )
-    middleware = SandboxMiddleware(
-        ctx.runtime,
-        workspace_id="ws1",
-        scratch_dir=scratch,
-        emit=lambda _event: None,
-        choice=SafetyChoice(sandbox=cast("SandboxMode", mode)),
-    )
-    arguments: dict[str, Any] = {"script": script, "display_name": "test"}
-    call = ToolCall(
-        id=f"c{time.monotonic_ns()}", name="bash", arguments=orjson.dumps(arguments).decode()
-    )
-    return await run_one(call, ctx, ["bash"], [middleware])
+    rig = make_rig(workspace, choice=SafetyChoice(sandbox=cast("SandboxMode", mode)))
+    try:
+        return await rig.bash(script)
+    finally:
+        await rig.middleware.aclose()
 
 
 @pytest.fixture

@@ -20,26 +20,20 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 
 from tests.gitrepo import make_repo
+from tests.support.sandbox_rig import Rig, make_rig, set_sandbox
 from tests.support.tools import process_gone, running_with, wait_gone, wait_none_running
 from xum.core.paths import xum_root
-from xum.engine import events as E
 from xum.engine.extensions import ToolCall
-from xum.engine.toolrun import run_one
 from xum.runtime.base import Runtime
-from xum.runtime.local import LocalRuntime
 from xum.runtime.sandbox import local_backend
 from xum.runtime.sandboxd import SessionSandbox
 from xum.testing import fakellm
 from xum.testing.fakellm import FakeLLM
-from xum.tools.base import ToolContext, ToolResult
-from xum.workspaces.safety.choice import SafetyChoice
-from xum.workspaces.safety.sandboxing import SandboxMiddleware
+from xum.tools.base import ToolContext
 
 pytestmark = pytest.mark.skipif(
     not local_backend().ok, reason=f"no working bubblewrap here: {local_backend().detail}"
@@ -49,23 +43,8 @@ XUM = str(Path(sys.executable).with_name("xum"))
 DEADLINE_S = 20.0
 
 
-def set_sandbox(**section: Any) -> None:
-    root = xum_root()
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "config.json").write_bytes(orjson.dumps({"sandbox": section}))
-
-
 @dataclasses.dataclass
-class Session:
-    ctx: ToolContext
-    workspace: Path
-    middleware: SandboxMiddleware
-
-    async def bash(self, script: str, **extra: Any) -> ToolResult:
-        arguments = orjson.dumps({"script": script, "display_name": "test", **extra}).decode()
-        call = ToolCall(id=f"c{time.monotonic_ns()}", name="bash", arguments=arguments)
-        return await run_one(call, self.ctx, ["bash"], [self.middleware])
-
+class Session(Rig):
     async def sandboxed_runtime(self) -> Runtime:
         """The runtime the middleware hands a bash call (the session sandbox's view)."""
         call = ToolCall(id="c", name="bash", arguments="{}")
@@ -83,24 +62,9 @@ class Session:
 async def session(tmp_path: Path) -> AsyncIterator[Session]:
     workspace = make_repo(tmp_path / "repo")
     (workspace / ".xum").mkdir()  # else the first command's mount point makes it (a change)
-    scratch = xum_root() / "scratch" / "ws1"
-    scratch.mkdir(parents=True)
-    events: list[E.Event] = []
-    runtime = LocalRuntime(str(workspace))
-    ctx = ToolContext(
-        call_id="",
-        runtime=runtime,
-        workspace_id="ws1",
-        workspace_name="ws",
-        project_path=str(workspace),
-        scratch_dir=str(scratch),
-        env={"XUM_SCRATCH_DIR": str(scratch)},
-    )
-    middleware = SandboxMiddleware(
-        runtime, workspace_id="ws1", scratch_dir=scratch, emit=events.append, choice=SafetyChoice()
-    )
-    yield Session(ctx, workspace, middleware)
-    await middleware.aclose()
+    rig = make_rig(workspace)
+    yield Session(rig.ctx, rig.workspace, rig.events, rig.middleware)
+    await rig.middleware.aclose()
 
 
 @pytest.fixture

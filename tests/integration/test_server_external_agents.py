@@ -1,6 +1,6 @@
 """External ACP agents through the server's API: the picker's list (never the definition's
-environment), a workspace created with `externalAgent` (checked: unknown names, runtimes it
-cannot run in, engine settings), a turn of the scripted fake agent (a real subprocess) seen over
+environment), a workspace created with `externalAgent` (checked: unknown names, engine
+settings; a Dev Container one: tests/integration/test_external_agent_devcontainer.py), a turn of the scripted fake agent (a real subprocess) seen over
 REST history and the WebSocket, and settings that do not apply refused by PATCH."""
 
 from __future__ import annotations
@@ -45,9 +45,7 @@ def test_the_list_names_the_configured_agents_without_their_environment(tmp_path
     assert "XUM_FAKE_ACP_SCRIPT" not in res.text and "fake_acp_agent" not in res.text
 
 
-def test_creation_checks_the_name_the_runtime_and_engine_settings(
-    repo: Path, tmp_path: Path
-) -> None:
+def test_creation_checks_the_name_and_engine_settings(repo: Path, tmp_path: Path) -> None:
     configure(write_script(tmp_path / "s.json", []))
     with server_client() as client:
         unknown = create(client, repo, externalAgent="nope")
@@ -56,9 +54,6 @@ def test_creation_checks_the_name_the_runtime_and_engine_settings(
         assert 'no external agent "nope"' in error["message"]
         assert "configured: fake" in error["message"]
         assert "docs/external-agents.md" in error["hint"]
-        body = {"projectPath": str(repo), "runtime": {"type": "ssh", "host": "h"}}
-        ssh = client.post("/api/workspaces", json={**body, "externalAgent": "fake"}, headers=AUTH)
-        assert ssh.status_code == 422 and "not supported yet" in ssh.json()["error"]["message"]
         model = create(client, repo, externalAgent="fake", model="anthropic:claude-sonnet-5-5")
         assert model.status_code == 422
         assert "model: not available with an external agent" in model.json()["error"]["message"]

@@ -1,8 +1,8 @@
 """The terminal UI's new-workspace dialog and external ACP agents: the agent choice appears only
 when config.json defines one (read here, or by the server the UI is attached to:
 `GET /api/external-agents`), a workspace made with it runs its turns with that agent (the
-scripted fake, a real subprocess), and a runtime an external agent cannot run in is refused in
-the dialog."""
+scripted fake, a real subprocess), and every runtime is accepted with it (a Dev Container
+too)."""
 
 from __future__ import annotations
 
@@ -97,20 +97,31 @@ async def test_a_workspace_of_an_external_agent_runs_a_turn(
     assert fake_llm.requests == []  # xum's own model was never asked
 
 
-async def test_a_runtime_it_cannot_run_in_is_refused(
+async def test_a_dev_container_is_accepted_for_an_external_agent(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     configure(write_script(tmp_path / "s.json", []))
     app = model_app(monkeypatch, fake_llm, tmp_path)
+    # Every runtime runs an external agent; the Dev Container was the last one refused (the
+    # choice is offered for a project with a devcontainer.json). The container itself:
+    # tests/integration/test_external_agent_devcontainer.py.
+    config = tmp_path / "repo" / ".devcontainer" / "devcontainer.json"
+    config.parent.mkdir()
+    config.write_text('{"image": "debian"}\n')
     async with app.run_test(size=(100, 44)) as pilot:
         await start_app(pilot)
         dialog = await open_dialog(pilot)
         await pick_agent(pilot, dialog)
-        await pilot.click("#ssh")
-        await pilot.click("#host")
-        await pilot.press("h", "enter")
-        await until(pilot, lambda: notified(app, "not supported yet"), "the refusal")
-        assert app.screen is dialog and app.selected is None
+        chosen: list[object] = []
+        dialog.dismiss = chosen.append  # type: ignore[method-assign,assignment]
+        await pilot.click("#devcontainer")
+        await pilot.click("#title")
+        await pilot.press("enter")
+        await until(pilot, lambda: chosen, "the dialog's choice")
+        (choice,) = chosen
+        assert getattr(choice, "runtime", None) == "devcontainer"
+        assert getattr(choice, "external_agent", None) == "fake"
+        assert not notified(app, "not supported")
 
 
 async def test_attached_the_servers_agents_are_offered_and_run(

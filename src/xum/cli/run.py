@@ -188,7 +188,7 @@ def _budget(value: str | None) -> float | None:
     default=None,
     metavar="NAME",
     help="Run an external ACP agent (config.json externalAgents, docs/external-agents.md) as "
-    "the new workspace's agent instead of xum's own engine (local and worktree runtimes).",
+    "the new workspace's agent instead of xum's own engine, in any runtime.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Write every event as an NDJSON line.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final answer.")

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from xum.cli.run_flow import RunRequest
     from xum.store.registry import WorkspaceRecord
 
-EXTERNAL_RUNTIMES = ("local", "worktree")
-
 
 def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
     """The external agent's name, once the flags are known to fit it."""
@@ -42,15 +40,6 @@ def _check(req: RunRequest, record: WorkspaceRecord | None) -> str:
             "model and runs its own loop)",
             hint=f"drop {' and '.join(refused)}",
         )
-    if record is None:
-        from xum.workspaces.runtime_spec import parse_runtime
-
-        kind, _ = parse_runtime(req.runtime)
-        if kind not in EXTERNAL_RUNTIMES:
-            raise UsageError(
-                f"external agents do not run in {kind} workspaces yet",
-                hint="use --runtime local or --runtime worktree",
-            )
     return name
 
 

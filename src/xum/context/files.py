@@ -12,8 +12,11 @@ moved. Directory listings are keyed on the directory's own signature (adding or 
 entry changes a directory's mtime).
 
 File timestamps are coarse (a kernel tick, or worse on some filesystems), so two edits in a row
-can leave the same mtime. Like git's "racily clean" entries, a signature whose mtime is less
-than `RACY_NS` old is never trusted: such a file is read again until its mtime is old enough.
+can leave the same mtime. Like git's "racily clean" entries, a signature whose mtime is too
+recent is never trusted: such a file is read again until its mtime is old enough. How recent
+depends on what the mtime shows of its filesystem: one with a fraction of a second proves
+sub-second timestamps (a kernel tick, milliseconds), so `FINE_RACY_NS` covers it; a whole
+second may come from a filesystem (or a remote `stat`) that keeps only seconds, so `RACY_NS`.
 
 Symlinks are followed, but for project files only when the target stays inside the checkout:
 a repository must not be able to pull `~/.ssh/id_rsa` into a prompt with `AGENTS.md -> ...`.
@@ -43,11 +46,22 @@ class Sig:
 
 MISSING = Sig(False)
 RACY_NS = 2_000_000_000
+# For mtimes with a fraction of a second; the same window as config.json's and the git layout's
+# caches. (With 2 s here, a `xum run` re-ran the whole discovery before each request for its
+# first two seconds: registering the workspace rewrites config.json, which moves `$XUM_ROOT`'s
+# mtime, the directory that stands for the absent `$XUM_ROOT/agents`, `skills`, ...)
+FINE_RACY_NS = 100_000_000
+_SECOND_NS = 1_000_000_000
+
+
+def racy_window(mtime_ns: int) -> int:
+    """How long after `mtime_ns` a signature stays too recent to trust."""
+    return FINE_RACY_NS if mtime_ns % _SECOND_NS else RACY_NS
 
 
 def racy(sig: Sig) -> bool:
     """Too recent to trust: another change within the same timestamp tick would not show."""
-    return sig.exists and sig.mtime_ns >= time.time_ns() - RACY_NS
+    return sig.exists and sig.mtime_ns >= time.time_ns() - racy_window(sig.mtime_ns)
 
 
 def trusted(cached: Sig | None, current: Sig) -> bool:
@@ -243,9 +257,9 @@ class QuickCheck:
         local: dict[str, tuple[int, int] | None] = {}
         self.remote: list[tuple[RecordingView, str, Sig]] = []
         self.valid = True
-        horizon = time.time_ns() - RACY_NS
+        now = time.time_ns()
         for view, path, sig in unique.values():
-            if sig.exists and sig.mtime_ns >= horizon:
+            if sig.exists and sig.mtime_ns >= now - racy_window(sig.mtime_ns):
                 self.valid = False  # too recent to vouch for; the next request looks again
             if not (view.local and path.startswith("/")):
                 self.remote.append((view, path, sig))
@@ -253,7 +267,9 @@ class QuickCheck:
                 local[path] = (sig.mtime_ns, sig.size)
             else:
                 parent, state = _existing_parent(path)
-                if (state is not None and state[0] >= horizon) or os.path.lexists(path):
+                if (state is not None and state[0] >= now - racy_window(state[0])) or (
+                    os.path.lexists(path)
+                ):
                     self.valid = False  # created since discovery looked, or racy parent
                 local.setdefault(parent, state)
         self.local = list(local.items())

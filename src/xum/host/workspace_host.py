@@ -376,6 +376,8 @@ class WorkspaceHost:
                     )
                 )
                 return None
+            # The session's command sandbox starts while the model answers (once a session).
+            self.session.warm_sandbox()
             if continuation is not None:
                 return await agent.goals.continue_turn(continuation)
             if text is None and notice is not None:

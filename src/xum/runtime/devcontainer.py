@@ -92,17 +92,20 @@ class DevcontainerRuntime(ContainerRuntime):
             return self.host_path + path[len(self.workspace_path.rstrip("/")) :]
         return path
 
-    def _remote_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        merged = {
+    def container_env(self) -> dict[str, str]:
+        """What everything xum starts in the container gets under its own variables: its
+        commands, and an external agent's process (`xum.workspaces.external.remote`)."""
+        return {
             # The worktree is a bind mount of files owned by whoever owns them here, often not
             # the container's user: git would refuse it as a repository someone else owns.
             "GIT_CONFIG_COUNT": "1",
             "GIT_CONFIG_KEY_0": "safe.directory",
             "GIT_CONFIG_VALUE_0": "*",
             **self.base_env,
-            **env,
         }
-        return super()._remote_env(merged)
+
+    def _remote_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        return super()._remote_env({**self.container_env(), **env})
 
     def _expand(self, path: str) -> str:
         # Every path operation (resolve, exec's cwd, the file scripts) goes through here.

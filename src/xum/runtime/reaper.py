@@ -4,10 +4,11 @@ Without the sandbox, a command runs in its own process group and xum stops that 
 command ends, times out or is interrupted. Nothing of that runs when xum itself is killed with
 SIGKILL, and a process that left the group (`setsid`, a double fork) escapes a group kill
 anyway. So on Linux xum starts its unsandboxed commands through one helper process
-(`xum.runtime.launch`, started at the first such command): the helper is a child subreaper, so
-every orphaned descendant of a command becomes its child rather than init's, and it kills all of
-them when the socket to xum reaches end-of-file, which the kernel guarantees when xum dies,
-however it dies.
+(`xum.runtime.launch`, started while the model answers the first request of a session whose
+commands run unsandboxed, `start_early`, or else at the first such command): the helper is a
+child subreaper, so every orphaned descendant of a command becomes its child rather than
+init's, and it kills all of them when the socket to xum reaches end-of-file, which the kernel
+guarantees when xum dies, however it dies.
 
 The helper starts each command (fork, `setsid`, exec) and reports its exit code back, since
 xum cannot wait for a process that is not its own child. A reader thread takes those reports, so
@@ -322,6 +323,20 @@ def _connect() -> _Connection | None:
             )
             return None
         return _connection
+
+
+def start_early() -> None:
+    """Start the helper ahead of the first command that needs it (`sandbox_settings.
+    helper_soon`). A helper that cannot start is left for that command to meet and report,
+    exactly as without this call."""
+    global _connection
+    with _start_lock:
+        if (_connection is not None and _connection.alive) or _unavailable is not None:
+            return
+        if not sys.executable:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            _connection = _Connection()
 
 
 async def spawn(

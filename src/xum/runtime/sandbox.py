@@ -78,6 +78,11 @@ class SessionSandbox(Protocol):
         when the command did not start there (the caller runs it in a bwrap of its own)."""
         ...
 
+    async def start(self, boundaries: Sequence[str]) -> bool:
+        """Have the sandbox of `boundaries` running ahead of the commands; False when it cannot
+        run."""
+        ...
+
 
 # Inside `.git`: what makes git run code or change its behaviour. Held read-only.
 GIT_PROTECTED = ("hooks", "config", "info")
@@ -168,6 +173,14 @@ class GitLayout:
 def read_git_layout(workspace: str) -> GitLayout | None:
     """The checkout's git dirs, from `.git` (a directory, or a worktree's `gitdir:` file) and
     `commondir`; None when it is not a git checkout. File reads only, no git process."""
+    found = git_dirs(workspace)
+    if found is None:
+        return None
+    return GitLayout(os.path.realpath(found[0]), os.path.realpath(found[1]))
+
+
+def git_dirs(workspace: str) -> tuple[str, str] | None:
+    """`read_git_layout`'s two directories as the files name them (not yet resolved)."""
     dot_git = os.path.join(workspace, ".git")
     if os.path.isdir(dot_git):
         git_dir = dot_git
@@ -188,7 +201,7 @@ def read_git_layout(workspace: str) -> GitLayout | None:
         pointer = ""
     if pointer:
         common = os.path.normpath(os.path.join(git_dir, pointer))
-    return GitLayout(os.path.realpath(git_dir), os.path.realpath(common))
+    return git_dir, common
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +226,9 @@ class Layout:
     denied: tuple[str, ...] = ()  # the read denylist: directories shown empty, over everything
     denied_files: tuple[str, ...] = ()  # and files shown empty
     drop_caps: bool = False  # running as root: drop every capability (no remounting out)
+    # Writable in both modes: an external agent's own state (its sessions, settings, caches;
+    # `xum.workspaces.external.sandboxed`). Empty for xum's commands.
+    always_writable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +296,7 @@ def mount_plan(layout: Layout, *, cwd: str, bwrap: str = BWRAP) -> list[Mount]:
             for path in _git_protected(git):
                 plan.append(_held_read_only(path, directory=path.endswith("/hooks")))
         plan.append(_held_read_only(os.path.join(ws, ".xum"), directory=True))
+    plan += [_if_exists(p, "--bind", p, p) for p in layout.always_writable]
     if not private and tmp is not None:
         # $TMPDIR: the session's own directory to write in; read-only, an empty throwaway one.
         if not write:
@@ -406,6 +423,33 @@ class SandboxedRuntime(ForwardingRuntime):
         mode = "workspace-write" if self.layout.writable_workspace else "read-only"
         return f"SandboxedRuntime({self.inner!r}, {mode}, egress {self.layout.egress})"
 
+    def _prepare_local(self) -> None:
+        """What a local command needs on the host before its sandbox: its $TMPDIR, and (for the
+        session sandbox) the workspace's held `.xum` mount point."""
+        tmp = self.layout.temp_dir
+        if tmp is not None:
+            os.makedirs(tmp, mode=0o700, exist_ok=True)
+        if self.session is not None and self.layout.writable_workspace:
+            _make_held_mount_point(self.layout.workspace)
+
+    async def start_session_sandbox(self) -> bool:
+        """Start the session sandbox a command in the workspace's own directory would run in,
+        ahead of the command (the session's first request is on its way, and the model takes
+        far longer to answer than the sandbox to start): the first command then finds it
+        running, under the same key. False when commands here do not use one, or it could not
+        start (the first command then does what it always did)."""
+        from xum.runtime.local import LocalRuntime
+
+        if (
+            self.session is None
+            or not self.layout.writable_workspace
+            or not isinstance(self.inner, LocalRuntime)
+        ):
+            return False
+        self._prepare_local()
+        plan = mount_plan(self.layout, cwd=self.inner.workspace_path)
+        return await self.session.start(argv_for(plan[:-1]))
+
     async def exec(
         self,
         script: str,
@@ -420,11 +464,8 @@ class SandboxedRuntime(ForwardingRuntime):
         where = self.inner.resolve(cwd) if cwd else self.inner.workspace_path
         plan = mount_plan(self.layout, cwd=where)
         if isinstance(self.inner, LocalRuntime):
-            tmp = self.layout.temp_dir
-            if tmp is not None:
-                os.makedirs(tmp, mode=0o700, exist_ok=True)
+            self._prepare_local()
             if self.session is not None and self.layout.writable_workspace:
-                _make_held_mount_point(self.layout.workspace)
                 # The last step names the command's $TMPDIR and directory: per command, the
                 # rest is the session sandbox's boundaries.
                 tail = plan[-1].present

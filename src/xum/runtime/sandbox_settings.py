@@ -97,3 +97,25 @@ def probe_soon(gate: threading.Event, wait_s: float) -> None:
         local_backend()
 
     threading.Thread(target=work, name="xum-prewarm-sandbox", daemon=True).start()
+
+
+_helper_started = False
+
+
+def helper_soon(gate: threading.Event, wait_s: float) -> None:
+    """Start the command helper (`xum.runtime.reaper`, through which unsandboxed commands run)
+    on a daemon thread once `gate` is set (or `wait_s` passed), so the first such command does
+    not wait for a Python interpreter to start (tens of milliseconds). Once per process; the
+    thread loads the helper's module itself: nothing of it is imported here."""
+    global _helper_started
+    if _helper_started:
+        return
+    _helper_started = True
+
+    def work() -> None:
+        gate.wait(wait_s)
+        from xum.runtime.reaper import start_early
+
+        start_early()
+
+    threading.Thread(target=work, name="xum-prewarm-helper", daemon=True).start()

@@ -307,8 +307,8 @@ async def _start_server(key: Key, boundaries: Sequence[str]) -> _Server:
 
 
 class SessionSandbox:
-    """A session's sandbox server, started at its first command and restarted when the
-    boundaries change. `run` returns None where the caller must start a bwrap of its own."""
+    """A session's sandbox server, started at its first command (or ahead of it, `start`) and
+    restarted when the boundaries change. `run` returns None where the caller must start a bwrap of its own."""
 
     def __init__(self) -> None:
         # In a list of its own: what the finalizer closes, without holding the sandbox alive.
@@ -344,6 +344,12 @@ class SessionSandbox:
         if server is None:
             return None
         return await server.run(script, env=env, cwd=cwd, timeout_s=timeout_s, on_output=on_output)
+
+    async def start(self, boundaries: Sequence[str]) -> bool:
+        """Have the sandbox of `boundaries` running (started now unless it already runs), for
+        commands yet to come; False when it cannot run. A command that comes while it starts
+        waits for it, as it would for a start of its own."""
+        return await self._server_for(boundaries) is not None
 
     async def _server_for(self, boundaries: Sequence[str]) -> _Server | None:
         if self.unavailable is not None or self.closed:

@@ -495,6 +495,11 @@ class SshRuntime:
             raise self._transport_error(err)
         return code, out, err
 
+    def client_argv(self, remote_command: str) -> list[str]:
+        """The client command line that runs `remote_command` where the workspace is, for a
+        process xum talks to over its stdio (an external agent on the host)."""
+        return self._argv(remote_command)
+
     def _argv(self, remote_command: str) -> list[str]:
         """The client command line that runs `remote_command` (a shell command line) where the
         workspace is. A runtime that reaches its files another way (a container) overrides it."""

@@ -9,6 +9,7 @@ in the environment variable `XUM_FAKE_ACP_SCRIPT`::
       "initialize": "hang",           # or "crash": never answer initialize / exit 3 at it
       "envDump": "/tmp/env.json",     # write this process's environment there at start
       "callLog": "/tmp/calls.ndjson", # append {"method", "sessionId", "cwd"} per request
+      "stayAfterEof": true,           # do not exit when stdin ends (as some real agents)
       "prompts": [[step, ...], ...]   # the steps of the 1st, 2nd, ... prompt (the last repeats)
     }
 
@@ -24,6 +25,10 @@ A step is an object with one key:
   `permission: cancelled`);
 * `{"read": "path"}`, `{"write": {"path", "content"}}`: through the client's fs methods, then a
   message chunk with the content, `wrote <path>` or `refused: <why>`;
+* `{"ownWrite": {"path", "content"}}`, `{"ownRead": "path"}`, `{"ownList": "dir"}`: the agent's
+  own file access, not through the client (what the sandbox it runs in allows), then a message
+  chunk `own-wrote <path>`, the content, the names (sorted, comma-separated), or
+  `own-refused: <error>`, and a newline;
 * `{"terminal": {"command", "args", "id"}}`: runs it through the client's terminal, then a tool
   call `id` (kind execute) whose content is the terminal, completed once it exits, and a message
   chunk `exit <code>: <output>`;
@@ -210,6 +215,8 @@ class FakeAgent:
             # commands, and leaves running.
             await asyncio.create_subprocess_exec(*step["detach"], start_new_session=True)
             await self._say(sid, "detached")
+        elif "ownWrite" in step or "ownRead" in step or "ownList" in step:
+            await self._say(sid, _own_access(step) + "\n")
         elif "usage" in step:
             cost = Cost(amount=float(step["usage"]["cost"]), currency="USD")
             await conn.session_update(
@@ -258,6 +265,19 @@ class FakeAgent:
         await conn.release_terminal(session_id=sid, terminal_id=made.terminal_id)
 
 
+def _own_access(step: dict[str, Any]) -> str:
+    try:
+        if "ownWrite" in step:
+            target = step["ownWrite"]
+            Path(target["path"]).write_text(target["content"], encoding="utf-8")
+            return f"own-wrote {target['path']}"
+        if "ownRead" in step:
+            return Path(step["ownRead"]).read_text(encoding="utf-8")
+        return ",".join(sorted(os.listdir(step["ownList"])))
+    except OSError as exc:
+        return f"own-refused: {exc}"
+
+
 def _tool_update(spec: dict[str, Any]) -> Any:
     content: list[Any] = []
     if "text" in spec:
@@ -285,6 +305,10 @@ def main() -> None:
     if dump:
         Path(dump).write_text(json.dumps(dict(os.environ)), encoding="utf-8")
     asyncio.run(run_agent(FakeAgent(script)))  # type: ignore[arg-type]
+    if script.get("stayAfterEof"):
+        import time
+
+        time.sleep(3600)  # whoever started it has to stop it
 
 
 if __name__ == "__main__":

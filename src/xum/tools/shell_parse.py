@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -58,9 +59,39 @@ class Script:
 @cache
 def _parser() -> Parser:
     import tree_sitter
+
+    return tree_sitter.Parser(tree_sitter.Language(_bash_language()))
+
+
+def _bash_language() -> object:
+    """`tree_sitter_bash.language()`. The package's `__init__` imports `importlib.resources`
+    (with it tempfile, shutil, bz2, lzma and random: about 9 ms, most of the first bash call's
+    parser) only for a highlight query xum never reads, so the grammar's compiled binding is
+    loaded by itself; the plain import is the fallback for a layout other than this one."""
+    import importlib.machinery
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("tree_sitter_bash")
+        folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            for folder in folders:
+                path = os.path.join(folder, "_binding" + suffix)
+                if not os.path.isfile(path):
+                    continue
+                name = "tree_sitter_bash._binding"
+                loader = importlib.machinery.ExtensionFileLoader(name, path)
+                found = importlib.util.spec_from_file_location(name, path, loader=loader)
+                if found is None:
+                    continue
+                module = importlib.util.module_from_spec(found)
+                loader.exec_module(module)
+                return module.language()
+    except (ImportError, OSError, AttributeError):
+        pass
     import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter_bash.language()
 
 
 def warm_parser() -> None:

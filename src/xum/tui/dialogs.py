@@ -34,7 +34,6 @@ from textual.widgets.option_list import Option
 from xum.core.errors import XumError
 from xum.engine.display import strip_controls
 from xum.workspaces.checkouts.protocol import Removal
-from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.runtime.container_engine import EngineInfo
@@ -230,14 +229,6 @@ class NewWorkspaceDialog(ModalScreen[NewWorkspace | None]):
                 kind = f"devcontainer {picked}"
         agent = self.query_one("#agent", Select).value
         external = agent if isinstance(agent, str) and agent else None
-        if external is not None and kind.split(" ")[0] not in EXTERNAL_RUNTIMES:
-            self.notify(
-                "an external agent runs in a local or worktree workspace only (others are not "
-                "supported yet)",
-                severity="error",
-                markup=False,
-            )
-            return
         name = self.query_one("#name", Input).value.strip() or None
         title = self.query_one("#title", Input).value.strip()
         self.dismiss(

@@ -141,6 +141,18 @@ class WorkspaceSession:
         except Exception:
             return False
 
+    def warm_sandbox(self) -> None:
+        """A turn is starting: start the session's command sandbox while the model answers
+        (`SandboxMiddleware.warm`)."""
+        if not isinstance(self.agent, AgentSession):
+            return
+        from xum.llm.http import first_request_sent
+
+        for layer in self.wiring.middleware:
+            if isinstance(layer, SandboxMiddleware):
+                # Made and imported once the first request is out (xum run's start-up path).
+                layer.warm(self.agent.tool_context, after=first_request_sent)
+
     async def aclose(self) -> None:
         """Background processes, children, the client (if owned) and the runtime, then the log;
         each is closed even when an earlier one fails."""

@@ -162,7 +162,7 @@ async def create_workspace(
         if fields.get("external_agent"):  # checked before anything is made, for every caller
             from xum.workspaces.external.definitions import check_creation
 
-            check_creation(str(fields["external_agent"]), kind)
+            check_creation(str(fields["external_agent"]))
         paths = service.project_paths(directory, project_query)
         checkout = create_checkout(
             kind,

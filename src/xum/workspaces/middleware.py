@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the tool machinery loads with the first tool call, not at s
 
 TOOL_HOOK_TIMEOUT_S = 10.0
 LOCAL_CHECK_INTERVAL_S = 5.0
+LOCAL_SHARED_SCAN_S = 1.0
 PROJECT_HOOKS_SHOWN = ("init", "tool_pre", "tool_post", "tool_env", "archive", "delete")
 
 
@@ -122,10 +123,16 @@ class LocalStreamingWarning:
         self.emit = emit
         self._warned: set[str] = set()
         self._checked_at = 0.0
+        self._scanned = False
 
     def check(self) -> None:
+        # The session's first check scans afresh; later ones take a scan another session of
+        # the project made within the last LOCAL_SHARED_SCAN_S (one walk of the project's
+        # workspaces per period for the whole fleet, not one per session).
+        max_age = LOCAL_SHARED_SCAN_S if self._scanned else 0.0
+        self._scanned = True
         self._checked_at = time.monotonic()
-        for other in streaming_local_siblings(self.record):
+        for other in streaming_local_siblings(self.record, max_age_s=max_age):
             if other.id in self._warned:
                 continue
             self._warned.add(other.id)

@@ -1,7 +1,7 @@
 // External ACP agents in the browser (docs/api.md, "External agents"): the new-workspace
-// dialog's "Agent" choice, the label a workspace shows, and which composer pickers apply. An
-// external agent picks its own model and runs its own loop, so xum's model, thinking and agent
-// pickers do not apply to its workspace.
+// dialog's "Agent" choice (with any runtime: every one runs an external agent), the label a
+// workspace shows, and which composer pickers apply. An external agent picks its own model and
+// runs its own loop, so xum's model, thinking and agent pickers do not apply to its workspace.
 
 import type { Workspace } from "../api/types";
 
@@ -12,20 +12,11 @@ export interface ExternalAgentInfo {
   models: string[];
 }
 
-/** The runtimes an external agent runs in today. */
-export const EXTERNAL_RUNTIMES: readonly string[] = ["local", "worktree"];
-
 /** The dialog's "Agent" choices: xum's own (value "") first, then each configured agent by its
  *  label. None configured: no choices, and the dialog shows no "Agent" field. */
 export function agentChoices(agents: ExternalAgentInfo[] | null): { value: string; label: string }[] {
   if (!agents || agents.length === 0) return [];
   return [{ value: "", label: "xum" }, ...agents.map((a) => ({ value: a.name, label: a.label || a.name }))];
-}
-
-/** Why the chosen agent cannot be created with `runtime`, or null when it can. */
-export function choiceProblem(chosen: string, runtime: string): string | null {
-  if (!chosen || EXTERNAL_RUNTIMES.includes(runtime)) return null;
-  return "External agents run in Local or Worktree workspaces only (other runtimes are not supported yet).";
 }
 
 /** The create request's field for the chosen agent (nothing for xum's own). */

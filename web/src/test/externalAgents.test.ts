@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   agentChoices,
-  choiceProblem,
   createFields,
   engineSettingsApply,
   externalLabel,
@@ -30,13 +29,6 @@ describe("the new-workspace dialog's Agent choice", () => {
   it("sends the chosen agent, and nothing for xum's own", () => {
     expect(createFields("opencode")).toEqual({ externalAgent: "opencode" });
     expect(createFields("")).toEqual({});
-  });
-
-  it("refuses runtimes an external agent cannot run in", () => {
-    expect(choiceProblem("opencode", "worktree")).toBeNull();
-    expect(choiceProblem("opencode", "local")).toBeNull();
-    expect(choiceProblem("opencode", "ssh")).toMatch(/not supported yet/);
-    expect(choiceProblem("", "ssh")).toBeNull();
   });
 });
 

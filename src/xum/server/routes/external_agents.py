@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from xum.core.errors import XumError
 from xum.server.errors import ApiError
-from xum.workspaces.external.definitions import RUNTIMES
 
 router = APIRouter(prefix="/api/external-agents", tags=["external-agents"])
 
@@ -51,19 +50,12 @@ async def list_external_agents() -> ExternalAgentList:
 
 
 async def checked_external_agent(
-    name: str, runtime: str, *, model: str | None, thinking: str | None, agent: str | None
+    name: str, *, model: str | None, thinking: str | None, agent: str | None
 ) -> str:
     """`name` when config.json defines it and the rest of a creation request fits an external
-    agent (local or worktree runtime, no model, thinking level or xum agent); 422 otherwise."""
+    agent (no model, thinking level or xum agent; every runtime runs one); 422 otherwise."""
     from xum.workspaces.external.definitions import definition_for
 
-    if runtime not in RUNTIMES:
-        raise ApiError(
-            422,
-            "invalid_request",
-            f"externalAgent: external agents in {runtime} workspaces are not supported yet",
-            "use a local or worktree workspace",
-        )
     refused = [
         field
         for field, value in (("model", model), ("thinking", thinking))

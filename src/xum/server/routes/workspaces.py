@@ -168,7 +168,6 @@ async def create_workspace(body: CreateWorkspace, request: Request) -> Workspace
     if body.externalAgent is not None:
         external = await checked_external_agent(
             body.externalAgent,
-            body.runtime.type,
             model=body.model,
             thinking=body.thinking,
             agent=body.agent,

@@ -38,9 +38,10 @@ from xum.store import frame_types as ev
 from xum.store.writerlog import WriterLog
 from xum.workspaces.external import strays
 from xum.workspaces.external.client import XumClient
-from xum.workspaces.external.connection import AgentProcess, ExternalAgentError
+from xum.workspaces.external.connection import AgentProcess, ExternalAgentError, Launch
 from xum.workspaces.external.definitions import ExternalAgentDefinition
 from xum.workspaces.external.recording import TurnRecording, stop_reason
+from xum.workspaces.external.sandboxed import local_launch
 
 if TYPE_CHECKING:
     from xum.engine.goals import Goal
@@ -327,18 +328,13 @@ class ExternalAgent:
         if self.process is not None and self.process.alive and self.session_id is not None:
             return self.process, self.session_id
         await self._stop_process()
-        kind = self.runtime.kind
-        if kind not in ("local", "worktree"):
-            raise ExternalAgentError(
-                f"external agents do not run in {kind} workspaces yet (local and worktree only)",
-                hint="create the workspace with --runtime local or worktree",
-            )
         process = AgentProcess(
             self.definition, cwd=self.runtime.workspace_path, env=self.env, client=self.client
         )
         self.process = process
         try:
-            await process.start()
+            launch = await self._launch()
+            await process.start(launch)
             init = await process.initialize()
             capabilities = init.agent_capabilities
             can_load = bool(capabilities is not None and capabilities.load_session)
@@ -367,6 +363,20 @@ class ExternalAgent:
             await self._stop_process()
             raise
         return process, self.session_id
+
+    async def _launch(self) -> Launch | None:
+        """How the agent starts: on an SSH workspace's host through its ssh client, in a Docker
+        or Dev Container workspace's container through `exec -i` (the same launcher); here, in
+        the sandbox (None: the plain program, as the user)."""
+        from xum.runtime.ssh import SshRuntime
+
+        if isinstance(self.runtime, SshRuntime):
+            from xum.workspaces.external.remote import remote_launch
+
+            return await remote_launch(self.definition, self.runtime, self.client)
+        return await local_launch(
+            self.definition, self.env, self.runtime.workspace_path, self.client
+        )
 
     async def _stop_process(self) -> None:
         process, self.process = self.process, None

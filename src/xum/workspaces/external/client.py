@@ -200,6 +200,10 @@ class XumClient:
 
     # Files ----------------------------------------------------------------------------------
 
+    def tool_context(self, call_id: str) -> ToolContext:
+        """The context a tool call of this workspace would have (the sandbox's input)."""
+        return self._context(call_id)
+
     def _context(self, call_id: str) -> ToolContext:
         from xum.tools.base import ToolContext
 
@@ -216,9 +220,13 @@ class XumClient:
     async def _inside(self, canonical: str, path: str) -> None:
         """Refuse a file outside the checkout and the session's scratch dir (the temp dir
         xum's own file tools may also use is not the agent's: its files stay in the checkout)."""
+        # On a remote host the session's scratch dir is the runtime's own there.
+        scratch = self.place.scratch_dir
+        if not self.runtime.sees_local_files:
+            scratch = str(getattr(self.runtime, "scratch_dir", "") or scratch)
         roots = [
             await self.runtime.realpath(self.runtime.workspace_path),
-            await self.runtime.realpath(self.place.scratch_dir),
+            await self.runtime.realpath(scratch),
         ]
         if not any(is_within(canonical, root) for root in roots):
             raise _refused(f"{path} is outside the workspace {self.runtime.workspace_path}")

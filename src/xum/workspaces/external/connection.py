@@ -19,7 +19,8 @@ import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -65,8 +66,22 @@ def _missing(definition: ExternalAgentDefinition) -> ExternalAgentError:
     )
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How the agent's process is started when it is not the plain program: the command line
+    (`bwrap ... -- program`, or the ssh client that starts it on a host), where and with what
+    environment the local process starts, and bytes written to its stdin before the protocol
+    (the remote launcher's payload)."""
+
+    argv: Sequence[str]
+    cwd: str | None
+    env: Mapping[str, str]
+    preamble: bytes = b""
+
+
 class AgentProcess:
-    """One running agent and its connection."""
+    """One running agent and its connection. `cwd`: the checkout, as the agent sees it (sent
+    in `session/new`)."""
 
     def __init__(
         self,
@@ -102,21 +117,23 @@ class AgentProcess:
             and not self.broken.done()
         )
 
-    async def start(self) -> None:
+    async def start(self, launch: Launch | None = None) -> None:
+        """Start the program in the checkout (`launch`: another way to start it)."""
         from acp import connect_to_agent
 
-        program = resolve_command(self.definition, self.env)
+        if launch is None:
+            program = resolve_command(self.definition, self.env)
+            launch = Launch([program, *self.definition.args], self.cwd, self.env)
         loop = asyncio.get_running_loop()
         self.broken = loop.create_future()
         try:
             self.process = await asyncio.create_subprocess_exec(
-                program,
-                *self.definition.args,
+                *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=self.env,
+                cwd=launch.cwd,
+                env=dict(launch.env),
                 start_new_session=True,  # its own group: kill() stops what it started too
                 limit=LINE_LIMIT,
             )
@@ -131,6 +148,8 @@ class AgentProcess:
             asyncio.create_task(self._watch_exit(), name=f"acp exit {self.name}"),
         ]
         assert self.process.stdin is not None
+        if launch.preamble:
+            self.process.stdin.write(launch.preamble)  # before any message: it is read first
         self.conn = connect_to_agent(self.client, self.process.stdin, self._reader)
 
     # Reading the agent ------------------------------------------------------------------------
@@ -299,6 +318,7 @@ class AgentProcess:
                 os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(process.wait(), 10.0)
+            await _group_gone(process.pid)
         if self.conn is not None:
             with contextlib.suppress(Exception):
                 await self.conn.close()
@@ -310,6 +330,20 @@ class AgentProcess:
         if process is not None and process.stdin is not None:
             with contextlib.suppress(Exception):
                 process.stdin.close()
+
+
+async def _group_gone(group: int, timeout_s: float = 5.0) -> None:
+    """Wait (bounded) until nothing of the process group is left. In the sandbox the agent is
+    not bwrap's direct child: the processes inside its PID namespace die with bwrap, but they
+    are reaped a moment after bwrap itself."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        await asyncio.sleep(0.02)
 
 
 def _is_message(line: bytes) -> bool:

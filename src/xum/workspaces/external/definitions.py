@@ -8,7 +8,9 @@ Shape::
         "args": ["acp"],
         "env": {"OPENCODE_CONFIG": "/path/x.json"},
         "label": "opencode",
-        "models": ["fake/model-a"]
+        "models": ["fake/model-a"],
+        "writablePaths": ["~/.opencode-extra"],
+        "sandbox": true
       }
     }
 
@@ -34,9 +36,7 @@ HINT = (
     f"config.json ({DOCS})"
 )
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
-# The runtimes an external agent runs in today (SSH and containers: not yet).
-RUNTIMES = ("local", "worktree")
-_FIELDS = frozenset({"command", "args", "env", "label", "models"})
+_FIELDS = frozenset({"command", "args", "env", "label", "models", "writablePaths", "sandbox"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,10 @@ class ExternalAgentDefinition:
     env: Mapping[str, str] = field(default_factory=dict)  # added to the agent's environment
     label: str = ""
     models: tuple[str, ...] = ()  # the models it may be asked for (empty: its own choice)
+    # Where the agent keeps its own state, writable in xum's sandbox over the built-in
+    # defaults (`xum.workspaces.external.sandboxed`): absolute, or `~/...` (the agent's HOME).
+    writable_paths: tuple[str, ...] = ()
+    sandbox: bool = True  # False: the agent runs outside xum's sandbox, with the user's rights
 
     @property
     def display(self) -> str:
@@ -106,8 +110,17 @@ def parse_definition(name: str, raw: Any) -> ExternalAgentDefinition:
     label = raw.get("label", "")
     if not isinstance(label, str):
         raise _fail(f'{where}: "label" must be a string')
+    writable = _strings(raw.get("writablePaths", []), f'{where}: "writablePaths"')
+    for path in writable:
+        if not (path.startswith("/") or path == "~" or path.startswith("~/")):
+            raise _fail(f'{where}: "writablePaths": {path!r} is not an absolute path or ~/...')
+    sandbox = raw.get("sandbox", True)
+    if not isinstance(sandbox, bool):
+        raise _fail(f'{where}: "sandbox" must be true or false')
     return ExternalAgentDefinition(
         name=name,
+        writable_paths=writable,
+        sandbox=sandbox,
         command=command,
         args=_strings(raw.get("args", []), f'{where}: "args"'),
         env=dict(env_raw),
@@ -143,14 +156,10 @@ def definition_for(name: str, config: Mapping[str, Any] | None = None) -> Extern
     return found
 
 
-def check_creation(name: str, runtime_kind: str) -> ExternalAgentDefinition:
+def check_creation(name: str) -> ExternalAgentDefinition:
     """What every front-end checks before it creates a workspace whose agent is `name`: the
-    definition exists and the runtime is one an external agent runs in (UsageError if not)."""
-    if runtime_kind not in RUNTIMES:
-        raise UsageError(
-            f"external agents in {runtime_kind} workspaces are not supported yet",
-            hint="use a local or worktree workspace",
-        )
+    definition exists (UsageError listing the configured ones if not). Every runtime runs
+    one: here, on an SSH host, or in a Docker or Dev Container workspace's container."""
     return definition_for(name)
 
 

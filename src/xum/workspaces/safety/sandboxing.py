@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,11 +47,27 @@ if TYPE_CHECKING:
     from xum.runtime.sandboxd import SessionSandbox
     from xum.tools.base import ToolContext, ToolResult
 
+log = logging.getLogger(__name__)
+
 SANDBOXED_TOOLS = frozenset({"bash"})
 # How long the background probe waits for the first request to go out before it runs anyway.
 PROBE_GATE_S = 2.0
 # What a denied write looks like in a command's output: the note after it says why.
 _DENIED_MARKERS = ("Read-only file system", "EROFS")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommandSandbox:
+    """`SandboxMiddleware.command_sandbox`'s answer. `mode`: the mode that applies (after the
+    read-only permission mode's override); `layout`: the sandbox, None when `mode` is off or
+    there is a `problem` (in words: why the sandbox cannot be kept), whose `kind` says whether
+    the backend is unavailable or a setting is wrong (or, without a problem, `container`: a
+    container runtime, whose container is the boundary)."""
+
+    mode: str
+    layout: Layout | None
+    problem: str | None = None
+    kind: str = ""
 
 
 def missing_backend_notice(mode: str) -> E.Advisory | None:
@@ -93,21 +112,73 @@ class SandboxMiddleware:
         self._warned = warned
         self._remote: tuple[Backend, bool, GitLayout | None] | None = None
         self._probe_lock = asyncio.Lock()
-        # The session's one sandbox for local commands (started by its first command).
+        # The session's one sandbox for local commands (started by its first turn, `warm`, or
+        # else its first command).
         self.session_sandbox: SessionSandbox | None = None
-        if runtime.sees_local_files and self._may_sandbox():
+        self._warming: asyncio.Task[None] | None = None
+        if runtime.sees_local_files:
             from xum.llm.http import first_request_sent
-            from xum.runtime.sandbox_settings import find_bwrap, probe_soon
+            from xum.runtime.sandbox_settings import find_bwrap, helper_soon, probe_soon
 
-            # The probe (a short bwrap run) starts once the first request is out, while the
-            # model answers, instead of with the first command.
-            if find_bwrap() is not None:
+            # What the first command would otherwise wait for starts once the first request is
+            # out, while the model answers: the probe (a short bwrap run) for sandboxed
+            # commands, the command helper (a Python process) for unsandboxed ones.
+            if not self._may_sandbox():
+                helper_soon(first_request_sent, PROBE_GATE_S)
+            elif find_bwrap() is not None:
                 probe_soon(first_request_sent, PROBE_GATE_S)
 
     async def aclose(self) -> None:
         """The session ends: so does its sandbox, with every command still in it."""
+        if self._warming is not None:
+            self._warming.cancel()  # a sandbox it was starting is ended with it
         if self.session_sandbox is not None:
             self.session_sandbox.close()
+
+    def warm(
+        self,
+        ctx: ToolContext | Callable[[], ToolContext],
+        *,
+        after: threading.Event | None = None,
+    ) -> asyncio.Task[None] | None:
+        """A turn starts: start the session's sandbox now, while the model answers its first
+        request, instead of with its first command, which would wait for it (a bwrap and the
+        launcher's interpreter: about 60 ms alone, several hundred when many sessions start at
+        once). The sandbox is the one a `bash` call with `ctx` would get, so the first command
+        finds it under its own key; one it does not match (its `.xum/tool_env` is mounted, or
+        the settings changed meanwhile) starts its own, as before. Once per session, local
+        workspace-write sandboxes only, and only where the backend works: nothing is reported
+        from here (the first command still says what it always said). Returns the task that
+        starts it (None for a runtime without local files).
+
+        `ctx` may be a function that makes it, and `after` an event to wait for first (at most
+        `PROBE_GATE_S`): a turn passes the first request going out, so that neither the tool
+        context nor the sandbox's modules are made or imported before that request."""
+        if self._warming is None and self.runtime.sees_local_files:
+            self._warming = asyncio.get_running_loop().create_task(self._warm(ctx, after))
+        return self._warming
+
+    async def _warm(
+        self, ctx: ToolContext | Callable[[], ToolContext], after: threading.Event | None
+    ) -> None:
+        # Settings that keep commands out of the sandbox: nothing to make, import or wait for.
+        if not self._may_sandbox():
+            return
+        if after is not None and not after.is_set():
+            await asyncio.to_thread(after.wait, PROBE_GATE_S)
+        from xum.runtime.sandbox import SandboxedRuntime
+        from xum.tools.base import ToolContext
+
+        try:
+            if callable(ctx):
+                ctx = ctx()
+            if not self._may_sandbox() or not (await self._backend(ctx.runtime))[0].ok:
+                return
+            changed = await self.before_tool(ToolCall(id="", name="bash", arguments="{}"), ctx)
+            if isinstance(changed, ToolContext) and isinstance(changed.runtime, SandboxedRuntime):
+                await changed.runtime.start_session_sandbox()
+        except Exception:  # best effort: the first command starts it, or says why it cannot
+            log.debug("the session sandbox did not start ahead of the first command", exc_info=True)
 
     def _may_sandbox(self) -> bool:
         """Whether a command of this session may run in the sandbox (its settings as now)."""
@@ -126,46 +197,36 @@ class SandboxMiddleware:
 
         if ctx.sandbox_escalated:  # approved for this one call (recorded in its result)
             return None
-        try:
-            settings = sandbox_settings(self.choice)
-        except SafetyConfigError as exc:
-            return error(f"bash was not run: {exc.message} ({exc.hint})", sandbox="config-error")
-        if permission_mode(self.choice, self.workspace_id) == "read-only":
-            # The read-only permission mode runs commands only in the read-only sandbox.
-            settings = dataclasses.replace(settings, mode="read-only")
-        if settings.mode == "off":
-            return None
         if ctx.runtime.kind in ("docker", "devcontainer"):  # the container is the boundary
+            try:
+                settings = self._settings()
+            except SafetyConfigError as exc:
+                return error(
+                    f"bash was not run: {exc.message} ({exc.hint})", sandbox="config-error"
+                )
+            if settings.mode == "off":
+                return None
             from xum.workspaces.safety.container_sandbox import container_call
 
             return container_call(ctx, settings)
-        backend, is_root, git = await self._backend(ctx.runtime)
-        if not backend.ok:
-            if settings.mode == "auto":
-                self._warn(backend.detail)
+        decided = await self.command_sandbox(ctx)
+        if decided.problem is not None:
+            if decided.kind == "unavailable" and decided.mode == "auto":
+                self._warn(decided.problem)
                 return None
-            return error(
-                f"bash was not run: the sandbox mode is {settings.mode}, which needs a working "
-                f"sandbox, and {backend.detail}. The user can install it, or choose another "
-                'sandbox mode ("sandbox" in config.json, or `xum run --sandbox`; the read-only '
-                "permission mode always needs it).",
-                sandbox="unavailable",
-            )
+            if decided.kind == "unavailable":
+                return error(
+                    f"bash was not run: the sandbox mode is {decided.mode}, which needs a "
+                    f"working sandbox, and {decided.problem}. The user can install it, or choose "
+                    'another sandbox mode ("sandbox" in config.json, or `xum run --sandbox`; the '
+                    "read-only permission mode always needs it).",
+                    sandbox="unavailable",
+                )
+            return error(f"bash was not run: {decided.problem}", sandbox="config-error")
+        if decided.layout is None:
+            return None
         from xum.runtime.sandbox import SandboxedRuntime
-        from xum.tools.denylist import current_denylist
 
-        try:
-            denylist = current_denylist()
-        except ValueError as exc:  # fail closed, as the file tools do
-            return error(
-                f"bash was not run: the read denylist in xum's config.json is malformed ({exc})",
-                sandbox="config-error",
-            )
-        layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
-        if denylist.active:
-            layout = _with_denylist(layout, denylist, ctx.runtime)
-        if ctx.runtime.sees_local_files:
-            layout = _without_key_files(layout)
         session = None
         if ctx.runtime.sees_local_files:
             if self.session_sandbox is None:
@@ -173,10 +234,57 @@ class SandboxMiddleware:
 
                 self.session_sandbox = SessionSandbox()
             session = self.session_sandbox
-        sandboxed = SandboxedRuntime(ctx.runtime, layout, session)
+        sandboxed = SandboxedRuntime(ctx.runtime, decided.layout, session)
         return dataclasses.replace(ctx, runtime=sandboxed)
 
+    def _settings(self) -> SandboxSettings:
+        """The settings as they apply now (SafetyConfigError when config.json's are wrong): the
+        read-only permission mode runs commands only in the read-only sandbox."""
+        settings = sandbox_settings(self.choice)
+        if permission_mode(self.choice, self.workspace_id) == "read-only":
+            settings = dataclasses.replace(settings, mode="read-only")
+        return settings
+
+    async def command_sandbox(self, ctx: ToolContext) -> CommandSandbox:
+        """What sandbox a command started from `ctx` runs in, as the settings say now: its
+        layout (None when the mode is off), or the problem that keeps it from being kept. The
+        bash tool and an external agent's process (`xum.workspaces.external.sandboxed`) both
+        start from here. On a container runtime no bubblewrap applies: the answer is the mode
+        and the kind `container` (the container is the boundary, `container_sandbox`)."""
+        try:
+            settings = self._settings()
+        except SafetyConfigError as exc:
+            return CommandSandbox("auto", None, f"{exc.message} ({exc.hint})", "config-error")
+        if settings.mode == "off":
+            return CommandSandbox("off", None)
+        if ctx.runtime.kind in ("docker", "devcontainer"):
+            return CommandSandbox(settings.mode, None, kind="container")
+        backend, is_root, git = await self._backend(ctx.runtime)
+        if not backend.ok:
+            return CommandSandbox(settings.mode, None, backend.detail, "unavailable")
+        from xum.tools.denylist import current_denylist
+
+        try:
+            denylist = current_denylist()
+        except ValueError as exc:  # fail closed, as the file tools do
+            return CommandSandbox(
+                settings.mode,
+                None,
+                f"the read denylist in xum's config.json is malformed ({exc})",
+                "config-error",
+            )
+        layout = self._layout(ctx, settings, settings.mode != "read-only", is_root, git)
+        if denylist.active:
+            layout = _with_denylist(layout, denylist, ctx.runtime)
+        if ctx.runtime.sees_local_files:
+            layout = _without_key_files(layout)
+        return CommandSandbox(settings.mode, layout)
+
     async def after_tool(self, call: ToolCall, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        if not result.is_error:
+            # Checked first: the sandbox's module (3 ms to import) stays unloaded in a session
+            # whose commands run unsandboxed and succeed.
+            return result
         from xum.runtime.forwarding import ForwardingRuntime
         from xum.runtime.sandbox import SandboxedRuntime
 
@@ -185,7 +293,7 @@ class SandboxMiddleware:
         # runs the same sandbox): the note is about the sandbox underneath.
         while isinstance(runtime, ForwardingRuntime) and not isinstance(runtime, SandboxedRuntime):
             runtime = runtime.inner
-        if not isinstance(runtime, SandboxedRuntime) or not result.is_error:
+        if not isinstance(runtime, SandboxedRuntime):
             return result
         if not any(marker in result.output for marker in _DENIED_MARKERS):
             return result
@@ -229,7 +337,8 @@ class SandboxMiddleware:
         is_root: bool,
         remote_git: GitLayout | None,
     ) -> Layout:
-        from xum.runtime.sandbox import Layout, read_git_layout
+        from xum.runtime.git_layout import git_layout
+        from xum.runtime.sandbox import Layout
 
         runtime = ctx.runtime
         source: tuple[str, ...] = (ctx.env_source,) if ctx.env_source else ()
@@ -263,7 +372,7 @@ class SandboxMiddleware:
             private_slash_tmp=settings.private_tmp,
             egress=settings.egress,
             writable=(scratch, *settings.writable) if write else (),
-            git=read_git_layout(workspace),
+            git=git_layout(workspace),
             # xum's own root holds provider keys, the server's token, the config and every
             # session: not the model's, to read or to change.
             hidden=(root,),

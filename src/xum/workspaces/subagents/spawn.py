@@ -7,9 +7,10 @@ model route and thinking level: the task call's, else the agent's own `ai` defau
 parent's. The manager (`subagents.manager`) then makes the children from the plan.
 
 An agent id that names an external ACP agent (config.json `externalAgents`) makes an external
-child: no route or thinking level of its own (`model`/`thinking` given with it are refused),
-and only where external agents run (a local or worktree parent). With `agents` (best of N
-across agents) each entry gets its child, titled `Title (i/n, <agent>)`.
+child: no route or thinking level of its own (`model`/`thinking` given with it are refused). It
+runs where xum's own child would (an SSH parent's child on the host, in the shared checkout; a
+container parent's fork child in a container of its own). With `agents` (best of N across
+agents) each entry gets its child, titled `Title (i/n, <agent>)`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from xum.llm.types import ThinkingLevel
 from xum.tools.tasking import Isolation, SubAgentError
 from xum.workspaces.checkouts.factory import session_checkout
 from xum.workspaces.checkouts.protocol import Checkout
-from xum.workspaces.external.definitions import RUNTIMES as EXTERNAL_RUNTIMES
 
 if TYPE_CHECKING:
     from xum.context.agents import ResolvedAgent
@@ -86,11 +86,6 @@ async def plan_spawn(
     known: dict[str, ChildPlan] = {}
     for agent_id in dict.fromkeys(ids):
         known[agent_id] = await _child_plan(parent, lookup, spec, agent_id)
-    if any(c.external for c in known.values()) and parent.runtime.kind not in EXTERNAL_RUNTIMES:
-        raise SubAgentError(
-            f"external agents do not run in {parent.runtime.kind} workspaces yet (local and "
-            "worktree only): start xum's own agents here"
-        )
     isolation: Isolation = spec.isolation
     if isolation == "fork" and not checkout.forks_children and not spec.isolation_given:
         isolation = "none"  # a scratch chat: its sub-agents work in its folder

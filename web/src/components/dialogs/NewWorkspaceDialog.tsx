@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { api, qs } from "../../api/http";
 import type { ContainerEngine, RuntimeType } from "../../api/types";
 import { configChoices, devcontainerRuntime, type DevcontainerConfig } from "../../lib/devcontainers";
-import { agentChoices, choiceProblem, createFields } from "../../lib/externalAgents";
+import { agentChoices, createFields } from "../../lib/externalAgents";
 import { useStore } from "../../lib/store";
 import { app, closeDialog, selectedWorkspace } from "../../state/app";
 import { createWorkspace } from "../../state/actions";
@@ -64,8 +64,6 @@ export function NewWorkspaceDialog(props: { projectPath: string | null }) {
   const [title, setTitle] = useState("");
   const submit = async () => {
     if (!project) throw new Error("Add a project first.");
-    const problem = choiceProblem(agent, runtime);
-    if (problem) throw new Error(problem);
     if (runtime === "ssh" && !host.trim()) throw new Error("Name the SSH host.");
     if (runtime === "docker" && !image.trim()) throw new Error("Name the container image (for example python:3.12).");
     const spec =
