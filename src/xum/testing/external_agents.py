@@ -211,14 +211,16 @@ def claude_code_definition(
 
 def codex_config(base_url: str, model: str = CODEX_MODEL) -> str:
     """Codex's `config.toml`: one model provider (`fake`) speaking OpenAI Responses at the model
-    server, its key read from `FAKE_API_KEY`; no update check, no analytics or feedback; it asks
-    before acting outside its sandbox (`on-request`) and writes only in the workspace."""
+    server, its key read from `FAKE_API_KEY`; no update check, no analytics or feedback. xum
+    runs the agent inside its own sandbox, where Codex's bubblewrap cannot start (a user
+    namespace inside xum's: "setting up uid map: Operation not permitted"), so Codex runs its
+    commands without a sandbox of its own and xum's is the boundary."""
     root = server_root(base_url)
     return (
         f"model = {json.dumps(model)}\n"
         'model_provider = "fake"\n'
         'approval_policy = "on-request"\n'
-        'sandbox_mode = "workspace-write"\n'
+        'sandbox_mode = "danger-full-access"\n'
         "check_for_update_on_startup = false\n"
         "\n"
         "[model_providers.fake]\n"

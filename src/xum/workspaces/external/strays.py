@@ -9,7 +9,8 @@ A leftover is a process below the agent that
 * did not exist when the prompt started (a server a command of an earlier turn started on
   purpose, or the agent's own helper processes, are left alone), and
 * runs in a session of its own (the agent started it detached, as agents start the commands
-  they run in a terminal or sandbox; the agent's own helpers share its session),
+  they run in a terminal or sandbox; the agent's own helpers share its session, and so does
+  whatever shares a session with a process that ran before the prompt),
 
 with everything below it. "During the prompt" compares each process's start time (kept by the
 kernel) with the moment the prompt was sent, so nothing is scanned before a prompt.
@@ -88,12 +89,16 @@ def stop_leftovers(root: int, since: int) -> list[int]:
     agent = table.get(root)
     if agent is None:
         return []
+    below = _below(root, table)
+    # The agent's own sessions: the root's, and those of what ran before the prompt (xum's
+    # sandbox starts the agent itself in a new session under bubblewrap).
+    own = {agent.session} | {table[pid].session for pid in below if table[pid].started < since}
     doomed: list[int] = []
-    for pid in _below(root, table):
+    for pid in below:
         stat = table[pid]
         if stat.started < since or pid in doomed:
             continue
-        if stat.session != agent.session:
+        if stat.session not in own:
             doomed.extend([pid, *_below(pid, table)])
     stopped = []
     for pid in dict.fromkeys(doomed):
