@@ -35,7 +35,7 @@ WEB_SOURCES := $(shell find $(WEB)/src $(WEB)/public -type f 2>/dev/null) $(WEB)
 DEVCONTAINER := tools/devcontainer
 DEVCONTAINER_STAMP := $(DEVCONTAINER)/node_modules/.installed
 
-# Third-party ACP agents (opencode, Claude Code's ACP adapter; pinned in
+# Third-party ACP agents (opencode, Claude Code's and Codex's ACP adapters, Gemini CLI; pinned in
 # tools/external-agents/package.json) that the external-agent tests and bench drive against the
 # fake LLM. npm ci installs each platform's binary as an optional dependency: nothing is
 # downloaded when they run.

@@ -27,7 +27,7 @@ from tests.integration.server_support import (
     subscribed,
 )
 from tests.support.external_agents import committed, replay
-from tests.support.real_agents import DEFINITIONS, configure, request_text, shell_call
+from tests.support.real_agents import ASKING, configure, request_text, shell_call
 from xum.testing import external_agents as agents
 from xum.testing import fakellm
 
@@ -40,7 +40,7 @@ def _seqs(events: list[dict[str, Any]]) -> int:
     return max((e["seq"] for e in events if "seq" in e), default=0)
 
 
-@pytest.mark.parametrize("name", sorted(DEFINITIONS))
+@pytest.mark.parametrize("name", ASKING)
 def test_a_person_allows_and_denies_a_real_agents_commands(
     name: str, repo: Path, tmp_path: Path
 ) -> None:

@@ -1,9 +1,10 @@
 """Stopping a real agent's turn through xum while its command runs, over the server's API.
 
 The model has the agent run a long `sleep` (opencode in its own shell, Claude Code through a
-terminal xum runs for it); the browser's Stop (`POST /interrupt`) ends the turn as interrupted,
-the command's process is gone (found by a marker in its command line), the next message is a
-normal turn, and `xum session` replays what streamed live."""
+terminal xum runs for it, Codex in its own sandbox); the browser's Stop (`POST /interrupt`) ends
+the turn as interrupted, the command's process is gone (found by a marker in its command line:
+Codex leaves it running after a cancel, and xum stops it), the next message is a normal turn with
+the same agent, and `xum session` replays what streamed live."""
 
 from __future__ import annotations
 
@@ -57,10 +58,13 @@ def test_stopping_a_real_agents_turn_stops_its_command(
         with subscribed(client, wid) as ws:
             sent = client.post(f"{url}/messages", json={"text": "Wait a while."}, headers=AUTH)
             assert sent.status_code == 202
+            # Stop once xum has recorded the call (Codex reports it after the command started).
+            started = receive_until(ws, is_event("tool-call"), timeout=STEP)
             wait_until(lambda: bool(processes_with(marker)), STEP, "the sleep starting")
             stopped = client.post(f"{url}/interrupt", headers=AUTH)
             assert stopped.status_code == 200 and stopped.json()["interrupted"] is True
-            live = events_of(receive_until(ws, is_event("turn-end"), timeout=STEP), wid)
+            ended = receive_until(ws, is_event("turn-end"), timeout=STEP)
+            live = events_of(started + ended, wid)
         assert live[-1]["reason"] == "interrupted", live[-3:]
         # Every tool call has its result, also one the agent never reported done (Claude Code).
         calls = [e["call_id"] for e in live if e["type"] == "tool-call"]

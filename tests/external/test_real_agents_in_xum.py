@@ -1,5 +1,5 @@
-"""Real third-party agents as a workspace's agent: `xum run --external-agent` starts opencode or
-Claude Code (claude-code-acp) in the workspace's checkout and drives it over ACP, each pointed at
+"""Real third-party agents as a workspace's agent: `xum run --external-agent` starts opencode,
+Claude Code (claude-code-acp), Codex (codex-acp) or Gemini CLI (`gemini --acp`) in the workspace's checkout and drives it over ACP, each pointed at
 the fake LLM on loopback. A turn whose model reply runs the agent's shell tool and edits a file:
 the command's output reaches the model, the file changes in the checkout, the turn is recorded in
 xum's log with xum's own events and replays as it streamed; a second `xum run --workspace`
@@ -19,6 +19,7 @@ from tests.support.external_agents import committed, final, replay, run_xum, tex
 from xum.store.config import update_config
 from xum.testing import external_agents as agents
 from xum.testing import fakellm
+from xum.workspaces.external.recording import NO_OUTPUT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -51,11 +52,41 @@ def _claude_turn(notes: Path) -> list[fakellm.Reply]:
     ]
 
 
+def _codex_turn(notes: Path) -> list[fakellm.Reply]:
+    # Codex edits through `apply_patch`, which it also takes as a command of its shell tool
+    # (the model's usual way): reported as an edit with its diff, not as a command.
+    patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+beta\n*** End Patch\n"
+    return [
+        fakellm.tool_call("exec_command", {"cmd": "echo marker-$((6 * 7))"}),
+        fakellm.tool_call("exec_command", {"cmd": f"apply_patch <<'EOF'\n{patch}EOF\n"}),
+        fakellm.reply("Printed and edited."),
+    ]
+
+
+def _gemini_turn(notes: Path) -> list[fakellm.Reply]:
+    # Gemini CLI refuses a command with a substitution (`$((...))`): printf makes the marker.
+    return [
+        fakellm.tool_call("run_shell_command", {"command": "printf 'marker-%d\\n' 42"}),
+        fakellm.tool_call(
+            "replace",
+            {
+                "file_path": str(notes),
+                "instruction": "Change alpha to beta",
+                "old_string": "alpha",
+                "new_string": "beta",
+            },
+        ),
+        fakellm.reply("Printed and edited."),
+    ]
+
+
 AGENTS: dict[
     str, tuple[Callable[[str, Path], agents.AgentDefinition], Callable[[Path], list[fakellm.Reply]]]
 ] = {
     "opencode": (agents.opencode_definition, _opencode_turn),
     "claude-code": (agents.claude_code_definition, _claude_turn),
+    "codex": (agents.codex_definition, _codex_turn),
+    "gemini": (agents.gemini_definition, _gemini_turn),
 }
 
 
@@ -96,7 +127,12 @@ def test_a_real_agent_runs_a_turn_in_a_xum_workspace(name: str, repo: Path, tmp_
         assert notes.read_text() == "beta\n"
         types = [e["type"] for e in events]
         assert types[:2] == ["turn-start", "user-message"], types
-        assert any(e["type"] == "tool-result" for e in events)
+        # The command's output reaches the user too (Codex reports it only in `rawOutput`);
+        # Gemini CLI's shell reports none through ACP, and the result says so.
+        outputs = [e["output"] for e in events if e["type"] == "tool-result"]
+        shown = NO_OUTPUT if name == "gemini" else "marker-42"
+        assert any(shown in output for output in outputs), outputs
+        assert any("+beta" in output for output in outputs), outputs  # the edit, as a diff
         assert "Printed and edited." in "".join(texts(events))
         end = next(e for e in events if e["type"] == "turn-end")
         assert end["reason"] == "completed"
@@ -107,6 +143,9 @@ def test_a_real_agent_runs_a_turn_in_a_xum_workspace(name: str, repo: Path, tmp_
         # The same workspace goes on with the same agent.
         model.script(fakellm.reply("Still here."))
         code, again, err = run_xum(repo, "--workspace", workspace, "Anyone?", timeout=RUN_TIMEOUT_S)
-        assert code == 0, err
+        assert code == 0, (err, again[-3:])
         assert "Still here." in "".join(texts(again))
+        if name == "gemini":  # its session/load does not find the session: xum starts anew
+            advisories = [e["kind"] for e in again if e["type"] == "advisory"]
+            assert "external-agent-new-session" in advisories, again
         assert not llm.errors, llm.errors

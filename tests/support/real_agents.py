@@ -1,4 +1,4 @@
-"""Real third-party agents (opencode, Claude Code) as xum workspaces' agents in tests: how each
+"""Real third-party agents (opencode, Claude Code, Codex) as xum workspaces' agents in tests: how each
 is configured in config.json, how the fake model calls its shell tool, how a test skips without
 the installed agents, and how a test finds (or misses) the process of a command an agent ran.
 
@@ -23,7 +23,11 @@ Definition = Callable[[str, Path], agents.AgentDefinition]
 DEFINITIONS: dict[str, Definition] = {
     "opencode": agents.opencode_definition,
     "claude-code": agents.claude_code_definition,
+    "codex": agents.codex_definition,
 }
+# The agents that ask before they act, as their definitions here set them (Codex runs its
+# commands in its own sandbox without asking).
+ASKING = ("claude-code", "opencode")
 
 
 def skip_without_agents() -> None:
@@ -42,6 +46,8 @@ def shell_call(name: str, command: str) -> fakellm.Reply:
     """The model's reply that calls agent `name`'s own shell tool with `command`."""
     if name == "opencode":
         return fakellm.tool_call("bash", {"command": command, "description": "Run the command"})
+    if name == "codex":
+        return fakellm.tool_call("exec_command", {"cmd": command})
     # claude-code-acp 0.16.2 rejects a call without `timeout`, though its schema says optional.
     return fakellm.tool_call(
         "mcp__acp__Bash", {"command": command, "description": "Run the command", "timeout": 120000}

@@ -353,7 +353,7 @@ def test_json_script_file_with_replay_relative_path(tmp_path: Path) -> None:
         ({"replies": [{"txt": "x"}]}, "replies[0]: unknown key(s) 'txt'"),
         ({"replies": [{"content": [{"type": "image"}]}]}, "replies[0].content[0]: content item"),
         ({"replies": [{"chunk_size": True}]}, "replies[0].chunk_size: expected int"),
-        ({"replies": [{"wire": "gemini"}]}, "replies[0]: unknown wire 'gemini'"),
+        ({"replies": [{"wire": "bedrock"}]}, "replies[0]: unknown wire 'bedrock'"),
         ({"replies": [{"text": "x", "error": {"status": 500}}]}, "an error or replay reply"),
         ({"replies": [{"replay": "missing.txt"}]}, "no such file"),
     ],

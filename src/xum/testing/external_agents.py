@@ -45,6 +45,8 @@ _CHECKOUT_DIR = Path(__file__).resolve().parents[3] / "tools" / "external-agents
 OPENCODE_VERSION = "1.18.33"  # as pinned in tools/external-agents/package.json
 OPENCODE_MODEL = "fake-model"
 CLAUDE_CODE_MODEL = "claude-sonnet-4-5"
+CODEX_MODEL = "gpt-5.4"
+GEMINI_MODEL = "gemini-2.5-pro"
 DUMMY_KEY = "sk-fake-not-a-real-key"
 # One ACP message is one line; an agent's tool list or a tool's output passes the asyncio
 # default of 64 KiB, which would end the connection.
@@ -72,9 +74,12 @@ def installed_program(name: str) -> Path:
     return agents_dir() / "node_modules" / ".bin" / name
 
 
+PROGRAMS = ("opencode", "claude-code-acp", "codex-acp", "gemini")
+
+
 def missing_reason() -> str | None:
     """Why the real agents cannot run here (a sentence to skip with), or None when they can."""
-    for name in ("opencode", "claude-code-acp"):
+    for name in PROGRAMS:
         program = installed_program(name)
         if not os.access(program, os.X_OK):
             return (
@@ -200,6 +205,94 @@ def claude_code_definition(
         "args": [],
         "env": env,
         "label": "Claude Code",
+        "models": [model],
+    }
+
+
+def codex_config(base_url: str, model: str = CODEX_MODEL) -> str:
+    """Codex's `config.toml`: one model provider (`fake`) speaking OpenAI Responses at the model
+    server, its key read from `FAKE_API_KEY`; no update check, no analytics or feedback. xum
+    runs the agent inside its own sandbox, where Codex's bubblewrap cannot start (a user
+    namespace inside xum's: "setting up uid map: Operation not permitted"), so Codex runs its
+    commands without a sandbox of its own and xum's is the boundary."""
+    root = server_root(base_url)
+    return (
+        f"model = {json.dumps(model)}\n"
+        'model_provider = "fake"\n'
+        'approval_policy = "on-request"\n'
+        'sandbox_mode = "danger-full-access"\n'
+        "check_for_update_on_startup = false\n"
+        "\n"
+        "[model_providers.fake]\n"
+        'name = "Fake LLM"\n'
+        f"base_url = {json.dumps(root + '/v1')}\n"
+        'wire_api = "responses"\n'
+        'env_key = "FAKE_API_KEY"\n'
+        "\n"
+        "[analytics]\n"
+        "enabled = false\n"
+        "\n"
+        "[feedback]\n"
+        "enabled = false\n"
+    )
+
+
+def codex_definition(base_url: str, workdir: Path, model: str = CODEX_MODEL) -> AgentDefinition:
+    """Codex through `codex-acp` against the model server at `base_url` (OpenAI Responses);
+    `workdir` (created) holds its HOME and its CODEX_HOME with `config.toml`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = isolated_home(workdir)
+    codex_home = workdir / "codex"
+    codex_home.mkdir(exist_ok=True)
+    (codex_home / "config.toml").write_text(codex_config(base_url, model))
+    # Codex's bubblewrap sandbox refuses to start when CODEX_HOME lies under the temporary
+    # directory, and a test's workdir is under /tmp: its TMPDIR is a folder of its own beside.
+    tmp = workdir / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env.update({"CODEX_HOME": str(codex_home), "FAKE_API_KEY": DUMMY_KEY, "TMPDIR": str(tmp)})
+    return {
+        "command": str(installed_program("codex-acp")),
+        "args": [],
+        "env": env,
+        "label": "Codex",
+        "models": [model],
+    }
+
+
+def gemini_settings(model: str = GEMINI_MODEL) -> dict[str, object]:
+    """Gemini CLI's `~/.gemini/settings.json` (the nested format of 0.61): no usage statistics,
+    telemetry or update checks, the API key as the way in, and the model to use."""
+    return {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "model": {"name": model},
+    }
+
+
+def gemini_definition(base_url: str, workdir: Path, model: str = GEMINI_MODEL) -> AgentDefinition:
+    """Gemini CLI (`gemini --acp`) against the model server at `base_url` (it speaks the Gemini
+    API); `workdir` (created) holds its HOME with `.gemini/settings.json`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = isolated_home(workdir)
+    settings = Path(env["HOME"]) / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(gemini_settings(model), indent=2) + "\n")
+    env.update(
+        {
+            "GOOGLE_GEMINI_BASE_URL": server_root(base_url),
+            "GEMINI_API_KEY": DUMMY_KEY,
+            "GEMINI_MODEL": model,
+            # Without it the CLI starts itself again in a child process (for a larger heap).
+            "GEMINI_CLI_NO_RELAUNCH": "1",
+        }
+    )
+    return {
+        "command": str(installed_program("gemini")),
+        "args": ["--acp"],
+        "env": env,
+        "label": "Gemini CLI",
         "models": [model],
     }
 

@@ -4,7 +4,8 @@ It is the SDK's agent side (`acp.run_agent`) doing what a JSON script says. The 
 in the environment variable `XUM_FAKE_ACP_SCRIPT`::
 
     {
-      "loadSession": true,            # advertise session/load (default false)
+      "loadSession": true,            # advertise session/load (default false; "fail": advertise
+                                      # it, but answer every load with an error)
       "initialize": "hang",           # or "crash": never answer initialize / exit 3 at it
       "envDump": "/tmp/env.json",     # write this process's environment there at start
       "callLog": "/tmp/calls.ndjson", # append {"method", "sessionId", "cwd"} per request
@@ -16,7 +17,8 @@ A step is an object with one key:
 
 * `{"message": "text"}`, `{"thought": "text"}`: a message or thought chunk;
 * `{"toolCall": {"id", "title", "kind", "rawInput"}}`: a tool call starts (pending);
-* `{"toolUpdate": {"id", "status", "text", "diff": {"path", "old", "new"}, "rawOutput"}}`;
+* `{"toolUpdate": {"id", "status", "text", "diff": {"path", "old", "new"}, "rawOutput", "title",
+  "kind"}}` (an update of a call never started announces it, as Gemini CLI does);
 * `{"plan": [{"content", "status"}, ...]}`;
 * `{"permission": {"id", "title", "kind", "rawInput"}}`: asks permission (allow once, allow always, reject
   once) and says what was chosen as a message chunk (`permission: <option id>` or
@@ -30,6 +32,8 @@ A step is an object with one key:
 * `{"terminal": {"command", "args", "id"}}`: runs it through the client's terminal, then a tool
   call `id` (kind execute) whose content is the terminal, completed once it exits, and a message
   chunk `exit <code>: <output>`;
+* `{"detach": ["sleep", "300"]}`: starts that command itself in a new session and leaves it
+  running (as Codex leaves its commands), then a message chunk `detached`;
 * `{"usage": {"cost": 0.25}}`: a usage update with that cumulative cost in USD;
 * `{"waitCancel": true}`: wait until the client cancels (then the prompt ends `cancelled`);
 * `{"ignoreCancel": true}`: never end the prompt, cancelled or not;
@@ -49,6 +53,7 @@ from typing import Any
 
 from acp import (
     PROTOCOL_VERSION,
+    RequestError,
     run_agent,
     start_tool_call,
     text_block,
@@ -115,6 +120,8 @@ class FakeAgent:
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         self._log("session/load", sessionId=session_id, cwd=cwd)
         assert self.conn is not None
+        if self.script.get("loadSession") == "fail":
+            raise RequestError.internal_error({"details": f"Session not found: {session_id}"})
         # An agent replays its history on load: the client must not record it again.
         await self.conn.session_update(session_id, update_agent_message_text("(replayed)"))
         return LoadSessionResponse()
@@ -203,6 +210,11 @@ class FakeAgent:
                 await self._say(sid, f"refused: {exc}")
         elif "terminal" in step:
             await self._terminal(sid, step["terminal"])
+        elif "detach" in step:
+            # A command the agent runs itself in a session of its own, as Codex runs its
+            # commands, and leaves running.
+            await asyncio.create_subprocess_exec(*step["detach"], start_new_session=True)
+            await self._say(sid, "detached")
         elif "ownWrite" in step or "ownRead" in step or "ownList" in step:
             await self._say(sid, _own_access(step) + "\n")
         elif "usage" in step:
@@ -275,6 +287,8 @@ def _tool_update(spec: dict[str, Any]) -> Any:
         content.append(tool_diff_content(diff["path"], diff["new"], diff.get("old")))
     return update_tool_call(
         spec["id"],
+        title=spec.get("title"),
+        kind=spec.get("kind"),
         status=spec.get("status", "completed"),
         content=content or None,
         raw_output=spec.get("rawOutput"),

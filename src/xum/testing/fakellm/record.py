@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from xum.testing.fakellm.cache import CacheUsage
 from xum.testing.fakellm.script import Reply, Wire
+from xum.testing.fakellm.wires.gemini import parse_path
 
 ReplySource = Literal["queue", "responder", "default", "none"]
 
@@ -33,9 +34,15 @@ class RecordedRequest:
 
     @property
     def stream(self) -> bool:
+        gemini = parse_path(self.path) if self.wire == "gemini" else None
+        if gemini is not None:  # Gemini streams by method, not by a body field
+            return gemini[1]
         return isinstance(self.json, dict) and self.json.get("stream") is True
 
     @property
     def model(self) -> str | None:
+        gemini = parse_path(self.path) if self.wire == "gemini" else None
+        if gemini is not None:  # Gemini names the model in the path
+            return gemini[0]
         m = self.json.get("model") if isinstance(self.json, dict) else None
         return m if isinstance(m, str) else None

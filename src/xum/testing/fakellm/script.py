@@ -18,7 +18,7 @@ from typing import Any, Literal, TypedDict, Unpack, cast, get_args
 
 import orjson
 
-Wire = Literal["anthropic", "openai-responses", "openai-chat"]
+Wire = Literal["anthropic", "openai-responses", "openai-chat", "gemini"]
 WIRES: tuple[Wire, ...] = get_args(Wire)
 
 DEFAULT_CHUNK_SIZE = 16

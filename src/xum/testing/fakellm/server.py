@@ -20,7 +20,7 @@ from xum.testing.fakellm.http import Cut, HttpRequest, HttpServer, Response
 from xum.testing.fakellm.record import RecordedRequest, ReplySource
 from xum.testing.fakellm.script import Reply, Script, Stall, Wire
 from xum.testing.fakellm.tokens import count
-from xum.testing.fakellm.wires import CODECS, ROUTES
+from xum.testing.fakellm.wires import CODECS, route
 from xum.testing.fakellm.wires.common import (
     RenderContext,
     WireCodec,
@@ -38,7 +38,7 @@ Responder = Callable[[RecordedRequest], Reply | Awaitable[Reply | None] | None]
 
 
 class FakeLLM:
-    """A scripted fake of the Anthropic and OpenAI HTTP APIs on 127.0.0.1.
+    """A scripted fake of the Anthropic, OpenAI and Gemini HTTP APIs on 127.0.0.1.
 
     Replies come from the queue (`script`), then the responder (`set_responder`), then the
     default reply (`set_default`); with none of these a model request gets HTTP 500 naming
@@ -283,7 +283,7 @@ class FakeLLM:
                 parsed = orjson.loads(req.body)
             except orjson.JSONDecodeError:
                 parsed = None
-        wire = ROUTES.get(path) if req.method == "POST" else None
+        wire = route(path) if req.method == "POST" else None
         rec = RecordedRequest(
             index=-1,
             method=req.method,
@@ -444,7 +444,7 @@ class FakeLLM:
         content = codec.visible(reply.content, body, rec.notes)
         ctx = RenderContext(
             body=body,
-            model=reply.model or str(body.get("model") or "fakellm"),
+            model=reply.model or rec.model or "fakellm",
             content=content,
             usage=resolve_usage(
                 reply, content, rec.cache, input_excludes_cache=codec.input_excludes_cache

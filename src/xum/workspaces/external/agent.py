@@ -36,6 +36,7 @@ from xum.engine.records import QueueMode, TurnReason, TurnResult
 from xum.runtime.base import Runtime
 from xum.store import frame_types as ev
 from xum.store.writerlog import WriterLog
+from xum.workspaces.external import strays
 from xum.workspaces.external.client import XumClient
 from xum.workspaces.external.connection import AgentProcess, ExternalAgentError, Launch
 from xum.workspaces.external.definitions import ExternalAgentDefinition
@@ -256,6 +257,8 @@ class ExternalAgent:
         if self._cancel.is_set():
             return "interrupted", "interrupted"
         self.client.recording = recording
+        pid = process.process.pid if process.process is not None else None
+        since = strays.now()
         prompt = asyncio.ensure_future(process.prompt(session_id, text))
         cancelled = asyncio.ensure_future(self._cancel.wait())
         try:
@@ -280,6 +283,8 @@ class ExternalAgent:
             cancelled.cancel()
             if not prompt.done():
                 prompt.cancel()
+        if self._cancel.is_set() and pid and process.alive:
+            await self._stop_leftovers(pid, since)
         try:
             answer = prompt.result()
         except asyncio.CancelledError:
@@ -304,6 +309,19 @@ class ExternalAgent:
             ).to_dict()
         return reason, finish
 
+    async def _stop_leftovers(self, pid: int, since: int) -> None:
+        """The agent ended the cancelled prompt but may have left its command running (Codex
+        does): stop what it started during the prompt, keeping the agent and its session."""
+        stopped = await asyncio.to_thread(strays.stop_leftovers, pid, since)
+        if stopped:
+            self.emit(
+                E.Advisory(
+                    kind="external-agent-leftovers",
+                    message=f"{self.definition.display} left {len(stopped)} process(es) of the "
+                    "cancelled prompt running, so xum stopped them",
+                )
+            )
+
     async def _ready(self) -> tuple[AgentProcess, str]:
         """The running agent and its session: started, initialized and its session opened (or
         resumed) when it is not running."""
@@ -320,15 +338,23 @@ class ExternalAgent:
             init = await process.initialize()
             capabilities = init.agent_capabilities
             can_load = bool(capabilities is not None and capabilities.load_session)
+            refused: str | None = None
             if self.session_id is not None and can_load:
-                await process.load_session(self.session_id)  # its replay is not recorded
-            else:
+                try:
+                    await process.load_session(self.session_id)  # its replay is not recorded
+                except ExternalAgentError as exc:
+                    if not process.alive:
+                        raise
+                    # It offers session/load but could not load this one (Gemini CLI 0.61
+                    # answers "Session not found"): the transcript is in xum's log, go on anew.
+                    refused = f" ({exc.message})"
+            if self.session_id is None or not can_load or refused is not None:
                 if self.session_id is not None:
                     self.emit(
                         E.Advisory(
                             kind="external-agent-new-session",
                             message=f"{self.definition.display} cannot resume its earlier "
-                            "session: this turn starts a new one",
+                            f"session{refused or ''}: this turn starts a new one",
                         )
                     )
                 self.session_id = await process.new_session()
@@ -355,6 +381,10 @@ class ExternalAgent:
     async def _stop_process(self) -> None:
         process, self.process = self.process, None
         if process is not None:
+            if process.process is not None and process.process.returncode is None:
+                # Killing the agent's group misses what it started in sessions of their own
+                # (Codex's sandboxed commands): those go first, whenever they started.
+                await asyncio.to_thread(strays.stop_leftovers, process.process.pid, 0)
             await process.kill()
         await self.client.close()
 

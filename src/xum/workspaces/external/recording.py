@@ -11,7 +11,9 @@ events. The mapping:
 * a tool call is an assistant message with a `tool_call` part (its title, else its kind, as the
   tool's name; `rawInput` as the arguments); its result comes with the update that completes or
   fails it: the text of its `content` (a diff as unified diff text, a terminal as the output xum
-  kept for it) or, when there is none, `rawOutput`; `failed` is an error result;
+  kept for it) or, when there is none, `rawOutput` (else a note that the agent reported no
+  output); `failed` is an error result; a call first seen in an update (Gemini CLI announces
+  its calls only in permission requests) is announced by that update;
 * a plan is recorded as a `todo_write` call and its result, which is how xum's own agent shows
   its task list;
 * usage: tokens from the prompt's answer; a cost only when the agent reports one in USD (the
@@ -56,6 +58,11 @@ class _Call:
     content: list[Any] = field(default_factory=list)
     raw_output: Any = None
     locations: list[str] = field(default_factory=list)
+
+
+# The result of a call the agent reported done with neither content nor `rawOutput` (Gemini CLI's
+# shell tool): the protocol carries nothing more, and an empty result would read as no output.
+NO_OUTPUT = "(the agent reported no output for this call)"
 
 
 class TurnRecording:
@@ -184,8 +191,13 @@ class TurnRecording:
 
     async def _call_updated(self, update: Any) -> None:
         call = self.calls.get(str(update.tool_call_id))
-        if call is None or call.status in ("completed", "failed", "recorded"):
-            return  # unknown, or already recorded: a result is written once
+        if call is None:
+            # Never announced with `tool_call` (Gemini CLI shows a call only in its permission
+            # request, then updates it): the first update announces it.
+            await self._call_started(update)
+            return
+        if call.status in ("completed", "failed", "recorded"):
+            return  # already recorded: a result is written once
         self._merge(call, update)
         if call.status in ("completed", "failed"):
             await self._finish_call(call)
@@ -205,7 +217,7 @@ class TurnRecording:
 
     async def _finish_call(self, call: _Call) -> None:
         failed = call.status == "failed"
-        output = self.mask(self._output(call)) or ("the tool call failed" if failed else "")
+        output = self.mask(self._output(call)) or ("the tool call failed" if failed else NO_OUTPUT)
         meta: dict[str, Any] = {"kind": call.kind, "external": True}
         if call.locations:
             meta["locations"] = call.locations

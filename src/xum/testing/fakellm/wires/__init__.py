@@ -1,10 +1,11 @@
-"""The three wire formats, one codec each, looked up by wire name or request path."""
+"""The wire formats, one codec each, looked up by wire name or request path (`route`)."""
 
 from __future__ import annotations
 
 from xum.testing.fakellm.script import Wire
 from xum.testing.fakellm.wires.anthropic import AnthropicCodec
 from xum.testing.fakellm.wires.common import WireCodec
+from xum.testing.fakellm.wires.gemini import GeminiCodec, parse_path
 from xum.testing.fakellm.wires.openai_chat import ChatCodec
 from xum.testing.fakellm.wires.openai_responses import ResponsesCodec
 
@@ -12,6 +13,7 @@ CODECS: dict[Wire, WireCodec] = {
     "anthropic": AnthropicCodec(),
     "openai-responses": ResponsesCodec(),
     "openai-chat": ChatCodec(),
+    "gemini": GeminiCodec(),
 }
 
 ROUTES: dict[str, Wire] = {
@@ -20,4 +22,10 @@ ROUTES: dict[str, Wire] = {
     "/v1/chat/completions": "openai-chat",
 }
 
-__all__ = ["CODECS", "ROUTES", "WireCodec"]
+
+def route(path: str) -> Wire | None:
+    """The wire of a model call's path: a fixed path, or Gemini's `/v1beta/models/{m}:{method}`."""
+    return ROUTES.get(path) or ("gemini" if parse_path(path) is not None else None)
+
+
+__all__ = ["CODECS", "ROUTES", "WireCodec", "route"]
