@@ -23,12 +23,20 @@ def _setup(tmp_path: Path, xum_root: Path) -> Path:
     return make_repo(tmp_path / "project", {"README.md": "hello\n"})
 
 
+def pausing() -> fakellm.Reply:
+    """A reply silent for 1 s after its first event, then whole: past the 0.5 s notice mark
+    (a quarter of the 2 s idle timeout), well inside the timeout. One pause is all the notice
+    needs (a pause before every event only made each run take seconds longer)."""
+    return fakellm.text(
+        "slow but whole", chunk_size=0, stall=fakellm.Stall(after_event=1, seconds=1.0)
+    )
+
+
 def test_a_pausing_reply_brings_the_stall_notice_and_finishes(
     fake_llm: FakeLLM, tmp_path: Path, xum_root: Path
 ) -> None:
     project = _setup(tmp_path, xum_root)
-    # 0.6 s before each event: past the 0.5 s notice mark, well inside the 2 s idle timeout.
-    fake_llm.script(fakellm.text("slow but whole", chunk_size=0, delay=0.6))
+    fake_llm.script(pausing())
     result = run_xum("run", "--json", "hi", cwd=project, env=env_for(fake_llm))
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
@@ -37,7 +45,7 @@ def test_a_pausing_reply_brings_the_stall_notice_and_finishes(
     assert "modelRequests.idleTimeoutSeconds" in stalls[0]["message"]
     assert lines[-1]["type"] == "final" and lines[-1]["reason"] != "error"
 
-    fake_llm.script(fakellm.text("slow but whole", chunk_size=0, delay=0.6))
+    fake_llm.script(pausing())
     plain = run_xum("run", "hi", cwd=project, env=env_for(fake_llm))
     assert plain.returncode == 0, plain.stderr
     assert "note: the model has sent nothing for" in plain.stderr

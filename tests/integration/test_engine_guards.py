@@ -25,8 +25,9 @@ def results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def touching(marker: Path) -> fakellm.Reply:
+    """A bash call that leaves `marker` when it runs (the tests check whether it ran)."""
     return fakellm.tool_call(
-        "bash", {"script": f"touch {marker}; echo ran-it; sleep 2", "display_name": "t"}
+        "bash", {"script": f"touch {marker}; echo ran-it", "display_name": "t"}
     )
 
 

@@ -565,9 +565,7 @@ async def test_retry_after_beyond_the_cap_fails_at_once(fake_llm: FakeLLM) -> No
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_closing_the_stream_stops_promptly(fake_llm: FakeLLM, wire: Wire) -> None:
-    fake_llm.script(
-        fakellm.text("slow " * 200, chunk_size=5, delay=0.2)
-    )  # ~40 s if read to the end
+    fake_llm.script(fakellm.text("slow " * 400, chunk_size=5, delay=0.05))  # ~20 s to the end
     client = make_client(fake_llm, wire)
     try:
         stream = client.stream(make_request(wire))
@@ -582,7 +580,7 @@ async def test_closing_the_stream_stops_promptly(fake_llm: FakeLLM, wire: Wire) 
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_cancelling_the_task_propagates(fake_llm: FakeLLM, wire: Wire) -> None:
-    fake_llm.script(fakellm.text("slow " * 200, chunk_size=5, delay=0.2))
+    fake_llm.script(fakellm.text("slow " * 400, chunk_size=5, delay=0.05))  # ~20 s to the end
     client = make_client(fake_llm, wire)
     first = asyncio.Event()
 

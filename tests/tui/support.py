@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual import events
+from textual.keys import _character_to_key  # how the terminal parser names a typed key
 from textual.pilot import Pilot
 
 from tests.gitrepo import make_repo
@@ -77,9 +79,23 @@ async def on_screen(pilot: Pilot[None], text: str) -> None:
 
 
 async def type_text(pilot: Pilot[None], text: str) -> None:
-    """Type `text` into the focused widget, key by key (spaces and all)."""
-    keys = ["space" if ch == " " else ch for ch in text]
-    await pilot.press(*keys)
+    """Type `text` into the focused widget: one key event per character (spaces and all), named
+    as Textual's terminal parser names it, all queued at once as a fast typist's or a burst of
+    terminal input arrives, then wait until the app and the widget have handled them.
+
+    Not `pilot.press(*keys)`: it waits twice for the process to look idle after every key (20 ms
+    at least, more while a turn streams), which made typing most of a TUI test's time. Plain
+    characters never move the focus, so every key still reaches the same widget in order; keys
+    that act (enter, ctrl+...) go through `pilot.press`."""
+    app = pilot.app
+    for ch in text:
+        key = events.Key(_character_to_key(ch), ch)
+        key.set_sender(app)
+        app.post_message(key)
+    # The first settles the app, which forwards the keys to the focused widget's queue; the
+    # second, whose marker now queues behind them there, settles the widget.
+    await pilot.pause()
+    await pilot.pause()
 
 
 def entries(app: XumApp) -> list[Entry]:

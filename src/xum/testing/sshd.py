@@ -18,11 +18,15 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import TracebackType
 
 ALIAS = "xum-test"
+
+# sshd runs under a reaping subreaper: see xum.testing.subreaper for the wait it saves.
+REAPER = (sys.executable, "-m", "xum.testing.subreaper")
 
 
 def find_sshd() -> str | None:
@@ -93,7 +97,7 @@ class SshServer:
         )
         with open(base / "sshd.log", "wb") as log:
             self._proc = subprocess.Popen(
-                [binary, "-D", "-e", "-f", str(base / "sshd_config")],
+                [*REAPER, binary, "-D", "-e", "-f", str(base / "sshd_config")],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
