@@ -74,6 +74,10 @@ STOP_GRACE_S = 4.0
 READ_CHUNK = 256 * 1024
 SSH_CONFIG_ENV = "XUM_SSH_CONFIG"
 
+# Left-over members of the command's group get a grace period, then are stopped; zombies do not
+# count (`xum_live` reads /proc where it can: state and process group after the name's ")"): a
+# host or container whose init never reaps keeps orphans as zombies, and each command would
+# otherwise wait out the whole grace for them.
 # The bootstrap's own stderr goes before job control starts: a job that ends before `set +m`
 # would otherwise have bash print "[1]+ Done ..." into the command's output (seen in a
 # container, whose exec merges the streams).
@@ -91,9 +95,19 @@ unset xum_payload
 xum_watch=$!
 exec 3<&-
 wait "$xum_job"; xum_rc=$?
-if kill -0 -- -"$xum_job"; then
+xum_live() {
+  kill -0 -- -"$xum_job" || return 1
+  [ -r /proc/self/stat ] || return 0
+  for xum_stat in /proc/[0-9]*/stat; do
+    read -r xum_line < "$xum_stat" || continue
+    set -- ${xum_line##*) }
+    [ "$1" != Z ] && [ "$3" = "$xum_job" ] && return 0
+  done
+  return 1
+}
+if xum_live; then
   sleep 0.25; kill -TERM -- -"$xum_job"
-  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -"$xum_job" || break; sleep 0.05; done
+  for _ in 1 2 3 4 5 6 7 8 9 10; do xum_live || break; sleep 0.05; done
   kill -KILL -- -"$xum_job"
 fi
 kill "$xum_watch"
