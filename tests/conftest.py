@@ -40,21 +40,22 @@ LONG_POLES = ("reliability/test_server_kill9.py", "e2e/test_run_docker.py")
 
 
 def run_order(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The modules holding long tests first, whole and otherwise in collection order.
+    """The modules of the longest tests first, whole; the rest in collection order.
 
     pytest-xdist's worksteal hands each worker a contiguous share of this list and lets idle
     workers take the tail of a busy one's share, so a long test late in the list ends the suite
-    by itself (the server kill -9 test alone runs 50-90 s). Whole modules move, so their
-    module-scoped fixtures (a browser's server) are still set up once."""
+    by itself (the server kill -9 test alone runs 40-90 s). Only those few move: moving every
+    slow module to the front ran all the browser tests beside all the container tests at once
+    (in both full runs that did, one page's lazily loaded chunk never rendered). Whole modules move, so
+    their module-scoped fixtures are still set up once."""
 
     def rank(item: pytest.Item) -> int:
         path = item.path.as_posix()
         for place, pole in enumerate(LONG_POLES):
             if path.endswith(pole):
                 return place
-        return len(LONG_POLES) + (0 if item.path in slow_modules else 1)
+        return len(LONG_POLES)
 
-    slow_modules = {item.path for item in items if item.get_closest_marker("slow") is not None}
     return sorted(items, key=rank)  # stable: collection order within a rank
 
 

@@ -84,6 +84,10 @@ def page(request: pytest.FixtureRequest, browser_context: Any, xum_web: XumServe
     page = browser_context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Kept for a failure's report: what the console said and which requests failed.
+    notes: list[str] = []
+    page.on("console", lambda msg: notes.append(f"console {msg.type}: {msg.text}"))
+    page.on("requestfailed", lambda req: notes.append(f"failed {req.url}: {req.failure}"))
     page.goto(f"{xum_web.url}/?token={TOKEN}")
     page.wait_for_selector("nav[aria-label='Projects and workspaces']")
     yield page
@@ -91,4 +95,5 @@ def page(request: pytest.FixtureRequest, browser_context: Any, xum_web: XumServe
         screenshot(page, f"failed-{request.node.name}")
         tail = "".join(xum_web.output[-60:])
         request.node.add_report_section("call", "xum server output (last lines)", tail)
+        request.node.add_report_section("call", "page console, failed requests", "\n".join(notes))
     assert not errors, f"uncaught errors in the page: {errors}"
