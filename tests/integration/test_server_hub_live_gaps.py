@@ -104,3 +104,39 @@ async def test_a_gap_in_a_log_no_live_session_here_writes_is_read_from_disk() ->
         assert events(await drain(client)) == [(1, "silent"), (2, "announced")]
     finally:
         other.close()
+
+
+async def test_a_subscriber_ahead_of_the_hub_gets_no_partial_it_already_has() -> None:
+    """A history page read the step's reply from the log before its append returned: the
+    subscribe that follows must not send that reply again as the in-flight partial (the page
+    showed it twice until the turn ended)."""
+    hub = Hub(capacity=100)
+    await hub.channel(WS)
+    session_log = SessionLog.open(WS, purpose="the session")
+    hub.live_log = lambda ws: session_log if ws == WS else None
+    hub.active = lambda ws: ws == WS
+    try:
+        start = session_log.append(ev.TURN_START, {"turn_id": "t1"})
+        event = frame_event(start)
+        assert event is not None
+        hub.publish(WS, event)
+        hub.publish(WS, E.StepStart(step=0, turn_id="t1"))
+        hub.publish(WS, E.TextDelta(text="Echo: hello"))
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        reply = {
+            "message": text_message("assistant", "Echo: hello"),
+            "usage": usage,
+            "finish_reason": "stop",
+            "model": "m",
+            "cost_usd": None,
+            "step": 0,
+        }
+        # Committed, but its event is not published yet (the append is still returning).
+        session_log.append(ev.ASSISTANT_MESSAGE, reply)
+        client = hub.connect()
+        await hub.subscribe(client, WS, session_log.last_seq)  # what the history page showed
+        got = await drain(client)
+        assert [m for m in got if m["type"] == "partial"] == []
+        assert events(got) == []  # nothing it has already
+    finally:
+        session_log.close()

@@ -224,6 +224,11 @@ class Hub:
             client.outbox.drop_workspace(workspace_id)
         client.outbox.resume(workspace_id)
         self._catch_up(channel)
+        if after_seq > channel.last_published_seq:
+            # The client has read frames whose appends have not returned yet (a history page
+            # read from the log a moment before): publish them now, so that the partial below
+            # is never the reply the client already has as a committed message.
+            self._fill(channel, after_seq + 1)
         # Committed events up to the last one this loop has published: later frames may be in
         # the log already (appended on a worker thread), but their events are published when the
         # append returns and reach this subscriber live, in order, after the partial they
