@@ -92,8 +92,10 @@ def page(request: pytest.FixtureRequest, browser_context: Any, xum_web: XumServe
     page.wait_for_selector("nav[aria-label='Projects and workspaces']")
     yield page
     if request.node.stash.get(CALL_FAILED, False):
-        screenshot(page, f"failed-{request.node.name}")
+        shot = screenshot(page, f"failed-{request.node.name}")
         tail = "".join(xum_web.output[-60:])
-        request.node.add_report_section("call", "xum server output (last lines)", tail)
-        request.node.add_report_section("call", "page console, failed requests", "\n".join(notes))
+        # Beside the screenshot: the call's report is made before this teardown runs.
+        shot.with_suffix(".log").write_text(
+            "page console, failed requests:\n" + "\n".join(notes) + "\n\nserver:\n" + tail
+        )
     assert not errors, f"uncaught errors in the page: {errors}"

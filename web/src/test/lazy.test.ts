@@ -16,9 +16,30 @@ describe("loadOnce", () => {
       calls += 1;
       if (calls === 1) throw new Error("Failed to fetch dynamically imported module");
       return "ready";
-    });
+    }, []);
     await expect(load()).rejects.toThrow("Failed to fetch");
     expect(await load()).toBe("ready");
     expect(calls).toBe(2);
+  });
+
+  it("tries a failed load again before giving up", async () => {
+    let calls = 0;
+    const load = loadOnce(async () => {
+      calls += 1;
+      if (calls < 3) throw new Error("Failed to fetch dynamically imported module");
+      return "ready";
+    }, [1, 1]);
+    expect(await load()).toBe("ready");
+    expect(calls).toBe(3);
+  });
+
+  it("gives up after the last retry", async () => {
+    let calls = 0;
+    const load = loadOnce(async () => {
+      calls += 1;
+      throw new Error("Failed to fetch dynamically imported module");
+    }, [1, 1]);
+    await expect(load()).rejects.toThrow("Failed to fetch");
+    expect(calls).toBe(3);
   });
 });
