@@ -304,10 +304,21 @@ def remove_container(cli: str, name: str) -> None:
 
 
 def exec_sh(
-    cli: str, name: str, script: str, *args: str, input: bytes | None = None
+    cli: str,
+    name: str,
+    script: str,
+    *args: str,
+    input: bytes | None = None,
+    user: str | None = None,
+    timeout_s: float = CLI_TIMEOUT_S,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run a small POSIX sh script in the container, `args` as its positional parameters."""
-    return _cli(cli, "exec", "-i", name, "sh", "-c", script, "xum", *args, input=input or b"")
+    """Run a small POSIX sh script in the container (as `user` when given), `args` as its
+    positional parameters."""
+    as_user = ["--user", user] if user else []
+    return _cli(
+        cli, "exec", "-i", *as_user, name, "sh", "-c", script, "xum", *args,
+        input=input or b"", timeout_s=timeout_s,
+    )  # fmt: skip
 
 
 def _cli(

@@ -23,7 +23,7 @@ from pathlib import Path
 from xum.runtime.container import ContainerError
 from xum.runtime.ssh import client_env
 from xum.workspaces.checkouts.container_ops import LABEL as WORKSPACE_LABEL
-from xum.workspaces.checkouts.container_ops import PROJECT_LABEL
+from xum.workspaces.checkouts.container_ops import PROJECT_LABEL, exec_sh
 
 CLI_ENV = "XUM_DEVCONTAINER_CLI"
 # `up` may build an image: give it longer than a container CLI call.
@@ -203,14 +203,7 @@ def _outcome(stdout: bytes) -> dict[str, object]:
 
 def prepare(engine: str, container: str, user: str | None, scratch: str) -> str:
     """Check the container has bash and make xum's scratch directory in it; its user's home."""
-    argv = [engine, "exec", "-i"]
-    if user:
-        argv += ["--user", user]
-    argv += [container, "sh", "-c", _PREPARE, "xum", scratch]
-    done = subprocess.run(
-        argv, capture_output=True, timeout=120, check=False, env=client_env(),
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = exec_sh(engine, container, _PREPARE, scratch, user=user, timeout_s=120)
     if done.returncode == 5:
         raise ContainerError(
             "the dev container has no bash (xum runs every command with it)",

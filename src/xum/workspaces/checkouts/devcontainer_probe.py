@@ -23,7 +23,8 @@ import os
 import subprocess
 
 from xum.core.ownsecrets import without_own_secrets
-from xum.runtime.ssh import client_env
+from xum.runtime.container import ContainerError
+from xum.workspaces.checkouts.container_ops import exec_sh
 
 log = logging.getLogger(__name__)
 
@@ -64,20 +65,11 @@ def probe_env(engine: str, container: str, user: str | None, mode: str) -> dict[
     if options is None:
         return {}
     marker = f"XUM-PROBE-{os.urandom(8).hex()}"
-    argv = [engine, "exec", "-i"]
-    if user:
-        argv += ["--user", user]
-    argv += [container, "sh", "-c", _PROBE, "xum", options, marker]
     try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            timeout=PROBE_TIMEOUT_S,
-            check=False,
-            env=client_env(),
-            stdin=subprocess.DEVNULL,
+        done = exec_sh(
+            engine, container, _PROBE, options, marker, user=user, timeout_s=PROBE_TIMEOUT_S
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except (ContainerError, subprocess.TimeoutExpired) as exc:
         log.warning("userEnvProbe (%s) in %s did not finish: %s", mode, container, exc)
         return {}
     parts = done.stdout.split(marker.encode())
